@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Builds the sandbox's real binaries from Go modules and gathers the CRDs and
+# kwok stages they ship. Every component has its own wrapper module under
+# sandbox/go/<component> (one go.mod per dependency family).
+#
+# Outputs are cached outside the repo, keyed by a hash of the wrapper's
+# go.mod/go.sum/sources, the Go version and the link flags, so a second run
+# (and CI on the same machine) builds nothing. The repo gets symlinks in
+# .sandbox/bin and copies in .sandbox/assets.
+#
+# Go's own build and module caches stay where Go keeps them by default.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+cache_root="${GITOPS_SANDBOX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gitops-console/sandbox}"
+out_bin="$repo/.sandbox/bin"
+out_assets="$repo/.sandbox/assets"
+only="${1:-all}"
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "sandbox: Go is not installed. Install Go 1.26 or newer (https://go.dev/doc/install; Debian: apt-get install golang-1.26 or unpack the official tarball to /usr/local/go and add /usr/local/go/bin to PATH), then run again." >&2
+  exit 3
+fi
+if ! command -v git >/dev/null 2>&1; then
+  echo "sandbox: git is not installed (apt-get install -y git)." >&2
+  exit 3
+fi
+
+KUBE_VERSION="v1.36.3"
+export CGO_ENABLED=0
+export GOFLAGS="${GOFLAGS:--buildvcs=false}"
+mkdir -p "$out_bin" "$out_assets" "$cache_root/bin"
+
+log() { printf '[sandbox build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+key_of() { # component extra...
+  local dir="$here/go/$1"; shift
+  { cat "$dir"/go.mod "$dir"/go.sum 2>/dev/null; find "$dir" -name '*.go' -type f -print0 | sort -z | xargs -0r cat; go version; printf '%s\n' "$@"; } | sha256sum | cut -c1-16
+}
+
+# build COMPONENT "LDFLAGS" PKG:NAME...
+build() {
+  local comp="$1" ldflags="$2"; shift 2
+  local key dest names=()
+  key="$(key_of "$comp" "$ldflags" "$@")"
+  dest="$cache_root/bin/$comp-$key"
+  for spec in "$@"; do names+=("${spec##*:}"); done
+  local missing=0
+  for n in "${names[@]}"; do [[ -x "$dest/$n" ]] || missing=1; done
+  if [[ $missing == 1 ]]; then
+    log "building $comp (${names[*]}) ..."
+    local t0=$SECONDS tmp="$dest.tmp.$$"
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    for spec in "$@"; do
+      local pkg="${spec%%:*}" n="${spec##*:}"
+      (cd "$here/go/$comp" && go build -trimpath -ldflags "$ldflags" -o "$tmp/$n" "$pkg")
+    done
+    rm -rf "$dest"; mv "$tmp" "$dest"
+    log "built $comp in $((SECONDS - t0))s"
+  else
+    log "$comp cached ($dest)"
+  fi
+  for n in "${names[@]}"; do ln -sfn "$dest/$n" "$out_bin/$n"; done
+}
+
+moddir() { # component module
+  (cd "$here/go/$1" && go list -m -f '{{.Dir}}' "$2")
+}
+
+want() { [[ "$only" == all || " $only " == *" $1 "* ]]; }
+
+kube_ld() {
+  local minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"
+  local v="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    v+=" -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=2026-01-01T00:00:00Z"
+  done
+  printf '%s' "$v"
+}
+
+want gitserver && build gitserver "-s -w" ".:gitserver"
+want etcd && build etcd "-s -w" "go.etcd.io/etcd/server/v3:etcd"
+want kube && build kube "$(kube_ld)" \
+  "k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \
+  "k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager" \
+  "k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler" \
+  "k8s.io/kubernetes/cmd/kubectl:kubectl"
+want kwok && build kwok "-s -w" "sigs.k8s.io/kwok/cmd/kwok:kwok"
+want kustomize && build kustomize "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=v5.8.2" "sigs.k8s.io/kustomize/kustomize/v5:kustomize"
+want flux && build flux-source "-s -w" "github.com/fluxcd/source-controller:source-controller"
+want flux && build flux-kustomize "-s -w" "github.com/fluxcd/kustomize-controller:kustomize-controller"
+
+if want assets; then
+  # CRDs and stages, straight from the modules that ship them.
+  rm -rf "$out_assets.tmp"; mkdir -p "$out_assets.tmp"/{crds/flux,crds/argocd,kwok}
+  cp "$(moddir flux-source github.com/fluxcd/source-controller)"/config/crd/bases/*.yaml "$out_assets.tmp/crds/flux/"
+  cp "$(moddir flux-kustomize github.com/fluxcd/kustomize-controller)"/config/crd/bases/*.yaml "$out_assets.tmp/crds/flux/"
+  kwokdir="$(moddir kwok sigs.k8s.io/kwok)"
+  cp "$kwokdir"/kustomize/stage/node/fast/node-initialize.yaml \
+     "$kwokdir"/kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+     "$kwokdir"/kustomize/stage/pod/fast/pod-ready.yaml \
+     "$kwokdir"/kustomize/stage/pod/fast/pod-complete.yaml \
+     "$kwokdir"/kustomize/stage/pod/fast/pod-delete.yaml \
+     "$kwokdir"/kustomize/stage/pod/chaos/pod-container-running-failed.yaml \
+     "$out_assets.tmp/kwok/"
+  argo_ver="v3.6.1"
+  argodir="$(cd "$here/go/kube" && go mod download -json "github.com/argoproj/argo-cd/v3@$argo_ver" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  cp "$argodir"/manifests/crds/application-crd.yaml "$argodir"/manifests/crds/applicationset-crd.yaml "$argodir"/manifests/crds/appproject-crd.yaml "$out_assets.tmp/crds/argocd/"
+  echo "$argo_ver" > "$out_assets.tmp/crds/argocd/VERSION"
+  chmod -R u+w "$out_assets.tmp"
+  rm -rf "$out_assets"; mv "$out_assets.tmp" "$out_assets"
+  log "assets ready in $out_assets"
+fi

@@ -1,0 +1,3 @@
+module gitops-console/sandbox/gitserver
+
+go 1.26.0

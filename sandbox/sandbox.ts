@@ -1,0 +1,576 @@
+// The sandbox: real control planes on 127.0.0.1, built from Go modules.
+//
+//   etcd → kube-apiserver → kube-controller-manager + kube-scheduler → kwok
+//   (fake nodes, so pods run) → Flux source-controller + kustomize-controller
+//   plus one smart-HTTP git server shared by every cluster.
+//
+// startSandbox()/stopSandbox() are used by tests' global setup and by
+// `npm run sandbox -- up|down|status|reset`.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensurePki, type ClusterPki } from './pki.ts';
+import {
+  alive,
+  freePort,
+  startProcess,
+  stopProcess,
+  tail,
+  waitFor,
+  type ProcRecord,
+} from './procs.ts';
+import { SEED_REPO, seedFiles } from './seed.ts';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const SANDBOX_DIR = process.env.GITOPS_SANDBOX_DIR ?? join(REPO_ROOT, '.sandbox');
+export const RUN_DIR = join(SANDBOX_DIR, 'run');
+export const BIN_DIR = join(SANDBOX_DIR, 'bin');
+export const ASSETS_DIR = join(SANDBOX_DIR, 'assets');
+export const KUBECONFIG_PATH = join(SANDBOX_DIR, 'kubeconfig');
+const STATE_PATH = join(RUN_DIR, 'state.json');
+
+/** Default topology: two independent clusters, each with its own control plane and Flux. */
+export const DEFAULT_CLUSTERS: Record<string, string[]> = {
+  nonprod: ['dev', 'staging'],
+  prod: ['prod'],
+};
+
+export interface ClusterState {
+  name: string;
+  namespaces: string[];
+  dir: string;
+  ports: Record<string, number>;
+  procs: ProcRecord[];
+  apiserver: string;
+  kubeconfig: string;
+}
+
+export interface SandboxState {
+  startedAt: string;
+  clusters: ClusterState[];
+  git: { port: number; root: string; proc: ProcRecord; url: string };
+  kubeconfig: string;
+}
+
+export function bin(name: string): string {
+  return join(BIN_DIR, name);
+}
+
+const log = (msg: string) => {
+  if (process.env.SANDBOX_QUIET !== '1') process.stderr.write(`[sandbox ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+};
+
+export function readState(): SandboxState | undefined {
+  if (!existsSync(STATE_PATH)) return undefined;
+  return JSON.parse(readFileSync(STATE_PATH, 'utf8')) as SandboxState;
+}
+
+function writeState(s: SandboxState): void {
+  mkdirSync(RUN_DIR, { recursive: true });
+  writeFileSync(STATE_PATH, JSON.stringify(s, null, 2));
+}
+
+/** Builds (or finds cached) binaries and assets. */
+export function buildSandbox(): void {
+  const r = spawnSync('bash', [join(REPO_ROOT, 'sandbox', 'build.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status === 3) throw new Error('sandbox prerequisites missing (see message above)');
+  if (r.status !== 0) throw new Error(`sandbox build failed (exit ${r.status})`);
+}
+
+function httpsGet(url: string, pki: ClusterPki, client = 'admin'): Promise<{ status: number; body: string }> {
+  return new Promise((res, rej) => {
+    const c = pki.clients[client];
+    if (!c) throw new Error(`no client ${client}`);
+    const req = request(
+      url,
+      { ca: readFileSync(pki.caCert), cert: readFileSync(c.cert), key: readFileSync(c.key), timeout: 5000 },
+      (r) => {
+        let body = '';
+        r.on('data', (d: Buffer) => (body += d.toString()));
+        r.on('end', () => res({ status: r.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', rej);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end();
+  });
+}
+
+function kubeconfigYaml(entries: Array<{ name: string; server: string; pki: ClusterPki; client: string }>, current: string): string {
+  const b64 = (f: string) => readFileSync(f).toString('base64');
+  const clusters = entries
+    .map((e) => `- name: ${e.name}\n  cluster:\n    server: ${e.server}\n    certificate-authority-data: ${b64(e.pki.caCert)}\n`)
+    .join('');
+  const users = entries
+    .map((e) => {
+      const c = e.pki.clients[e.client];
+      if (!c) throw new Error(`missing client ${e.client}`);
+      return `- name: ${e.name}-${e.client}\n  user:\n    client-certificate-data: ${b64(c.cert)}\n    client-key-data: ${b64(c.key)}\n`;
+    })
+    .join('');
+  const contexts = entries
+    .map((e) => `- name: ${e.name}\n  context:\n    cluster: ${e.name}\n    user: ${e.name}-${e.client}\n`)
+    .join('');
+  return `apiVersion: v1\nkind: Config\nclusters:\n${clusters}users:\n${users}contexts:\n${contexts}current-context: ${current}\npreferences: {}\n`;
+}
+
+/** Runs kubectl against one sandbox cluster (its admin identity). */
+export function kubectl(cluster: string, args: string[], input?: string): string {
+  const state = readState();
+  const c = state?.clusters.find((x) => x.name === cluster);
+  const kc = c?.kubeconfig ?? KUBECONFIG_PATH;
+  try {
+    return execFileSync(bin('kubectl'), ['--kubeconfig', kc, ...args], {
+      input,
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'pipe'],
+      maxBuffer: 256 * 1024 * 1024,
+      timeout: 60_000,
+    });
+  } catch (e) {
+    const err = e as { stderr?: string; message: string };
+    throw new Error(`kubectl ${args.join(' ')} (${cluster}): ${err.stderr?.trim() || err.message}`);
+  }
+}
+
+function git(args: string[], cwd: string, env: Record<string, string> = {}): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'Sandbox Seeder',
+      GIT_AUTHOR_EMAIL: 'seeder@sandbox.invalid',
+      GIT_COMMITTER_NAME: 'Sandbox Seeder',
+      GIT_COMMITTER_EMAIL: 'seeder@sandbox.invalid',
+      GIT_TERMINAL_PROMPT: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+async function startGit(): Promise<SandboxState['git']> {
+  const root = join(RUN_DIR, 'git');
+  mkdirSync(root, { recursive: true });
+  const bare = join(root, `${SEED_REPO}.git`);
+  if (!existsSync(bare)) {
+    git(['init', '--bare', '--initial-branch=main', bare], root);
+    git(['config', 'http.receivepack', 'true'], bare);
+  }
+  const portFile = join(root, 'port');
+  rmSync(portFile, { force: true });
+  const port = await freePort();
+  const proc = startProcess('gitserver', bin('gitserver'), ['--root', root, '--listen', `127.0.0.1:${port}`, '--port-file', portFile], join(RUN_DIR, 'gitserver.log'));
+  await waitFor('git server', async () => existsSync(portFile), { proc, timeoutMs: 10_000 });
+  const url = `http://127.0.0.1:${port}/${SEED_REPO}.git`;
+  // Seed once: a work tree with the files, pushed over smart HTTP.
+  const heads = git(['--git-dir', bare, 'for-each-ref', 'refs/heads'], root).trim();
+  if (!heads) {
+    const work = join(RUN_DIR, 'seed-work');
+    rmSync(work, { recursive: true, force: true });
+    mkdirSync(work, { recursive: true });
+    git(['init', '--initial-branch=main', work], RUN_DIR);
+    for (const [f, content] of Object.entries(seedFiles())) {
+      mkdirSync(dirname(join(work, f)), { recursive: true });
+      writeFileSync(join(work, f), content);
+    }
+    git(['add', '-A'], work);
+    git(['commit', '-q', '-m', 'Seed digital-human services'], work);
+    git(['push', url, 'main'], work);
+    rmSync(work, { recursive: true, force: true });
+  }
+  return { port, root, proc, url };
+}
+
+async function startCluster(name: string, namespaces: string[], gitUrl: string): Promise<ClusterState> {
+  const dir = join(RUN_DIR, 'clusters', name);
+  mkdirSync(dir, { recursive: true });
+  const pki = ensurePki(join(dir, 'pki'));
+  const ports: Record<string, number> = {};
+  for (const p of ['etcd', 'etcdPeer', 'apiserver', 'kcm', 'scheduler', 'kwok', 'srcMetrics', 'srcHealth', 'srcStorage', 'kusMetrics', 'kusHealth']) {
+    ports[p] = await freePort();
+  }
+  const procs: ProcRecord[] = [];
+  const logf = (n: string) => join(dir, `${n}.log`);
+  const apiserver = `https://127.0.0.1:${ports.apiserver}`;
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, kubeconfigYaml([{ name, server: apiserver, pki, client: 'admin' }], name), { mode: 0o600 });
+  const state: ClusterState = { name, namespaces, dir, ports, procs, apiserver, kubeconfig };
+
+  log(`${name}: etcd`);
+  const etcdUrl = `http://127.0.0.1:${ports.etcd}`;
+  const etcd = startProcess('etcd', bin('etcd'), [
+    '--name', 'default',
+    '--data-dir', join(dir, 'etcd'),
+    '--listen-client-urls', etcdUrl,
+    '--advertise-client-urls', etcdUrl,
+    '--listen-peer-urls', `http://127.0.0.1:${ports.etcdPeer}`,
+    '--initial-advertise-peer-urls', `http://127.0.0.1:${ports.etcdPeer}`,
+    '--initial-cluster', `default=http://127.0.0.1:${ports.etcdPeer}`,
+    '--unsafe-no-fsync',
+    '--quota-backend-bytes', String(4 * 1024 * 1024 * 1024),
+    '--log-level', 'warn',
+  ], logf('etcd'));
+  procs.push(etcd);
+  await waitFor(`${name} etcd`, async () => (await fetch(`${etcdUrl}/health`)).ok, { proc: etcd, timeoutMs: 30_000 });
+
+  log(`${name}: kube-apiserver`);
+  const api = startProcess('kube-apiserver', bin('kube-apiserver'), apiserverArgs(state, pki, etcdUrl), logf('kube-apiserver'));
+  procs.push(api);
+  writeState({ ...(readState() ?? emptyState()), clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state] });
+  await waitFor(`${name} kube-apiserver /readyz`, async () => (await httpsGet(`${apiserver}/readyz`, pki)).status === 200, { proc: api, timeoutMs: 90_000 });
+
+  // Cluster basics: namespaces, CRDs, the console's own least-privilege RBAC.
+  const k = (args: string[], input?: string) => kubectlRaw(kubeconfig, args, input);
+  k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], ['flux-system', 'argocd', ...namespaces].map((n) => `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${n}\n  labels:\n    env: ${namespaces.includes(n) ? n : 'system'}\n`).join('---\n'));
+  k(['apply', '--server-side', '--field-manager=sandbox', '-f', join(ASSETS_DIR, 'crds', 'flux'), '-f', join(ASSETS_DIR, 'crds', 'argocd')]);
+  k(['apply', '--server-side', '--field-manager=sandbox', '-f', join(REPO_ROOT, 'deploy', 'rbac.yaml')]);
+
+  log(`${name}: controller-manager, scheduler`);
+  procs.push(
+    startProcess('kube-controller-manager', bin('kube-controller-manager'), [
+      '--kubeconfig', kubeconfig,
+      '--authentication-kubeconfig', kubeconfig,
+      '--authorization-kubeconfig', kubeconfig,
+      '--leader-elect=false',
+      '--bind-address', '127.0.0.1',
+      '--secure-port', String(ports.kcm),
+      '--cert-dir', join(dir, 'kcm-certs'),
+      '--service-account-private-key-file', pki.saKey,
+      '--root-ca-file', pki.caCert,
+      '--cluster-name', name,
+      '--controllers', '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller,-persistentvolume-binder,-attachdetach,-persistentvolume-expander,-ephemeral-volume,-persistentvolumeclaim-protection,-persistentvolume-protection',
+      '--concurrent-deployment-syncs', '10',
+      '--concurrent-replicaset-syncs', '10',
+      '--kube-api-qps', '200',
+      '--kube-api-burst', '400',
+      '-v', '1',
+    ], logf('kube-controller-manager')),
+    startProcess('kube-scheduler', bin('kube-scheduler'), [
+      '--kubeconfig', kubeconfig,
+      '--authentication-kubeconfig', kubeconfig,
+      '--authorization-kubeconfig', kubeconfig,
+      '--leader-elect=false',
+      '--bind-address', '127.0.0.1',
+      '--secure-port', String(ports.scheduler),
+      '--cert-dir', join(dir, 'scheduler-certs'),
+      '--kube-api-qps', '200',
+      '--kube-api-burst', '400',
+      '-v', '1',
+    ], logf('kube-scheduler')),
+  );
+
+  log(`${name}: kwok and fake nodes`);
+  const stages = readdirSync(join(ASSETS_DIR, 'kwok'))
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => readFileSync(join(ASSETS_DIR, 'kwok', f), 'utf8').trim())
+    .join('\n---\n');
+  const kwokConfig = join(dir, 'kwok.yaml');
+  writeFileSync(kwokConfig, `apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  nodeLeaseDurationSeconds: 40\n---\n${stages}\n`);
+  procs.push(
+    startProcess('kwok', bin('kwok'), [
+      '--kubeconfig', kubeconfig,
+      '--config', kwokConfig,
+      '--manage-all-nodes=false',
+      '--manage-nodes-with-annotation-selector', 'kwok.x-k8s.io/node=fake',
+      '--cidr', '10.244.0.1/16',
+      '--node-ip', '10.240.0.1',
+      '--server-address', `127.0.0.1:${ports.kwok}`,
+    ], logf('kwok')),
+  );
+  const nodes = [1, 2, 3]
+    .map((i) => `apiVersion: v1
+kind: Node
+metadata:
+  name: ${name}-node-${i}
+  annotations:
+    kwok.x-k8s.io/node: fake
+    node.alpha.kubernetes.io/ttl: "0"
+  labels:
+    kubernetes.io/hostname: ${name}-node-${i}
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    type: kwok
+    topology.kubernetes.io/zone: zone-${i}
+status:
+  allocatable: {cpu: "64", memory: 256Gi, pods: "4000"}
+  capacity: {cpu: "64", memory: 256Gi, pods: "4000"}
+  nodeInfo: {architecture: amd64, kubeletVersion: fake, operatingSystem: linux}
+`)
+    .join('---\n');
+  k(['apply', '-f', '-'], nodes);
+
+  log(`${name}: flux source-controller, kustomize-controller`);
+  const fluxEnv = { KUBECONFIG: kubeconfig, RUNTIME_NAMESPACE: 'flux-system' };
+  const storage = join(dir, 'flux-storage');
+  mkdirSync(storage, { recursive: true });
+  procs.push(
+    startProcess('source-controller', bin('source-controller'), [
+      '--watch-all-namespaces=true',
+      '--enable-leader-election=false',
+      '--metrics-addr', `127.0.0.1:${ports.srcMetrics}`,
+      '--health-addr', `127.0.0.1:${ports.srcHealth}`,
+      '--storage-path', storage,
+      '--storage-addr', `127.0.0.1:${ports.srcStorage}`,
+      '--storage-adv-addr', `127.0.0.1:${ports.srcStorage}`,
+      '--events-addr', '',
+      '--log-level', 'info',
+      '--requeue-dependency', '5s',
+    ], logf('source-controller'), fluxEnv),
+    startProcess('kustomize-controller', bin('kustomize-controller'), [
+      '--watch-all-namespaces=true',
+      '--enable-leader-election=false',
+      '--metrics-addr', `127.0.0.1:${ports.kusMetrics}`,
+      '--health-addr', `127.0.0.1:${ports.kusHealth}`,
+      '--events-addr', '',
+      '--log-level', 'info',
+      '--requeue-dependency', '5s',
+    ], logf('kustomize-controller'), fluxEnv),
+  );
+  writeState({ ...(readState() ?? emptyState()), clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state] });
+
+  k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], fluxObjects(namespaces, gitUrl));
+  k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], argoObjects(name, namespaces, gitUrl, apiserver));
+  return state;
+}
+
+function kubectlRaw(kubeconfig: string, args: string[], input?: string): string {
+  try {
+    return execFileSync(bin('kubectl'), ['--kubeconfig', kubeconfig, ...args], { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000, maxBuffer: 256 * 1024 * 1024 });
+  } catch (e) {
+    const err = e as { stderr?: string; message: string };
+    throw new Error(`kubectl ${args.join(' ')}: ${err.stderr?.trim() || err.message}`);
+  }
+}
+
+function apiserverArgs(c: ClusterState, pki: ClusterPki, etcdUrl: string): string[] {
+  return [
+    '--etcd-servers', etcdUrl,
+    '--bind-address', '127.0.0.1',
+    '--advertise-address', '127.0.0.1',
+    '--secure-port', String(c.ports.apiserver),
+    '--cert-dir', join(c.dir, 'apiserver-certs'),
+    '--tls-cert-file', pki.servingCert,
+    '--tls-private-key-file', pki.servingKey,
+    '--client-ca-file', pki.caCert,
+    '--authorization-mode', 'RBAC',
+    '--service-account-issuer', `https://127.0.0.1:${c.ports.apiserver}`,
+    '--service-account-key-file', pki.saPub,
+    '--service-account-signing-key-file', pki.saKey,
+    '--service-cluster-ip-range', '10.0.0.0/24',
+    '--endpoint-reconciler-type', 'none',
+    '--allow-privileged=true',
+    '--enable-priority-and-fairness=false',
+    '--max-requests-inflight', '1000',
+    '--max-mutating-requests-inflight', '500',
+    '--watch-cache=true',
+    '-v', '1',
+  ];
+}
+
+export function fluxObjects(namespaces: string[], gitUrl: string): string {
+  const docs = [`apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: digital-human
+  namespace: flux-system
+spec:
+  url: ${gitUrl}
+  interval: 10s
+  timeout: 20s
+  ref:
+    branch: main
+`];
+  for (const env of namespaces) {
+    docs.push(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: digital-human-${env}
+  namespace: flux-system
+  labels:
+    env: ${env}
+spec:
+  interval: 15s
+  retryInterval: 5s
+  timeout: 2m
+  path: ./overlays/${env}
+  prune: ${env === 'prod' ? 'false' : 'true'}
+  wait: false
+  sourceRef:
+    kind: GitRepository
+    name: digital-human
+`);
+  }
+  return docs.join('---\n');
+}
+
+export function argoObjects(cluster: string, namespaces: string[], gitUrl: string, server: string): string {
+  const env = namespaces.includes('staging') ? 'staging' : (namespaces[0] ?? cluster);
+  return `apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata:
+  name: default
+  namespace: argocd
+spec:
+  sourceRepos: ['*']
+  destinations:
+    - namespace: '*'
+      server: '*'
+  clusterResourceWhitelist:
+    - group: '*'
+      kind: '*'
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: edge-gateway-${env}
+  namespace: argocd
+  labels:
+    env: ${env}
+  annotations:
+    gitops-console.dev/simulated: "Argo CD is not running in the sandbox; this Application's sync and status are written by the sandbox scenario (server-side apply as argocd-controller)"
+spec:
+  project: default
+  source:
+    repoURL: ${gitUrl}
+    targetRevision: main
+    path: argo/edge-gateway
+  destination:
+    server: ${server}
+    namespace: ${env}
+  syncPolicy:
+    automated:
+      prune: ${env === 'prod' ? 'false' : 'true'}
+      selfHeal: true
+`;
+}
+
+function emptyState(): SandboxState {
+  return {
+    startedAt: new Date().toISOString(),
+    clusters: [],
+    git: { port: 0, root: '', proc: { name: 'gitserver', pid: 0, cmd: [], log: '', startedAt: '' }, url: '' },
+    kubeconfig: KUBECONFIG_PATH,
+  };
+}
+
+export interface StartOptions {
+  clusters?: Record<string, string[]>;
+  /** reuse a running, healthy sandbox instead of restarting it */
+  reuse?: boolean;
+  /** wait until every Flux Kustomization is Ready and Argo apps are synced */
+  waitReady?: boolean;
+}
+
+export async function startSandbox(opts: StartOptions = {}): Promise<SandboxState> {
+  const topology = opts.clusters ?? DEFAULT_CLUSTERS;
+  if (opts.reuse !== false) {
+    const st = readState();
+    if (st && (await sandboxHealthy(st)) && sameTopology(st, topology)) {
+      log('reusing the running sandbox');
+      return st;
+    }
+  }
+  await stopSandbox();
+  const t0 = Date.now();
+  buildSandbox();
+  rmSync(RUN_DIR, { recursive: true, force: true });
+  mkdirSync(RUN_DIR, { recursive: true });
+  const gitState = await startGit();
+  writeState({ ...emptyState(), git: gitState });
+  const clusters: ClusterState[] = [];
+  // Clusters start one after the other: two cores, and each apiserver start is CPU-bound.
+  for (const [name, nss] of Object.entries(topology)) {
+    clusters.push(await startCluster(name, nss, gitState.url));
+  }
+  const entries = clusters.map((c) => ({ name: c.name, server: c.apiserver, pki: ensurePki(join(c.dir, 'pki')), client: 'admin' }));
+  writeFileSync(KUBECONFIG_PATH, kubeconfigYaml(entries, clusters[0]?.name ?? ''), { mode: 0o600 });
+  // A second kubeconfig with the console's own least-privilege identity (deploy/rbac.yaml).
+  writeFileSync(join(SANDBOX_DIR, 'kubeconfig-console'), kubeconfigYaml(entries.map((e) => ({ ...e, client: 'gitops-console' })), clusters[0]?.name ?? ''), { mode: 0o600 });
+  const state: SandboxState = { startedAt: new Date().toISOString(), clusters, git: gitState, kubeconfig: KUBECONFIG_PATH };
+  writeState(state);
+  if (opts.waitReady !== false) {
+    const { waitForAllReady } = await import('./scenario.ts');
+    await waitForAllReady(state);
+  }
+  log(`sandbox up in ${((Date.now() - t0) / 1000).toFixed(1)}s; kubeconfig: ${KUBECONFIG_PATH}`);
+  return state;
+}
+
+function sameTopology(st: SandboxState, t: Record<string, string[]>): boolean {
+  const names = Object.keys(t).sort().join(',');
+  return st.clusters.map((c) => c.name).sort().join(',') === names;
+}
+
+async function sandboxHealthy(st: SandboxState): Promise<boolean> {
+  const s = await sandboxStatus(st);
+  return s.every((c) => c.ok);
+}
+
+export interface ComponentStatus {
+  cluster: string;
+  component: string;
+  pid: number;
+  ok: boolean;
+  logTail?: string;
+}
+
+export async function sandboxStatus(st = readState()): Promise<ComponentStatus[]> {
+  if (!st) return [];
+  const out: ComponentStatus[] = [];
+  const procs: Array<[string, ProcRecord]> = [['-', st.git.proc], ...st.clusters.flatMap((c) => c.procs.map((p): [string, ProcRecord] => [c.name, p]))];
+  for (const [cluster, p] of procs) {
+    const ok = p.pid > 0 && alive(p.pid);
+    out.push({ cluster, component: p.name, pid: p.pid, ok, ...(ok ? {} : { logTail: tail(p.log, 15) }) });
+  }
+  return out;
+}
+
+export async function stopSandbox(): Promise<void> {
+  const st = readState();
+  if (!st) return;
+  const procs = [...st.clusters.flatMap((c) => [...c.procs].reverse()), st.git.proc];
+  await Promise.all(procs.filter((p) => p.pid > 0).map((p) => stopProcess(p.pid)));
+  rmSync(STATE_PATH, { force: true });
+}
+
+export async function resetSandbox(): Promise<void> {
+  await stopSandbox();
+  rmSync(RUN_DIR, { recursive: true, force: true });
+  rmSync(KUBECONFIG_PATH, { force: true });
+}
+
+// ---- fault injection on the apiserver (used by tests and demos) ----
+
+export async function stopApiserver(cluster: string): Promise<void> {
+  const st = mustState();
+  const c = st.clusters.find((x) => x.name === cluster);
+  const p = c?.procs.find((x) => x.name === 'kube-apiserver');
+  if (!c || !p) throw new Error(`no apiserver for cluster ${cluster}`);
+  await stopProcess(p.pid, 10_000);
+}
+
+export async function startApiserver(cluster: string): Promise<void> {
+  const st = mustState();
+  const c = st.clusters.find((x) => x.name === cluster);
+  const idx = c?.procs.findIndex((x) => x.name === 'kube-apiserver') ?? -1;
+  const old = c?.procs[idx];
+  if (!c || !old) throw new Error(`no apiserver for cluster ${cluster}`);
+  if (alive(old.pid)) return;
+  const next = startProcess('kube-apiserver', old.cmd[0] ?? bin('kube-apiserver'), old.cmd.slice(1), old.log);
+  c.procs[idx] = next;
+  writeState(st);
+  const pki = ensurePki(join(c.dir, 'pki'));
+  await waitFor(`${cluster} kube-apiserver /readyz`, async () => (await httpsGet(`${c.apiserver}/readyz`, pki)).status === 200, { proc: next, timeoutMs: 90_000 });
+}
+
+export function mustState(): SandboxState {
+  const st = readState();
+  if (!st) throw new Error('the sandbox is not running (npm run sandbox -- up)');
+  return st;
+}
+
+export { httpsGet as sandboxHttpsGet, ensurePki };

@@ -1,0 +1,220 @@
+// Scenario helpers for tests and demos: change Git, change live state as a
+// given field manager, inject faults, wait for Flux, and simulate Argo CD's
+// apply (no Argo CD controller runs in the sandbox; see simulateArgoSync).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { bin, kubectl, mustState, type SandboxState } from './sandbox.ts';
+import { sleep, waitFor } from './procs.ts';
+
+type Json = Record<string, unknown>;
+
+function git(args: string[], cwd: string): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'Scenario Author',
+      GIT_AUTHOR_EMAIL: 'author@sandbox.invalid',
+      GIT_COMMITTER_NAME: 'Scenario Author',
+      GIT_COMMITTER_EMAIL: 'author@sandbox.invalid',
+      GIT_TERMINAL_PROMPT: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** The HEAD commit of the seed repo's main branch, read over smart HTTP. */
+export function repoHead(st = mustState()): string {
+  const out = git(['ls-remote', st.git.url, 'refs/heads/main'], tmpdir());
+  return out.split(/\s+/)[0] ?? '';
+}
+
+/**
+ * Clones the seed repo over HTTP, lets `edit` change files in the work tree,
+ * commits and pushes. Returns the new commit sha.
+ */
+export function commitAndPush(message: string, edit: (workTree: string) => void, st = mustState()): string {
+  const work = mkdtempSync(join(tmpdir(), 'seed-edit-'));
+  try {
+    git(['clone', '-q', st.git.url, work], tmpdir());
+    edit(work);
+    git(['add', '-A'], work);
+    git(['commit', '-q', '--allow-empty', '-m', message], work);
+    git(['push', '-q', 'origin', 'HEAD:main'], work);
+    return git(['rev-parse', 'HEAD'], work).trim();
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+export function writeRepoFile(work: string, path: string, content: string): void {
+  mkdirSync(dirname(join(work, path)), { recursive: true });
+  writeFileSync(join(work, path), content);
+}
+
+/** Removes a resource file from base/ and from base/kustomization.yaml. */
+export function removeFromGit(file: string, st = mustState()): string {
+  return commitAndPush(`Remove ${file}`, (w) => {
+    rmSync(join(w, 'base', file), { force: true });
+    const k = join(w, 'base', 'kustomization.yaml');
+    writeFileSync(k, readFileSync(k, 'utf8').split('\n').filter((l) => l.trim() !== `- ${file}`).join('\n'));
+  }, st);
+}
+
+/** Makes an overlay render to zero objects (the dangerous-prune scenario). */
+export function makeRenderEmpty(env: string, st = mustState()): string {
+  return commitAndPush(`Empty ${env} render`, (w) => {
+    writeFileSync(join(w, 'overlays', env, 'kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
+  }, st);
+}
+
+/** What `kubectl edit` does: a patch with field manager kubectl-edit (operation Update). */
+export function kubectlEdit(cluster: string, kindName: string, namespace: string, patch: Json): void {
+  kubectl(cluster, ['-n', namespace, 'patch', kindName, '--type', 'merge', '--field-manager', 'kubectl-edit', '-p', JSON.stringify(patch)]);
+}
+
+/** What `kubectl scale` does: an Update of the scale subresource. */
+export function kubectlScale(cluster: string, kindName: string, namespace: string, replicas: number): void {
+  kubectl(cluster, ['-n', namespace, 'scale', kindName, `--replicas=${replicas}`]);
+}
+
+/** A second controller (the cloud-controller pattern) writing a Service annotation. */
+export function annotateServiceAsController(cluster: string, namespace: string, service: string, key: string, value: string, manager = 'cloud-lb-controller'): void {
+  kubectl(cluster, ['-n', namespace, 'patch', 'service', service, '--type', 'merge', '--field-manager', manager, '-p', JSON.stringify({ metadata: { annotations: { [key]: value } } })]);
+}
+
+export async function gitOffline(st = mustState()): Promise<void> {
+  await fetch(`http://127.0.0.1:${st.git.port}/-/offline`, { method: 'POST' });
+}
+export async function gitOnline(st = mustState()): Promise<void> {
+  await fetch(`http://127.0.0.1:${st.git.port}/-/online`, { method: 'POST' });
+}
+
+export function getJson(cluster: string, args: string[]): Json {
+  return JSON.parse(kubectl(cluster, [...args, '-o', 'json'])) as Json;
+}
+
+const conditions = (o: Json): Array<{ type: string; status: string; reason?: string; message?: string }> =>
+  ((o.status as Json | undefined)?.conditions as Array<{ type: string; status: string }>) ?? [];
+
+/** Asks Flux to reconcile now (what `flux reconcile` does: the requestedAt annotation). */
+export function requestReconcile(cluster: string, kind: 'gitrepository' | 'kustomization', name: string): void {
+  kubectl(cluster, ['-n', 'flux-system', 'annotate', '--overwrite', `${kind}/${name}`, `reconcile.fluxcd.io/requestedAt=${new Date().toISOString()}`]);
+}
+
+export async function waitForKustomizationRevision(cluster: string, name: string, sha: string, timeoutMs = 120_000): Promise<void> {
+  requestReconcile(cluster, 'gitrepository', 'digital-human');
+  let lastNudge = Date.now();
+  await waitFor(`${cluster}/${name} at ${sha.slice(0, 8)}`, async () => {
+    const k = getJson(cluster, ['-n', 'flux-system', 'get', 'kustomization', name]);
+    const st = k.status as Json | undefined;
+    const ready = conditions(k).find((c) => c.type === 'Ready');
+    if (Date.now() - lastNudge > 5000) {
+      lastNudge = Date.now();
+      requestReconcile(cluster, 'gitrepository', 'digital-human');
+      requestReconcile(cluster, 'kustomization', name);
+    }
+    return String(st?.lastAppliedRevision ?? '').endsWith(sha) && ready?.status === 'True';
+  }, { timeoutMs, intervalMs: 500 });
+}
+
+export async function waitForDeploymentAvailable(cluster: string, ns: string, name: string, timeoutMs = 120_000): Promise<Json> {
+  let last: Json = {};
+  await waitFor(`${cluster}/${ns}/deployment/${name} available`, async () => {
+    last = getJson(cluster, ['-n', ns, 'get', 'deployment', name]);
+    const st = last.status as Json | undefined;
+    const spec = last.spec as Json;
+    const avail = conditions(last).find((c) => c.type === 'Available');
+    return avail?.status === 'True' && st?.updatedReplicas === spec.replicas && st?.availableReplicas === spec.replicas;
+  }, { timeoutMs, intervalMs: 500 });
+  return last;
+}
+
+/**
+ * SIMULATION of Argo CD's sync, clearly not Argo CD itself: renders the
+ * Application's path at the repo HEAD with the sandbox's kustomize (as Argo
+ * CD's repo-server would for a kustomize/plain directory), applies each object
+ * with server-side apply as field manager `argocd-controller` carrying Argo
+ * CD's tracking annotation, then writes the Application status as the
+ * controller would (sync, health, resources, operationState).
+ */
+export async function simulateArgoSync(cluster: string, app: string, st = mustState()): Promise<string> {
+  const appObj = getJson(cluster, ['-n', 'argocd', 'get', 'application', app]);
+  const spec = appObj.spec as { source: { path: string }; destination: { namespace: string } };
+  const work = mkdtempSync(join(tmpdir(), 'argo-sim-'));
+  try {
+    git(['clone', '-q', st.git.url, work], tmpdir());
+    const sha = git(['rev-parse', 'HEAD'], work).trim();
+    const dir = join(work, spec.source.path);
+    const files = readdirSync(dir);
+    const rendered = files.includes('kustomization.yaml')
+      ? execFileSync(bin('kustomize'), ['build', dir], { encoding: 'utf8' })
+      : files.filter((f) => /\.ya?ml$/.test(f)).map((f) => readFileSync(join(dir, f), 'utf8')).join('\n---\n');
+    const objs = JSON.parse(execFileSync(bin('kubectl'), ['create', '--dry-run=client', '-o', 'json', '-f', '-'], { input: rendered, encoding: 'utf8' })) as Json;
+    const items = (objs.kind === 'List' ? (objs.items as Json[]) : [objs]);
+    const ns = spec.destination.namespace;
+    const resources: Json[] = [];
+    for (const o of items) {
+      const md = (o.metadata ??= {}) as Json;
+      md.namespace ??= ns;
+      const [group, version] = String(o.apiVersion).includes('/') ? String(o.apiVersion).split('/') : ['', String(o.apiVersion)];
+      md.annotations = { ...((md.annotations as Json) ?? {}), 'argocd.argoproj.io/tracking-id': `${app}:${group}/${String(o.kind)}:${String(md.namespace)}/${String(md.name)}` };
+      resources.push({ group, version, kind: o.kind, namespace: md.namespace, name: md.name, status: 'Synced', health: { status: 'Healthy' } });
+    }
+    kubectl(cluster, ['apply', '--server-side', '--force-conflicts', '--field-manager=argocd-controller', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+    const now = new Date().toISOString();
+    // health as Argo CD would assess it: wait briefly for Deployments to become available
+    let health = 'Healthy';
+    for (const r of resources.filter((x) => x.kind === 'Deployment')) {
+      try {
+        await waitForDeploymentAvailable(cluster, String(r.namespace), String(r.name), 30_000);
+      } catch {
+        health = 'Progressing';
+        r.health = { status: 'Progressing', message: 'Deployment has not become available' };
+      }
+    }
+    const status = {
+      sync: { status: 'Synced', revision: sha, comparedTo: { source: (appObj.spec as Json).source, destination: spec.destination } },
+      health: { status: health, lastTransitionTime: now },
+      resources,
+      reconciledAt: now,
+      sourceType: files.includes('kustomization.yaml') ? 'Kustomize' : 'Directory',
+      operationState: {
+        phase: 'Succeeded',
+        message: 'successfully synced (all tasks run) [simulated by the sandbox]',
+        startedAt: now,
+        finishedAt: now,
+        operation: { sync: { revision: sha }, initiatedBy: { automated: true } },
+        syncResult: { revision: sha, resources: resources.map((r) => ({ ...r, status: 'Synced', message: `${String(r.kind).toLowerCase()}/${String(r.name)} serverside-applied`, syncPhase: 'Sync' })) },
+      },
+    };
+    // Application has no status subresource; Argo CD writes the whole object.
+    kubectl(cluster, ['-n', 'argocd', 'patch', 'application', app, '--type', 'merge', '--field-manager', 'argocd-controller', '-p', JSON.stringify({ status })]);
+    return sha;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** After `up`: every Kustomization Ready at HEAD, Argo apps synced, the cloud-controller annotation written. */
+export async function waitForAllReady(st: SandboxState): Promise<void> {
+  const head = repoHead(st);
+  await Promise.all(
+    st.clusters.flatMap((c) => c.namespaces.map((env) => waitForKustomizationRevision(c.name, `digital-human-${env}`, head, 180_000))),
+  );
+  for (const c of st.clusters) {
+    const apps = (getJson(c.name, ['-n', 'argocd', 'get', 'applications']).items as Json[]) ?? [];
+    for (const a of apps) await simulateArgoSync(c.name, String((a.metadata as Json).name), st);
+    for (const env of c.namespaces) {
+      await waitFor(`${c.name}/${env}/tts-gateway service`, async () => {
+        kubectl(c.name, ['-n', env, 'get', 'service', 'tts-gateway']);
+        return true;
+      }, { timeoutMs: 60_000 });
+      annotateServiceAsController(c.name, env, 'tts-gateway', 'service.beta.kubernetes.io/load-balancer-id', `lb-${c.name}-${env}-7f3a`);
+    }
+  }
+  await sleep(0);
+}

@@ -1,0 +1,171 @@
+// The seed GitOps repository: the "digital-human" services in base/ plus
+// overlays/{dev,staging,prod}, and a plain directory the simulated Argo CD
+// Applications point at. Written as files, committed with git, pushed to the
+// sandbox's smart-HTTP git server.
+
+export const SEED_REPO = 'digital-human';
+
+const deployment = (name: string, image: string, port: number, extra = '') => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+  labels:
+    app.kubernetes.io/name: ${name}
+    app.kubernetes.io/part-of: digital-human
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: ${name}
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: ${name}
+    spec:
+      containers:
+        - name: ${name.split('-')[0]}
+          image: ${image}
+          ports:
+            - containerPort: ${port}
+              name: http
+          resources:
+            requests:
+              cpu: 100m
+              memory: 128Mi
+${extra}`;
+
+const service = (name: string, port: number) => `apiVersion: v1
+kind: Service
+metadata:
+  name: ${name}
+  labels:
+    app.kubernetes.io/name: ${name}
+spec:
+  selector:
+    app.kubernetes.io/name: ${name}
+  ports:
+    - name: http
+      port: 80
+      protocol: TCP
+      targetPort: ${port}
+`;
+
+export function seedFiles(): Record<string, string> {
+  const files: Record<string, string> = {};
+  files['README.md'] =
+    '# digital-human\n\nGitOps repository seeded by the console sandbox. `overlays/<env>` are reconciled by Flux; `argo/` by the (simulated) Argo CD Applications.\n';
+  files['base/render-worker.yaml'] = deployment(
+    'render-worker',
+    'registry.example.com/digital-human/render-worker:1.4.0',
+    8080,
+    `          env:
+            - name: RENDER_QUALITY
+              value: standard
+`,
+  );
+  files['base/render-worker-svc.yaml'] = service('render-worker', 8080);
+  files['base/render-worker-config.yaml'] = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: render-worker-config
+data:
+  max-sessions: "8"
+  codec: h264
+`;
+  files['base/render-worker-hpa.yaml'] = `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: render-worker
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: render-worker
+  minReplicas: 2
+  maxReplicas: 24
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target:
+          type: Utilization
+          averageUtilization: 70
+`;
+  files['base/tts-gateway.yaml'] = deployment(
+    'tts-gateway',
+    'registry.example.com/digital-human/tts-gateway:2.1.0',
+    9000,
+  );
+  files['base/tts-gateway-svc.yaml'] = service('tts-gateway', 9000);
+  files['base/session-cache.yaml'] = deployment(
+    'session-cache',
+    'registry.example.com/digital-human/session-cache:7.2',
+    6379,
+  );
+  files['base/session-cache-svc.yaml'] = service('session-cache', 6379);
+  files['base/kustomization.yaml'] = `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - render-worker.yaml
+  - render-worker-svc.yaml
+  - render-worker-config.yaml
+  - render-worker-hpa.yaml
+  - tts-gateway.yaml
+  - tts-gateway-svc.yaml
+  - session-cache.yaml
+  - session-cache-svc.yaml
+`;
+  const overlays: Record<string, { replicas: [number, number, number]; render: string; tts: string }> = {
+    dev: {
+      replicas: [4, 1, 1],
+      render: 'newTag: 1.5.0-rc.1',
+      tts: 'newTag: 2.1.0',
+    },
+    staging: {
+      replicas: [6, 2, 1],
+      render: 'newTag: 1.4.2',
+      tts: 'newTag: 2.1.0',
+    },
+    prod: {
+      replicas: [8, 3, 2],
+      // prod pins the render worker by digest; the TTS gateway stays on a mutable tag.
+      render: 'digest: sha256:5b0f4b3a7c1f1a9d2e8f6c4b3a2d1e0f9c8b7a6d5e4f3c2b1a0f9e8d7c6b5a49',
+      tts: 'newTag: 2.1.0',
+    },
+  };
+  for (const [env, o] of Object.entries(overlays)) {
+    files[`overlays/${env}/kustomization.yaml`] = `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: ${env}
+labels:
+  - pairs:
+      env: ${env}
+resources:
+  - ../../base
+replicas:
+  - name: render-worker
+    count: ${o.replicas[0]}
+  - name: tts-gateway
+    count: ${o.replicas[1]}
+  - name: session-cache
+    count: ${o.replicas[2]}
+images:
+  - name: registry.example.com/digital-human/render-worker
+    ${o.render}
+  - name: registry.example.com/digital-human/tts-gateway
+    ${o.tts}
+configMapGenerator:
+  - name: env-settings
+    literals:
+      - ENVIRONMENT=${env}
+      - LOG_LEVEL=${env === 'prod' ? 'warn' : 'debug'}
+`;
+  }
+  files['argo/edge-gateway/deployment.yaml'] = deployment(
+    'edge-gateway',
+    'registry.example.com/digital-human/edge-gateway:0.9.3',
+    8443,
+  ).replace('replicas: 1', 'replicas: 2');
+  files['argo/edge-gateway/service.yaml'] = service('edge-gateway', 8443);
+  return files;
+}

@@ -1,0 +1,142 @@
+// The HTTP contract between the BFF and the SPA. The BFF validates its
+// responses with these schemas; the SPA parses what it receives with them.
+import { z } from 'zod';
+import { APP_KINDS, CONTROLLERS, HEALTH_STATES, SYNC_STATES } from '../domain/app.ts';
+import { EVIDENCE_TYPES } from '../domain/evidence.ts';
+
+export const ErrorBody = z.object({
+  error: z.object({ code: z.string(), message: z.string(), cluster: z.string().optional() }),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+export const ObjectRefSchema = z.object({
+  cluster: z.string(),
+  group: z.string(),
+  version: z.string(),
+  kind: z.string(),
+  namespace: z.string().optional(),
+  name: z.string(),
+});
+
+export const ConditionSchema = z.object({
+  type: z.string(),
+  status: z.string(),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  lastTransitionTime: z.string().optional(),
+});
+
+export const AppSchema = z.object({
+  id: z.string(),
+  cluster: z.string(),
+  controller: z.enum(CONTROLLERS),
+  kind: z.enum(APP_KINDS),
+  namespace: z.string(),
+  name: z.string(),
+  env: z.string(),
+  source: z.object({
+    kind: z.string().optional(),
+    name: z.string().optional(),
+    url: z.string().optional(),
+    path: z.string().optional(),
+    ref: z.string().optional(),
+    revisionWanted: z.string().optional(),
+    revisionObserved: z.string().optional(),
+    revisionAttempted: z.string().optional(),
+    artifactDigest: z.string().optional(),
+    sourceReady: z.string().optional(),
+  }),
+  automation: z.object({ autoSync: z.boolean(), selfHeal: z.boolean(), prune: z.boolean(), suspended: z.boolean() }),
+  sync: z.enum(SYNC_STATES),
+  health: z.enum(HEALTH_STATES),
+  healthMessage: z.string(),
+  conditions: z.array(ConditionSchema),
+  inventory: z.array(ObjectRefSchema),
+  owner: z.object({ kind: z.string(), name: z.string() }).optional(),
+  project: z.string().optional(),
+  simulated: z.string().optional(),
+  warnings: z.array(z.string()),
+  generation: z.number().optional(),
+  observedGeneration: z.number().optional(),
+  updatedAt: z.string().optional(),
+});
+export type AppDto = z.infer<typeof AppSchema>;
+
+/** The list view carries no inventory (it can be thousands of refs); the detail view does. */
+export const AppSummarySchema = AppSchema.omit({ inventory: true }).extend({ inventoryCount: z.number() });
+export type AppSummary = z.infer<typeof AppSummarySchema>;
+
+export const ClusterStateSchema = z.object({
+  name: z.string(),
+  server: z.string(),
+  status: z.enum(['connecting', 'connected', 'unreachable']),
+  since: z.string(),
+  staleSince: z.string().optional(),
+  reason: z.string().optional(),
+  kinds: z.record(z.string(), z.object({ synced: z.boolean(), absent: z.boolean(), objects: z.number(), error: z.string().optional() })),
+});
+export type ClusterStateDto = z.infer<typeof ClusterStateSchema>;
+
+export const ClustersResponse = z.object({ clusters: z.array(ClusterStateSchema) });
+export const AppsResponse = z.object({
+  apps: z.array(AppSummarySchema),
+  total: z.number(),
+  envs: z.array(z.string()),
+});
+export type AppsResponse = z.infer<typeof AppsResponse>;
+export const AppResponse = z.object({ app: AppSchema, cluster: ClusterStateSchema.optional() });
+export type AppResponse = z.infer<typeof AppResponse>;
+
+export const AppsQuery = z.object({
+  cluster: z.string().max(253).optional(),
+  env: z.string().max(253).optional(),
+  controller: z.enum(CONTROLLERS).optional(),
+  health: z.enum(HEALTH_STATES).optional(),
+  sync: z.enum(SYNC_STATES).optional(),
+  q: z.string().max(200).optional(),
+});
+export type AppsQuery = z.infer<typeof AppsQuery>;
+
+export const AppParams = z.object({
+  cluster: z.string().min(1).max(253),
+  namespace: z.string().min(1).max(253),
+  kind: z.string().min(1).max(63),
+  name: z.string().min(1).max(253),
+});
+
+export const EvidenceEventSchema = z.object({
+  seq: z.number(),
+  time: z.string(),
+  type: z.enum(EVIDENCE_TYPES),
+  actor: z.string(),
+  app: z.string().nullable().optional(),
+  cluster: z.string().nullable().optional(),
+  env: z.string().nullable().optional(),
+  data: z.record(z.string(), z.unknown()),
+  prevHash: z.string(),
+  hash: z.string(),
+});
+export const EvidenceResponse = z.object({ events: z.array(EvidenceEventSchema) });
+export const EvidenceQuerySchema = z.object({
+  app: z.string().max(600).optional(),
+  cluster: z.string().max(253).optional(),
+  type: z.enum(EVIDENCE_TYPES).optional(),
+  before: z.coerce.number().int().positive().optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+});
+export const VerifyResponse = z.union([
+  z.object({ ok: z.literal(true), count: z.number(), head: z.string() }),
+  z.object({ ok: z.literal(false), count: z.number(), brokenAt: z.number(), reason: z.string() }),
+]);
+
+/** Server-sent events on /api/stream */
+export const StreamMessage = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('app-upsert'), app: AppSummarySchema }),
+  z.object({ type: z.literal('app-delete'), id: z.string() }),
+  z.object({ type: z.literal('cluster'), cluster: ClusterStateSchema }),
+]);
+export type StreamMessage = z.infer<typeof StreamMessage>;
+
+export function appPath(id: string): string {
+  return id.split('/').map(encodeURIComponent).join('/');
+}

@@ -1,0 +1,102 @@
+/** Evidence events: append-only, hash-chained. Pure helpers (hashing is injected). */
+
+export const EVIDENCE_TYPES = [
+  'console.started',
+  'cluster.connected',
+  'cluster.lost',
+  'app.revision-observed',
+  'app.health-changed',
+  'access.denied',
+  'freeze.started',
+  'freeze.ended',
+  'prune.requested',
+  'prune.approved',
+  'prune.executed',
+  'drift.detected',
+] as const;
+export type EvidenceType = (typeof EVIDENCE_TYPES)[number];
+
+export interface EvidenceInput {
+  time: string;
+  type: EvidenceType;
+  actor: string;
+  app?: string | null;
+  cluster?: string | null;
+  env?: string | null;
+  data: Record<string, unknown>;
+}
+
+export interface EvidenceEvent extends EvidenceInput {
+  seq: number;
+  prevHash: string;
+  hash: string;
+}
+
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** Deterministic JSON: object keys sorted, no whitespace, undefined dropped. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new Error('non-finite number in evidence');
+    return JSON.stringify(value) ?? 'null';
+  }
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+}
+
+/** The text that is hashed: prevHash followed by the canonical JSON of the event without its hash. */
+export function chainText(e: Omit<EvidenceEvent, 'hash'>): string {
+  const body = {
+    seq: e.seq,
+    time: e.time,
+    type: e.type,
+    actor: e.actor,
+    app: e.app ?? null,
+    cluster: e.cluster ?? null,
+    env: e.env ?? null,
+    data: e.data,
+    prevHash: e.prevHash,
+  };
+  return e.prevHash + canonicalJson(body);
+}
+
+export type VerifyResult =
+  | { ok: true; count: number; head: string }
+  | { ok: false; count: number; brokenAt: number; reason: string };
+
+/** Walks events in seq order and reports the first broken link. */
+export function verifyChain(
+  events: Iterable<EvidenceEvent>,
+  sha256: (s: string) => string,
+  head?: { seq: number; hash: string },
+): VerifyResult {
+  let prev = GENESIS_HASH;
+  let expectSeq = 1;
+  let count = 0;
+  for (const e of events) {
+    if (e.seq !== expectSeq) {
+      return { ok: false, count, brokenAt: expectSeq, reason: `event ${expectSeq} is missing (next stored is ${e.seq})` };
+    }
+    if (e.prevHash !== prev) {
+      return { ok: false, count, brokenAt: e.seq, reason: `event ${e.seq} does not link to the hash of event ${e.seq - 1}` };
+    }
+    const h = sha256(chainText(e));
+    if (h !== e.hash) return { ok: false, count, brokenAt: e.seq, reason: `event ${e.seq} content does not match its hash` };
+    prev = e.hash;
+    expectSeq++;
+    count++;
+  }
+  if (head && (head.seq !== count || head.hash !== prev)) {
+    return {
+      ok: false,
+      count,
+      brokenAt: Math.min(head.seq, count + 1),
+      reason: `the chain ends at event ${count} but the recorded head is event ${head.seq}: events were removed from the end`,
+    };
+  }
+  return { ok: true, count, head: prev };
+}

@@ -1,0 +1,104 @@
+// The BFF as a Fastify app (main.ts only listens). Thin routes validated with
+// the src/api schemas; one error handler; 5xx bodies are generic.
+import { existsSync } from 'node:fs';
+import fastifyStatic from '@fastify/static';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import type { z } from 'zod';
+import { ClustersResponse, type ErrorBody } from '../api/schemas.ts';
+import type { ClusterManager } from './kube/cluster-manager.ts';
+import { appRoutes } from './routes/apps.ts';
+import { evidenceRoutes } from './routes/evidence.ts';
+import { streamRoutes } from './routes/stream.ts';
+import type { AppCatalog } from './services/app-catalog.ts';
+import type { EvidenceStore } from './store/evidence-store.ts';
+
+export interface AppDeps {
+  clusters: ClusterManager;
+  catalog: AppCatalog;
+  store: EvidenceStore;
+  envOrder: string[];
+  staticDir?: string;
+  loggerLevel?: string;
+}
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly cluster?: string,
+  ) {
+    super(message);
+  }
+}
+
+export function sendError(reply: FastifyReply, status: number, code: string, message: string, cluster?: string): FastifyReply {
+  const body: ErrorBody = { error: { code, message, ...(cluster ? { cluster } : {}) } };
+  return reply.code(status).type('application/json').send(body);
+}
+
+/** Validates a response body against its schema before sending (a contract bug becomes a 500, not bad data). */
+export function reply<T extends z.ZodType>(schema: T, value: z.input<T>): z.output<T> {
+  return schema.parse(value);
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: deps.loggerLevel ?? 'info',
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'], censor: '[redacted]' },
+    },
+    bodyLimit: 1024 * 1024,
+    disableRequestLogging: deps.loggerLevel !== 'debug',
+  });
+
+  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown; code?: string }, req, rep) => {
+    if (err instanceof HttpError) return sendError(rep, err.status, err.code, err.message, err.cluster);
+    if (err.validation || err.name === 'ZodError') {
+      if (rep.sent) return rep;
+      const msg = err.name === 'ZodError' ? 'invalid request' : err.message;
+      return sendError(rep, 400, 'BadRequest', msg);
+    }
+    const status = err.statusCode ?? 500;
+    if (status < 500) return sendError(rep, status, err.code ?? 'BadRequest', err.message);
+    req.log.error({ err: { message: err.message, stack: err.stack } }, 'request failed');
+    return sendError(rep, 500, 'Internal', 'internal error (see the console log)');
+  });
+
+  app.addHook('onSend', async (_req, rep, payload) => {
+    rep.header('X-Content-Type-Options', 'nosniff');
+    rep.header('Referrer-Policy', 'no-referrer');
+    rep.header('X-Frame-Options', 'DENY');
+    rep.header(
+      'Content-Security-Policy',
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'",
+    );
+    return payload;
+  });
+
+  app.get('/healthz', async () => ({ ok: true }));
+  app.get('/readyz', async (_req, rep) => {
+    const states = deps.clusters.states();
+    const synced = states.filter((s) => s.status === 'connected').length;
+    // ready once every cluster has been tried: connected, or known to be unreachable
+    const ready = states.every((s) => s.status !== 'connecting');
+    return rep.code(ready ? 200 : 503).send({ ready, clusters: states.length, connected: synced, store: deps.store.kind });
+  });
+
+  app.get('/api/clusters', async () => reply(ClustersResponse, { clusters: deps.clusters.states() }));
+  await app.register(appRoutes, deps);
+  await app.register(evidenceRoutes, deps);
+  await app.register(streamRoutes, deps);
+
+  app.all('/api/*', async (_req, rep) => sendError(rep, 404, 'NotFound', 'no such API route'));
+
+  if (deps.staticDir && existsSync(deps.staticDir)) {
+    await app.register(fastifyStatic, { root: deps.staticDir, prefix: '/', wildcard: false, index: ['index.html'] });
+    // SPA routes: anything that is not an API or a file gets index.html
+    app.setNotFoundHandler((req, rep) => {
+      if (req.method === 'GET' && !req.url.startsWith('/api/')) return rep.type('text/html').sendFile('index.html');
+      return sendError(rep, 404, 'NotFound', 'not found');
+    });
+  }
+  return app;
+}

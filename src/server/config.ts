@@ -1,0 +1,69 @@
+// BFF configuration, validated at start-up: environment variables and flags.
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+const ConfigSchema = z.object({
+  kubeconfig: z.string().optional(),
+  contexts: z.array(z.string().min(1)).optional(),
+  host: z
+    .string()
+    .default('127.0.0.1')
+    .refine((h) => h.length > 0, 'listen address must not be empty'),
+  port: z.coerce.number().int().min(0).max(65535).default(8080),
+  dataDir: z.string().default('.data'),
+  databaseUrl: z.string().url().optional(),
+  envLabel: z.string().min(1).default('env'),
+  envOrder: z.array(z.string()).default(['dev', 'staging', 'prod']),
+  staticDir: z.string().optional(),
+  sandbox: z.boolean().default(false),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {}
+
+function list(v: string | undefined): string[] | undefined {
+  const l = v?.split(',').map((s) => s.trim()).filter(Boolean);
+  return l && l.length ? l : undefined;
+}
+
+/** Reads env + argv. `--sandbox` or no kubeconfig at all → the embedded sandbox. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = process.argv.slice(2)): Config {
+  const flag = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    if (i >= 0) return argv[i + 1];
+    const eq = argv.find((a) => a.startsWith(`--${name}=`));
+    return eq?.slice(name.length + 3);
+  };
+  const raw = {
+    kubeconfig: flag('kubeconfig') ?? env.KUBECONFIG?.split(':')[0] ?? undefined,
+    contexts: list(flag('contexts') ?? env.CONSOLE_CONTEXTS),
+    host: flag('host') ?? env.CONSOLE_HOST ?? undefined,
+    port: flag('port') ?? env.CONSOLE_PORT ?? env.PORT ?? undefined,
+    dataDir: flag('data-dir') ?? env.CONSOLE_DATA_DIR ?? undefined,
+    databaseUrl: env.DATABASE_URL || undefined,
+    envLabel: env.CONSOLE_ENV_LABEL || undefined,
+    envOrder: list(env.CONSOLE_ENV_ORDER),
+    staticDir: env.CONSOLE_STATIC_DIR || undefined,
+    sandbox: argv.includes('--sandbox') || env.CONSOLE_SANDBOX === '1',
+    logLevel: env.LOG_LEVEL || undefined,
+  };
+  const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${issues}`.replace(/postgres(ql)?:\/\/[^@\s]*@/gi, 'postgres://***@'));
+  }
+  const cfg = parsed.data;
+  if (!cfg.sandbox && !cfg.kubeconfig) {
+    const home = join(homedir(), '.kube', 'config');
+    if (existsSync(home)) cfg.kubeconfig = home;
+    else cfg.sandbox = true;
+  }
+  if (cfg.kubeconfig && !cfg.sandbox && !existsSync(cfg.kubeconfig)) {
+    throw new ConfigError(`cannot read kubeconfig ${cfg.kubeconfig}: file does not exist`);
+  }
+  cfg.dataDir = resolve(cfg.dataDir);
+  return cfg;
+}

@@ -1,0 +1,97 @@
+// Starts the BFF: config → (sandbox) → evidence store → clusters → catalog → listen.
+import { resolve } from 'node:path';
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ClusterManager } from './kube/cluster-manager.ts';
+import { APP_WATCH_KINDS } from './kube/kinds.ts';
+import { AppCatalog } from './services/app-catalog.ts';
+import { openEvidenceStore } from './store/evidence-store.ts';
+
+export interface RunningConsole {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startConsole(cfg: Config): Promise<RunningConsole> {
+  let kubeconfig = cfg.kubeconfig;
+  if (cfg.sandbox) {
+    // the embedded default: a local sandbox cluster pair, started (or reused) here
+    const { startSandbox, KUBECONFIG_PATH } = await import('../../sandbox/sandbox.ts');
+    process.stderr.write('no kubeconfig given (or --sandbox): starting the local sandbox clusters…\n');
+    await startSandbox({ reuse: true });
+    kubeconfig = KUBECONFIG_PATH;
+  }
+  if (!kubeconfig) throw new ConfigError('no kubeconfig');
+  const contexts = ClusterManager.loadContexts(kubeconfig, cfg.contexts);
+  const store = await openEvidenceStore({ dataDir: cfg.dataDir, ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}) });
+  const clusters = new ClusterManager();
+  const deps = {
+    clusters,
+    store,
+    envOrder: cfg.envOrder,
+    staticDir: cfg.staticDir ?? resolve('dist/web'),
+    loggerLevel: cfg.logLevel,
+  };
+  // the catalog needs a logger before the app exists; use a console-backed one until Fastify's is ready
+  const catalog = new AppCatalog(clusters, store, cfg.envLabel, {
+    info: (o, m) => app.log.info(o, m),
+    warn: (o, m) => app.log.warn(o, m),
+    error: (o, m) => app.log.error(o, m),
+  });
+  const app = await buildApp({ ...deps, catalog });
+  await catalog.start();
+  for (const c of contexts) clusters.add(c.name, c.kc);
+  clusters.watchEverywhere(APP_WATCH_KINDS);
+  await store.append({
+    time: new Date().toISOString(),
+    type: 'console.started',
+    actor: 'console',
+    data: { clusters: contexts.map((c) => c.name), store: store.kind, sandbox: cfg.sandbox, version: process.env.npm_package_version ?? 'dev' },
+  });
+  const address = await app.listen({ host: cfg.host, port: cfg.port });
+  app.log.info({ address, clusters: contexts.map((c) => c.name), store: store.kind }, 'console listening');
+  return {
+    url: address,
+    async close() {
+      await app.close();
+      await clusters.stop();
+      await catalog.flush();
+      await store.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  let cfg: Config;
+  try {
+    cfg = loadConfig();
+  } catch (e) {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  }
+  let running: RunningConsole;
+  try {
+    running = await startConsole(cfg);
+  } catch (e) {
+    // start-up errors are the user's to fix: print the message, not a stack trace
+    process.stderr.write(`console failed to start: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  }
+  process.stdout.write(`GitOps console on ${running.url}\n`);
+  let closing = false;
+  const shutdown = (sig: string) => {
+    if (closing) return;
+    closing = true;
+    process.stderr.write(`${sig}: shutting down\n`);
+    const t = setTimeout(() => process.exit(1), 10_000);
+    t.unref();
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+if (process.argv[1] && resolve(process.argv[1]).endsWith('main.ts')) void main();

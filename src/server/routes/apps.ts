@@ -1,0 +1,54 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { AppParams, AppResponse, AppsQuery, AppsResponse, type AppSummary } from '../../api/schemas.ts';
+import type { App } from '../../domain/app.ts';
+import { HttpError, reply, type AppDeps } from '../app.ts';
+
+export function summarize(a: App): AppSummary {
+  const { inventory, ...rest } = a;
+  return { ...rest, inventoryCount: inventory.length };
+}
+
+export function filterApps(apps: App[], q: AppsQuery): App[] {
+  const text = q.q?.toLowerCase().trim();
+  return apps.filter(
+    (a) =>
+      (!q.cluster || a.cluster === q.cluster) &&
+      (!q.env || a.env === q.env) &&
+      (!q.controller || a.controller === q.controller) &&
+      (!q.health || a.health === q.health) &&
+      (!q.sync || a.sync === q.sync) &&
+      (!text ||
+        [a.name, a.namespace, a.cluster, a.env, a.source.url ?? '', a.source.path ?? '', a.source.revisionObserved ?? '']
+          .join(' ')
+          .toLowerCase()
+          .includes(text)),
+  );
+}
+
+export function sortEnvs(envs: Iterable<string>, order: string[]): string[] {
+  const rank = (e: string) => {
+    const i = order.indexOf(e);
+    return i < 0 ? order.length : i;
+  };
+  return [...new Set(envs)].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  app.get('/api/apps', async (req) => {
+    const q = AppsQuery.safeParse(req.query);
+    if (!q.success) throw new HttpError(400, 'BadRequest', q.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    const all = deps.catalog.list();
+    const apps = filterApps(all, q.data).sort((a, b) => a.env.localeCompare(b.env) || a.cluster.localeCompare(b.cluster) || a.name.localeCompare(b.name));
+    return reply(AppsResponse, { apps: apps.map(summarize), total: all.length, envs: sortEnvs(all.map((a) => a.env), deps.envOrder) });
+  });
+
+  app.get('/api/apps/:cluster/:namespace/:kind/:name', async (req) => {
+    const p = AppParams.safeParse(req.params);
+    if (!p.success) throw new HttpError(400, 'BadRequest', 'invalid app id');
+    const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
+    const a = deps.catalog.get(id);
+    if (!a) throw new HttpError(404, 'NotFound', `no app ${id}`);
+    const cluster = deps.clusters.clusters.get(a.cluster)?.state;
+    return reply(AppResponse, { app: a, ...(cluster ? { cluster } : {}) });
+  });
+};

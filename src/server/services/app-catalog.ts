@@ -1,0 +1,138 @@
+// Every GitOps app across clusters, kept current from the informer caches.
+// Emits app changes (for SSE) and records evidence: each app's observed
+// revision change and each cluster's connection change.
+import { EventEmitter } from 'node:events';
+import type { App } from '../../domain/app.ts';
+import { applicationToApp } from '../adapters/argocd.ts';
+import { helmReleaseToApp, kustomizationToApp } from '../adapters/flux.ts';
+import type { ClusterManager, ClusterState } from '../kube/cluster-manager.ts';
+import type { InformerEvent, KubeObject } from '../kube/informer.ts';
+import { KINDS, SOURCE_KINDS, kindKey } from '../kube/kinds.ts';
+import type { EvidenceStore } from '../store/evidence-store.ts';
+
+export interface CatalogEvents {
+  app: [{ type: 'upsert'; app: App } | { type: 'delete'; id: string }];
+  cluster: [ClusterState];
+}
+
+export interface Logger {
+  info(obj: unknown, msg?: string): void;
+  warn(obj: unknown, msg?: string): void;
+  error(obj: unknown, msg?: string): void;
+}
+
+export class AppCatalog extends EventEmitter<CatalogEvents> {
+  private readonly apps = new Map<string, App>();
+  private lastRevision = new Map<string, string>();
+  private evidenceQueue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly clusters: ClusterManager,
+    private readonly store: EvidenceStore,
+    private readonly envLabel: string,
+    private readonly log: Logger,
+  ) {
+    super();
+    this.setMaxListeners(1000);
+  }
+
+  async start(): Promise<void> {
+    this.lastRevision = await this.store.latestDataByApp('app.revision-observed', 'revision');
+    this.clusters.on('object', (cluster, e) => this.onObject(cluster, e));
+    this.clusters.on('state', (s) => this.onClusterState(s));
+  }
+
+  list(): App[] {
+    return [...this.apps.values()];
+  }
+
+  get(id: string): App | undefined {
+    return this.apps.get(id);
+  }
+
+  private record(ev: Parameters<EvidenceStore['append']>[0]): void {
+    this.evidenceQueue = this.evidenceQueue
+      .then(() => this.store.append(ev))
+      .catch((err: unknown) => this.log.error({ err: err instanceof Error ? err.message : String(err), type: ev.type }, 'evidence append failed'));
+  }
+
+  /** waits for queued evidence writes (tests, shutdown) */
+  async flush(): Promise<void> {
+    await this.evidenceQueue;
+  }
+
+  private onClusterState(s: ClusterState): void {
+    this.emit('cluster', s);
+    if (s.status === 'connected') {
+      this.record({ time: new Date().toISOString(), type: 'cluster.connected', actor: 'console', cluster: s.name, data: { server: s.server } });
+    } else if (s.status === 'unreachable') {
+      this.record({ time: new Date().toISOString(), type: 'cluster.lost', actor: 'console', cluster: s.name, data: { reason: s.reason ?? '', staleSince: s.staleSince ?? s.since } });
+    }
+  }
+
+  private toApp(cluster: string, kind: string, obj: KubeObject): App | undefined {
+    const mc = this.clusters.clusters.get(cluster);
+    if (!mc) return undefined;
+    const lookup = (k: string, ns: string, name: string) => {
+      const key = kindKey(k);
+      return key ? mc.get(key, ns, name) : undefined;
+    };
+    try {
+      if (kind === 'Kustomization') return kustomizationToApp(cluster, obj, lookup, this.envLabel);
+      if (kind === 'HelmRelease') return helmReleaseToApp(cluster, obj, lookup, this.envLabel);
+      if (kind === 'Application') return applicationToApp(cluster, obj, this.envLabel);
+    } catch (e) {
+      this.log.warn({ cluster, kind, name: obj.metadata?.name, err: String(e) }, 'cannot read app object');
+    }
+    return undefined;
+  }
+
+  private upsert(app: App): void {
+    const prev = this.apps.get(app.id);
+    app.updatedAt = new Date().toISOString();
+    if (prev && JSON.stringify({ ...prev, updatedAt: '' }) === JSON.stringify({ ...app, updatedAt: '' })) return;
+    this.apps.set(app.id, app);
+    this.emit('app', { type: 'upsert', app });
+    const rev = app.source.revisionObserved;
+    if (rev && this.lastRevision.get(app.id) !== rev) {
+      const previous = this.lastRevision.get(app.id);
+      this.lastRevision.set(app.id, rev);
+      this.record({
+        time: new Date().toISOString(),
+        type: 'app.revision-observed',
+        actor: app.controller === 'flux' ? 'kustomize-controller' : 'argocd-application-controller',
+        app: app.id,
+        cluster: app.cluster,
+        env: app.env,
+        data: { revision: rev, previous: previous ?? null, artifactDigest: app.source.artifactDigest ?? null, sourceUrl: app.source.url ?? null, simulated: app.simulated ? true : undefined },
+      });
+    }
+  }
+
+  private onObject(cluster: string, e: InformerEvent): void {
+    const kind = e.kind.kind;
+    if (kind === 'Kustomization' || kind === 'HelmRelease' || kind === 'Application') {
+      const ns = e.obj.metadata?.namespace ?? '';
+      const name = e.obj.metadata?.name ?? '';
+      const id = `${cluster}/${ns}/${kind.toLowerCase()}/${name}`;
+      if (e.type === 'delete') {
+        if (this.apps.delete(id)) this.emit('app', { type: 'delete', id });
+        return;
+      }
+      const app = this.toApp(cluster, kind, e.obj);
+      if (app) this.upsert(app);
+      return;
+    }
+    if (SOURCE_KINDS.has(kind)) {
+      // a source changed: recompute the Flux apps that reference it
+      const mc = this.clusters.clusters.get(cluster);
+      if (!mc) return;
+      for (const k of [KINDS.Kustomization, KINDS.HelmRelease]) {
+        for (const obj of mc.list(k)) {
+          const app = this.toApp(cluster, k.kind, obj);
+          if (app && app.source.kind === kind && app.source.name === e.obj.metadata?.name) this.upsert(app);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,139 @@
+// The evidence store: one repository interface, two backends (SQLite file by
+// default, PostgreSQL when DATABASE_URL is set), one migration set.
+// Events are append-only: the tables carry triggers that refuse UPDATE and
+// DELETE, and every event is hash-chained to the one before it.
+import { createHash } from 'node:crypto';
+import {
+  chainText,
+  GENESIS_HASH,
+  verifyChain,
+  type EvidenceEvent,
+  type EvidenceInput,
+  type VerifyResult,
+} from '../../domain/evidence.ts';
+
+export const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+export interface EvidenceQuery {
+  app?: string;
+  cluster?: string;
+  type?: string;
+  afterSeq?: number;
+  beforeSeq?: number;
+  limit?: number;
+}
+
+/** A unit of work inside the store's append transaction (fail closed: if it throws, nothing is written). */
+export type InTransaction<T> = (append: (e: EvidenceInput) => EvidenceEvent) => T | Promise<T>;
+
+export interface EvidenceStore {
+  readonly kind: 'sqlite' | 'postgres';
+  append(e: EvidenceInput): Promise<EvidenceEvent>;
+  list(q?: EvidenceQuery): Promise<EvidenceEvent[]>;
+  /** the latest `data.revision` recorded per app for one event type */
+  latestDataByApp(type: string, field: string): Promise<Map<string, string>>;
+  verify(): Promise<VerifyResult>;
+  close(): Promise<void>;
+}
+
+export interface Migration {
+  id: number;
+  /** portable SQL, run on both backends */
+  sql: string[];
+  /** dialect-specific statements (triggers), same intent on both */
+  sqlite?: string[];
+  postgres?: string[];
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    id: 1,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS evidence (
+        seq BIGINT PRIMARY KEY,
+        time TEXT NOT NULL,
+        type TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        app TEXT,
+        cluster TEXT,
+        env TEXT,
+        data TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE
+      )`,
+      'CREATE INDEX IF NOT EXISTS evidence_app ON evidence (app, seq)',
+      'CREATE INDEX IF NOT EXISTS evidence_type ON evidence (type, seq)',
+      // the head is not an event: it records the last link so removals from the end are detected
+      `CREATE TABLE IF NOT EXISTS evidence_head (id INTEGER PRIMARY KEY, seq BIGINT NOT NULL, hash TEXT NOT NULL)`,
+    ],
+    sqlite: [
+      `CREATE TRIGGER IF NOT EXISTS evidence_no_update BEFORE UPDATE ON evidence BEGIN SELECT RAISE(ABORT, 'evidence is append-only'); END`,
+      `CREATE TRIGGER IF NOT EXISTS evidence_no_delete BEFORE DELETE ON evidence BEGIN SELECT RAISE(ABORT, 'evidence is append-only'); END`,
+    ],
+    postgres: [
+      `CREATE OR REPLACE FUNCTION evidence_append_only() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'evidence is append-only'; END $$ LANGUAGE plpgsql`,
+      `DROP TRIGGER IF EXISTS evidence_no_change ON evidence`,
+      `CREATE TRIGGER evidence_no_change BEFORE UPDATE OR DELETE ON evidence FOR EACH ROW EXECUTE FUNCTION evidence_append_only()`,
+    ],
+  },
+];
+
+export interface Row {
+  seq: number | string;
+  time: string;
+  type: string;
+  actor: string;
+  app: string | null;
+  cluster: string | null;
+  env: string | null;
+  data: string;
+  prev_hash: string;
+  hash: string;
+}
+
+export function rowToEvent(r: Row): EvidenceEvent {
+  return {
+    seq: Number(r.seq),
+    time: r.time,
+    type: r.type as EvidenceEvent['type'],
+    actor: r.actor,
+    app: r.app,
+    cluster: r.cluster,
+    env: r.env,
+    data: JSON.parse(r.data) as Record<string, unknown>,
+    prevHash: r.prev_hash,
+    hash: r.hash,
+  };
+}
+
+/** Builds the next event of the chain. */
+export function link(prev: { seq: number; hash: string } | undefined, e: EvidenceInput): EvidenceEvent {
+  const base = {
+    seq: (prev?.seq ?? 0) + 1,
+    time: e.time,
+    type: e.type,
+    actor: e.actor,
+    app: e.app ?? null,
+    cluster: e.cluster ?? null,
+    env: e.env ?? null,
+    data: e.data,
+    prevHash: prev?.hash ?? GENESIS_HASH,
+  };
+  return { ...base, hash: sha256(chainText(base)) };
+}
+
+export function verifyRows(rows: Iterable<Row>, head?: { seq: number; hash: string }): VerifyResult {
+  function* events() {
+    for (const r of rows) yield rowToEvent(r);
+  }
+  return verifyChain(events(), sha256, head);
+}
+
+export async function openEvidenceStore(opts: { databaseUrl?: string; dataDir: string }): Promise<EvidenceStore> {
+  if (opts.databaseUrl) {
+    const { PostgresEvidenceStore } = await import('./postgres.ts');
+    return PostgresEvidenceStore.open(opts.databaseUrl);
+  }
+  const { SqliteEvidenceStore } = await import('./sqlite.ts');
+  return SqliteEvidenceStore.open(opts.dataDir);
+}

@@ -1,0 +1,112 @@
+import pg from 'pg';
+import type { EvidenceEvent, EvidenceInput, VerifyResult } from '../../domain/evidence.ts';
+import { link, MIGRATIONS, rowToEvent, verifyRows, type EvidenceQuery, type EvidenceStore, type Row } from './evidence-store.ts';
+
+// advisory lock key that serializes appends across BFF replicas
+const APPEND_LOCK = 0x6e76_6964;
+
+export class PostgresEvidenceStore implements EvidenceStore {
+  readonly kind = 'postgres' as const;
+
+  private constructor(readonly pool: pg.Pool) {}
+
+  static async open(url: string): Promise<PostgresEvidenceStore> {
+    const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: 10_000 });
+    const c = await pool.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK + 1]);
+      await c.query('CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+      const applied = new Set((await c.query<{ id: number }>('SELECT id FROM schema_migrations')).rows.map((r) => r.id));
+      for (const m of MIGRATIONS) {
+        if (applied.has(m.id)) continue;
+        for (const s of [...m.sql, ...(m.postgres ?? [])]) await c.query(s);
+        await c.query('INSERT INTO schema_migrations (id, applied_at) VALUES ($1, $2)', [m.id, new Date().toISOString()]);
+      }
+      await c.query('COMMIT');
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      c.release();
+    }
+    return new PostgresEvidenceStore(pool);
+  }
+
+  async append(e: EvidenceInput): Promise<EvidenceEvent> {
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
+      const prev = (await c.query<{ seq: string; hash: string }>('SELECT seq, hash FROM evidence ORDER BY seq DESC LIMIT 1')).rows[0];
+      const ev = link(prev ? { seq: Number(prev.seq), hash: prev.hash } : undefined, e);
+      await c.query(
+        'INSERT INTO evidence (seq, time, type, actor, app, cluster, env, data, prev_hash, hash) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)',
+        [ev.seq, ev.time, ev.type, ev.actor, ev.app, ev.cluster, ev.env, JSON.stringify(ev.data), ev.prevHash, ev.hash],
+      );
+      await c.query(
+        'INSERT INTO evidence_head (id, seq, hash) VALUES (1, $1, $2) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash',
+        [ev.seq, ev.hash],
+      );
+      await c.query('COMMIT');
+      return ev;
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      c.release();
+    }
+  }
+
+  async list(q: EvidenceQuery = {}): Promise<EvidenceEvent[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    const add = (sql: string, v: unknown) => {
+      args.push(v);
+      where.push(sql.replace('?', `$${args.length}`));
+    };
+    if (q.app) add('app = ?', q.app);
+    if (q.cluster) add('cluster = ?', q.cluster);
+    if (q.type) add('type = ?', q.type);
+    if (q.afterSeq !== undefined) add('seq > ?', q.afterSeq);
+    if (q.beforeSeq !== undefined) add('seq < ?', q.beforeSeq);
+    args.push(Math.min(q.limit ?? 200, 5000));
+    const sql = `SELECT * FROM evidence ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${args.length}`;
+    return (await this.pool.query<Row>(sql, args)).rows.map(rowToEvent);
+  }
+
+  async latestDataByApp(type: string, field: string): Promise<Map<string, string>> {
+    const rows = (
+      await this.pool.query<{ app: string; data: string }>(
+        'SELECT app, data FROM evidence WHERE seq IN (SELECT MAX(seq) FROM evidence WHERE type = $1 AND app IS NOT NULL GROUP BY app)',
+        [type],
+      )
+    ).rows;
+    const out = new Map<string, string>();
+    for (const r of rows) {
+      const v = (JSON.parse(r.data) as Record<string, unknown>)[field];
+      if (typeof v === 'string') out.set(r.app, v);
+    }
+    return out;
+  }
+
+  async verify(): Promise<VerifyResult> {
+    const head = (await this.pool.query<{ seq: string; hash: string }>('SELECT seq, hash FROM evidence_head WHERE id = 1')).rows[0];
+    // read in pages to bound memory
+    const pageSize = 5000;
+    const pool = this.pool;
+    let last = 0;
+    const rows: Row[] = [];
+    for (;;) {
+      const page = (await pool.query<Row>('SELECT * FROM evidence WHERE seq > $1 ORDER BY seq LIMIT $2', [last, pageSize])).rows;
+      rows.push(...page);
+      if (page.length < pageSize) break;
+      last = Number(page[page.length - 1]?.seq);
+    }
+    return verifyRows(rows, head ? { seq: Number(head.seq), hash: head.hash } : undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,56 @@
+import type { HealthStatus, SyncStatus } from '../../domain/app.ts';
+
+const HEALTH_STYLE: Record<HealthStatus, string> = {
+  Healthy: 'bg-emerald-100 text-emerald-800 ring-emerald-300',
+  Progressing: 'bg-sky-100 text-sky-800 ring-sky-300',
+  Degraded: 'bg-red-100 text-red-800 ring-red-300',
+  Suspended: 'bg-slate-200 text-slate-700 ring-slate-300',
+  Missing: 'bg-amber-100 text-amber-800 ring-amber-300',
+  Unknown: 'bg-zinc-100 text-zinc-700 ring-zinc-300',
+};
+const HEALTH_ICON: Record<HealthStatus, string> = {
+  Healthy: '♥',
+  Progressing: '◔',
+  Degraded: '✖',
+  Suspended: '⏸',
+  Missing: '?',
+  Unknown: '?',
+};
+const SYNC_STYLE: Record<SyncStatus, string> = {
+  Synced: 'bg-emerald-50 text-emerald-800 ring-emerald-300',
+  OutOfSync: 'bg-amber-100 text-amber-900 ring-amber-300',
+  Unknown: 'bg-zinc-100 text-zinc-700 ring-zinc-300',
+};
+
+const base = 'inline-flex items-center gap-1 rounded px-1.5 py-0.5 text-xs font-medium ring-1 ring-inset';
+
+export function HealthBadge({ status, title }: { status: HealthStatus; title?: string }) {
+  return (
+    <span className={`${base} ${HEALTH_STYLE[status]}`} title={title} data-testid="health" data-status={status}>
+      <span aria-hidden>{HEALTH_ICON[status]}</span>
+      {status}
+    </span>
+  );
+}
+
+export function SyncBadge({ status }: { status: SyncStatus }) {
+  return (
+    <span className={`${base} ${SYNC_STYLE[status]}`} data-testid="sync" data-status={status}>
+      {status === 'Synced' ? '✓' : status === 'OutOfSync' ? '≠' : '?'} {status}
+    </span>
+  );
+}
+
+export function Tag({ children, tone = 'slate', title }: { children: React.ReactNode; tone?: 'slate' | 'violet' | 'teal' | 'amber'; title?: string }) {
+  const tones = {
+    slate: 'bg-slate-100 text-slate-700 ring-slate-300',
+    violet: 'bg-violet-100 text-violet-800 ring-violet-300',
+    teal: 'bg-teal-100 text-teal-800 ring-teal-300',
+    amber: 'bg-amber-100 text-amber-900 ring-amber-300',
+  };
+  return (
+    <span className={`${base} ${tones[tone]}`} title={title}>
+      {children}
+    </span>
+  );
+}

@@ -1,0 +1,40 @@
+import { Link } from 'react-router';
+import { appPath, type AppSummary } from '../../../../api/schemas.ts';
+import { shortRevision } from '../../../../domain/app.ts';
+import { HealthBadge, SyncBadge, Tag } from '../../../components/badges.tsx';
+
+export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
+  return (
+    <Link
+      to={`/apps/${appPath(app.id)}`}
+      data-testid="app-card"
+      data-app-id={app.id}
+      className={`block rounded-lg border bg-white p-3 shadow-sm transition hover:border-teal-500 hover:shadow ${stale ? 'border-amber-300 opacity-70' : 'border-slate-200'}`}
+    >
+      <div className="flex items-start justify-between gap-2">
+        <div className="min-w-0">
+          <div className="truncate font-medium" title={app.name}>
+            {app.name}
+          </div>
+          <div className="truncate text-xs text-slate-500">
+            {app.kind} · {app.namespace}
+          </div>
+        </div>
+        <Tag tone={app.controller === 'flux' ? 'teal' : 'violet'}>{app.controller === 'flux' ? 'Flux' : 'Argo CD'}</Tag>
+      </div>
+      <div className="mt-2 flex flex-wrap items-center gap-1.5">
+        <SyncBadge status={app.sync} />
+        <HealthBadge status={app.health} title={app.healthMessage} />
+        {app.automation.suspended && <Tag tone="amber">suspended</Tag>}
+        {stale && <Tag tone="amber">stale</Tag>}
+      </div>
+      <div className="mt-2 flex items-center justify-between text-xs text-slate-600">
+        <span className="font-mono" data-testid="revision" title={app.source.revisionObserved ?? 'no revision applied yet'}>
+          {shortRevision(app.source.revisionObserved) || '—'}
+        </span>
+        <span>{app.inventoryCount} objects</span>
+      </div>
+      {app.simulated && <div className="mt-1 text-[11px] text-violet-700">status simulated (no Argo CD controller)</div>}
+    </Link>
+  );
+}

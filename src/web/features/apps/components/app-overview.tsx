@@ -1,0 +1,93 @@
+import { useQuery } from '@tanstack/react-query';
+import { useMemo } from 'react';
+import { useSearchParams } from 'react-router';
+import { appsQueryOptions, clustersQueryOptions } from '../api/apps-queries.ts';
+import { AppCard } from './app-card.tsx';
+import { applyFilters, FILTER_KEYS, groupByEnvAndCluster, readFilters, type AppFilters } from './app-filters.ts';
+import { StaleBanner } from './stale-banner.tsx';
+
+const ENV_ORDER = ['dev', 'staging', 'prod'];
+
+export function AppOverview() {
+  const [sp, setSp] = useSearchParams();
+  const filters = readFilters(sp);
+  const apps = useQuery(appsQueryOptions());
+  const clusters = useQuery(clustersQueryOptions());
+  const set = (k: keyof AppFilters, v: string) => {
+    const next = new URLSearchParams(sp);
+    if (v) next.set(k, v);
+    else next.delete(k);
+    setSp(next, { replace: true });
+  };
+  const visible = useMemo(() => applyFilters(apps.data?.apps ?? [], filters), [apps.data, filters]);
+  const groups = useMemo(() => groupByEnvAndCluster(visible, apps.data?.envs ?? ENV_ORDER), [visible, apps.data?.envs]);
+  const down = new Set((clusters.data?.clusters ?? []).filter((c) => c.status === 'unreachable').map((c) => c.name));
+  const allClusters = [...new Set((apps.data?.apps ?? []).map((a) => a.cluster))].sort();
+  const active = FILTER_KEYS.some((k) => filters[k]);
+
+  return (
+    <div>
+      <StaleBanner clusters={clusters.data?.clusters ?? []} />
+      <div className="mb-4 flex flex-wrap items-center gap-2">
+        <input
+          aria-label="Search apps"
+          placeholder="Search name, namespace, repo, revision…"
+          className="w-72 rounded border border-slate-300 px-2 py-1 text-sm"
+          value={filters.q}
+          onChange={(e) => set('q', e.target.value)}
+        />
+        <Select label="Cluster" value={filters.cluster} options={allClusters} onChange={(v) => set('cluster', v)} />
+        <Select label="Controller" value={filters.controller} options={['flux', 'argocd']} onChange={(v) => set('controller', v)} />
+        <Select label="Health" value={filters.health} options={['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown']} onChange={(v) => set('health', v)} />
+        <Select label="Sync" value={filters.sync} options={['Synced', 'OutOfSync', 'Unknown']} onChange={(v) => set('sync', v)} />
+        {active && (
+          <button className="text-sm text-teal-700 underline" onClick={() => setSp(new URLSearchParams(), { replace: true })}>
+            clear filters
+          </button>
+        )}
+        <span className="ml-auto text-sm text-slate-500" data-testid="app-count">
+          {visible.length} of {apps.data?.total ?? 0} apps
+        </span>
+      </div>
+      {apps.isPending && <p className="text-slate-500">Loading apps…</p>}
+      {apps.isError && <p className="text-red-700">Cannot load apps: {apps.error.message}</p>}
+      {apps.data && groups.length === 0 && <p className="text-slate-500">No apps match.</p>}
+      <div className="grid gap-4" style={{ gridTemplateColumns: `repeat(${Math.max(groups.length, 1)}, minmax(16rem, 1fr))` }}>
+        {groups.map((g) => (
+          <section key={g.env} data-testid="env-column" data-env={g.env} className="rounded-lg bg-slate-100 p-3">
+            <h2 className="mb-2 text-sm font-semibold uppercase tracking-wide text-slate-600">{g.env}</h2>
+            {g.clusters.map((c) => (
+              <div key={c.cluster} className="mb-3">
+                <h3 className="mb-1 flex items-center gap-2 text-xs font-medium text-slate-500">
+                  cluster {c.cluster}
+                  {down.has(c.cluster) && <span className="text-amber-700">(stale)</span>}
+                </h3>
+                <div className="grid gap-2">
+                  {c.apps.map((a) => (
+                    <AppCard key={a.id} app={a} stale={down.has(a.cluster)} />
+                  ))}
+                </div>
+              </div>
+            ))}
+          </section>
+        ))}
+      </div>
+    </div>
+  );
+}
+
+function Select({ label, value, options, onChange }: { label: string; value: string; options: string[]; onChange: (v: string) => void }) {
+  return (
+    <label className="flex items-center gap-1 text-sm">
+      <span className="text-slate-600">{label}</span>
+      <select aria-label={label} className="rounded border border-slate-300 px-1 py-1" value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">all</option>
+        {options.map((o) => (
+          <option key={o} value={o}>
+            {o}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}

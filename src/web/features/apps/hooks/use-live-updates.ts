@@ -1,0 +1,38 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { StreamMessage } from '../../../../api/schemas.ts';
+import { appKeys, clusterKeys } from '../api/apps-queries.ts';
+import { evidenceKeys } from '../../evidence/api/evidence-queries.ts';
+import { applyToAppList, applyToClusters } from './apply-stream-message.ts';
+
+export type StreamStatus = 'connecting' | 'live' | 'reconnecting';
+
+/** Subscribes to /api/stream and folds messages into the query cache. */
+export function useLiveUpdates(): StreamStatus {
+  const qc = useQueryClient();
+  const [status, setStatus] = useState<StreamStatus>('connecting');
+  useEffect(() => {
+    const es = new EventSource('/api/stream');
+    es.onopen = () => {
+      setStatus('live');
+      // anything missed while disconnected: refetch once
+      void qc.invalidateQueries({ queryKey: appKeys.all });
+    };
+    es.onerror = () => setStatus('reconnecting');
+    es.onmessage = (ev: MessageEvent<string>) => {
+      const parsed = StreamMessage.safeParse(JSON.parse(ev.data));
+      if (!parsed.success) return;
+      const m = parsed.data;
+      if (m.type === 'cluster') {
+        qc.setQueryData(clusterKeys.all, (d: Parameters<typeof applyToClusters>[0]) => applyToClusters(d, m));
+        return;
+      }
+      qc.setQueryData(appKeys.list(), (d: Parameters<typeof applyToAppList>[0]) => applyToAppList(d, m));
+      const id = m.type === 'app-upsert' ? m.app.id : m.id;
+      void qc.invalidateQueries({ queryKey: appKeys.detail(id) });
+      void qc.invalidateQueries({ queryKey: evidenceKeys.forApp(id) });
+    };
+    return () => es.close();
+  }, [qc]);
+  return status;
+}

@@ -1,0 +1,25 @@
+import { useQuery } from '@tanstack/react-query';
+import { shortRevision } from '../../../../domain/app.ts';
+import { evidenceForAppQueryOptions } from '../api/evidence-queries.ts';
+
+export function AppEvidence({ appId }: { appId: string }) {
+  const q = useQuery(evidenceForAppQueryOptions(appId));
+  return (
+    <section className="mt-4 rounded-lg border border-slate-200 bg-white p-4" data-testid="app-evidence">
+      <h2 className="mb-2 font-semibold">Evidence</h2>
+      {q.isPending && <p className="text-sm text-slate-500">Loading…</p>}
+      {q.data && q.data.events.length === 0 && <p className="text-sm text-slate-500">No evidence recorded yet.</p>}
+      <ol className="space-y-1 text-sm">
+        {q.data?.events.map((e) => (
+          <li key={e.seq} className="flex gap-3">
+            <span className="w-44 shrink-0 font-mono text-xs text-slate-500">{e.time.replace('T', ' ').slice(0, 19)}</span>
+            <span className="w-48 shrink-0">{e.type}</span>
+            <span className="font-mono text-xs">{typeof e.data.revision === 'string' ? shortRevision(e.data.revision) : ''}</span>
+            <span className="text-slate-500">by {e.actor}</span>
+            <span className="ml-auto font-mono text-[10px] text-slate-400" title={e.hash}>#{e.seq} {e.hash.slice(0, 10)}</span>
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}

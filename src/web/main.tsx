@@ -1,0 +1,32 @@
+import { QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { RouterProvider } from 'react-router';
+import { createRouter } from './app/router.tsx';
+import { shouldRetry } from './lib/api-client.ts';
+import './styles.css';
+
+const queryClient = new QueryClient({
+  queryCache: new QueryCache({
+    onError: (err) => console.warn('query failed:', err.message),
+  }),
+  defaultOptions: { queries: { retry: shouldRetry, staleTime: 30_000, refetchOnWindowFocus: false } },
+});
+
+async function boot() {
+  if (import.meta.env.VITE_DEMO === '1') {
+    // offline demo only: msw answers /api from fixtures captured from the sandbox
+    const { startDemoWorker } = await import('../../mocks/browser.ts');
+    await startDemoWorker();
+  }
+  const root = document.getElementById('root');
+  if (!root) throw new Error('no #root');
+  createRoot(root).render(
+    <StrictMode>
+      <QueryClientProvider client={queryClient}>
+        <RouterProvider router={createRouter(queryClient)} />
+      </QueryClientProvider>
+    </StrictMode>,
+  );
+}
+void boot();
