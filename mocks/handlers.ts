@@ -4,15 +4,26 @@ import { http, HttpResponse } from 'msw';
 import type { AppResponse, AppsResponse, ClusterStateDto } from '../src/api/schemas.ts';
 import fixtures from './fixtures/apps.json' with { type: 'json' };
 
-export const appsFixture = fixtures as unknown as AppsResponse & { clusters: ClusterStateDto[]; details: Record<string, AppResponse> };
+export const appsFixture = fixtures as unknown as AppsResponse & {
+  clusters: ClusterStateDto[];
+  details: Record<string, AppResponse>;
+};
 
 export const handlers = [
-  http.get('/api/apps', () => HttpResponse.json({ apps: appsFixture.apps, total: appsFixture.total, envs: appsFixture.envs } satisfies AppsResponse)),
+  http.get('/api/apps', () =>
+    HttpResponse.json({
+      apps: appsFixture.apps,
+      total: appsFixture.total,
+      envs: appsFixture.envs,
+    } satisfies AppsResponse),
+  ),
   http.get('/api/clusters', () => HttpResponse.json({ clusters: appsFixture.clusters })),
   http.get('/api/apps/:cluster/:namespace/:kind/:name', ({ params }) => {
     const id = `${String(params.cluster)}/${String(params.namespace)}/${String(params.kind)}/${String(params.name)}`;
     const d = appsFixture.details[id];
-    return d ? HttpResponse.json(d) : HttpResponse.json({ error: { code: 'NotFound', message: `no app ${id}` } }, { status: 404 });
+    return d
+      ? HttpResponse.json(d)
+      : HttpResponse.json({ error: { code: 'NotFound', message: `no app ${id}` } }, { status: 404 });
   }),
   http.get('/api/evidence', () => HttpResponse.json({ events: [] })),
 ];

@@ -1,5 +1,14 @@
 // npm run sandbox -- up|down|status|reset|build [--clusters nonprod=dev,staging;prod=prod] [--no-wait]
-import { DEFAULT_CLUSTERS, KUBECONFIG_PATH, buildSandbox, readState, resetSandbox, sandboxStatus, startSandbox, stopSandbox } from './sandbox.ts';
+import {
+  DEFAULT_CLUSTERS,
+  KUBECONFIG_PATH,
+  buildSandbox,
+  readState,
+  resetSandbox,
+  sandboxStatus,
+  startSandbox,
+  stopSandbox,
+} from './sandbox.ts';
 
 function parseClusters(spec: string | undefined): Record<string, string[]> {
   if (!spec) return DEFAULT_CLUSTERS;
@@ -24,9 +33,14 @@ async function main(): Promise<number> {
       return 0;
     case 'up': {
       const t0 = Date.now();
-      const st = await startSandbox({ clusters: parseClusters(flag('--clusters')), reuse: !rest.includes('--restart'), waitReady: !rest.includes('--no-wait') });
+      const st = await startSandbox({
+        clusters: parseClusters(flag('--clusters')),
+        reuse: !rest.includes('--restart'),
+        waitReady: !rest.includes('--no-wait'),
+      });
       console.log(`sandbox ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
-      for (const c of st.clusters) console.log(`  ${c.name.padEnd(10)} ${c.apiserver}  namespaces: ${c.namespaces.join(', ')}`);
+      for (const c of st.clusters)
+        console.log(`  ${c.name.padEnd(10)} ${c.apiserver}  namespaces: ${c.namespaces.join(', ')}`);
       console.log(`  git        ${st.git.url}`);
       console.log(`  kubeconfig ${KUBECONFIG_PATH}  (contexts: ${st.clusters.map((c) => c.name).join(', ')})`);
       return 0;
@@ -51,7 +65,12 @@ async function main(): Promise<number> {
         console.log(`${c.ok ? 'ok  ' : 'DEAD'} ${c.cluster.padEnd(9)} ${c.component.padEnd(24)} pid ${c.pid}`);
         if (!c.ok) {
           bad++;
-          console.log(c.logTail?.split('\n').map((l) => `       | ${l}`).join('\n'));
+          console.log(
+            c.logTail
+              ?.split('\n')
+              .map((l) => `       | ${l}`)
+              .join('\n'),
+          );
         }
       }
       return bad ? 1 : 0;

@@ -25,12 +25,7 @@ function ecKey(path: string, cwd: string): void {
   openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', path], cwd);
 }
 
-function signed(
-  cwd: string,
-  name: string,
-  subject: string,
-  ext: string,
-): { cert: string; key: string } {
+function signed(cwd: string, name: string, subject: string, ext: string): { cert: string; key: string } {
   const key = `${name}.key`;
   ecKey(key, cwd);
   openssl(['req', '-new', '-key', key, '-subj', subject, '-out', `${name}.csr`], cwd);

@@ -12,15 +12,7 @@ import { request } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensurePki, type ClusterPki } from './pki.ts';
-import {
-  alive,
-  freePort,
-  startProcess,
-  stopProcess,
-  tail,
-  waitFor,
-  type ProcRecord,
-} from './procs.ts';
+import { alive, freePort, startProcess, stopProcess, tail, waitFor, type ProcRecord } from './procs.ts';
 import { SEED_REPO, seedFiles } from './seed.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -59,7 +51,8 @@ export function bin(name: string): string {
 }
 
 const log = (msg: string) => {
-  if (process.env.SANDBOX_QUIET !== '1') process.stderr.write(`[sandbox ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+  if (process.env.SANDBOX_QUIET !== '1')
+    process.stderr.write(`[sandbox ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 };
 
 export function readState(): SandboxState | undefined {
@@ -98,10 +91,16 @@ function httpsGet(url: string, pki: ClusterPki, client = 'admin'): Promise<{ sta
   });
 }
 
-function kubeconfigYaml(entries: Array<{ name: string; server: string; pki: ClusterPki; client: string }>, current: string): string {
+function kubeconfigYaml(
+  entries: Array<{ name: string; server: string; pki: ClusterPki; client: string }>,
+  current: string,
+): string {
   const b64 = (f: string) => readFileSync(f).toString('base64');
   const clusters = entries
-    .map((e) => `- name: ${e.name}\n  cluster:\n    server: ${e.server}\n    certificate-authority-data: ${b64(e.pki.caCert)}\n`)
+    .map(
+      (e) =>
+        `- name: ${e.name}\n  cluster:\n    server: ${e.server}\n    certificate-authority-data: ${b64(e.pki.caCert)}\n`,
+    )
     .join('');
   const users = entries
     .map((e) => {
@@ -163,7 +162,12 @@ async function startGit(): Promise<SandboxState['git']> {
   const portFile = join(root, 'port');
   rmSync(portFile, { force: true });
   const port = await freePort();
-  const proc = startProcess('gitserver', bin('gitserver'), ['--root', root, '--listen', `127.0.0.1:${port}`, '--port-file', portFile], join(RUN_DIR, 'gitserver.log'));
+  const proc = startProcess(
+    'gitserver',
+    bin('gitserver'),
+    ['--root', root, '--listen', `127.0.0.1:${port}`, '--port-file', portFile],
+    join(RUN_DIR, 'gitserver.log'),
+  );
   await waitFor('git server', async () => existsSync(portFile), { proc, timeoutMs: 10_000 });
   const url = `http://127.0.0.1:${port}/${SEED_REPO}.git`;
   // Seed once: a work tree with the files, pushed over smart HTTP.
@@ -190,7 +194,19 @@ async function startCluster(name: string, namespaces: string[], gitUrl: string):
   mkdirSync(dir, { recursive: true });
   const pki = ensurePki(join(dir, 'pki'));
   const ports: Record<string, number> = {};
-  for (const p of ['etcd', 'etcdPeer', 'apiserver', 'kcm', 'scheduler', 'kwok', 'srcMetrics', 'srcHealth', 'srcStorage', 'kusMetrics', 'kusHealth']) {
+  for (const p of [
+    'etcd',
+    'etcdPeer',
+    'apiserver',
+    'kcm',
+    'scheduler',
+    'kwok',
+    'srcMetrics',
+    'srcHealth',
+    'srcStorage',
+    'kusMetrics',
+    'kusHealth',
+  ]) {
     ports[p] = await freePort();
   }
   const procs: ProcRecord[] = [];
@@ -202,65 +218,141 @@ async function startCluster(name: string, namespaces: string[], gitUrl: string):
 
   log(`${name}: etcd`);
   const etcdUrl = `http://127.0.0.1:${ports.etcd}`;
-  const etcd = startProcess('etcd', bin('etcd'), [
-    '--name', 'default',
-    '--data-dir', join(dir, 'etcd'),
-    '--listen-client-urls', etcdUrl,
-    '--advertise-client-urls', etcdUrl,
-    '--listen-peer-urls', `http://127.0.0.1:${ports.etcdPeer}`,
-    '--initial-advertise-peer-urls', `http://127.0.0.1:${ports.etcdPeer}`,
-    '--initial-cluster', `default=http://127.0.0.1:${ports.etcdPeer}`,
-    '--unsafe-no-fsync',
-    '--quota-backend-bytes', String(4 * 1024 * 1024 * 1024),
-    '--log-level', 'warn',
-  ], logf('etcd'));
+  const etcd = startProcess(
+    'etcd',
+    bin('etcd'),
+    [
+      '--name',
+      'default',
+      '--data-dir',
+      join(dir, 'etcd'),
+      '--listen-client-urls',
+      etcdUrl,
+      '--advertise-client-urls',
+      etcdUrl,
+      '--listen-peer-urls',
+      `http://127.0.0.1:${ports.etcdPeer}`,
+      '--initial-advertise-peer-urls',
+      `http://127.0.0.1:${ports.etcdPeer}`,
+      '--initial-cluster',
+      `default=http://127.0.0.1:${ports.etcdPeer}`,
+      '--unsafe-no-fsync',
+      '--quota-backend-bytes',
+      String(4 * 1024 * 1024 * 1024),
+      '--log-level',
+      'warn',
+    ],
+    logf('etcd'),
+  );
   procs.push(etcd);
   await waitFor(`${name} etcd`, async () => (await fetch(`${etcdUrl}/health`)).ok, { proc: etcd, timeoutMs: 30_000 });
 
   log(`${name}: kube-apiserver`);
-  const api = startProcess('kube-apiserver', bin('kube-apiserver'), apiserverArgs(state, pki, etcdUrl), logf('kube-apiserver'));
+  const api = startProcess(
+    'kube-apiserver',
+    bin('kube-apiserver'),
+    apiserverArgs(state, pki, etcdUrl),
+    logf('kube-apiserver'),
+  );
   procs.push(api);
-  writeState({ ...(readState() ?? emptyState()), clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state] });
-  await waitFor(`${name} kube-apiserver /readyz`, async () => (await httpsGet(`${apiserver}/readyz`, pki)).status === 200, { proc: api, timeoutMs: 90_000 });
+  writeState({
+    ...(readState() ?? emptyState()),
+    clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state],
+  });
+  await waitFor(
+    `${name} kube-apiserver /readyz`,
+    async () => (await httpsGet(`${apiserver}/readyz`, pki)).status === 200,
+    { proc: api, timeoutMs: 90_000 },
+  );
 
   // Cluster basics: namespaces, CRDs, the console's own least-privilege RBAC.
   const k = (args: string[], input?: string) => kubectlRaw(kubeconfig, args, input);
-  k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], ['flux-system', 'argocd', ...namespaces].map((n) => `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${n}\n  labels:\n    env: ${namespaces.includes(n) ? n : 'system'}\n`).join('---\n'));
-  k(['apply', '--server-side', '--field-manager=sandbox', '-f', join(ASSETS_DIR, 'crds', 'flux'), '-f', join(ASSETS_DIR, 'crds', 'argocd')]);
+  k(
+    ['apply', '--server-side', '--field-manager=sandbox', '-f', '-'],
+    ['flux-system', 'argocd', ...namespaces]
+      .map(
+        (n) =>
+          `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${n}\n  labels:\n    env: ${namespaces.includes(n) ? n : 'system'}\n`,
+      )
+      .join('---\n'),
+  );
+  k([
+    'apply',
+    '--server-side',
+    '--field-manager=sandbox',
+    '-f',
+    join(ASSETS_DIR, 'crds', 'flux'),
+    '-f',
+    join(ASSETS_DIR, 'crds', 'argocd'),
+  ]);
   k(['apply', '--server-side', '--field-manager=sandbox', '-f', join(REPO_ROOT, 'deploy', 'rbac.yaml')]);
 
   log(`${name}: controller-manager, scheduler`);
   procs.push(
-    startProcess('kube-controller-manager', bin('kube-controller-manager'), [
-      '--kubeconfig', kubeconfig,
-      '--authentication-kubeconfig', kubeconfig,
-      '--authorization-kubeconfig', kubeconfig,
-      '--leader-elect=false',
-      '--bind-address', '127.0.0.1',
-      '--secure-port', String(ports.kcm),
-      '--cert-dir', join(dir, 'kcm-certs'),
-      '--service-account-private-key-file', pki.saKey,
-      '--root-ca-file', pki.caCert,
-      '--cluster-name', name,
-      '--controllers', '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller,-persistentvolume-binder,-attachdetach,-persistentvolume-expander,-ephemeral-volume,-persistentvolumeclaim-protection,-persistentvolume-protection',
-      '--concurrent-deployment-syncs', '10',
-      '--concurrent-replicaset-syncs', '10',
-      '--kube-api-qps', '200',
-      '--kube-api-burst', '400',
-      '-v', '1',
-    ], logf('kube-controller-manager')),
-    startProcess('kube-scheduler', bin('kube-scheduler'), [
-      '--kubeconfig', kubeconfig,
-      '--authentication-kubeconfig', kubeconfig,
-      '--authorization-kubeconfig', kubeconfig,
-      '--leader-elect=false',
-      '--bind-address', '127.0.0.1',
-      '--secure-port', String(ports.scheduler),
-      '--cert-dir', join(dir, 'scheduler-certs'),
-      '--kube-api-qps', '200',
-      '--kube-api-burst', '400',
-      '-v', '1',
-    ], logf('kube-scheduler')),
+    startProcess(
+      'kube-controller-manager',
+      bin('kube-controller-manager'),
+      [
+        '--kubeconfig',
+        kubeconfig,
+        '--authentication-kubeconfig',
+        kubeconfig,
+        '--authorization-kubeconfig',
+        kubeconfig,
+        '--leader-elect=false',
+        '--bind-address',
+        '127.0.0.1',
+        '--secure-port',
+        String(ports.kcm),
+        '--cert-dir',
+        join(dir, 'kcm-certs'),
+        '--service-account-private-key-file',
+        pki.saKey,
+        '--root-ca-file',
+        pki.caCert,
+        '--cluster-name',
+        name,
+        '--controllers',
+        '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller,-persistentvolume-binder,-attachdetach,-persistentvolume-expander,-ephemeral-volume,-persistentvolumeclaim-protection,-persistentvolume-protection',
+        '--concurrent-deployment-syncs',
+        '10',
+        '--concurrent-replicaset-syncs',
+        '10',
+        '--kube-api-qps',
+        '200',
+        '--kube-api-burst',
+        '400',
+        '-v',
+        '1',
+      ],
+      logf('kube-controller-manager'),
+    ),
+    startProcess(
+      'kube-scheduler',
+      bin('kube-scheduler'),
+      [
+        '--kubeconfig',
+        kubeconfig,
+        '--authentication-kubeconfig',
+        kubeconfig,
+        '--authorization-kubeconfig',
+        kubeconfig,
+        '--leader-elect=false',
+        '--bind-address',
+        '127.0.0.1',
+        '--secure-port',
+        String(ports.scheduler),
+        '--cert-dir',
+        join(dir, 'scheduler-certs'),
+        '--kube-api-qps',
+        '200',
+        '--kube-api-burst',
+        '400',
+        '-v',
+        '1',
+      ],
+      logf('kube-scheduler'),
+    ),
   );
 
   log(`${name}: kwok and fake nodes`);
@@ -269,20 +361,35 @@ async function startCluster(name: string, namespaces: string[], gitUrl: string):
     .map((f) => readFileSync(join(ASSETS_DIR, 'kwok', f), 'utf8').trim())
     .join('\n---\n');
   const kwokConfig = join(dir, 'kwok.yaml');
-  writeFileSync(kwokConfig, `apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  nodeLeaseDurationSeconds: 40\n---\n${stages}\n`);
+  writeFileSync(
+    kwokConfig,
+    `apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  nodeLeaseDurationSeconds: 40\n---\n${stages}\n`,
+  );
   procs.push(
-    startProcess('kwok', bin('kwok'), [
-      '--kubeconfig', kubeconfig,
-      '--config', kwokConfig,
-      '--manage-all-nodes=false',
-      '--manage-nodes-with-annotation-selector', 'kwok.x-k8s.io/node=fake',
-      '--cidr', '10.244.0.1/16',
-      '--node-ip', '10.240.0.1',
-      '--server-address', `127.0.0.1:${ports.kwok}`,
-    ], logf('kwok')),
+    startProcess(
+      'kwok',
+      bin('kwok'),
+      [
+        '--kubeconfig',
+        kubeconfig,
+        '--config',
+        kwokConfig,
+        '--manage-all-nodes=false',
+        '--manage-nodes-with-annotation-selector',
+        'kwok.x-k8s.io/node=fake',
+        '--cidr',
+        '10.244.0.1/16',
+        '--node-ip',
+        '10.240.0.1',
+        '--server-address',
+        `127.0.0.1:${ports.kwok}`,
+      ],
+      logf('kwok'),
+    ),
   );
   const nodes = [1, 2, 3]
-    .map((i) => `apiVersion: v1
+    .map(
+      (i) => `apiVersion: v1
 kind: Node
 metadata:
   name: ${name}-node-${i}
@@ -299,7 +406,8 @@ status:
   allocatable: {cpu: "64", memory: 256Gi, pods: "4000"}
   capacity: {cpu: "64", memory: 256Gi, pods: "4000"}
   nodeInfo: {architecture: amd64, kubeletVersion: fake, operatingSystem: linux}
-`)
+`,
+    )
     .join('---\n');
   k(['apply', '-f', '-'], nodes);
 
@@ -308,29 +416,57 @@ status:
   const storage = join(dir, 'flux-storage');
   mkdirSync(storage, { recursive: true });
   procs.push(
-    startProcess('source-controller', bin('source-controller'), [
-      '--watch-all-namespaces=true',
-      '--enable-leader-election=false',
-      '--metrics-addr', `127.0.0.1:${ports.srcMetrics}`,
-      '--health-addr', `127.0.0.1:${ports.srcHealth}`,
-      '--storage-path', storage,
-      '--storage-addr', `127.0.0.1:${ports.srcStorage}`,
-      '--storage-adv-addr', `127.0.0.1:${ports.srcStorage}`,
-      '--events-addr', '',
-      '--log-level', 'info',
-      '--requeue-dependency', '5s',
-    ], logf('source-controller'), fluxEnv),
-    startProcess('kustomize-controller', bin('kustomize-controller'), [
-      '--watch-all-namespaces=true',
-      '--enable-leader-election=false',
-      '--metrics-addr', `127.0.0.1:${ports.kusMetrics}`,
-      '--health-addr', `127.0.0.1:${ports.kusHealth}`,
-      '--events-addr', '',
-      '--log-level', 'info',
-      '--requeue-dependency', '5s',
-    ], logf('kustomize-controller'), fluxEnv),
+    startProcess(
+      'source-controller',
+      bin('source-controller'),
+      [
+        '--watch-all-namespaces=true',
+        '--enable-leader-election=false',
+        '--metrics-addr',
+        `127.0.0.1:${ports.srcMetrics}`,
+        '--health-addr',
+        `127.0.0.1:${ports.srcHealth}`,
+        '--storage-path',
+        storage,
+        '--storage-addr',
+        `127.0.0.1:${ports.srcStorage}`,
+        '--storage-adv-addr',
+        `127.0.0.1:${ports.srcStorage}`,
+        '--events-addr',
+        '',
+        '--log-level',
+        'info',
+        '--requeue-dependency',
+        '5s',
+      ],
+      logf('source-controller'),
+      fluxEnv,
+    ),
+    startProcess(
+      'kustomize-controller',
+      bin('kustomize-controller'),
+      [
+        '--watch-all-namespaces=true',
+        '--enable-leader-election=false',
+        '--metrics-addr',
+        `127.0.0.1:${ports.kusMetrics}`,
+        '--health-addr',
+        `127.0.0.1:${ports.kusHealth}`,
+        '--events-addr',
+        '',
+        '--log-level',
+        'info',
+        '--requeue-dependency',
+        '5s',
+      ],
+      logf('kustomize-controller'),
+      fluxEnv,
+    ),
   );
-  writeState({ ...(readState() ?? emptyState()), clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state] });
+  writeState({
+    ...(readState() ?? emptyState()),
+    clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state],
+  });
 
   k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], fluxObjects(namespaces, gitUrl));
   k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], argoObjects(name, namespaces, gitUrl, apiserver));
@@ -339,7 +475,13 @@ status:
 
 function kubectlRaw(kubeconfig: string, args: string[], input?: string): string {
   try {
-    return execFileSync(bin('kubectl'), ['--kubeconfig', kubeconfig, ...args], { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000, maxBuffer: 256 * 1024 * 1024 });
+    return execFileSync(bin('kubectl'), ['--kubeconfig', kubeconfig, ...args], {
+      input,
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: 60_000,
+      maxBuffer: 256 * 1024 * 1024,
+    });
   } catch (e) {
     const err = e as { stderr?: string; message: string };
     throw new Error(`kubectl ${args.join(' ')}: ${err.stderr?.trim() || err.message}`);
@@ -348,31 +490,49 @@ function kubectlRaw(kubeconfig: string, args: string[], input?: string): string 
 
 function apiserverArgs(c: ClusterState, pki: ClusterPki, etcdUrl: string): string[] {
   return [
-    '--etcd-servers', etcdUrl,
-    '--bind-address', '127.0.0.1',
-    '--advertise-address', '127.0.0.1',
-    '--secure-port', String(c.ports.apiserver),
-    '--cert-dir', join(c.dir, 'apiserver-certs'),
-    '--tls-cert-file', pki.servingCert,
-    '--tls-private-key-file', pki.servingKey,
-    '--client-ca-file', pki.caCert,
-    '--authorization-mode', 'RBAC',
-    '--service-account-issuer', `https://127.0.0.1:${c.ports.apiserver}`,
-    '--service-account-key-file', pki.saPub,
-    '--service-account-signing-key-file', pki.saKey,
-    '--service-cluster-ip-range', '10.0.0.0/24',
-    '--endpoint-reconciler-type', 'none',
+    '--etcd-servers',
+    etcdUrl,
+    '--bind-address',
+    '127.0.0.1',
+    '--advertise-address',
+    '127.0.0.1',
+    '--secure-port',
+    String(c.ports.apiserver),
+    '--cert-dir',
+    join(c.dir, 'apiserver-certs'),
+    '--tls-cert-file',
+    pki.servingCert,
+    '--tls-private-key-file',
+    pki.servingKey,
+    '--client-ca-file',
+    pki.caCert,
+    '--authorization-mode',
+    'RBAC',
+    '--service-account-issuer',
+    `https://127.0.0.1:${c.ports.apiserver}`,
+    '--service-account-key-file',
+    pki.saPub,
+    '--service-account-signing-key-file',
+    pki.saKey,
+    '--service-cluster-ip-range',
+    '10.0.0.0/24',
+    '--endpoint-reconciler-type',
+    'none',
     '--allow-privileged=true',
     '--enable-priority-and-fairness=false',
-    '--max-requests-inflight', '1000',
-    '--max-mutating-requests-inflight', '500',
+    '--max-requests-inflight',
+    '1000',
+    '--max-mutating-requests-inflight',
+    '500',
     '--watch-cache=true',
-    '-v', '1',
+    '-v',
+    '1',
   ];
 }
 
 export function fluxObjects(namespaces: string[], gitUrl: string): string {
-  const docs = [`apiVersion: source.toolkit.fluxcd.io/v1
+  const docs = [
+    `apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata:
   name: digital-human
@@ -383,7 +543,8 @@ spec:
   timeout: 20s
   ref:
     branch: main
-`];
+`,
+  ];
   for (const env of namespaces) {
     docs.push(`apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -486,11 +647,28 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   for (const [name, nss] of Object.entries(topology)) {
     clusters.push(await startCluster(name, nss, gitState.url));
   }
-  const entries = clusters.map((c) => ({ name: c.name, server: c.apiserver, pki: ensurePki(join(c.dir, 'pki')), client: 'admin' }));
+  const entries = clusters.map((c) => ({
+    name: c.name,
+    server: c.apiserver,
+    pki: ensurePki(join(c.dir, 'pki')),
+    client: 'admin',
+  }));
   writeFileSync(KUBECONFIG_PATH, kubeconfigYaml(entries, clusters[0]?.name ?? ''), { mode: 0o600 });
   // A second kubeconfig with the console's own least-privilege identity (deploy/rbac.yaml).
-  writeFileSync(join(SANDBOX_DIR, 'kubeconfig-console'), kubeconfigYaml(entries.map((e) => ({ ...e, client: 'gitops-console' })), clusters[0]?.name ?? ''), { mode: 0o600 });
-  const state: SandboxState = { startedAt: new Date().toISOString(), clusters, git: gitState, kubeconfig: KUBECONFIG_PATH };
+  writeFileSync(
+    join(SANDBOX_DIR, 'kubeconfig-console'),
+    kubeconfigYaml(
+      entries.map((e) => ({ ...e, client: 'gitops-console' })),
+      clusters[0]?.name ?? '',
+    ),
+    { mode: 0o600 },
+  );
+  const state: SandboxState = {
+    startedAt: new Date().toISOString(),
+    clusters,
+    git: gitState,
+    kubeconfig: KUBECONFIG_PATH,
+  };
   writeState(state);
   if (opts.waitReady !== false) {
     const { waitForAllReady } = await import('./scenario.ts');
@@ -502,7 +680,12 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
 
 function sameTopology(st: SandboxState, t: Record<string, string[]>): boolean {
   const names = Object.keys(t).sort().join(',');
-  return st.clusters.map((c) => c.name).sort().join(',') === names;
+  return (
+    st.clusters
+      .map((c) => c.name)
+      .sort()
+      .join(',') === names
+  );
 }
 
 async function sandboxHealthy(st: SandboxState): Promise<boolean> {
@@ -521,7 +704,10 @@ export interface ComponentStatus {
 export async function sandboxStatus(st = readState()): Promise<ComponentStatus[]> {
   if (!st) return [];
   const out: ComponentStatus[] = [];
-  const procs: Array<[string, ProcRecord]> = [['-', st.git.proc], ...st.clusters.flatMap((c) => c.procs.map((p): [string, ProcRecord] => [c.name, p]))];
+  const procs: Array<[string, ProcRecord]> = [
+    ['-', st.git.proc],
+    ...st.clusters.flatMap((c) => c.procs.map((p): [string, ProcRecord] => [c.name, p])),
+  ];
   for (const [cluster, p] of procs) {
     const ok = p.pid > 0 && alive(p.pid);
     out.push({ cluster, component: p.name, pid: p.pid, ok, ...(ok ? {} : { logTail: tail(p.log, 15) }) });
@@ -564,7 +750,11 @@ export async function startApiserver(cluster: string): Promise<void> {
   c.procs[idx] = next;
   writeState(st);
   const pki = ensurePki(join(c.dir, 'pki'));
-  await waitFor(`${cluster} kube-apiserver /readyz`, async () => (await httpsGet(`${c.apiserver}/readyz`, pki)).status === 200, { proc: next, timeoutMs: 90_000 });
+  await waitFor(
+    `${cluster} kube-apiserver /readyz`,
+    async () => (await httpsGet(`${c.apiserver}/readyz`, pki)).status === 200,
+    { proc: next, timeoutMs: 90_000 },
+  );
 }
 
 export function mustState(): SandboxState {

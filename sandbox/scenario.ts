@@ -57,23 +57,51 @@ export function writeRepoFile(work: string, path: string, content: string): void
 
 /** Removes a resource file from base/ and from base/kustomization.yaml. */
 export function removeFromGit(file: string, st = mustState()): string {
-  return commitAndPush(`Remove ${file}`, (w) => {
-    rmSync(join(w, 'base', file), { force: true });
-    const k = join(w, 'base', 'kustomization.yaml');
-    writeFileSync(k, readFileSync(k, 'utf8').split('\n').filter((l) => l.trim() !== `- ${file}`).join('\n'));
-  }, st);
+  return commitAndPush(
+    `Remove ${file}`,
+    (w) => {
+      rmSync(join(w, 'base', file), { force: true });
+      const k = join(w, 'base', 'kustomization.yaml');
+      writeFileSync(
+        k,
+        readFileSync(k, 'utf8')
+          .split('\n')
+          .filter((l) => l.trim() !== `- ${file}`)
+          .join('\n'),
+      );
+    },
+    st,
+  );
 }
 
 /** Makes an overlay render to zero objects (the dangerous-prune scenario). */
 export function makeRenderEmpty(env: string, st = mustState()): string {
-  return commitAndPush(`Empty ${env} render`, (w) => {
-    writeFileSync(join(w, 'overlays', env, 'kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
-  }, st);
+  return commitAndPush(
+    `Empty ${env} render`,
+    (w) => {
+      writeFileSync(
+        join(w, 'overlays', env, 'kustomization.yaml'),
+        'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n',
+      );
+    },
+    st,
+  );
 }
 
 /** What `kubectl edit` does: a patch with field manager kubectl-edit (operation Update). */
 export function kubectlEdit(cluster: string, kindName: string, namespace: string, patch: Json): void {
-  kubectl(cluster, ['-n', namespace, 'patch', kindName, '--type', 'merge', '--field-manager', 'kubectl-edit', '-p', JSON.stringify(patch)]);
+  kubectl(cluster, [
+    '-n',
+    namespace,
+    'patch',
+    kindName,
+    '--type',
+    'merge',
+    '--field-manager',
+    'kubectl-edit',
+    '-p',
+    JSON.stringify(patch),
+  ]);
 }
 
 /** What `kubectl scale` does: an Update of the scale subresource. */
@@ -82,8 +110,27 @@ export function kubectlScale(cluster: string, kindName: string, namespace: strin
 }
 
 /** A second controller (the cloud-controller pattern) writing a Service annotation. */
-export function annotateServiceAsController(cluster: string, namespace: string, service: string, key: string, value: string, manager = 'cloud-lb-controller'): void {
-  kubectl(cluster, ['-n', namespace, 'patch', 'service', service, '--type', 'merge', '--field-manager', manager, '-p', JSON.stringify({ metadata: { annotations: { [key]: value } } })]);
+export function annotateServiceAsController(
+  cluster: string,
+  namespace: string,
+  service: string,
+  key: string,
+  value: string,
+  manager = 'cloud-lb-controller',
+): void {
+  kubectl(cluster, [
+    '-n',
+    namespace,
+    'patch',
+    'service',
+    service,
+    '--type',
+    'merge',
+    '--field-manager',
+    manager,
+    '-p',
+    JSON.stringify({ metadata: { annotations: { [key]: value } } }),
+  ]);
 }
 
 export async function gitOffline(st = mustState()): Promise<void> {
@@ -102,34 +149,61 @@ const conditions = (o: Json): Array<{ type: string; status: string; reason?: str
 
 /** Asks Flux to reconcile now (what `flux reconcile` does: the requestedAt annotation). */
 export function requestReconcile(cluster: string, kind: 'gitrepository' | 'kustomization', name: string): void {
-  kubectl(cluster, ['-n', 'flux-system', 'annotate', '--overwrite', `${kind}/${name}`, `reconcile.fluxcd.io/requestedAt=${new Date().toISOString()}`]);
+  kubectl(cluster, [
+    '-n',
+    'flux-system',
+    'annotate',
+    '--overwrite',
+    `${kind}/${name}`,
+    `reconcile.fluxcd.io/requestedAt=${new Date().toISOString()}`,
+  ]);
 }
 
-export async function waitForKustomizationRevision(cluster: string, name: string, sha: string, timeoutMs = 120_000): Promise<void> {
+export async function waitForKustomizationRevision(
+  cluster: string,
+  name: string,
+  sha: string,
+  timeoutMs = 120_000,
+): Promise<void> {
   requestReconcile(cluster, 'gitrepository', 'digital-human');
   let lastNudge = Date.now();
-  await waitFor(`${cluster}/${name} at ${sha.slice(0, 8)}`, async () => {
-    const k = getJson(cluster, ['-n', 'flux-system', 'get', 'kustomization', name]);
-    const st = k.status as Json | undefined;
-    const ready = conditions(k).find((c) => c.type === 'Ready');
-    if (Date.now() - lastNudge > 5000) {
-      lastNudge = Date.now();
-      requestReconcile(cluster, 'gitrepository', 'digital-human');
-      requestReconcile(cluster, 'kustomization', name);
-    }
-    return String(st?.lastAppliedRevision ?? '').endsWith(sha) && ready?.status === 'True';
-  }, { timeoutMs, intervalMs: 500 });
+  await waitFor(
+    `${cluster}/${name} at ${sha.slice(0, 8)}`,
+    async () => {
+      const k = getJson(cluster, ['-n', 'flux-system', 'get', 'kustomization', name]);
+      const st = k.status as Json | undefined;
+      const ready = conditions(k).find((c) => c.type === 'Ready');
+      if (Date.now() - lastNudge > 5000) {
+        lastNudge = Date.now();
+        requestReconcile(cluster, 'gitrepository', 'digital-human');
+        requestReconcile(cluster, 'kustomization', name);
+      }
+      return String(st?.lastAppliedRevision ?? '').endsWith(sha) && ready?.status === 'True';
+    },
+    { timeoutMs, intervalMs: 500 },
+  );
 }
 
-export async function waitForDeploymentAvailable(cluster: string, ns: string, name: string, timeoutMs = 120_000): Promise<Json> {
+export async function waitForDeploymentAvailable(
+  cluster: string,
+  ns: string,
+  name: string,
+  timeoutMs = 120_000,
+): Promise<Json> {
   let last: Json = {};
-  await waitFor(`${cluster}/${ns}/deployment/${name} available`, async () => {
-    last = getJson(cluster, ['-n', ns, 'get', 'deployment', name]);
-    const st = last.status as Json | undefined;
-    const spec = last.spec as Json;
-    const avail = conditions(last).find((c) => c.type === 'Available');
-    return avail?.status === 'True' && st?.updatedReplicas === spec.replicas && st?.availableReplicas === spec.replicas;
-  }, { timeoutMs, intervalMs: 500 });
+  await waitFor(
+    `${cluster}/${ns}/deployment/${name} available`,
+    async () => {
+      last = getJson(cluster, ['-n', ns, 'get', 'deployment', name]);
+      const st = last.status as Json | undefined;
+      const spec = last.spec as Json;
+      const avail = conditions(last).find((c) => c.type === 'Available');
+      return (
+        avail?.status === 'True' && st?.updatedReplicas === spec.replicas && st?.availableReplicas === spec.replicas
+      );
+    },
+    { timeoutMs, intervalMs: 500 },
+  );
   return last;
 }
 
@@ -152,19 +226,44 @@ export async function simulateArgoSync(cluster: string, app: string, st = mustSt
     const files = readdirSync(dir);
     const rendered = files.includes('kustomization.yaml')
       ? execFileSync(bin('kustomize'), ['build', dir], { encoding: 'utf8' })
-      : files.filter((f) => /\.ya?ml$/.test(f)).map((f) => readFileSync(join(dir, f), 'utf8')).join('\n---\n');
-    const objs = JSON.parse(execFileSync(bin('kubectl'), ['create', '--dry-run=client', '-o', 'json', '-f', '-'], { input: rendered, encoding: 'utf8' })) as Json;
-    const items = (objs.kind === 'List' ? (objs.items as Json[]) : [objs]);
+      : files
+          .filter((f) => /\.ya?ml$/.test(f))
+          .map((f) => readFileSync(join(dir, f), 'utf8'))
+          .join('\n---\n');
+    const objs = JSON.parse(
+      execFileSync(bin('kubectl'), ['create', '--dry-run=client', '-o', 'json', '-f', '-'], {
+        input: rendered,
+        encoding: 'utf8',
+      }),
+    ) as Json;
+    const items = objs.kind === 'List' ? (objs.items as Json[]) : [objs];
     const ns = spec.destination.namespace;
     const resources: Json[] = [];
     for (const o of items) {
       const md = (o.metadata ??= {}) as Json;
       md.namespace ??= ns;
-      const [group, version] = String(o.apiVersion).includes('/') ? String(o.apiVersion).split('/') : ['', String(o.apiVersion)];
-      md.annotations = { ...((md.annotations as Json) ?? {}), 'argocd.argoproj.io/tracking-id': `${app}:${group}/${String(o.kind)}:${String(md.namespace)}/${String(md.name)}` };
-      resources.push({ group, version, kind: o.kind, namespace: md.namespace, name: md.name, status: 'Synced', health: { status: 'Healthy' } });
+      const [group, version] = String(o.apiVersion).includes('/')
+        ? String(o.apiVersion).split('/')
+        : ['', String(o.apiVersion)];
+      md.annotations = {
+        ...((md.annotations as Json) ?? {}),
+        'argocd.argoproj.io/tracking-id': `${app}:${group}/${String(o.kind)}:${String(md.namespace)}/${String(md.name)}`,
+      };
+      resources.push({
+        group,
+        version,
+        kind: o.kind,
+        namespace: md.namespace,
+        name: md.name,
+        status: 'Synced',
+        health: { status: 'Healthy' },
+      });
     }
-    kubectl(cluster, ['apply', '--server-side', '--force-conflicts', '--field-manager=argocd-controller', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+    kubectl(
+      cluster,
+      ['apply', '--server-side', '--force-conflicts', '--field-manager=argocd-controller', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
+    );
     const now = new Date().toISOString();
     // health as Argo CD would assess it: wait briefly for Deployments to become available
     let health = 'Healthy';
@@ -177,7 +276,11 @@ export async function simulateArgoSync(cluster: string, app: string, st = mustSt
       }
     }
     const status = {
-      sync: { status: 'Synced', revision: sha, comparedTo: { source: (appObj.spec as Json).source, destination: spec.destination } },
+      sync: {
+        status: 'Synced',
+        revision: sha,
+        comparedTo: { source: (appObj.spec as Json).source, destination: spec.destination },
+      },
       health: { status: health, lastTransitionTime: now },
       resources,
       reconciledAt: now,
@@ -188,11 +291,31 @@ export async function simulateArgoSync(cluster: string, app: string, st = mustSt
         startedAt: now,
         finishedAt: now,
         operation: { sync: { revision: sha }, initiatedBy: { automated: true } },
-        syncResult: { revision: sha, resources: resources.map((r) => ({ ...r, status: 'Synced', message: `${String(r.kind).toLowerCase()}/${String(r.name)} serverside-applied`, syncPhase: 'Sync' })) },
+        syncResult: {
+          revision: sha,
+          resources: resources.map((r) => ({
+            ...r,
+            status: 'Synced',
+            message: `${String(r.kind).toLowerCase()}/${String(r.name)} serverside-applied`,
+            syncPhase: 'Sync',
+          })),
+        },
       },
     };
     // Application has no status subresource; Argo CD writes the whole object.
-    kubectl(cluster, ['-n', 'argocd', 'patch', 'application', app, '--type', 'merge', '--field-manager', 'argocd-controller', '-p', JSON.stringify({ status })]);
+    kubectl(cluster, [
+      '-n',
+      'argocd',
+      'patch',
+      'application',
+      app,
+      '--type',
+      'merge',
+      '--field-manager',
+      'argocd-controller',
+      '-p',
+      JSON.stringify({ status }),
+    ]);
     return sha;
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -203,17 +326,29 @@ export async function simulateArgoSync(cluster: string, app: string, st = mustSt
 export async function waitForAllReady(st: SandboxState): Promise<void> {
   const head = repoHead(st);
   await Promise.all(
-    st.clusters.flatMap((c) => c.namespaces.map((env) => waitForKustomizationRevision(c.name, `digital-human-${env}`, head, 180_000))),
+    st.clusters.flatMap((c) =>
+      c.namespaces.map((env) => waitForKustomizationRevision(c.name, `digital-human-${env}`, head, 180_000)),
+    ),
   );
   for (const c of st.clusters) {
     const apps = (getJson(c.name, ['-n', 'argocd', 'get', 'applications']).items as Json[]) ?? [];
     for (const a of apps) await simulateArgoSync(c.name, String((a.metadata as Json).name), st);
     for (const env of c.namespaces) {
-      await waitFor(`${c.name}/${env}/tts-gateway service`, async () => {
-        kubectl(c.name, ['-n', env, 'get', 'service', 'tts-gateway']);
-        return true;
-      }, { timeoutMs: 60_000 });
-      annotateServiceAsController(c.name, env, 'tts-gateway', 'service.beta.kubernetes.io/load-balancer-id', `lb-${c.name}-${env}-7f3a`);
+      await waitFor(
+        `${c.name}/${env}/tts-gateway service`,
+        async () => {
+          kubectl(c.name, ['-n', env, 'get', 'service', 'tts-gateway']);
+          return true;
+        },
+        { timeoutMs: 60_000 },
+      );
+      annotateServiceAsController(
+        c.name,
+        env,
+        'tts-gateway',
+        'service.beta.kubernetes.io/load-balancer-id',
+        `lb-${c.name}-${env}-7f3a`,
+      );
     }
   }
   await sleep(0);

@@ -73,7 +73,10 @@ export const ClusterStateSchema = z.object({
   since: z.string(),
   staleSince: z.string().optional(),
   reason: z.string().optional(),
-  kinds: z.record(z.string(), z.object({ synced: z.boolean(), absent: z.boolean(), objects: z.number(), error: z.string().optional() })),
+  kinds: z.record(
+    z.string(),
+    z.object({ synced: z.boolean(), absent: z.boolean(), objects: z.number(), error: z.string().optional() }),
+  ),
 });
 export type ClusterStateDto = z.infer<typeof ClusterStateSchema>;
 

@@ -65,8 +65,7 @@ export function chainText(e: Omit<EvidenceEvent, 'hash'>): string {
 }
 
 export type VerifyResult =
-  | { ok: true; count: number; head: string }
-  | { ok: false; count: number; brokenAt: number; reason: string };
+  { ok: true; count: number; head: string } | { ok: false; count: number; brokenAt: number; reason: string };
 
 /** Walks events in seq order and reports the first broken link. */
 export function verifyChain(
@@ -79,13 +78,24 @@ export function verifyChain(
   let count = 0;
   for (const e of events) {
     if (e.seq !== expectSeq) {
-      return { ok: false, count, brokenAt: expectSeq, reason: `event ${expectSeq} is missing (next stored is ${e.seq})` };
+      return {
+        ok: false,
+        count,
+        brokenAt: expectSeq,
+        reason: `event ${expectSeq} is missing (next stored is ${e.seq})`,
+      };
     }
     if (e.prevHash !== prev) {
-      return { ok: false, count, brokenAt: e.seq, reason: `event ${e.seq} does not link to the hash of event ${e.seq - 1}` };
+      return {
+        ok: false,
+        count,
+        brokenAt: e.seq,
+        reason: `event ${e.seq} does not link to the hash of event ${e.seq - 1}`,
+      };
     }
     const h = sha256(chainText(e));
-    if (h !== e.hash) return { ok: false, count, brokenAt: e.seq, reason: `event ${e.seq} content does not match its hash` };
+    if (h !== e.hash)
+      return { ok: false, count, brokenAt: e.seq, reason: `event ${e.seq} content does not match its hash` };
     prev = e.hash;
     expectSeq++;
     count++;

@@ -42,7 +42,8 @@ function deployment(o: Obj): HealthAssessment {
   if (spec.paused === true) return { status: 'Suspended', message: 'Deployment is paused' };
   if (generationPending(o)) return progressing('waiting for the controller to observe the new generation');
   const p = cond(o, 'Progressing');
-  if (p?.reason === 'ProgressDeadlineExceeded') return degraded(`rollout stalled: ${p.message ?? 'progress deadline exceeded'}`);
+  if (p?.reason === 'ProgressDeadlineExceeded')
+    return degraded(`rollout stalled: ${p.message ?? 'progress deadline exceeded'}`);
   const want = num(spec.replicas, 1);
   const updated = num(st.updatedReplicas);
   const total = num(st.replicas);
@@ -60,7 +61,8 @@ function statefulSet(o: Obj): HealthAssessment {
   const want = num(spec.replicas, 1);
   const ready = num(st.readyReplicas);
   const strategy = asObj(spec.updateStrategy);
-  if (strategy.type === 'OnDelete') return ready < want ? progressing(`${ready} of ${want} ready`) : ok(`${ready}/${want} ready (OnDelete)`);
+  if (strategy.type === 'OnDelete')
+    return ready < want ? progressing(`${ready} of ${want} ready`) : ok(`${ready}/${want} ready (OnDelete)`);
   const partition = num(asObj(strategy.rollingUpdate).partition);
   const updated = num(st.updatedReplicas);
   if (ready < want) return progressing(`${ready} of ${want} replicas ready`);
@@ -120,7 +122,8 @@ function containerProblem(statuses: unknown, init: boolean): string | undefined 
       return `container ${name} terminated: ${String(term.reason ?? 'Error')} (exit ${String(term.exitCode)})`;
     }
     const lastTerm = asObj(asObj(cs.lastState).terminated);
-    if (lastTerm.reason === 'OOMKilled' && cs.ready !== true) return `container ${name} was OOMKilled (restarts: ${String(cs.restartCount ?? 0)})`;
+    if (lastTerm.reason === 'OOMKilled' && cs.ready !== true)
+      return `container ${name} was OOMKilled (restarts: ${String(cs.restartCount ?? 0)})`;
   }
   return undefined;
 }
@@ -160,7 +163,11 @@ function job(o: Obj): HealthAssessment {
 
 function cronJob(o: Obj): HealthAssessment {
   if (asObj(o.spec).suspend === true) return { status: 'Suspended', message: 'CronJob is suspended' };
-  return ok(asObj(o.status).lastScheduleTime ? `last scheduled ${String(asObj(o.status).lastScheduleTime)}` : 'not scheduled yet');
+  return ok(
+    asObj(o.status).lastScheduleTime
+      ? `last scheduled ${String(asObj(o.status).lastScheduleTime)}`
+      : 'not scheduled yet',
+  );
 }
 
 function service(o: Obj): HealthAssessment {
@@ -236,7 +243,13 @@ export function assessHealth(obj: unknown): HealthAssessment {
   const group = typeof o.apiVersion === 'string' && o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : '';
   if (!kind) return { status: 'Unknown', message: 'object has no kind' };
   try {
-    if (group === '' || group === 'apps' || group === 'batch' || group === 'autoscaling' || group === 'networking.k8s.io') {
+    if (
+      group === '' ||
+      group === 'apps' ||
+      group === 'batch' ||
+      group === 'autoscaling' ||
+      group === 'networking.k8s.io'
+    ) {
       switch (kind) {
         case 'Deployment':
           return deployment(o);

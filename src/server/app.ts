@@ -32,7 +32,13 @@ export class HttpError extends Error {
   }
 }
 
-export function sendError(reply: FastifyReply, status: number, code: string, message: string, cluster?: string): FastifyReply {
+export function sendError(
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  message: string,
+  cluster?: string,
+): FastifyReply {
   const body: ErrorBody = { error: { code, message, ...(cluster ? { cluster } : {}) } };
   return reply.code(status).type('application/json').send(body);
 }
@@ -46,7 +52,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: deps.loggerLevel ?? 'info',
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'], censor: '[redacted]' },
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'],
+        censor: '[redacted]',
+      },
     },
     bodyLimit: 1024 * 1024,
     disableRequestLogging: deps.loggerLevel !== 'debug',
@@ -82,7 +91,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const synced = states.filter((s) => s.status === 'connected').length;
     // ready once every cluster has been tried: connected, or known to be unreachable
     const ready = states.every((s) => s.status !== 'connecting');
-    return rep.code(ready ? 200 : 503).send({ ready, clusters: states.length, connected: synced, store: deps.store.kind });
+    return rep
+      .code(ready ? 200 : 503)
+      .send({ ready, clusters: states.length, connected: synced, store: deps.store.kind });
   });
 
   app.get('/api/clusters', async () => reply(ClustersResponse, { clusters: deps.clusters.states() }));

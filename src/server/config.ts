@@ -25,7 +25,10 @@ export type Config = z.infer<typeof ConfigSchema>;
 export class ConfigError extends Error {}
 
 function list(v: string | undefined): string[] | undefined {
-  const l = v?.split(',').map((s) => s.trim()).filter(Boolean);
+  const l = v
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return l && l.length ? l : undefined;
 }
 
@@ -53,7 +56,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ');
-    throw new ConfigError(`invalid configuration: ${issues}`.replace(/postgres(ql)?:\/\/[^@\s]*@/gi, 'postgres://***@'));
+    throw new ConfigError(
+      `invalid configuration: ${issues}`.replace(/postgres(ql)?:\/\/[^@\s]*@/gi, 'postgres://***@'),
+    );
   }
   const cfg = parsed.data;
   if (!cfg.sandbox && !cfg.kubeconfig) {

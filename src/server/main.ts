@@ -23,7 +23,10 @@ export async function startConsole(cfg: Config): Promise<RunningConsole> {
   }
   if (!kubeconfig) throw new ConfigError('no kubeconfig');
   const contexts = ClusterManager.loadContexts(kubeconfig, cfg.contexts);
-  const store = await openEvidenceStore({ dataDir: cfg.dataDir, ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}) });
+  const store = await openEvidenceStore({
+    dataDir: cfg.dataDir,
+    ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}),
+  });
   const clusters = new ClusterManager();
   const deps = {
     clusters,
@@ -46,7 +49,12 @@ export async function startConsole(cfg: Config): Promise<RunningConsole> {
     time: new Date().toISOString(),
     type: 'console.started',
     actor: 'console',
-    data: { clusters: contexts.map((c) => c.name), store: store.kind, sandbox: cfg.sandbox, version: process.env.npm_package_version ?? 'dev' },
+    data: {
+      clusters: contexts.map((c) => c.name),
+      store: store.kind,
+      sandbox: cfg.sandbox,
+      version: process.env.npm_package_version ?? 'dev',
+    },
   });
   const address = await app.listen({ host: cfg.host, port: cfg.port });
   app.log.info({ address, clusters: contexts.map((c) => c.name), store: store.kind }, 'console listening');

@@ -21,12 +21,16 @@ export function applicationToApp(cluster: string, obj: unknown, envLabel: string
   const sync = asObj(status.sync);
   const healthObj = asObj(status.health);
   const op = asObj(status.operationState);
-  const automated = spec.syncPolicy && asObj(spec.syncPolicy).automated !== undefined ? asObj(asObj(spec.syncPolicy).automated) : undefined;
+  const automated =
+    spec.syncPolicy && asObj(spec.syncPolicy).automated !== undefined
+      ? asObj(asObj(spec.syncPolicy).automated)
+      : undefined;
   const autoSync = automated !== undefined && automated.enabled !== false;
   if (!o.status) warnings.push('no status: no Argo CD controller has reconciled this Application');
   const syncStatus: SyncStatus = sync.status === 'Synced' || sync.status === 'OutOfSync' ? sync.status : 'Unknown';
   const hs = str(healthObj.status);
-  const health: HealthStatus = hs && (HEALTH_STATES as readonly string[]).includes(hs) ? (hs as HealthStatus) : 'Unknown';
+  const health: HealthStatus =
+    hs && (HEALTH_STATES as readonly string[]).includes(hs) ? (hs as HealthStatus) : 'Unknown';
   const inventory: ObjectRef[] = [];
   if (Array.isArray(status.resources)) {
     for (const r of status.resources as Obj[]) {
@@ -43,7 +47,9 @@ export function applicationToApp(cluster: string, obj: unknown, envLabel: string
       });
     }
   }
-  const owner = (Array.isArray(md.ownerReferences) ? (md.ownerReferences as Obj[]) : []).find((r) => r.kind === 'ApplicationSet');
+  const owner = (Array.isArray(md.ownerReferences) ? (md.ownerReferences as Obj[]) : []).find(
+    (r) => r.kind === 'ApplicationSet',
+  );
   const annotations = asObj(md.annotations);
   const opMessage = str(op.message);
   return {
@@ -71,7 +77,13 @@ export function applicationToApp(cluster: string, obj: unknown, envLabel: string
     },
     sync: syncStatus,
     health,
-    healthMessage: str(healthObj.message) ?? (opMessage ? `last operation ${String(op.phase ?? '')}: ${opMessage}` : hs ? `Argo CD reports ${hs}` : 'no health reported'),
+    healthMessage:
+      str(healthObj.message) ??
+      (opMessage
+        ? `last operation ${String(op.phase ?? '')}: ${opMessage}`
+        : hs
+          ? `Argo CD reports ${hs}`
+          : 'no health reported'),
     conditions: conditionsOf(o),
     inventory,
     ...(owner ? { owner: { kind: 'ApplicationSet', name: String(owner.name) } } : {}),

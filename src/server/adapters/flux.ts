@@ -1,6 +1,13 @@
 // Flux adapter: Kustomization / HelmRelease (+ their sources) → App.
 // Pure functions over plain JSON; the informer cache supplies the objects.
-import { appId, type App, type AppSource, type Condition, type HealthStatus, type SyncStatus } from '../../domain/app.ts';
+import {
+  appId,
+  type App,
+  type AppSource,
+  type Condition,
+  type HealthStatus,
+  type SyncStatus,
+} from '../../domain/app.ts';
 import { assessHealth } from '../../domain/health.ts';
 import { parseFluxInventoryId, type ObjectRef } from '../../domain/refs.ts';
 import { asObj, conditionsOf, envOf, str, type Obj } from './common.ts';
@@ -18,7 +25,13 @@ function sourceInfo(sourceObj: Obj | undefined, kind: string, name: string): App
     kind,
     name,
     url: str(spec.url) ?? str(artifact.url),
-    ref: str(ref.branch) ?? str(ref.tag) ?? str(ref.semver) ?? str(ref.commit) ?? str(ref.name) ?? str(spec.ref as unknown),
+    ref:
+      str(ref.branch) ??
+      str(ref.tag) ??
+      str(ref.semver) ??
+      str(ref.commit) ??
+      str(ref.name) ??
+      str(spec.ref as unknown),
     revisionWanted: str(artifact.revision),
     artifactDigest: str(artifact.digest),
     sourceReady: ready ? `${ready.status}${ready.reason ? ` (${ready.reason})` : ''}` : undefined,
@@ -130,7 +143,9 @@ export function helmReleaseToApp(cluster: string, obj: unknown, lookup: SourceLo
   const conds = conditionsOf(o);
   if (!o.status) warnings.push('no status yet: the controller has not reconciled this object');
   const suspended = spec.suspend === true;
-  const h = conds.length ? assessHealth(o) : { status: 'Unknown' as const, message: 'no status reported by helm-controller' };
+  const h = conds.length
+    ? assessHealth(o)
+    : { status: 'Unknown' as const, message: 'no status reported by helm-controller' };
   const ready = conds.find((c) => c.type === 'Ready');
   return {
     id: appId(cluster, namespace, 'HelmRelease', name),

@@ -89,7 +89,12 @@ export class ManagedCluster {
     let allSynced = true;
     let err: KubeError | undefined = this.probeError;
     for (const [k, inf] of this.informers) {
-      kinds[k] = { synced: inf.state.synced, absent: inf.state.absent, objects: inf.store.size, ...(inf.state.error ? { error: inf.state.error.message } : {}) };
+      kinds[k] = {
+        synced: inf.state.synced,
+        absent: inf.state.absent,
+        objects: inf.store.size,
+        ...(inf.state.error ? { error: inf.state.error.message } : {}),
+      };
       if (!inf.state.synced) allSynced = false;
       if (inf.state.error && !err) err = inf.state.error;
     }
@@ -97,7 +102,12 @@ export class ManagedCluster {
     let next: ClusterState;
     const now = new Date().toISOString();
     if (err) {
-      const reason = err.status === 429 ? `throttled by the apiserver (429): ${err.message}` : err.status === 403 ? `forbidden: ${err.message}` : err.message;
+      const reason =
+        err.status === 429
+          ? `throttled by the apiserver (429): ${err.message}`
+          : err.status === 403
+            ? `forbidden: ${err.message}`
+            : err.message;
       next = {
         ...prev,
         status: 'unreachable',
@@ -145,7 +155,8 @@ export class ClusterManager extends EventEmitter<ClusterEvents> {
     if (available.length === 0) throw new Error(`kubeconfig ${file} has no contexts`);
     const wanted = contexts && contexts.length ? contexts : available;
     return wanted.map((name) => {
-      if (!available.includes(name)) throw new Error(`context "${name}" not found in kubeconfig ${file} (available: ${available.join(', ')})`);
+      if (!available.includes(name))
+        throw new Error(`context "${name}" not found in kubeconfig ${file} (available: ${available.join(', ')})`);
       const kc = new KubeConfig();
       kc.loadFromFile(file);
       kc.setCurrentContext(name);
@@ -155,7 +166,13 @@ export class ClusterManager extends EventEmitter<ClusterEvents> {
   }
 
   add(name: string, kc: KubeConfig): ManagedCluster {
-    const c = new ManagedCluster(name, new ClusterConnection(name, kc), this, this.opts.probeMs ?? 2000, this.opts.informer ?? {});
+    const c = new ManagedCluster(
+      name,
+      new ClusterConnection(name, kc),
+      this,
+      this.opts.probeMs ?? 2000,
+      this.opts.informer ?? {},
+    );
     this.clusters.set(name, c);
     c.start();
     return c;

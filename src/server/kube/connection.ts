@@ -73,7 +73,9 @@ export class ClusterConnection {
           }
           chunks.push(d);
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
         res.on('error', (e) => reject(this.netError(e)));
       });
       req.on('timeout', () => req.destroy(new Error(`request timed out after ${opts.timeoutMs ?? 30_000} ms`)));
@@ -94,7 +96,11 @@ export class ClusterConnection {
    * Streams a watch: calls onEvent for each JSON line. Resolves when the server
    * ends the stream; rejects with KubeError on HTTP errors or network failure.
    */
-  async watch(path: string, onEvent: (ev: { type: string; object: Record<string, unknown> }) => void, signal: AbortSignal): Promise<void> {
+  async watch(
+    path: string,
+    onEvent: (ev: { type: string; object: Record<string, unknown> }) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
     const { url, ...o } = await this.options('GET', path, {});
     const fn = url.protocol === 'https:' ? request : httpRequest;
     return new Promise((resolve, reject) => {
@@ -102,7 +108,9 @@ export class ClusterConnection {
         if ((res.statusCode ?? 0) >= 300) {
           let body = '';
           res.on('data', (d: Buffer) => (body += d.toString()));
-          res.on('end', () => reject(this.httpError({ status: res.statusCode ?? 0, headers: res.headers, body }, 'watch')));
+          res.on('end', () =>
+            reject(this.httpError({ status: res.statusCode ?? 0, headers: res.headers, body }, 'watch')),
+          );
           return;
         }
         let buf = '';
@@ -149,7 +157,12 @@ export class ClusterConnection {
   private netError(e: Error): KubeError {
     if (e instanceof KubeError) return e;
     const code = (e as NodeJS.ErrnoException).code;
-    return new KubeError(`${this.server} unreachable: ${code ?? ''} ${e.message}`.replace(/\s+/g, ' ').trim(), this.name, 0, code ?? 'NetworkError');
+    return new KubeError(
+      `${this.server} unreachable: ${code ?? ''} ${e.message}`.replace(/\s+/g, ' ').trim(),
+      this.name,
+      0,
+      code ?? 'NetworkError',
+    );
   }
 
   close(): void {

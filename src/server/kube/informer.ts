@@ -124,7 +124,9 @@ export class Informer {
           continue;
         }
         this.setState({ error: err });
-        const delay = err.retryAfterMs ?? backoffMs(attempt++, this.opts.baseBackoffMs ?? 500, this.opts.maxBackoffMs ?? 30_000, random);
+        const delay =
+          err.retryAfterMs ??
+          backoffMs(attempt++, this.opts.baseBackoffMs ?? 500, this.opts.maxBackoffMs ?? 30_000, random);
         await this.sleep(delay);
       }
     }
@@ -139,11 +141,10 @@ export class Informer {
     do {
       const q = new URLSearchParams({ limit: String(limit) });
       if (cont) q.set('continue', cont);
-      const page = await this.conn.json<{ metadata?: { resourceVersion?: string; continue?: string }; items?: KubeObject[] }>(
-        'GET',
-        `${resourcePath(this.kind)}?${q}`,
-        { timeoutMs: 60_000 },
-      );
+      const page = await this.conn.json<{
+        metadata?: { resourceVersion?: string; continue?: string };
+        items?: KubeObject[];
+      }>('GET', `${resourcePath(this.kind)}?${q}`, { timeoutMs: 60_000 });
       const apiVersion = this.kind.group ? `${this.kind.group}/${this.kind.version}` : this.kind.version;
       for (const item of page.items ?? []) {
         // list items carry no kind/apiVersion; put them back so objects are self-describing
@@ -185,7 +186,7 @@ export class Informer {
         timeoutSeconds: String(this.opts.watchTimeoutSeconds ?? 240),
       });
       let gone = false;
-      await this.conn.watch(
+      const watching = this.conn.watch(
         `${resourcePath(this.kind)}?${q}`,
         (ev) => {
           const obj = ev.object as KubeObject;
@@ -195,7 +196,11 @@ export class Informer {
               gone = true;
               return;
             }
-            throw new KubeError(`watch error: ${String((obj as { message?: string }).message)}`, this.conn.name, code ?? 500);
+            throw new KubeError(
+              `watch error: ${String((obj as { message?: string }).message)}`,
+              this.conn.name,
+              code ?? 500,
+            );
           }
           const newRv = obj.metadata?.resourceVersion;
           if (newRv) rv = newRv;
@@ -212,6 +217,13 @@ export class Informer {
         },
         this.abort.signal,
       );
+      try {
+        await watching;
+      } catch (e) {
+        // some apiservers answer a too-old resourceVersion with HTTP 410 instead of an ERROR event
+        if (e instanceof KubeError && e.status === 410) return;
+        throw e;
+      }
       if (gone) return; // 410: resourceVersion too old → caller relists
     }
   }

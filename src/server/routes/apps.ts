@@ -18,7 +18,15 @@ export function filterApps(apps: App[], q: AppsQuery): App[] {
       (!q.health || a.health === q.health) &&
       (!q.sync || a.sync === q.sync) &&
       (!text ||
-        [a.name, a.namespace, a.cluster, a.env, a.source.url ?? '', a.source.path ?? '', a.source.revisionObserved ?? '']
+        [
+          a.name,
+          a.namespace,
+          a.cluster,
+          a.env,
+          a.source.url ?? '',
+          a.source.path ?? '',
+          a.source.revisionObserved ?? '',
+        ]
           .join(' ')
           .toLowerCase()
           .includes(text)),
@@ -36,10 +44,20 @@ export function sortEnvs(envs: Iterable<string>, order: string[]): string[] {
 export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   app.get('/api/apps', async (req) => {
     const q = AppsQuery.safeParse(req.query);
-    if (!q.success) throw new HttpError(400, 'BadRequest', q.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    if (!q.success)
+      throw new HttpError(400, 'BadRequest', q.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
     const all = deps.catalog.list();
-    const apps = filterApps(all, q.data).sort((a, b) => a.env.localeCompare(b.env) || a.cluster.localeCompare(b.cluster) || a.name.localeCompare(b.name));
-    return reply(AppsResponse, { apps: apps.map(summarize), total: all.length, envs: sortEnvs(all.map((a) => a.env), deps.envOrder) });
+    const apps = filterApps(all, q.data).sort(
+      (a, b) => a.env.localeCompare(b.env) || a.cluster.localeCompare(b.cluster) || a.name.localeCompare(b.name),
+    );
+    return reply(AppsResponse, {
+      apps: apps.map(summarize),
+      total: all.length,
+      envs: sortEnvs(
+        all.map((a) => a.env),
+        deps.envOrder,
+      ),
+    });
   });
 
   app.get('/api/apps/:cluster/:namespace/:kind/:name', async (req) => {

@@ -5,7 +5,8 @@ import { HttpError, reply, type AppDeps } from '../app.ts';
 export const evidenceRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   app.get('/api/evidence', async (req) => {
     const q = EvidenceQuerySchema.safeParse(req.query);
-    if (!q.success) throw new HttpError(400, 'BadRequest', q.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    if (!q.success)
+      throw new HttpError(400, 'BadRequest', q.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
     const events = await deps.store.list({
       ...(q.data.app ? { app: q.data.app } : {}),
       ...(q.data.cluster ? { cluster: q.data.cluster } : {}),

@@ -53,7 +53,12 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
   private record(ev: Parameters<EvidenceStore['append']>[0]): void {
     this.evidenceQueue = this.evidenceQueue
       .then(() => this.store.append(ev))
-      .catch((err: unknown) => this.log.error({ err: err instanceof Error ? err.message : String(err), type: ev.type }, 'evidence append failed'));
+      .catch((err: unknown) =>
+        this.log.error(
+          { err: err instanceof Error ? err.message : String(err), type: ev.type },
+          'evidence append failed',
+        ),
+      );
   }
 
   /** waits for queued evidence writes (tests, shutdown) */
@@ -64,9 +69,21 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
   private onClusterState(s: ClusterState): void {
     this.emit('cluster', s);
     if (s.status === 'connected') {
-      this.record({ time: new Date().toISOString(), type: 'cluster.connected', actor: 'console', cluster: s.name, data: { server: s.server } });
+      this.record({
+        time: new Date().toISOString(),
+        type: 'cluster.connected',
+        actor: 'console',
+        cluster: s.name,
+        data: { server: s.server },
+      });
     } else if (s.status === 'unreachable') {
-      this.record({ time: new Date().toISOString(), type: 'cluster.lost', actor: 'console', cluster: s.name, data: { reason: s.reason ?? '', staleSince: s.staleSince ?? s.since } });
+      this.record({
+        time: new Date().toISOString(),
+        type: 'cluster.lost',
+        actor: 'console',
+        cluster: s.name,
+        data: { reason: s.reason ?? '', staleSince: s.staleSince ?? s.since },
+      });
     }
   }
 
@@ -104,7 +121,13 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
         app: app.id,
         cluster: app.cluster,
         env: app.env,
-        data: { revision: rev, previous: previous ?? null, artifactDigest: app.source.artifactDigest ?? null, sourceUrl: app.source.url ?? null, simulated: app.simulated ? true : undefined },
+        data: {
+          revision: rev,
+          previous: previous ?? null,
+          artifactDigest: app.source.artifactDigest ?? null,
+          sourceUrl: app.source.url ?? null,
+          simulated: app.simulated ? true : undefined,
+        },
       });
     }
   }

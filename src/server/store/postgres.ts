@@ -1,6 +1,14 @@
 import pg from 'pg';
 import type { EvidenceEvent, EvidenceInput, VerifyResult } from '../../domain/evidence.ts';
-import { link, MIGRATIONS, rowToEvent, verifyRows, type EvidenceQuery, type EvidenceStore, type Row } from './evidence-store.ts';
+import {
+  link,
+  MIGRATIONS,
+  rowToEvent,
+  verifyRows,
+  type EvidenceQuery,
+  type EvidenceStore,
+  type Row,
+} from './evidence-store.ts';
 
 // advisory lock key that serializes appends across BFF replicas
 const APPEND_LOCK = 0x6e76_6964;
@@ -17,11 +25,16 @@ export class PostgresEvidenceStore implements EvidenceStore {
       await c.query('BEGIN');
       await c.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK + 1]);
       await c.query('CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-      const applied = new Set((await c.query<{ id: number }>('SELECT id FROM schema_migrations')).rows.map((r) => r.id));
+      const applied = new Set(
+        (await c.query<{ id: number }>('SELECT id FROM schema_migrations')).rows.map((r) => r.id),
+      );
       for (const m of MIGRATIONS) {
         if (applied.has(m.id)) continue;
         for (const s of [...m.sql, ...(m.postgres ?? [])]) await c.query(s);
-        await c.query('INSERT INTO schema_migrations (id, applied_at) VALUES ($1, $2)', [m.id, new Date().toISOString()]);
+        await c.query('INSERT INTO schema_migrations (id, applied_at) VALUES ($1, $2)', [
+          m.id,
+          new Date().toISOString(),
+        ]);
       }
       await c.query('COMMIT');
     } catch (e) {
@@ -38,7 +51,9 @@ export class PostgresEvidenceStore implements EvidenceStore {
     try {
       await c.query('BEGIN');
       await c.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
-      const prev = (await c.query<{ seq: string; hash: string }>('SELECT seq, hash FROM evidence ORDER BY seq DESC LIMIT 1')).rows[0];
+      const prev = (
+        await c.query<{ seq: string; hash: string }>('SELECT seq, hash FROM evidence ORDER BY seq DESC LIMIT 1')
+      ).rows[0];
       const ev = link(prev ? { seq: Number(prev.seq), hash: prev.hash } : undefined, e);
       await c.query(
         'INSERT INTO evidence (seq, time, type, actor, app, cluster, env, data, prev_hash, hash) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)',
@@ -91,14 +106,18 @@ export class PostgresEvidenceStore implements EvidenceStore {
   }
 
   async verify(): Promise<VerifyResult> {
-    const head = (await this.pool.query<{ seq: string; hash: string }>('SELECT seq, hash FROM evidence_head WHERE id = 1')).rows[0];
+    const head = (
+      await this.pool.query<{ seq: string; hash: string }>('SELECT seq, hash FROM evidence_head WHERE id = 1')
+    ).rows[0];
     // read in pages to bound memory
     const pageSize = 5000;
     const pool = this.pool;
     let last = 0;
     const rows: Row[] = [];
     for (;;) {
-      const page = (await pool.query<Row>('SELECT * FROM evidence WHERE seq > $1 ORDER BY seq LIMIT $2', [last, pageSize])).rows;
+      const page = (
+        await pool.query<Row>('SELECT * FROM evidence WHERE seq > $1 ORDER BY seq LIMIT $2', [last, pageSize])
+      ).rows;
       rows.push(...page);
       if (page.length < pageSize) break;
       last = Number(page[page.length - 1]?.seq);

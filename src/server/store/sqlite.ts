@@ -2,7 +2,15 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EvidenceEvent, EvidenceInput, VerifyResult } from '../../domain/evidence.ts';
-import { link, MIGRATIONS, rowToEvent, verifyRows, type EvidenceQuery, type EvidenceStore, type Row } from './evidence-store.ts';
+import {
+  link,
+  MIGRATIONS,
+  rowToEvent,
+  verifyRows,
+  type EvidenceQuery,
+  type EvidenceStore,
+  type Row,
+} from './evidence-store.ts';
 
 export class SqliteEvidenceStore implements EvidenceStore {
   readonly kind = 'sqlite' as const;
@@ -14,7 +22,9 @@ export class SqliteEvidenceStore implements EvidenceStore {
       'INSERT INTO evidence (seq, time, type, actor, app, cluster, env, data, prev_hash, hash) VALUES (@seq, @time, @type, @actor, @app, @cluster, @env, @data, @prevHash, @hash)',
     );
     const head = db.prepare('SELECT seq, hash FROM evidence ORDER BY seq DESC LIMIT 1');
-    const setHead = db.prepare('INSERT INTO evidence_head (id, seq, hash) VALUES (1, @seq, @hash) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash');
+    const setHead = db.prepare(
+      'INSERT INTO evidence_head (id, seq, hash) VALUES (1, @seq, @hash) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash',
+    );
     this.appendTx = db.transaction((e: EvidenceInput) => {
       const prev = head.get() as { seq: number; hash: string } | undefined;
       const ev = link(prev ? { seq: Number(prev.seq), hash: prev.hash } : undefined, e);
@@ -31,7 +41,9 @@ export class SqliteEvidenceStore implements EvidenceStore {
     db.pragma('busy_timeout = 5000');
     db.pragma('synchronous = NORMAL');
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-    const applied = new Set((db.prepare('SELECT id FROM schema_migrations').all() as Array<{ id: number }>).map((r) => r.id));
+    const applied = new Set(
+      (db.prepare('SELECT id FROM schema_migrations').all() as Array<{ id: number }>).map((r) => r.id),
+    );
     for (const m of MIGRATIONS) {
       if (applied.has(m.id)) continue;
       db.transaction(() => {
@@ -50,11 +62,15 @@ export class SqliteEvidenceStore implements EvidenceStore {
   async list(q: EvidenceQuery = {}): Promise<EvidenceEvent[]> {
     const where: string[] = [];
     const args: Record<string, unknown> = {};
-    if (q.app) (where.push('app = @app'), (args.app = q.app));
-    if (q.cluster) (where.push('cluster = @cluster'), (args.cluster = q.cluster));
-    if (q.type) (where.push('type = @type'), (args.type = q.type));
-    if (q.afterSeq !== undefined) (where.push('seq > @after'), (args.after = q.afterSeq));
-    if (q.beforeSeq !== undefined) (where.push('seq < @before'), (args.before = q.beforeSeq));
+    const add = (cond: string, key: string, v: unknown) => {
+      where.push(cond);
+      args[key] = v;
+    };
+    if (q.app) add('app = @app', 'app', q.app);
+    if (q.cluster) add('cluster = @cluster', 'cluster', q.cluster);
+    if (q.type) add('type = @type', 'type', q.type);
+    if (q.afterSeq !== undefined) add('seq > @after', 'after', q.afterSeq);
+    if (q.beforeSeq !== undefined) add('seq < @before', 'before', q.beforeSeq);
     args.limit = Math.min(q.limit ?? 200, 5000);
     const sql = `SELECT * FROM evidence ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT @limit`;
     return (this.db.prepare(sql).all(args) as Row[]).map(rowToEvent);
@@ -62,7 +78,9 @@ export class SqliteEvidenceStore implements EvidenceStore {
 
   async latestDataByApp(type: string, field: string): Promise<Map<string, string>> {
     const rows = this.db
-      .prepare('SELECT app, data FROM evidence WHERE seq IN (SELECT MAX(seq) FROM evidence WHERE type = ? AND app IS NOT NULL GROUP BY app)')
+      .prepare(
+        'SELECT app, data FROM evidence WHERE seq IN (SELECT MAX(seq) FROM evidence WHERE type = ? AND app IS NOT NULL GROUP BY app)',
+      )
       .all(type) as Array<{ app: string; data: string }>;
     const out = new Map<string, string>();
     for (const r of rows) {
@@ -73,7 +91,8 @@ export class SqliteEvidenceStore implements EvidenceStore {
   }
 
   async verify(): Promise<VerifyResult> {
-    const head = this.db.prepare('SELECT seq, hash FROM evidence_head WHERE id = 1').get() as { seq: number; hash: string } | undefined;
+    const head = this.db.prepare('SELECT seq, hash FROM evidence_head WHERE id = 1').get() as
+      { seq: number; hash: string } | undefined;
     const rows = this.db.prepare('SELECT * FROM evidence ORDER BY seq').iterate() as IterableIterator<Row>;
     return verifyRows(rows, head ? { seq: Number(head.seq), hash: head.hash } : undefined);
   }

@@ -14,12 +14,20 @@ export function Layout() {
         </Link>
         <div className="flex gap-2 text-xs">
           {clusters.data?.clusters.map((c) => (
-            <span key={c.name} data-testid="cluster-pill" data-status={c.status} className={`rounded-full px-2 py-0.5 ring-1 ${c.status === 'connected' ? 'bg-emerald-50 text-emerald-800 ring-emerald-300' : c.status === 'unreachable' ? 'bg-amber-50 text-amber-900 ring-amber-300' : 'bg-slate-50 text-slate-600 ring-slate-300'}`} title={c.reason ?? c.server}>
+            <span
+              key={c.name}
+              data-testid="cluster-pill"
+              data-status={c.status}
+              className={`rounded-full px-2 py-0.5 ring-1 ${c.status === 'connected' ? 'bg-emerald-50 text-emerald-800 ring-emerald-300' : c.status === 'unreachable' ? 'bg-amber-50 text-amber-900 ring-amber-300' : 'bg-slate-50 text-slate-600 ring-slate-300'}`}
+              title={c.reason ?? c.server}
+            >
               {c.name}: {c.status}
             </span>
           ))}
         </div>
-        <span className="ml-auto text-xs text-slate-500" data-testid="stream-status">updates: {stream}</span>
+        <span className="ml-auto text-xs text-slate-500" data-testid="stream-status">
+          updates: {stream}
+        </span>
       </header>
       <main className="p-6">
         <Outlet />

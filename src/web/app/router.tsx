@@ -5,11 +5,17 @@ import { Layout } from './layout.tsx';
 
 function RouteError() {
   const err = useRouteError();
-  const msg = isRouteErrorResponse(err) ? `${err.status} ${err.statusText}` : err instanceof Error ? err.message : 'unexpected error';
+  const msg = isRouteErrorResponse(err)
+    ? `${err.status} ${err.statusText}`
+    : err instanceof Error
+      ? err.message
+      : 'unexpected error';
   return (
     <div className="p-6" role="alert">
       <p className="text-red-800">Something went wrong: {msg}</p>
-      <Link to="/" className="text-teal-700 underline">Back to all apps</Link>
+      <Link to="/" className="text-teal-700 underline">
+        Back to all apps
+      </Link>
     </div>
   );
 }
@@ -25,7 +31,10 @@ export function createRouter(qc: QueryClient) {
           index: true,
           errorElement: <RouteError />,
           loader: async () => {
-            await Promise.allSettled([qc.ensureQueryData(appsQueryOptions()), qc.ensureQueryData(clustersQueryOptions())]);
+            await Promise.allSettled([
+              qc.ensureQueryData(appsQueryOptions()),
+              qc.ensureQueryData(clustersQueryOptions()),
+            ]);
             return null;
           },
           lazy: async () => ({ Component: (await import('../features/apps/components/app-overview.tsx')).AppOverview }),
@@ -34,7 +43,11 @@ export function createRouter(qc: QueryClient) {
           path: 'apps/:cluster/:namespace/:kind/:name',
           errorElement: <RouteError />,
           loader: async ({ params }) => {
-            await Promise.allSettled([qc.ensureQueryData(appQueryOptions(`${params.cluster}/${params.namespace}/${params.kind}/${params.name}`))]);
+            await Promise.allSettled([
+              qc.ensureQueryData(
+                appQueryOptions(`${params.cluster}/${params.namespace}/${params.kind}/${params.name}`),
+              ),
+            ]);
             return null;
           },
           lazy: async () => ({ Component: (await import('../features/apps/components/app-page.tsx')).AppPage }),

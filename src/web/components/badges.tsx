@@ -41,7 +41,15 @@ export function SyncBadge({ status }: { status: SyncStatus }) {
   );
 }
 
-export function Tag({ children, tone = 'slate', title }: { children: React.ReactNode; tone?: 'slate' | 'violet' | 'teal' | 'amber'; title?: string }) {
+export function Tag({
+  children,
+  tone = 'slate',
+  title,
+}: {
+  children: React.ReactNode;
+  tone?: 'slate' | 'violet' | 'teal' | 'amber';
+  title?: string;
+}) {
   const tones = {
     slate: 'bg-slate-100 text-slate-700 ring-slate-300',
     violet: 'bg-violet-100 text-violet-800 ring-violet-300',

@@ -10,10 +10,14 @@ export function formatAgo(iso: string | undefined, now = Date.now()): string {
 }
 
 export function TimeAgo({ iso }: { iso?: string }) {
-  const [now, setNow] = useState(Date.now());
+  const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 5000);
     return () => clearInterval(t);
   }, []);
-  return <time dateTime={iso} title={iso}>{formatAgo(iso, now)}</time>;
+  return (
+    <time dateTime={iso} title={iso}>
+      {formatAgo(iso, now)}
+    </time>
+  );
 }

@@ -30,7 +30,8 @@ export async function apiGet<T extends z.ZodType>(path: string, schema: T, signa
   }
   if (!res.ok) {
     const err = ErrorBody.safeParse(body);
-    if (err.success) throw new ApiError(res.status, err.data.error.code, err.data.error.message, err.data.error.cluster);
+    if (err.success)
+      throw new ApiError(res.status, err.data.error.code, err.data.error.message, err.data.error.cluster);
     throw new ApiError(res.status, 'HttpError', `request failed (${res.status})`);
   }
   return schema.parse(body);

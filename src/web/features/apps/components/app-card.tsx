@@ -29,12 +29,18 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
         {stale && <Tag tone="amber">stale</Tag>}
       </div>
       <div className="mt-2 flex items-center justify-between text-xs text-slate-600">
-        <span className="font-mono" data-testid="revision" title={app.source.revisionObserved ?? 'no revision applied yet'}>
+        <span
+          className="font-mono"
+          data-testid="revision"
+          title={app.source.revisionObserved ?? 'no revision applied yet'}
+        >
           {shortRevision(app.source.revisionObserved) || '—'}
         </span>
         <span>{app.inventoryCount} objects</span>
       </div>
-      {app.simulated && <div className="mt-1 text-[11px] text-violet-700">status simulated (no Argo CD controller)</div>}
+      {app.simulated && (
+        <div className="mt-1 text-[11px] text-violet-700">status simulated (no Argo CD controller)</div>
+      )}
     </Link>
   );
 }

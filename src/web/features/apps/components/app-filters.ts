@@ -37,11 +37,23 @@ export function applyFilters(apps: AppSummary[], f: AppFilters): AppSummary[] {
 }
 
 /** env column → cluster → apps, columns in the configured env order. */
-export function groupByEnvAndCluster(apps: AppSummary[], envOrder: string[]): Array<{ env: string; clusters: Array<{ cluster: string; apps: AppSummary[] }> }> {
-  const envs = [...envOrder.filter((e) => apps.some((a) => a.env === e)), ...[...new Set(apps.map((a) => a.env))].filter((e) => !envOrder.includes(e)).sort()];
+export function groupByEnvAndCluster(
+  apps: AppSummary[],
+  envOrder: string[],
+): Array<{ env: string; clusters: Array<{ cluster: string; apps: AppSummary[] }> }> {
+  const envs = [
+    ...envOrder.filter((e) => apps.some((a) => a.env === e)),
+    ...[...new Set(apps.map((a) => a.env))].filter((e) => !envOrder.includes(e)).sort(),
+  ];
   return envs.map((env) => {
     const inEnv = apps.filter((a) => a.env === env);
     const clusters = [...new Set(inEnv.map((a) => a.cluster))].sort();
-    return { env, clusters: clusters.map((cluster) => ({ cluster, apps: inEnv.filter((a) => a.cluster === cluster).sort((x, y) => x.name.localeCompare(y.name)) })) };
+    return {
+      env,
+      clusters: clusters.map((cluster) => ({
+        cluster,
+        apps: inEnv.filter((a) => a.cluster === cluster).sort((x, y) => x.name.localeCompare(y.name)),
+      })),
+    };
   });
 }

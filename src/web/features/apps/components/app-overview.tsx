@@ -37,11 +37,29 @@ export function AppOverview() {
           onChange={(e) => set('q', e.target.value)}
         />
         <Select label="Cluster" value={filters.cluster} options={allClusters} onChange={(v) => set('cluster', v)} />
-        <Select label="Controller" value={filters.controller} options={['flux', 'argocd']} onChange={(v) => set('controller', v)} />
-        <Select label="Health" value={filters.health} options={['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown']} onChange={(v) => set('health', v)} />
-        <Select label="Sync" value={filters.sync} options={['Synced', 'OutOfSync', 'Unknown']} onChange={(v) => set('sync', v)} />
+        <Select
+          label="Controller"
+          value={filters.controller}
+          options={['flux', 'argocd']}
+          onChange={(v) => set('controller', v)}
+        />
+        <Select
+          label="Health"
+          value={filters.health}
+          options={['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown']}
+          onChange={(v) => set('health', v)}
+        />
+        <Select
+          label="Sync"
+          value={filters.sync}
+          options={['Synced', 'OutOfSync', 'Unknown']}
+          onChange={(v) => set('sync', v)}
+        />
         {active && (
-          <button className="text-sm text-teal-700 underline" onClick={() => setSp(new URLSearchParams(), { replace: true })}>
+          <button
+            className="text-sm text-teal-700 underline"
+            onClick={() => setSp(new URLSearchParams(), { replace: true })}
+          >
             clear filters
           </button>
         )}
@@ -52,7 +70,10 @@ export function AppOverview() {
       {apps.isPending && <p className="text-slate-500">Loading apps…</p>}
       {apps.isError && <p className="text-red-700">Cannot load apps: {apps.error.message}</p>}
       {apps.data && groups.length === 0 && <p className="text-slate-500">No apps match.</p>}
-      <div className="grid gap-4" style={{ gridTemplateColumns: `repeat(${Math.max(groups.length, 1)}, minmax(16rem, 1fr))` }}>
+      <div
+        className="grid gap-4"
+        style={{ gridTemplateColumns: `repeat(${Math.max(groups.length, 1)}, minmax(16rem, 1fr))` }}
+      >
         {groups.map((g) => (
           <section key={g.env} data-testid="env-column" data-env={g.env} className="rounded-lg bg-slate-100 p-3">
             <h2 className="mb-2 text-sm font-semibold uppercase tracking-wide text-slate-600">{g.env}</h2>
@@ -76,11 +97,26 @@ export function AppOverview() {
   );
 }
 
-function Select({ label, value, options, onChange }: { label: string; value: string; options: string[]; onChange: (v: string) => void }) {
+function Select({
+  label,
+  value,
+  options,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  options: string[];
+  onChange: (v: string) => void;
+}) {
   return (
     <label className="flex items-center gap-1 text-sm">
       <span className="text-slate-600">{label}</span>
-      <select aria-label={label} className="rounded border border-slate-300 px-1 py-1" value={value} onChange={(e) => onChange(e.target.value)}>
+      <select
+        aria-label={label}
+        className="rounded border border-slate-300 px-1 py-1"
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+      >
         <option value="">all</option>
         {options.map((o) => (
           <option key={o} value={o}>

@@ -19,7 +19,10 @@ export function AppPage() {
     const notFound = q.error instanceof ApiError && q.error.status === 404;
     return (
       <div className="rounded border border-red-200 bg-red-50 p-4 text-red-800" role="alert">
-        {notFound ? `No app ${id}.` : `Cannot load ${id}: ${q.error.message}`} <Link to="/" className="underline">Back to all apps</Link>
+        {notFound ? `No app ${id}.` : `Cannot load ${id}: ${q.error.message}`}{' '}
+        <Link to="/" className="underline">
+          Back to all apps
+        </Link>
       </div>
     );
   }
@@ -30,28 +33,61 @@ export function AppPage() {
     <div>
       <StaleBanner clusters={cluster ? [cluster] : []} />
       <nav className="mb-2 text-sm">
-        <Link to="/" className="text-teal-700 underline">All apps</Link> / {app.env} / {app.cluster}
+        <Link to="/" className="text-teal-700 underline">
+          All apps
+        </Link>{' '}
+        / {app.env} / {app.cluster}
       </nav>
       <header className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm" data-testid="app-header">
         <div className="flex flex-wrap items-center gap-2">
           <h1 className="text-xl font-semibold">{app.name}</h1>
-          <Tag tone={app.controller === 'flux' ? 'teal' : 'violet'}>{app.controller === 'flux' ? `Flux ${app.kind}` : 'Argo CD Application'}</Tag>
+          <Tag tone={app.controller === 'flux' ? 'teal' : 'violet'}>
+            {app.controller === 'flux' ? `Flux ${app.kind}` : 'Argo CD Application'}
+          </Tag>
           <SyncBadge status={app.sync} />
           <HealthBadge status={app.health} title={app.healthMessage} />
-          <span className="text-xs text-slate-500">updated <TimeAgo iso={app.updatedAt} /></span>
+          <span className="text-xs text-slate-500">
+            updated <TimeAgo iso={app.updatedAt} />
+          </span>
         </div>
-        <p className="mt-1 text-sm text-slate-600" data-testid="health-message">{app.healthMessage}</p>
-        {app.simulated && <p className="mt-1 rounded bg-violet-50 px-2 py-1 text-xs text-violet-800">{app.simulated}</p>}
+        <p className="mt-1 text-sm text-slate-600" data-testid="health-message">
+          {app.healthMessage}
+        </p>
+        {app.simulated && (
+          <p className="mt-1 rounded bg-violet-50 px-2 py-1 text-xs text-violet-800">{app.simulated}</p>
+        )}
         <dl className="mt-3 grid grid-cols-[10rem_1fr] gap-x-4 gap-y-1 text-sm">
           <dt className="text-slate-500">Source</dt>
-          <dd className="break-all"><SafeLink href={app.source.url}>{app.source.url ?? '—'}</SafeLink> {app.source.kind && <span className="text-slate-500">({app.source.kind}{app.source.name ? ` ${app.source.name}` : ''})</span>}</dd>
+          <dd className="break-all">
+            <SafeLink href={app.source.url}>{app.source.url ?? '—'}</SafeLink>{' '}
+            {app.source.kind && (
+              <span className="text-slate-500">
+                ({app.source.kind}
+                {app.source.name ? ` ${app.source.name}` : ''})
+              </span>
+            )}
+          </dd>
           <dt className="text-slate-500">Path / ref</dt>
-          <dd className="font-mono">{app.source.path ?? '—'} @ {app.source.ref ?? '—'}</dd>
+          <dd className="font-mono">
+            {app.source.path ?? '—'} @ {app.source.ref ?? '—'}
+          </dd>
           <dt className="text-slate-500">Revision wanted</dt>
-          <dd className="font-mono" title={app.source.revisionWanted}>{app.source.revisionWanted ?? '—'}</dd>
+          <dd className="font-mono" title={app.source.revisionWanted}>
+            {app.source.revisionWanted ?? '—'}
+          </dd>
           <dt className="text-slate-500">Revision applied</dt>
-          <dd className="font-mono" data-testid="observed-revision" title={app.source.revisionObserved}>{app.source.revisionObserved ?? '—'} {app.source.revisionObserved && <span className="text-slate-500">({shortRevision(app.source.revisionObserved)})</span>}</dd>
-          {app.source.artifactDigest && (<><dt className="text-slate-500">Artifact digest</dt><dd className="font-mono break-all">{app.source.artifactDigest}</dd></>)}
+          <dd className="font-mono" data-testid="observed-revision" title={app.source.revisionObserved}>
+            {app.source.revisionObserved ?? '—'}{' '}
+            {app.source.revisionObserved && (
+              <span className="text-slate-500">({shortRevision(app.source.revisionObserved)})</span>
+            )}
+          </dd>
+          {app.source.artifactDigest && (
+            <>
+              <dt className="text-slate-500">Artifact digest</dt>
+              <dd className="font-mono break-all">{app.source.artifactDigest}</dd>
+            </>
+          )}
           <dt className="text-slate-500">Automation</dt>
           <dd className="flex flex-wrap gap-1" data-testid="automation">
             <Tag tone={a.autoSync ? 'teal' : 'slate'}>auto-sync {a.autoSync ? 'on' : 'off'}</Tag>
@@ -59,24 +95,52 @@ export function AppPage() {
             <Tag tone={a.prune ? 'amber' : 'slate'}>prune {a.prune ? 'on' : 'off'}</Tag>
             {a.suspended && <Tag tone="amber">suspended</Tag>}
           </dd>
-          {app.project && (<><dt className="text-slate-500">Project</dt><dd>{app.project}</dd></>)}
-          {app.owner && (<><dt className="text-slate-500">Owned by</dt><dd>{app.owner.kind} {app.owner.name}</dd></>)}
+          {app.project && (
+            <>
+              <dt className="text-slate-500">Project</dt>
+              <dd>{app.project}</dd>
+            </>
+          )}
+          {app.owner && (
+            <>
+              <dt className="text-slate-500">Owned by</dt>
+              <dd>
+                {app.owner.kind} {app.owner.name}
+              </dd>
+            </>
+          )}
         </dl>
         {app.warnings.length > 0 && (
           <ul className="mt-3 list-disc pl-5 text-sm text-amber-800">
-            {app.warnings.map((w) => <li key={w}>{w}</li>)}
+            {app.warnings.map((w) => (
+              <li key={w}>{w}</li>
+            ))}
           </ul>
         )}
       </header>
       <div className="mt-4 grid gap-4 lg:grid-cols-2">
         <section className="rounded-lg border border-slate-200 bg-white p-4">
           <h2 className="mb-2 font-semibold">Conditions</h2>
-          {app.conditions.length === 0 ? <p className="text-sm text-slate-500">None reported.</p> : (
+          {app.conditions.length === 0 ? (
+            <p className="text-sm text-slate-500">None reported.</p>
+          ) : (
             <table className="w-full text-sm">
-              <thead><tr className="text-left text-slate-500"><th>Type</th><th>Status</th><th>Reason</th><th>Message</th></tr></thead>
+              <thead>
+                <tr className="text-left text-slate-500">
+                  <th>Type</th>
+                  <th>Status</th>
+                  <th>Reason</th>
+                  <th>Message</th>
+                </tr>
+              </thead>
               <tbody>
                 {app.conditions.map((c) => (
-                  <tr key={c.type} className="border-t border-slate-100 align-top"><td className="pr-2">{c.type}</td><td className="pr-2">{c.status}</td><td className="pr-2">{c.reason}</td><td className="break-all">{c.message}</td></tr>
+                  <tr key={c.type} className="border-t border-slate-100 align-top">
+                    <td className="pr-2">{c.type}</td>
+                    <td className="pr-2">{c.status}</td>
+                    <td className="pr-2">{c.reason}</td>
+                    <td className="break-all">{c.message}</td>
+                  </tr>
                 ))}
               </tbody>
             </table>
@@ -86,7 +150,10 @@ export function AppPage() {
           <h2 className="mb-2 font-semibold">Managed objects ({app.inventory.length})</h2>
           <ul className="max-h-72 overflow-auto font-mono text-xs" data-testid="inventory">
             {app.inventory.map((r) => (
-              <li key={`${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`}>{r.kind} {r.namespace ? `${r.namespace}/` : ''}{r.name}</li>
+              <li key={`${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`}>
+                {r.kind} {r.namespace ? `${r.namespace}/` : ''}
+                {r.name}
+              </li>
             ))}
           </ul>
         </section>

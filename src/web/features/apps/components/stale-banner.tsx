@@ -5,11 +5,16 @@ export function StaleBanner({ clusters }: { clusters: ClusterStateDto[] }) {
   const down = clusters.filter((c) => c.status === 'unreachable');
   if (down.length === 0) return null;
   return (
-    <div role="alert" data-testid="stale-banner" className="mb-4 rounded border border-amber-300 bg-amber-50 px-4 py-3 text-sm text-amber-900">
+    <div
+      role="alert"
+      data-testid="stale-banner"
+      className="mb-4 rounded border border-amber-300 bg-amber-50 px-4 py-3 text-sm text-amber-900"
+    >
       {down.map((c) => (
         <div key={c.name}>
-          <strong>Cluster {c.name} is unreachable</strong>: {c.reason ?? 'no answer'}. Its apps show data that is stale since{' '}
-          <span className="font-mono">{c.staleSince ?? c.since}</span> (<TimeAgo iso={c.staleSince ?? c.since} />). The console keeps retrying.
+          <strong>Cluster {c.name} is unreachable</strong>: {c.reason ?? 'no answer'}. Its apps show data that is stale
+          since <span className="font-mono">{c.staleSince ?? c.since}</span> (<TimeAgo iso={c.staleSince ?? c.since} />
+          ). The console keeps retrying.
         </div>
       ))}
     </div>

@@ -12,11 +12,17 @@ export function AppEvidence({ appId }: { appId: string }) {
       <ol className="space-y-1 text-sm">
         {q.data?.events.map((e) => (
           <li key={e.seq} className="flex gap-3">
-            <span className="w-44 shrink-0 font-mono text-xs text-slate-500">{e.time.replace('T', ' ').slice(0, 19)}</span>
+            <span className="w-44 shrink-0 font-mono text-xs text-slate-500">
+              {e.time.replace('T', ' ').slice(0, 19)}
+            </span>
             <span className="w-48 shrink-0">{e.type}</span>
-            <span className="font-mono text-xs">{typeof e.data.revision === 'string' ? shortRevision(e.data.revision) : ''}</span>
+            <span className="font-mono text-xs">
+              {typeof e.data.revision === 'string' ? shortRevision(e.data.revision) : ''}
+            </span>
             <span className="text-slate-500">by {e.actor}</span>
-            <span className="ml-auto font-mono text-[10px] text-slate-400" title={e.hash}>#{e.seq} {e.hash.slice(0, 10)}</span>
+            <span className="ml-auto font-mono text-[10px] text-slate-400" title={e.hash}>
+              #{e.seq} {e.hash.slice(0, 10)}
+            </span>
           </li>
         ))}
       </ol>

@@ -1,0 +1,63 @@
+// Lint: typescript-eslint (type-aware off for speed), React hooks rules, and
+// import boundaries: web and server never import each other; domain imports
+// nothing of ours but domain; api imports only domain.
+import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
+import tseslint from 'typescript-eslint';
+
+const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+
+export default tseslint.config(
+  {
+    ignores: [
+      'node_modules',
+      'dist',
+      '.sandbox',
+      '.data',
+      'sandbox/go',
+      'public/mockServiceWorker.js',
+      'test-results',
+      'playwright-report',
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'off',
+    },
+  },
+  {
+    files: ['src/web/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      ...reactHooks.configs.recommended.rules,
+      ...restrict([
+        { group: ['**/server/**', '**/sandbox/**', 'node:*'], message: 'the SPA never imports BFF or Node code' },
+      ]),
+    },
+  },
+  {
+    files: ['src/server/**/*.ts'],
+    rules: restrict([{ group: ['**/web/**', '**/mocks/**'], message: 'the BFF never imports SPA code or mocks' }]),
+  },
+  {
+    files: ['src/domain/**/*.ts'],
+    rules: restrict([
+      {
+        group: ['**/server/**', '**/web/**', '**/api/**', '**/sandbox/**', 'node:*'],
+        message: 'domain is pure: no I/O, no outer layers',
+      },
+    ]),
+  },
+  {
+    files: ['src/api/**/*.ts'],
+    rules: restrict([{ group: ['**/server/**', '**/web/**', '**/sandbox/**'], message: 'api depends only on domain' }]),
+  },
+  {
+    files: ['scripts/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+  },
+);

@@ -1,0 +1,236 @@
+// Issue #3: the BFF against the real sandbox clusters.
+import { spawnSync } from 'node:child_process';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppResponse, AppsResponse, ClusterStateDto, StreamMessage } from '../../src/api/schemas.ts';
+import { KUBECONFIG_PATH, REPO_ROOT, kubectl, startApiserver, stopApiserver } from '../../sandbox/sandbox.ts';
+import {
+  commitAndPush,
+  repoHead,
+  simulateArgoSync,
+  waitForKustomizationRevision,
+  writeRepoFile,
+} from '../../sandbox/scenario.ts';
+import { waitFor } from '../../sandbox/procs.ts';
+import { getJson, startTestConsole, waitForStreamMessage } from '../support/console.ts';
+
+let con: Awaited<ReturnType<typeof startTestConsole>>;
+const apps = async (q = '') => (await getJson<AppsResponse>(con.url, `/api/apps${q}`)).body;
+const clusters = async () => (await getJson<{ clusters: ClusterStateDto[] }>(con.url, '/api/clusters')).body.clusters;
+
+beforeAll(async () => {
+  con = await startTestConsole();
+  await waitFor('console ready', async () => (await fetch(`${con.url}/readyz`)).status === 200, { timeoutMs: 60_000 });
+  await waitFor('apps listed', async () => (await apps()).apps.length >= 5, { timeoutMs: 60_000 });
+});
+afterAll(async () => {
+  await con?.close();
+});
+
+describe('BFF against the sandbox', () => {
+  it('lists both clusters as connected', async () => {
+    const cs = await clusters();
+    expect(cs.map((c) => c.name).sort()).toEqual(['nonprod', 'prod']);
+    expect(cs.every((c) => c.status === 'connected')).toBe(true);
+  });
+
+  it('lists Flux apps per env and the Argo CD apps, with health and revision', async () => {
+    const head = repoHead();
+    await waitFor(
+      'apps at HEAD',
+      async () => {
+        const { apps: list } = await apps('?controller=flux');
+        return (
+          list.length === 3 &&
+          list.every((a) => a.source.revisionObserved === `main@sha1:${head}` && a.health === 'Healthy')
+        );
+      },
+      { timeoutMs: 60_000 },
+    );
+    const { apps: list, envs } = await apps();
+    expect(envs.slice(0, 3)).toEqual(['dev', 'staging', 'prod']);
+    const byName = Object.fromEntries(list.map((a) => [`${a.cluster}/${a.name}`, a]));
+    expect(byName['nonprod/digital-human-dev']).toMatchObject({
+      env: 'dev',
+      controller: 'flux',
+      sync: 'Synced',
+      health: 'Healthy',
+      automation: { prune: true },
+    });
+    expect(byName['prod/digital-human-prod']).toMatchObject({ env: 'prod', automation: { prune: false } });
+    expect(byName['nonprod/edge-gateway-staging']).toMatchObject({
+      controller: 'argocd',
+      env: 'staging',
+      sync: 'Synced',
+      health: 'Healthy',
+      automation: { autoSync: true, selfHeal: true },
+    });
+    expect(byName['nonprod/edge-gateway-staging']?.simulated).toMatch(/not running/);
+    expect(byName['nonprod/digital-human-dev']?.source.artifactDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it('filters by env, controller, health, sync and text', async () => {
+    expect((await apps('?env=dev')).apps.map((a) => a.name)).toEqual(['digital-human-dev']);
+    expect((await apps('?controller=argocd')).apps.map((a) => a.name).sort()).toEqual([
+      'edge-gateway-prod',
+      'edge-gateway-staging',
+    ]);
+    expect((await apps('?q=edge-gateway-p')).apps.map((a) => a.name)).toEqual(['edge-gateway-prod']);
+    expect((await apps('?health=Degraded')).apps).toEqual([]);
+    const bad = await getJson(con.url, '/api/apps?health=Sparkly');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ error: { code: 'BadRequest' } });
+  });
+
+  it('returns one app with its inventory, and 404 JSON for an unknown id', async () => {
+    const r = await getJson<AppResponse>(con.url, '/api/apps/nonprod/flux-system/kustomization/digital-human-dev');
+    expect(r.status).toBe(200);
+    const inv = r.body.app.inventory.map((i) => `${i.kind}/${i.namespace}/${i.name}`);
+    expect(inv).toContain('Deployment/dev/render-worker');
+    expect(inv).toContain('HorizontalPodAutoscaler/dev/render-worker');
+    const nf = await getJson(con.url, '/api/apps/nonprod/flux-system/kustomization/nope');
+    expect(nf.status).toBe(404);
+    expect(nf.body).toMatchObject({ error: { code: 'NotFound', message: expect.stringContaining('nope') } });
+  });
+
+  it('pushes a new observed revision over SSE after a commit, and records evidence', async () => {
+    const seen = waitForStreamMessage<StreamMessage>(
+      con.url,
+      (m) =>
+        m.type === 'app-upsert' &&
+        m.app.name === 'digital-human-dev' &&
+        m.app.source.revisionObserved !== undefined &&
+        m.app.source.revisionObserved.endsWith(sha.value),
+    );
+    const sha = { value: '' };
+    sha.value = commitAndPush('Raise dev render quality', (w) =>
+      writeRepoFile(w, 'overlays/dev/NOTES.md', `bump ${Date.now()}\n`),
+    );
+    await waitForKustomizationRevision('nonprod', 'digital-human-dev', sha.value);
+    const m = await seen;
+    expect(m.type === 'app-upsert' && m.app.source.revisionObserved).toBe(`main@sha1:${sha.value}`);
+    await waitFor(
+      'evidence row',
+      async () => {
+        const ev = await getJson<{ events: Array<{ type: string; data: { revision?: string } }> }>(
+          con.url,
+          `/api/evidence?app=${encodeURIComponent('nonprod/flux-system/kustomization/digital-human-dev')}`,
+        );
+        return ev.body.events.some(
+          (e) => e.type === 'app.revision-observed' && e.data.revision === `main@sha1:${sha.value}`,
+        );
+      },
+      { timeoutMs: 20_000 },
+    );
+    const v = await getJson<{ ok: boolean }>(con.url, '/api/evidence/verify');
+    expect(v.body.ok).toBe(true);
+    // keep the Argo apps on the same HEAD for later tests
+    await simulateArgoSync('nonprod', 'edge-gateway-staging');
+  });
+
+  it('shows Unknown for malformed Argo CD Applications instead of crashing', async () => {
+    const doc = (name: string, extra: string) => `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: ${name}
+  namespace: argocd
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: dev}
+${extra}`;
+    kubectl(
+      'nonprod',
+      ['apply', '-f', '-'],
+      doc('no-status', '  source: {repoURL: https://example.invalid/x.git, path: x}\n'),
+    );
+    kubectl('nonprod', ['apply', '-f', '-'], doc('no-source', ''));
+    kubectl('nonprod', [
+      '-n',
+      'argocd',
+      'patch',
+      'application',
+      'no-source',
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ status: { health: { status: 'Sparkly' }, sync: { status: 42 } } }),
+    ]);
+    try {
+      await waitFor('malformed apps listed', async () => (await apps('?q=no-s')).apps.length === 2, {
+        timeoutMs: 20_000,
+      });
+      const list = (await apps('?q=no-s')).apps;
+      for (const a of list) {
+        expect(a.health).toBe('Unknown');
+        expect(a.sync).toBe('Unknown');
+      }
+      expect(list.find((a) => a.name === 'no-source')?.warnings.join(' ')).toMatch(/spec.source is missing/);
+      expect(list.find((a) => a.name === 'no-status')?.warnings.join(' ')).toMatch(/no status/);
+    } finally {
+      kubectl('nonprod', ['-n', 'argocd', 'delete', 'application', 'no-status', 'no-source', '--wait=false']);
+    }
+  });
+
+  it('marks a cluster stale when its apiserver stops, keeps the others, and recovers without restart', async () => {
+    await stopApiserver('prod');
+    try {
+      await waitFor(
+        'prod unreachable',
+        async () => (await clusters()).find((c) => c.name === 'prod')?.status === 'unreachable',
+        { timeoutMs: 30_000 },
+      );
+      const prod = (await clusters()).find((c) => c.name === 'prod');
+      expect(prod?.staleSince).toBeTruthy();
+      expect(prod?.reason).toMatch(/unreachable|ECONNREFUSED/);
+      expect((await clusters()).find((c) => c.name === 'nonprod')?.status).toBe('connected');
+      // the prod apps are still served from the cache
+      expect((await apps('?cluster=prod')).apps.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await startApiserver('prod');
+    }
+    await waitFor(
+      'prod connected again',
+      async () => (await clusters()).find((c) => c.name === 'prod')?.status === 'connected',
+      { timeoutMs: 60_000 },
+    );
+    const ev = await getJson<{ events: Array<{ type: string; cluster: string }> }>(
+      con.url,
+      '/api/evidence?cluster=prod',
+    );
+    expect(ev.body.events.map((e) => e.type)).toEqual(expect.arrayContaining(['cluster.lost', 'cluster.connected']));
+  });
+});
+
+describe('start-up errors', () => {
+  const run = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/main.ts'), ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, CONSOLE_PORT: '0', ...env },
+      timeout: 60_000,
+    });
+
+  it('names an unreadable kubeconfig, without a stack trace', () => {
+    const r = run(['--kubeconfig', '/nonexistent/kubeconfig']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('/nonexistent/kubeconfig');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('names an unknown context', () => {
+    const r = run(['--kubeconfig', KUBECONFIG_PATH, '--contexts', 'nonprod,staging-eu']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/context "staging-eu" not found/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('names a kubeconfig that is not YAML', () => {
+    const f = join(mkdtempSync(join(tmpdir(), 'kc-')), 'config');
+    writeFileSync(f, 'clusters: [unclosed\n');
+    const r = run(['--kubeconfig', f]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(f);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});

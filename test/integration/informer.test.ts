@@ -1,0 +1,81 @@
+// The informer against the real apiserver: a real 410 Gone (watch from a
+// resourceVersion the apiserver no longer has) leads to a relist that emits
+// no false deletions; watch events arrive for real changes.
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KUBECONFIG_PATH, kubectl } from '../../sandbox/sandbox.ts';
+import { waitFor } from '../../sandbox/procs.ts';
+import { ClusterConnection } from '../../src/server/kube/connection.ts';
+import { Informer, type InformerEvent } from '../../src/server/kube/informer.ts';
+
+const CM = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+
+function connection(): ClusterConnection {
+  const kc = new KubeConfig();
+  kc.loadFromFile(KUBECONFIG_PATH);
+  kc.setCurrentContext('nonprod');
+  return new ClusterConnection('nonprod', kc);
+}
+
+/** A real connection whose first list answers with a resourceVersion far in the past. */
+class StaleFirstList extends ClusterConnection {
+  lists = 0;
+  override async json<T>(method: string, path: string, opts = {}): Promise<T> {
+    const r = await super.json<T>(method, path, opts);
+    if (path.includes('watch') || method !== 'GET') return r;
+    this.lists++;
+    if (this.lists === 1) (r as { metadata: { resourceVersion: string } }).metadata.resourceVersion = '2';
+    return r;
+  }
+}
+
+let informer: Informer | undefined;
+afterEach(async () => {
+  await informer?.stop();
+  informer = undefined;
+});
+
+describe('informer', () => {
+  it('relists after a real 410 Gone without emitting false deletions', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(KUBECONFIG_PATH);
+    kc.setCurrentContext('nonprod');
+    const conn = new StaleFirstList('nonprod', kc);
+    const events: InformerEvent[] = [];
+    informer = new Informer(conn, CM, (e) => events.push(e), { baseBackoffMs: 50 });
+    informer.start();
+    await waitFor('two lists (410 → relist)', async () => informer!.state.relists >= 2 && informer!.state.synced, {
+      timeoutMs: 30_000,
+    });
+    const adds = events.filter((e) => e.type === 'add').length;
+    expect(adds).toBeGreaterThan(3);
+    expect(events.filter((e) => e.type === 'delete')).toEqual([]);
+    expect(conn.lists).toBeGreaterThanOrEqual(2);
+    // and it keeps watching afterwards
+    const name = `informer-${Date.now()}`;
+    kubectl('nonprod', ['-n', 'dev', 'create', 'configmap', name, '--from-literal=a=b']);
+    await waitFor('watch add', async () => events.some((e) => e.type === 'add' && e.obj.metadata?.name === name), {
+      timeoutMs: 20_000,
+    });
+    kubectl('nonprod', ['-n', 'dev', 'delete', 'configmap', name]);
+    await waitFor(
+      'watch delete',
+      async () => events.some((e) => e.type === 'delete' && e.obj.metadata?.name === name),
+      { timeoutMs: 20_000 },
+    );
+    conn.close();
+  });
+
+  it('reports a kind that is not served as absent, not as an error', async () => {
+    const conn = connection();
+    informer = new Informer(
+      conn,
+      { group: 'helm.toolkit.fluxcd.io', version: 'v2', kind: 'HelmRelease', plural: 'helmreleases', namespaced: true },
+      () => undefined,
+    );
+    informer.start();
+    await waitFor('absent', async () => informer!.state.absent, { timeoutMs: 10_000 });
+    expect(informer.state.error).toBeUndefined();
+    conn.close();
+  });
+});
