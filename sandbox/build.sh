@@ -54,7 +54,7 @@ build() {
     rm -rf "$tmp"; mkdir -p "$tmp"
     for spec in "$@"; do
       local pkg="${spec%%:*}" n="${spec##*:}"
-      (cd "$here/go/$comp" && go build -trimpath -ldflags "$ldflags" -o "$tmp/$n" "$pkg")
+      (cd "$here/go/$comp" && go build -ldflags "$ldflags" -o "$tmp/$n" "$pkg")
     done
     rm -rf "$dest"; mv "$tmp" "$dest"
     log "built $comp in $((SECONDS - t0))s"

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 const root = new URL('..', import.meta.url).pathname;
 const node = process.execPath;
 const bin = (p) => join(root, 'node_modules', p);
-const env = { ...process.env, GITOPS_SANDBOX_MANAGED: '1', FORCE_COLOR: '0' };
+const env = { ...process.env, GITOPS_SANDBOX_MANAGED: '1', FORCE_COLOR: '0', NO_COLOR: '1' };
 const only = process.argv.slice(2);
 const want = (s) => only.length === 0 || only.includes(s);
 

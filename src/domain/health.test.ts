@@ -863,3 +863,37 @@ describe('assessHealth: unknown kinds, absent and malformed objects', () => {
     expect(typeof got?.message).toBe('string');
   });
 });
+
+describe('assessHealth: kstatus rules found in review', () => {
+  it('a Running pod that is not Ready is Progressing whatever its restartPolicy', () => {
+    const p = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      spec: { restartPolicy: 'Never' },
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'False' }],
+        containerStatuses: [{ name: 'app', ready: false, state: { running: {} } }],
+      },
+    };
+    expect(assessHealth(p).status).toBe('Progressing');
+  });
+  it('an object without conditions whose observedGeneration lags is Progressing', () => {
+    const w = {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { generation: 2 },
+      spec: {},
+      status: { observedGeneration: 1 },
+    };
+    expect(assessHealth(w)).toMatchObject({ status: 'Progressing', message: expect.stringContaining('generation') });
+  });
+  it('skips null conditions instead of giving up', () => {
+    const w = {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      status: { conditions: [null, { type: 'Ready', status: 'False', reason: 'Broken' }] },
+    };
+    expect(assessHealth(w)).toMatchObject({ status: 'Degraded', message: expect.stringContaining('Broken') });
+  });
+});

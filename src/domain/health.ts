@@ -25,7 +25,8 @@ const conds = (o: Obj): Cond[] => {
   const c = asObj(o.status).conditions;
   return Array.isArray(c) ? (c as Cond[]) : [];
 };
-const cond = (o: Obj, type: string): Cond | undefined => conds(o).find((c) => c.type === type);
+const cond = (o: Obj, type: string): Cond | undefined =>
+  conds(o).find((c) => c !== null && typeof c === 'object' && c.type === type);
 const ok = (message = ''): HealthAssessment => ({ status: 'Healthy', message });
 const progressing = (message: string): HealthAssessment => ({ status: 'Progressing', message });
 const degraded = (message: string): HealthAssessment => ({ status: 'Degraded', message });
@@ -130,7 +131,6 @@ function containerProblem(statuses: unknown, init: boolean): string | undefined 
 
 function pod(o: Obj): HealthAssessment {
   const st = asObj(o.status);
-  const spec = asObj(o.spec);
   if (asObj(o.metadata).deletionTimestamp) return progressing('pod is terminating');
   const phase = String(st.phase ?? 'Pending');
   const problem = containerProblem(st.initContainerStatuses, true) ?? containerProblem(st.containerStatuses, false);
@@ -143,7 +143,6 @@ function pod(o: Obj): HealthAssessment {
     return progressing('pod is pending');
   }
   if (phase === 'Running') {
-    if (spec.restartPolicy !== 'Always' && spec.restartPolicy !== undefined) return ok('pod is running');
     const ready = cond(o, 'Ready');
     if (ready?.status === 'True') return ok('pod is running and ready');
     return progressing(`pod is running, not ready${ready?.message ? `: ${ready.message}` : ''}`);
@@ -218,11 +217,12 @@ function argoApplication(o: Obj): HealthAssessment | undefined {
 /** kstatus semantics for any object that carries standard conditions. */
 function byConditions(o: Obj): HealthAssessment | undefined {
   if (asObj(o.spec).suspend === true) return { status: 'Suspended', message: 'reconciliation is suspended' };
-  const cs = conds(o);
-  if (cs.length === 0) return undefined;
-  const stalled = cond(o, 'Stalled');
+  const cs = conds(o).filter((c) => c && typeof c === 'object');
+  const stalled = cs.find((c) => c.type === 'Stalled');
   if (stalled?.status === 'True') return degraded(`${stalled.reason ?? 'Stalled'}: ${stalled.message ?? ''}`.trim());
+  // kstatus: a controller that has not observed the latest generation is still working
   if (generationPending(o)) return progressing('waiting for the controller to observe the new generation');
+  if (cs.length === 0) return undefined;
   const reconciling = cond(o, 'Reconciling');
   if (reconciling?.status === 'True') return progressing(reconciling.message ?? reconciling.reason ?? 'reconciling');
   const ready = cond(o, 'Ready');
