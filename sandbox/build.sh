@@ -104,7 +104,7 @@ if want assets; then
      "$kwokdir"/kustomize/stage/pod/fast/pod-delete.yaml \
      "$kwokdir"/kustomize/stage/pod/chaos/pod-container-running-failed.yaml \
      "$out_assets.tmp/kwok/"
-  argo_ver="v3.6.1"
+  argo_ver="v3.5.7" # v3.6.x declares go 1.27; the module proxy serves it, but Go 1.26 refuses to extract it
   argodir="$(cd "$here/go/kube" && go mod download -json "github.com/argoproj/argo-cd/v3@$argo_ver" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
   cp "$argodir"/manifests/crds/application-crd.yaml "$argodir"/manifests/crds/applicationset-crd.yaml "$argodir"/manifests/crds/appproject-crd.yaml "$out_assets.tmp/crds/argocd/"
   echo "$argo_ver" > "$out_assets.tmp/crds/argocd/VERSION"

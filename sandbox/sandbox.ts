@@ -286,6 +286,19 @@ async function startCluster(name: string, namespaces: string[], gitUrl: string):
     join(ASSETS_DIR, 'crds', 'argocd'),
   ]);
   k(['apply', '--server-side', '--field-manager=sandbox', '-f', join(REPO_ROOT, 'deploy', 'rbac.yaml')]);
+  await waitFor(
+    `${name} CRDs established`,
+    async () => {
+      const crds = JSON.parse(k(['get', 'crd', '-o', 'json'])) as {
+        items: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>;
+      };
+      return (
+        crds.items.length > 0 &&
+        crds.items.every((c) => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True'))
+      );
+    },
+    { timeoutMs: 60_000, intervalMs: 300 },
+  );
 
   log(`${name}: controller-manager, scheduler`);
   procs.push(
@@ -313,7 +326,7 @@ async function startCluster(name: string, namespaces: string[], gitUrl: string):
         '--cluster-name',
         name,
         '--controllers',
-        '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller,-persistentvolume-binder,-attachdetach,-persistentvolume-expander,-ephemeral-volume,-persistentvolumeclaim-protection,-persistentvolume-protection',
+        '*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller,-persistentvolume-binder,-attachdetach,-persistentvolume-expander,-ephemeral-volume',
         '--concurrent-deployment-syncs',
         '10',
         '--concurrent-replicaset-syncs',
@@ -363,7 +376,7 @@ async function startCluster(name: string, namespaces: string[], gitUrl: string):
   const kwokConfig = join(dir, 'kwok.yaml');
   writeFileSync(
     kwokConfig,
-    `apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  nodeLeaseDurationSeconds: 40\n---\n${stages}\n`,
+    `apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  nodeLeaseDurationSeconds: 40\n  nodeLeaseParallelism: 4\n  podPlayStageParallelism: 8\n  nodePlayStageParallelism: 4\n---\n${stages}\n`,
   );
   procs.push(
     startProcess(
@@ -673,6 +686,15 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   if (opts.waitReady !== false) {
     const { waitForAllReady } = await import('./scenario.ts');
     await waitForAllReady(state);
+  }
+  // a component that died during start-up is reported with its log tail, never hidden
+  const dead = (await sandboxStatus(state)).filter((c) => !c.ok);
+  if (dead.length) {
+    throw new Error(
+      dead
+        .map((d) => `sandbox component ${d.component} (${d.cluster}) exited; last log lines:\n${d.logTail ?? ''}`)
+        .join('\n'),
+    );
   }
   log(`sandbox up in ${((Date.now() - t0) / 1000).toFixed(1)}s; kubeconfig: ${KUBECONFIG_PATH}`);
   return state;

@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { parseAllDocuments } from 'yaml';
 import { dirname, join } from 'node:path';
 import { bin, kubectl, mustState, type SandboxState } from './sandbox.ts';
 import { sleep, waitFor } from './procs.ts';
@@ -230,13 +231,9 @@ export async function simulateArgoSync(cluster: string, app: string, st = mustSt
           .filter((f) => /\.ya?ml$/.test(f))
           .map((f) => readFileSync(join(dir, f), 'utf8'))
           .join('\n---\n');
-    const objs = JSON.parse(
-      execFileSync(bin('kubectl'), ['create', '--dry-run=client', '-o', 'json', '-f', '-'], {
-        input: rendered,
-        encoding: 'utf8',
-      }),
-    ) as Json;
-    const items = objs.kind === 'List' ? (objs.items as Json[]) : [objs];
+    const items = parseAllDocuments(rendered)
+      .map((d) => d.toJS() as Json | null)
+      .filter((o): o is Json => !!o && typeof o === 'object' && typeof o.kind === 'string');
     const ns = spec.destination.namespace;
     const resources: Json[] = [];
     for (const o of items) {

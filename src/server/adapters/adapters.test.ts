@@ -95,12 +95,7 @@ describe('kustomizationToApp', () => {
     expect(a).toMatchObject({ health: 'Suspended', automation: { suspended: true, autoSync: false } });
   });
   it('is Unknown, with warnings, when status and source are missing', () => {
-    const a = kustomizationToApp(
-      'c',
-      ks({ sourceRef: { kind: 'GitRepository', name: 'gone' } }, null),
-      lookup,
-      'env',
-    );
+    const a = kustomizationToApp('c', ks({ sourceRef: { kind: 'GitRepository', name: 'gone' } }, null), lookup, 'env');
     expect(a).toMatchObject({ health: 'Unknown', sync: 'Unknown' });
     expect(a.warnings.join(' ')).toMatch(/not found/);
     expect(a.warnings.join(' ')).toMatch(/no status/);

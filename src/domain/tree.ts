@@ -1,0 +1,207 @@
+/**
+ * The per-app resource tree: app → managed objects → children by
+ * ownerReferences. Pure: the caller supplies lookups over its caches.
+ * Output is a flat list in depth-first order (what a virtualized list needs),
+ * each node knowing its depth, parent and children.
+ */
+import { worseHealth, type HealthStatus } from './app.ts';
+import { assessHealth } from './health.ts';
+import type { ObjectRef } from './refs.ts';
+import { refId, splitApiVersion } from './refs.ts';
+
+export const NODE_SYNC = ['Synced', 'OutOfSync', 'Missing', 'Extraneous', 'Unknown'] as const;
+export type NodeSync = (typeof NODE_SYNC)[number];
+
+export interface TreeNode {
+  id: string;
+  ref: ObjectRef;
+  uid?: string;
+  parentId?: string;
+  depth: number;
+  childCount: number;
+  /** managed objects are tracked by the app; children are owned by them */
+  managed: boolean;
+  health: HealthStatus;
+  sync?: NodeSync;
+  reason: string;
+  createdAt?: string;
+  lastManager?: { manager: string; operation: string; time?: string };
+}
+
+export interface TreeSummary {
+  health: HealthStatus;
+  reason: string;
+  counts: Record<HealthStatus, number>;
+  sync: Record<NodeSync, number>;
+  total: number;
+}
+
+type Obj = Record<string, unknown>;
+interface Meta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  creationTimestamp?: string;
+  managedFields?: Array<{ manager?: string; operation?: string; time?: string }>;
+}
+
+export interface TreeSources {
+  /** the live object for a ref, if it exists */
+  get(ref: ObjectRef): Obj | undefined;
+  /** live objects whose ownerReferences name this uid */
+  childrenOf(uid: string): Obj[];
+  /** live objects that carry the app's tracking label/annotation but are not in its inventory */
+  extraneous(): Obj[];
+}
+
+const meta = (o: Obj): Meta => (o.metadata && typeof o.metadata === 'object' ? (o.metadata as Meta) : {});
+
+export function lastManager(o: Obj): TreeNode['lastManager'] {
+  const mf = meta(o).managedFields;
+  if (!Array.isArray(mf) || mf.length === 0) return undefined;
+  let best = mf[0];
+  for (const m of mf) if ((m?.time ?? '') > (best?.time ?? '')) best = m;
+  return best?.manager
+    ? { manager: best.manager, operation: String(best.operation ?? ''), ...(best.time ? { time: best.time } : {}) }
+    : undefined;
+}
+
+export function refOf(cluster: string, o: Obj): ObjectRef {
+  const { group, version } = splitApiVersion(String(o.apiVersion ?? 'v1'));
+  const m = meta(o);
+  return {
+    cluster,
+    group,
+    version,
+    kind: String(o.kind ?? '?'),
+    ...(m.namespace ? { namespace: m.namespace } : {}),
+    name: m.name ?? '?',
+  };
+}
+
+const KIND_ORDER = [
+  'Namespace',
+  'CustomResourceDefinition',
+  'ServiceAccount',
+  'ConfigMap',
+  'Secret',
+  'PersistentVolumeClaim',
+  'Service',
+  'Deployment',
+  'StatefulSet',
+  'DaemonSet',
+  'ReplicaSet',
+  'Job',
+  'CronJob',
+  'Pod',
+  'HorizontalPodAutoscaler',
+  'Ingress',
+  'EndpointSlice',
+];
+const kindRank = (k: string) => {
+  const i = KIND_ORDER.indexOf(k);
+  return i < 0 ? KIND_ORDER.length : i;
+};
+export const compareRefs = (a: ObjectRef, b: ObjectRef) =>
+  kindRank(a.kind) - kindRank(b.kind) ||
+  a.kind.localeCompare(b.kind) ||
+  (a.namespace ?? '').localeCompare(b.namespace ?? '') ||
+  a.name.localeCompare(b.name);
+
+/** Builds the tree in depth-first order. Children are never followed twice (ownership cycles cannot loop). */
+export function buildTree(
+  cluster: string,
+  inventory: ObjectRef[],
+  src: TreeSources,
+  maxDepth = 6,
+): { nodes: TreeNode[]; summary: TreeSummary } {
+  const nodes: TreeNode[] = [];
+  const seen = new Set<string>();
+  const visit = (o: Obj, parentId: string | undefined, depth: number, managed: boolean, sync: NodeSync | undefined) => {
+    const ref = refOf(cluster, o);
+    const id = refId(ref);
+    if (seen.has(id)) return;
+    seen.add(id);
+    const m = meta(o);
+    const h = assessHealth(o);
+    const node: TreeNode = {
+      id,
+      ref,
+      ...(m.uid ? { uid: m.uid } : {}),
+      ...(parentId ? { parentId } : {}),
+      depth,
+      childCount: 0,
+      managed,
+      health: h.status,
+      ...(sync ? { sync } : {}),
+      reason: h.message,
+      ...(m.creationTimestamp ? { createdAt: m.creationTimestamp } : {}),
+      ...(lastManager(o) ? { lastManager: lastManager(o) } : {}),
+    };
+    nodes.push(node);
+    if (!m.uid || depth >= maxDepth) return;
+    const kids = src
+      .childrenOf(m.uid)
+      .slice()
+      .sort((a, b) => compareRefs(refOf(cluster, a), refOf(cluster, b)));
+    for (const k of kids) {
+      const before = nodes.length;
+      visit(k, id, depth + 1, false, undefined);
+      if (nodes.length > before) node.childCount++;
+    }
+  };
+  for (const ref of [...inventory].sort(compareRefs)) {
+    const live = src.get(ref);
+    if (live) visit(live, undefined, 0, true, 'Synced');
+    else {
+      const id = refId(ref);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      nodes.push({
+        id,
+        ref,
+        depth: 0,
+        childCount: 0,
+        managed: true,
+        health: 'Missing',
+        sync: 'Missing',
+        reason: 'in the desired state but not found in the cluster',
+      });
+    }
+  }
+  for (const o of src.extraneous()) {
+    visit(o, undefined, 0, true, 'Extraneous');
+    const n = nodes.find((x) => x.id === refId(refOf(cluster, o)));
+    if (n && n.sync === 'Extraneous')
+      n.reason = `live and tracked by the app, but no longer in Git${n.reason ? ` · ${n.reason}` : ''}`;
+  }
+  return { nodes, summary: summarize(nodes) };
+}
+
+export function summarize(nodes: TreeNode[]): TreeSummary {
+  const counts: Record<HealthStatus, number> = {
+    Healthy: 0,
+    Progressing: 0,
+    Degraded: 0,
+    Suspended: 0,
+    Missing: 0,
+    Unknown: 0,
+  };
+  const sync: Record<NodeSync, number> = { Synced: 0, OutOfSync: 0, Missing: 0, Extraneous: 0, Unknown: 0 };
+  let health: HealthStatus = 'Healthy';
+  let reason = '';
+  for (const n of nodes) {
+    counts[n.health]++;
+    if (n.sync) sync[n.sync]++;
+    if (!n.managed && n.depth > 0) {
+      // children count toward the app's health through their managed ancestor's own status, but a
+      // Degraded pod is still a reason worth naming
+    }
+    const w = worseHealth(health, n.health);
+    if (w !== health || (!reason && n.health === health && health !== 'Healthy')) {
+      health = w;
+      reason = `${n.ref.kind} ${n.ref.namespace ? `${n.ref.namespace}/` : ''}${n.ref.name}: ${n.reason}`;
+    }
+  }
+  return { health, reason, counts, sync, total: nodes.length };
+}
