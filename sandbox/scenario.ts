@@ -142,7 +142,7 @@ export async function gitOnline(st = mustState()): Promise<void> {
 }
 
 export function getJson(cluster: string, args: string[]): Json {
-  return JSON.parse(kubectl(cluster, [...args, '-o', 'json'])) as Json;
+  return JSON.parse(kubectl(cluster, [...args, '-o', 'json', '--show-managed-fields'])) as Json;
 }
 
 const conditions = (o: Json): Array<{ type: string; status: string; reason?: string; message?: string }> =>
@@ -349,4 +349,16 @@ export async function waitForAllReady(st: SandboxState): Promise<void> {
     }
   }
   await sleep(0);
+}
+
+/** Compacts the cluster's etcd history (what the apiserver does every few minutes): old resourceVersions then answer 410 Gone. */
+export async function compactEtcd(cluster: string, st = mustState()): Promise<number> {
+  const c = st.clusters.find((x) => x.name === cluster);
+  if (!c) throw new Error(`no cluster ${cluster}`);
+  const base = `http://127.0.0.1:${c.ports.etcd}`;
+  const range = (await (await fetch(`${base}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: 'AA==', limit: 1 }) })).json()) as { header: { revision: string } };
+  const revision = Number(range.header.revision);
+  const res = await fetch(`${base}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision, physical: true }) });
+  if (!res.ok) throw new Error(`etcd compaction failed: ${res.status} ${await res.text()}`);
+  return revision;
 }

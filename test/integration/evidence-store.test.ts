@@ -31,6 +31,8 @@ interface Backend {
 let pgServer: PgServer | undefined;
 const sqliteDir = mkdtempSync(join(tmpdir(), 'evidence-sqlite-'));
 let dbCounter = 0;
+const pools: pg.Pool[] = [];
+const stores: PostgresEvidenceStore[] = [];
 
 const backends: Backend[] = [
   (() => {
@@ -63,13 +65,18 @@ const backends: Backend[] = [
         await admin.end();
         dbUrl = pgServer.url.replace(/\/postgres$/, `/${db}`);
         pool = new pg.Pool({ connectionString: dbUrl });
-        return PostgresEvidenceStore.open(dbUrl);
+        pool.on('error', () => undefined);
+        pools.push(pool);
+        const s = await PostgresEvidenceStore.open(dbUrl);
+        stores.push(s);
+        return s;
       },
       async exec(sql: string) {
         await pool?.query(sql);
       },
       async cleanup() {
-        await pool?.end();
+        await Promise.all(pools.map((p) => p.end()));
+        await Promise.all(stores.map((s) => s.close().catch(() => undefined)));
       },
     };
   })(),

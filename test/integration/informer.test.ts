@@ -3,8 +3,9 @@
 // no false deletions; watch events arrive for real changes.
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KUBECONFIG_PATH, kubectl } from '../../sandbox/sandbox.ts';
+import { KUBECONFIG_PATH, kubectl, startApiserver, stopApiserver } from '../../sandbox/sandbox.ts';
 import { waitFor } from '../../sandbox/procs.ts';
+import { compactEtcd } from '../../sandbox/scenario.ts';
 import { ClusterConnection } from '../../src/server/kube/connection.ts';
 import { Informer, type InformerEvent } from '../../src/server/kube/informer.ts';
 
@@ -40,6 +41,12 @@ describe('informer', () => {
     const kc = new KubeConfig();
     kc.loadFromFile(KUBECONFIG_PATH);
     kc.setCurrentContext('nonprod');
+    // make resourceVersion 2 really gone: compact etcd's history, as the apiserver periodically does
+    kubectl('nonprod', ['-n', 'dev', 'create', 'configmap', `churn-${Date.now()}`, '--from-literal=a=b']);
+    await compactEtcd('nonprod');
+    // a restarted apiserver's watch cache starts at the current revision: older ones are Gone
+    await stopApiserver('nonprod');
+    await startApiserver('nonprod');
     const conn = new StaleFirstList('nonprod', kc);
     const events: InformerEvent[] = [];
     informer = new Informer(conn, CM, (e) => events.push(e), { baseBackoffMs: 50 });
