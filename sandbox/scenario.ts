@@ -356,9 +356,14 @@ export async function compactEtcd(cluster: string, st = mustState()): Promise<nu
   const c = st.clusters.find((x) => x.name === cluster);
   if (!c) throw new Error(`no cluster ${cluster}`);
   const base = `http://127.0.0.1:${c.ports.etcd}`;
-  const range = (await (await fetch(`${base}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: 'AA==', limit: 1 }) })).json()) as { header: { revision: string } };
+  const range = (await (
+    await fetch(`${base}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: 'AA==', limit: 1 }) })
+  ).json()) as { header: { revision: string } };
   const revision = Number(range.header.revision);
-  const res = await fetch(`${base}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision, physical: true }) });
+  const res = await fetch(`${base}/v3/kv/compaction`, {
+    method: 'POST',
+    body: JSON.stringify({ revision, physical: true }),
+  });
   if (!res.ok) throw new Error(`etcd compaction failed: ${res.status} ${await res.text()}`);
   return revision;
 }

@@ -155,7 +155,7 @@ ${extra}`;
       '--type',
       'merge',
       '-p',
-      JSON.stringify({ status: { health: { status: 'Sparkly' }, sync: { status: 42 } } }),
+      JSON.stringify({ status: { health: { status: 'Sparkly' }, sync: { status: 'Wobbly' } } }),
     ]);
     try {
       await waitFor('malformed apps listed', async () => (await apps('?q=no-s')).apps.length === 2, {

@@ -21,7 +21,9 @@ export class PostgresEvidenceStore implements EvidenceStore {
   static async open(url: string): Promise<PostgresEvidenceStore> {
     const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: 10_000 });
     // an idle client that loses its server must not crash the BFF; the next query reconnects
-    pool.on('error', (err) => process.stderr.write(`evidence store: idle PostgreSQL connection failed: ${err.message}\n`));
+    pool.on('error', (err) =>
+      process.stderr.write(`evidence store: idle PostgreSQL connection failed: ${err.message}\n`),
+    );
     const c = await pool.connect();
     try {
       await c.query('BEGIN');
