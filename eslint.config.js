@@ -45,6 +45,7 @@ export default tseslint.config(
   },
   {
     files: ['src/domain/**/*.ts'],
+    ignores: ['src/domain/**/*.test.ts'],
     rules: restrict([
       {
         group: ['**/server/**', '**/web/**', '**/api/**', '**/sandbox/**', 'node:*'],

@@ -55,6 +55,7 @@ function playwrightCounts(out) {
 if (want('static')) {
   run('typecheck', node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit']);
   run('lint', node, [bin('eslint/bin/eslint.js'), '.', '--max-warnings=0']);
+  run('format check', node, [bin('prettier/bin/prettier.cjs'), '--check', '.']);
 }
 if (want('unit')) run('unit tests', node, [bin('vitest/vitest.mjs'), 'run', '--project', 'unit'], vitestCounts);
 

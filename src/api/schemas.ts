@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { APP_KINDS, CONTROLLERS, HEALTH_STATES, SYNC_STATES } from '../domain/app.ts';
 import { EVIDENCE_TYPES } from '../domain/evidence.ts';
+import { NODE_SYNC } from '../domain/tree.ts';
 
 export const ErrorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), cluster: z.string().optional() }),
@@ -137,9 +138,75 @@ export const StreamMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('app-upsert'), app: AppSummarySchema }),
   z.object({ type: z.literal('app-delete'), id: z.string() }),
   z.object({ type: z.literal('cluster'), cluster: ClusterStateSchema }),
+  z.object({ type: z.literal('app-objects'), id: z.string() }),
 ]);
 export type StreamMessage = z.infer<typeof StreamMessage>;
 
 export function appPath(id: string): string {
   return id.split('/').map(encodeURIComponent).join('/');
 }
+
+// ---- resource tree (issue: per-app sync and health tree)
+
+export const TreeNodeSchema = z.object({
+  id: z.string(),
+  ref: ObjectRefSchema,
+  uid: z.string().optional(),
+  parentId: z.string().optional(),
+  depth: z.number(),
+  childCount: z.number(),
+  managed: z.boolean(),
+  health: z.enum(HEALTH_STATES),
+  sync: z.enum(NODE_SYNC).optional(),
+  reason: z.string(),
+  createdAt: z.string().optional(),
+  lastManager: z.object({ manager: z.string(), operation: z.string(), time: z.string().optional() }).optional(),
+});
+export type TreeNodeDto = z.infer<typeof TreeNodeSchema>;
+export const TreeResponse = z.object({
+  appId: z.string(),
+  generatedAt: z.string(),
+  summary: z.object({
+    health: z.enum(HEALTH_STATES),
+    reason: z.string(),
+    counts: z.record(z.string(), z.number()),
+    sync: z.record(z.string(), z.number()),
+    total: z.number(),
+  }),
+  nodes: z.array(TreeNodeSchema),
+});
+export type TreeResponse = z.infer<typeof TreeResponse>;
+
+export const ObjectQuery = z.object({
+  group: z.string().max(253).default(''),
+  version: z.string().min(1).max(63),
+  kind: z.string().min(1).max(63),
+  namespace: z.string().max(253).optional(),
+  name: z.string().min(1).max(253),
+});
+export const FieldOwnerSchema = z.object({
+  manager: z.string(),
+  operation: z.enum(['Apply', 'Update']),
+  time: z.string().optional(),
+  subresource: z.string().optional(),
+});
+export const ObjectResponse = z.object({
+  ref: ObjectRefSchema,
+  yaml: z.string(),
+  owners: z.record(z.string(), z.array(FieldOwnerSchema)),
+  managers: z.array(z.string()),
+});
+export type ObjectResponse = z.infer<typeof ObjectResponse>;
+export const EventsResponse = z.object({
+  events: z.array(
+    z.object({
+      type: z.string(),
+      reason: z.string(),
+      message: z.string(),
+      count: z.number(),
+      lastSeen: z.string().optional(),
+      source: z.string().optional(),
+    }),
+  ),
+});
+export type EventsResponse = z.infer<typeof EventsResponse>;

@@ -178,6 +178,10 @@ export function buildTree(
   return { nodes, summary: summarize(nodes) };
 }
 
+/**
+ * App-level summary. App health is the worst of its *managed* objects (what Git declares), with the
+ * reason of the worst one; a worse descendant (a crashing Pod under a Deployment) is named too.
+ */
 export function summarize(nodes: TreeNode[]): TreeSummary {
   const counts: Record<HealthStatus, number> = {
     Healthy: 0,
@@ -189,19 +193,28 @@ export function summarize(nodes: TreeNode[]): TreeSummary {
   };
   const sync: Record<NodeSync, number> = { Synced: 0, OutOfSync: 0, Missing: 0, Extraneous: 0, Unknown: 0 };
   let health: HealthStatus = 'Healthy';
-  let reason = '';
+  let worst: TreeNode | undefined;
+  let worstChild: TreeNode | undefined;
+  const label = (n: TreeNode) =>
+    `${n.ref.kind} ${n.ref.namespace ? `${n.ref.namespace}/` : ''}${n.ref.name}: ${n.reason}`;
   for (const n of nodes) {
     counts[n.health]++;
     if (n.sync) sync[n.sync]++;
-    if (!n.managed && n.depth > 0) {
-      // children count toward the app's health through their managed ancestor's own status, but a
-      // Degraded pod is still a reason worth naming
-    }
-    const w = worseHealth(health, n.health);
-    if (w !== health || (!reason && n.health === health && health !== 'Healthy')) {
-      health = w;
-      reason = `${n.ref.kind} ${n.ref.namespace ? `${n.ref.namespace}/` : ''}${n.ref.name}: ${n.reason}`;
+    if (n.managed) {
+      const w = worseHealth(health, n.health);
+      if (w !== health || (!worst && n.health !== 'Healthy')) {
+        health = w;
+        worst = n;
+      }
+    } else if (
+      n.health !== 'Healthy' &&
+      (!worstChild || worseHealth(worstChild.health, n.health) !== worstChild.health)
+    ) {
+      worstChild = n;
     }
   }
+  let reason = worst && health !== 'Healthy' ? label(worst) : '';
+  if (worstChild && worseHealth(health, worstChild.health) !== health)
+    reason = `${reason ? `${reason} · ` : ''}${label(worstChild)}`;
   return { health, reason, counts, sync, total: nodes.length };
 }

@@ -10,11 +10,14 @@ import { appRoutes } from './routes/apps.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { streamRoutes } from './routes/stream.ts';
 import type { AppCatalog } from './services/app-catalog.ts';
+import type { ObjectIndex } from './services/object-index.ts';
+import { treeRoutes } from './routes/tree.ts';
 import type { EvidenceStore } from './store/evidence-store.ts';
 
 export interface AppDeps {
   clusters: ClusterManager;
   catalog: AppCatalog;
+  index?: ObjectIndex;
   store: EvidenceStore;
   envOrder: string[];
   staticDir?: string;
@@ -100,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(appRoutes, deps);
   await app.register(evidenceRoutes, deps);
   await app.register(streamRoutes, deps);
+  await app.register(treeRoutes, deps);
 
   app.all('/api/*', async (_req, rep) => sendError(rep, 404, 'NotFound', 'no such API route'));
 

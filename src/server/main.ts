@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { ClusterManager } from './kube/cluster-manager.ts';
 import { APP_WATCH_KINDS } from './kube/kinds.ts';
 import { AppCatalog } from './services/app-catalog.ts';
+import { ObjectIndex } from './services/object-index.ts';
 import { openEvidenceStore } from './store/evidence-store.ts';
 
 export interface RunningConsole {
@@ -41,10 +42,13 @@ export async function startConsole(cfg: Config): Promise<RunningConsole> {
     warn: (o, m) => app.log.warn(o, m),
     error: (o, m) => app.log.error(o, m),
   });
-  const app = await buildApp({ ...deps, catalog });
+  const index = new ObjectIndex(clusters);
+  catalog.attachIndex(index);
+  const app = await buildApp({ ...deps, catalog, index });
   await catalog.start();
   for (const c of contexts) clusters.add(c.name, c.kc);
   clusters.watchEverywhere(APP_WATCH_KINDS);
+  index.start();
   await store.append({
     time: new Date().toISOString(),
     type: 'console.started',

@@ -78,7 +78,7 @@ describe('BFF against the sandbox', () => {
       'edge-gateway-staging',
     ]);
     expect((await apps('?q=edge-gateway-p')).apps.map((a) => a.name)).toEqual(['edge-gateway-prod']);
-    expect((await apps('?health=Degraded')).apps).toEqual([]);
+    expect((await apps('?health=Degraded')).apps.map((a) => a.controller)).toEqual(['flux', 'flux', 'flux']);
     const bad = await getJson(con.url, '/api/apps?health=Sparkly');
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ error: { code: 'BadRequest' } });

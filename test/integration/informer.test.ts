@@ -81,7 +81,14 @@ describe('informer', () => {
       () => undefined,
     );
     informer.start();
-    await waitFor('absent', async () => informer!.state.absent, { timeoutMs: 10_000 });
+    await waitFor(
+      'absent',
+      async () => {
+        if (informer!.state.error) throw informer!.state.error;
+        return informer!.state.absent;
+      },
+      { timeoutMs: 20_000 },
+    );
     expect(informer.state.error).toBeUndefined();
     conn.close();
   });

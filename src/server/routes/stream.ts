@@ -30,6 +30,8 @@ export const streamRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     const onApp = (e: CatalogEvents['app'][0]) =>
       send(e.type === 'upsert' ? { type: 'app-upsert', app: summarize(e.app) } : { type: 'app-delete', id: e.id });
     const onCluster = (c: CatalogEvents['cluster'][0]) => send({ type: 'cluster', cluster: c });
+    const onObjects = (id: string) => send({ type: 'app-objects', id });
+    deps.catalog.on('objects', onObjects);
     deps.catalog.on('app', onApp);
     deps.catalog.on('cluster', onCluster);
     const beat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
@@ -37,6 +39,7 @@ export const streamRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       clearInterval(beat);
       deps.catalog.off('app', onApp);
       deps.catalog.off('cluster', onCluster);
+      deps.catalog.off('objects', onObjects);
     };
     const end = () => {
       close();

@@ -2,7 +2,11 @@
 // Emits app changes (for SSE) and records evidence: each app's observed
 // revision change and each cluster's connection change.
 import { EventEmitter } from 'node:events';
-import type { App } from '../../domain/app.ts';
+import { worseHealth, type App } from '../../domain/app.ts';
+import { refId } from '../../domain/refs.ts';
+import { refOf } from '../../domain/tree.ts';
+import { appTree } from './app-tree.ts';
+import type { ObjectIndex } from './object-index.ts';
 import { applicationToApp } from '../adapters/argocd.ts';
 import { helmReleaseToApp, kustomizationToApp } from '../adapters/flux.ts';
 import type { ClusterManager, ClusterState } from '../kube/cluster-manager.ts';
@@ -12,6 +16,8 @@ import type { EvidenceStore } from '../store/evidence-store.ts';
 
 export interface CatalogEvents {
   app: [{ type: 'upsert'; app: App } | { type: 'delete'; id: string }];
+  /** live objects of the app changed (its tree should be refetched) */
+  objects: [string];
   cluster: [ClusterState];
 }
 
@@ -25,6 +31,12 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
   private readonly apps = new Map<string, App>();
   private lastRevision = new Map<string, string>();
   private evidenceQueue: Promise<unknown> = Promise.resolve();
+  private index?: ObjectIndex;
+  /** refId of a managed object → ids of apps whose inventory lists it */
+  private readonly byObject = new Map<string, Set<string>>();
+  private readonly raw = new Map<string, { cluster: string; kind: string; obj: KubeObject }>();
+  private readonly dirty = new Set<string>();
+  private flushTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly clusters: ClusterManager,
@@ -40,6 +52,34 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     this.lastRevision = await this.store.latestDataByApp('app.revision-observed', 'revision');
     this.clusters.on('object', (cluster, e) => this.onObject(cluster, e));
     this.clusters.on('state', (s) => this.onClusterState(s));
+  }
+
+  /** With an object index, app health becomes the worst of the controller's view and its managed objects. */
+  attachIndex(index: ObjectIndex): void {
+    this.index = index;
+    index.on('changed', (cluster, obj) => {
+      for (const o of index.ancestors(cluster, obj)) {
+        const ids = this.byObject.get(refId(refOf(cluster, o)));
+        if (ids) for (const id of ids) this.dirty.add(id);
+      }
+      if (this.dirty.size && !this.flushTimer) {
+        this.flushTimer = setTimeout(() => this.flushDirty(), 250);
+        this.flushTimer.unref();
+      }
+    });
+  }
+
+  private flushDirty(): void {
+    this.flushTimer = undefined;
+    const ids = [...this.dirty];
+    this.dirty.clear();
+    for (const id of ids) {
+      const r = this.raw.get(id);
+      if (!r) continue;
+      const app = this.toApp(r.cluster, r.kind, r.obj);
+      if (app) this.upsert(app);
+      this.emit('objects', id);
+    }
   }
 
   list(): App[] {
@@ -104,8 +144,24 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     return undefined;
   }
 
-  private upsert(app: App): void {
+  private withObjectHealth(app: App): App {
+    if (!this.index || app.inventory.length === 0) return app;
+    const { summary } = appTree(app, this.index);
+    const worst = worseHealth(app.health, summary.health);
+    if (worst === app.health) return app;
+    return { ...app, health: worst, healthMessage: summary.reason };
+  }
+
+  private upsert(input: App): void {
+    const app = this.withObjectHealth(input);
     const prev = this.apps.get(app.id);
+    if (prev) for (const r of prev.inventory) this.byObject.get(refId(r))?.delete(app.id);
+    for (const r of app.inventory) {
+      const k = refId(r);
+      let set = this.byObject.get(k);
+      if (!set) this.byObject.set(k, (set = new Set()));
+      set.add(app.id);
+    }
     app.updatedAt = new Date().toISOString();
     if (prev && JSON.stringify({ ...prev, updatedAt: '' }) === JSON.stringify({ ...app, updatedAt: '' })) return;
     this.apps.set(app.id, app);
@@ -139,9 +195,13 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
       const name = e.obj.metadata?.name ?? '';
       const id = `${cluster}/${ns}/${kind.toLowerCase()}/${name}`;
       if (e.type === 'delete') {
+        this.raw.delete(id);
+        const prev = this.apps.get(id);
+        if (prev) for (const r of prev.inventory) this.byObject.get(refId(r))?.delete(id);
         if (this.apps.delete(id)) this.emit('app', { type: 'delete', id });
         return;
       }
+      this.raw.set(id, { cluster, kind, obj: e.obj });
       const app = this.toApp(cluster, kind, e.obj);
       if (app) this.upsert(app);
       return;

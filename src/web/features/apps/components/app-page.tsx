@@ -6,6 +6,7 @@ import { SafeLink } from '../../../components/safe-link.tsx';
 import { TimeAgo } from '../../../components/time-ago.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
 import { AppEvidence } from '../../evidence/components/app-evidence.tsx';
+import { ResourceTree } from '../../tree/components/resource-tree.tsx';
 import { appQueryOptions, clustersQueryOptions } from '../api/apps-queries.ts';
 import { StaleBanner } from './stale-banner.tsx';
 
@@ -158,6 +159,7 @@ export function AppPage() {
           </ul>
         </section>
       </div>
+      <ResourceTree appId={app.id} />
       <AppEvidence appId={app.id} />
     </div>
   );

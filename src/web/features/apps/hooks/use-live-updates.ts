@@ -4,6 +4,7 @@ import { StreamMessage } from '../../../../api/schemas.ts';
 import { appKeys, clusterKeys } from '../api/apps-queries.ts';
 import { evidenceKeys } from '../../evidence/api/evidence-queries.ts';
 import { applyToAppList, applyToClusters } from './apply-stream-message.ts';
+import { treeKeys } from '../../tree/api/tree-queries.ts';
 
 export type StreamStatus = 'connecting' | 'live' | 'reconnecting';
 
@@ -27,10 +28,15 @@ export function useLiveUpdates(): StreamStatus {
         qc.setQueryData(clusterKeys.all, (d: Parameters<typeof applyToClusters>[0]) => applyToClusters(d, m));
         return;
       }
+      if (m.type === 'app-objects') {
+        void qc.invalidateQueries({ queryKey: treeKeys.app(m.id) });
+        return;
+      }
       qc.setQueryData(appKeys.list(), (d: Parameters<typeof applyToAppList>[0]) => applyToAppList(d, m));
       const id = m.type === 'app-upsert' ? m.app.id : m.id;
       void qc.invalidateQueries({ queryKey: appKeys.detail(id) });
       void qc.invalidateQueries({ queryKey: evidenceKeys.forApp(id) });
+      void qc.invalidateQueries({ queryKey: treeKeys.app(id) });
     };
     return () => es.close();
   }, [qc]);

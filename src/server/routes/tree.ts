@@ -1,0 +1,94 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { stringify } from 'yaml';
+import { AppParams, EventsResponse, ObjectQuery, ObjectResponse, TreeResponse } from '../../api/schemas.ts';
+import { managersOf, ownersByPath } from '../../domain/managed-fields.ts';
+import { HttpError, reply, type AppDeps } from '../app.ts';
+import { KubeError } from '../kube/connection.ts';
+import { appTree } from '../services/app-tree.ts';
+import { maskSecrets } from '../services/secret-mask.ts';
+
+export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  const index = deps.index;
+  app.get('/api/apps/:cluster/:namespace/:kind/:name/tree', async (req) => {
+    const p = AppParams.safeParse(req.params);
+    if (!p.success || !index) throw new HttpError(400, 'BadRequest', 'invalid app id');
+    const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
+    const a = deps.catalog.get(id);
+    if (!a) throw new HttpError(404, 'NotFound', `no app ${id}`);
+    const { nodes, summary } = appTree(a, index);
+    return reply(TreeResponse, { appId: id, generatedAt: new Date().toISOString(), nodes, summary });
+  });
+
+  app.get('/api/clusters/:cluster/object', async (req) => {
+    const { cluster } = req.params as { cluster: string };
+    const q = ObjectQuery.safeParse(req.query);
+    if (!q.success || !index) throw new HttpError(400, 'BadRequest', 'invalid object reference');
+    if (!deps.clusters.clusters.has(cluster)) throw new HttpError(404, 'NotFound', `no cluster ${cluster}`);
+    const obj = index.get(cluster, q.data);
+    if (!obj)
+      throw new HttpError(
+        404,
+        'NotFound',
+        `${q.data.kind} ${q.data.namespace ? `${q.data.namespace}/` : ''}${q.data.name} is not in the console's cache`,
+        cluster,
+      );
+    const masked = maskSecrets(obj);
+    const { managedFields: _mf, ...metaRest } = (masked.metadata ?? {}) as Record<string, unknown>;
+    return reply(ObjectResponse, {
+      ref: {
+        cluster,
+        group: q.data.group,
+        version: q.data.version,
+        kind: q.data.kind,
+        ...(q.data.namespace ? { namespace: q.data.namespace } : {}),
+        name: q.data.name,
+      },
+      yaml: stringify({ ...masked, metadata: metaRest }, { lineWidth: 0 }),
+      owners: ownersByPath(obj),
+      managers: managersOf(obj),
+    });
+  });
+
+  app.get('/api/clusters/:cluster/events', async (req) => {
+    const { cluster } = req.params as { cluster: string };
+    const q = ObjectQuery.safeParse(req.query);
+    const mc = deps.clusters.clusters.get(cluster);
+    if (!q.success) throw new HttpError(400, 'BadRequest', 'invalid object reference');
+    if (!mc) throw new HttpError(404, 'NotFound', `no cluster ${cluster}`);
+    const sel = new URLSearchParams({
+      fieldSelector: `involvedObject.kind=${q.data.kind},involvedObject.name=${q.data.name}`,
+      limit: '100',
+    });
+    const path = q.data.namespace
+      ? `/api/v1/namespaces/${encodeURIComponent(q.data.namespace)}/events?${sel}`
+      : `/api/v1/events?${sel}`;
+    try {
+      const list = await mc.conn.json<{ items?: Array<Record<string, unknown>> }>('GET', path, { timeoutMs: 10_000 });
+      const events = (list.items ?? [])
+        .map((e) => ({
+          type: String(e.type ?? ''),
+          reason: String(e.reason ?? ''),
+          message: String(e.message ?? ''),
+          count: typeof e.count === 'number' ? e.count : 1,
+          lastSeen: String(
+            e.lastTimestamp ??
+              e.eventTime ??
+              (e.metadata as { creationTimestamp?: string } | undefined)?.creationTimestamp ??
+              '',
+          ),
+          source: String((e.source as { component?: string } | undefined)?.component ?? e.reportingComponent ?? ''),
+        }))
+        .sort((a, b) => b.lastSeen.localeCompare(a.lastSeen));
+      return reply(EventsResponse, { events });
+    } catch (e) {
+      if (e instanceof KubeError)
+        throw new HttpError(
+          e.status === 403 ? 403 : 502,
+          e.status === 403 ? 'Forbidden' : 'ClusterError',
+          `cannot read events: ${e.message}`,
+          cluster,
+        );
+      throw e;
+    }
+  });
+};

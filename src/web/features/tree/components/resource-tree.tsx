@@ -1,0 +1,263 @@
+import { useQuery } from '@tanstack/react-query';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useMemo, useRef, useState } from 'react';
+import { useSearchParams } from 'react-router';
+import type { TreeNodeDto } from '../../../../api/schemas.ts';
+import { HealthBadge } from '../../../components/badges.tsx';
+import { formatAgo } from '../../../components/time-ago.tsx';
+import { treeQueryOptions } from '../api/tree-queries.ts';
+import { allExpandable, indexTree, kindsOf, problemPaths, visibleRows, type TreeFilters } from '../lib/tree-view.ts';
+import { NodeDrawer } from './node-drawer.tsx';
+import { SyncTag } from './sync-tag.tsx';
+import { TreeGraph } from './tree-graph.tsx';
+
+const ROW = 30;
+const KIND_ICON: Record<string, string> = {
+  Deployment: '⧉',
+  ReplicaSet: '≡',
+  Pod: '●',
+  Service: '⇄',
+  ConfigMap: '⚙',
+  HorizontalPodAutoscaler: '⇅',
+  StatefulSet: '⧈',
+  DaemonSet: '⧆',
+  Job: '▶',
+  CronJob: '⏲',
+  Ingress: '⇲',
+  Namespace: '▢',
+  EndpointSlice: '⋯',
+};
+
+export function ResourceTree({ appId }: { appId: string }) {
+  const q = useQuery(treeQueryOptions(appId));
+  const [sp, setSp] = useSearchParams();
+  const filters: TreeFilters = {
+    health: sp.get('th') ?? '',
+    sync: sp.get('ts') ?? '',
+    kind: sp.get('tk') ?? '',
+    text: sp.get('tq') ?? '',
+  };
+  const view = sp.get('view') === 'graph' ? 'graph' : 'list';
+  const setParam = (k: string, v: string) => {
+    const next = new URLSearchParams(sp);
+    if (v) next.set(k, v);
+    else next.delete(k);
+    setSp(next, { replace: true });
+  };
+  const nodes = q.data?.nodes;
+  const idx = useMemo(() => indexTree(nodes ?? []), [nodes]);
+  const [expandedState, setExpanded] = useState<Set<string> | null>(null);
+  // default: small trees open fully, big ones start collapsed at the managed objects
+  const expanded = useMemo(
+    () => expandedState ?? (idx.byId.size <= 300 ? allExpandable(idx) : new Set<string>()),
+    [expandedState, idx],
+  );
+  const { health: fh, sync: fs, kind: fk, text: ft } = filters;
+  const rows = useMemo(
+    () => visibleRows(idx, expanded, { health: fh, sync: fs, kind: fk, text: ft }),
+    [idx, expanded, fh, fs, fk, ft],
+  );
+  const [selected, setSelected] = useState<string | null>(null);
+  const [drawer, setDrawer] = useState<TreeNodeDto | null>(null);
+  const scroller = useRef<HTMLDivElement>(null);
+  // eslint-disable-next-line react-hooks/incompatible-library -- TanStack Virtual returns fresh functions each render; this component is not memoized
+  const virt = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW,
+    overscan: 20,
+  });
+
+  const toggle = (id: string, open?: boolean) => {
+    const next = new Set(expanded);
+    if (open ?? !next.has(id)) next.add(id);
+    else next.delete(id);
+    setExpanded(next);
+  };
+  const onKey = (e: React.KeyboardEvent) => {
+    const i = rows.findIndex((r) => r.id === selected);
+    const cur = rows[i];
+    const go = (j: number) => {
+      const r = rows[Math.max(0, Math.min(rows.length - 1, j))];
+      if (r) {
+        setSelected(r.id);
+        virt.scrollToIndex(rows.indexOf(r));
+      }
+    };
+    if (e.key === 'ArrowDown') go(i + 1);
+    else if (e.key === 'ArrowUp') go(i - 1);
+    else if (e.key === 'Home') go(0);
+    else if (e.key === 'End') go(rows.length - 1);
+    else if (e.key === 'ArrowRight' && cur && idx.children.has(cur.id)) toggle(cur.id, true);
+    else if (e.key === 'ArrowLeft' && cur) {
+      if (expanded.has(cur.id)) toggle(cur.id, false);
+      else if (cur.parentId) go(rows.findIndex((r) => r.id === cur.parentId));
+    } else if (e.key === 'Enter' && cur) setDrawer(cur);
+    else return;
+    e.preventDefault();
+  };
+
+  if (q.isPending) return <p className="text-sm text-slate-500">Loading resource tree…</p>;
+  if (q.isError) return <p className="text-sm text-red-700">Cannot load the resource tree: {q.error.message}</p>;
+  const s = q.data.summary;
+  return (
+    <section className="mt-4 rounded-lg border border-slate-200 bg-white p-4" data-testid="resource-tree">
+      <div className="mb-2 flex flex-wrap items-center gap-2">
+        <h2 className="font-semibold">Resources</h2>
+        <HealthBadge status={s.health} title={s.reason} />
+        <span className="text-xs text-slate-600" data-testid="tree-summary">
+          {s.total} objects ·{' '}
+          {Object.entries(s.counts)
+            .filter(([, v]) => v > 0)
+            .map(([k, v]) => `${v} ${k}`)
+            .join(', ')}
+          {s.sync.Extraneous ? ` · ${s.sync.Extraneous} Extraneous` : ''}
+          {s.sync.Missing ? ` · ${s.sync.Missing} Missing` : ''}
+        </span>
+        <div className="ml-auto flex items-center gap-2 text-sm">
+          <input
+            aria-label="Filter resources"
+            placeholder="filter…"
+            className="w-40 rounded border border-slate-300 px-2 py-0.5"
+            value={filters.text}
+            onChange={(e) => setParam('tq', e.target.value)}
+          />
+          <select
+            aria-label="Resource health"
+            className="rounded border border-slate-300"
+            value={filters.health}
+            onChange={(e) => setParam('th', e.target.value)}
+          >
+            <option value="">any health</option>
+            {['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown'].map((h) => (
+              <option key={h}>{h}</option>
+            ))}
+          </select>
+          <select
+            aria-label="Resource sync"
+            className="rounded border border-slate-300"
+            value={filters.sync}
+            onChange={(e) => setParam('ts', e.target.value)}
+          >
+            <option value="">any sync</option>
+            {['Synced', 'OutOfSync', 'Missing', 'Extraneous', 'Unknown'].map((h) => (
+              <option key={h}>{h}</option>
+            ))}
+          </select>
+          <select
+            aria-label="Resource kind"
+            className="rounded border border-slate-300"
+            value={filters.kind}
+            onChange={(e) => setParam('tk', e.target.value)}
+          >
+            <option value="">any kind</option>
+            {kindsOf(nodes ?? []).map((k) => (
+              <option key={k}>{k}</option>
+            ))}
+          </select>
+          <button
+            className="rounded border border-slate-300 px-2 py-0.5"
+            onClick={() => setExpanded(problemPaths(idx))}
+          >
+            expand all problems
+          </button>
+          <button
+            className="rounded border border-slate-300 px-2 py-0.5"
+            onClick={() => setExpanded(allExpandable(idx))}
+          >
+            expand all
+          </button>
+          <button className="rounded border border-slate-300 px-2 py-0.5" onClick={() => setExpanded(new Set())}>
+            collapse
+          </button>
+          <button
+            className="rounded border border-slate-300 px-2 py-0.5"
+            aria-pressed={view === 'graph'}
+            onClick={() => setParam('view', view === 'graph' ? '' : 'graph')}
+          >
+            {view === 'graph' ? 'list view' : 'graph view'}
+          </button>
+        </div>
+      </div>
+      {view === 'graph' ? (
+        <TreeGraph
+          rows={rows}
+          onOpen={(id) => {
+            const n = idx.byId.get(id);
+            if (n) setDrawer(n);
+          }}
+        />
+      ) : (
+        <div
+          ref={scroller}
+          tabIndex={0}
+          onKeyDown={onKey}
+          role="tree"
+          aria-label="Resource tree"
+          data-testid="tree-scroller"
+          className="h-[28rem] overflow-auto rounded border border-slate-100 outline-none focus:ring-2 focus:ring-teal-400"
+        >
+          <div style={{ height: virt.getTotalSize(), position: 'relative' }}>
+            {virt.getVirtualItems().map((v) => {
+              const n = rows[v.index] as TreeNodeDto;
+              const hasKids = idx.children.has(n.id);
+              const open =
+                expanded.has(n.id) || (!!(filters.health || filters.sync || filters.kind || filters.text) && hasKids);
+              return (
+                <div
+                  key={n.id}
+                  role="treeitem"
+                  aria-expanded={hasKids ? open : undefined}
+                  aria-selected={selected === n.id}
+                  data-testid="tree-row"
+                  data-kind={n.ref.kind}
+                  data-name={n.ref.name}
+                  data-health={n.health}
+                  data-sync={n.sync ?? ''}
+                  onClick={() => setSelected(n.id)}
+                  onDoubleClick={() => setDrawer(n)}
+                  className={`absolute left-0 right-0 flex items-center gap-2 whitespace-nowrap px-2 text-sm ${selected === n.id ? 'bg-teal-50' : 'hover:bg-slate-50'}`}
+                  style={{ top: v.start, height: ROW, paddingLeft: 8 + n.depth * 20 }}
+                >
+                  <button
+                    aria-label={open ? 'collapse' : 'expand'}
+                    className={`w-4 text-slate-500 ${hasKids ? '' : 'invisible'}`}
+                    onClick={(e) => {
+                      e.stopPropagation();
+                      toggle(n.id);
+                    }}
+                  >
+                    {open ? '▾' : '▸'}
+                  </button>
+                  <span className="w-4 text-center text-slate-500" aria-hidden>
+                    {KIND_ICON[n.ref.kind] ?? '◆'}
+                  </span>
+                  <span className="text-slate-500">{n.ref.kind}</span>
+                  <button
+                    className="font-medium hover:underline"
+                    onClick={(e) => {
+                      e.stopPropagation();
+                      setDrawer(n);
+                    }}
+                  >
+                    {n.ref.name}
+                  </button>
+                  <HealthBadge status={n.health} />
+                  {n.sync && <SyncTag sync={n.sync} />}
+                  <span className="truncate text-xs text-slate-600" data-testid="tree-reason" title={n.reason}>
+                    {n.reason}
+                  </span>
+                  <span className="ml-auto shrink-0 text-xs text-slate-400">
+                    {n.lastManager ? `${n.lastManager.manager} · ` : ''}
+                    {formatAgo(n.createdAt)}
+                  </span>
+                </div>
+              );
+            })}
+          </div>
+        </div>
+      )}
+      {drawer && <NodeDrawer node={drawer} onClose={() => setDrawer(null)} />}
+    </section>
+  );
+}

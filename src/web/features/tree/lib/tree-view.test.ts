@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import type { TreeNodeDto } from '../../../../api/schemas.ts';
+import { layoutGraph } from './graph-layout.ts';
+import { groupLabel, indexTree, problemPaths, visibleRows } from './tree-view.ts';
+
+const n = (
+  id: string,
+  kind: string,
+  parentId?: string,
+  health: TreeNodeDto['health'] = 'Healthy',
+  reason = '',
+): TreeNodeDto => ({
+  id,
+  ref: { cluster: 'c', group: '', version: 'v1', kind, namespace: 'dev', name: id },
+  ...(parentId ? { parentId } : {}),
+  depth: parentId ? parentId.split('/').length : 0,
+  childCount: 0,
+  managed: !parentId,
+  health,
+  reason,
+});
+
+const nodes = [
+  n('d', 'Deployment'),
+  n('d/rs', 'ReplicaSet', 'd'),
+  n('d/rs/p1', 'Pod', 'd/rs'),
+  n('d/rs/p2', 'Pod', 'd/rs', 'Degraded', 'container render: CrashLoopBackOff'),
+  n('svc', 'Service'),
+];
+const none = { health: '', sync: '', kind: '', text: '' };
+
+describe('tree view model', () => {
+  const idx = indexTree(nodes);
+  it('shows only roots when nothing is expanded', () => {
+    expect(visibleRows(idx, new Set(), none).map((r) => r.id)).toEqual(['d', 'svc']);
+  });
+  it('shows children of expanded nodes in order', () => {
+    expect(visibleRows(idx, new Set(['d', 'd/rs']), none).map((r) => r.id)).toEqual([
+      'd',
+      'd/rs',
+      'd/rs/p1',
+      'd/rs/p2',
+      'svc',
+    ]);
+  });
+  it('expands exactly the paths to problems', () => {
+    expect([...problemPaths(idx)].sort()).toEqual(['d', 'd/rs']);
+  });
+  it('filters keep matching nodes with their ancestors', () => {
+    expect(visibleRows(idx, new Set(), { ...none, health: 'Degraded' }).map((r) => r.id)).toEqual([
+      'd',
+      'd/rs',
+      'd/rs/p2',
+    ]);
+    expect(visibleRows(idx, new Set(), { ...none, text: 'svc' }).map((r) => r.id)).toEqual(['svc']);
+    expect(visibleRows(idx, new Set(), { ...none, kind: 'Pod' }).map((r) => r.id)).toEqual([
+      'd',
+      'd/rs',
+      'd/rs/p1',
+      'd/rs/p2',
+    ]);
+  });
+  it('summarizes a group of siblings with problems named', () => {
+    const pods = Array.from({ length: 240 }, (_, i) =>
+      n(`p${i}`, 'Pod', 'rs', i < 2 ? 'Degraded' : 'Healthy', i < 2 ? 'container x: CrashLoopBackOff' : ''),
+    );
+    expect(groupLabel(pods)).toBe('240 Pods: 238 Running, 2 CrashLoopBackOff');
+  });
+  it('lays out only visible rows and groups large sibling sets', () => {
+    const many = [
+      n('d', 'Deployment'),
+      n('d/rs', 'ReplicaSet', 'd'),
+      ...Array.from({ length: 50 }, (_, i) => n(`d/rs/p${i}`, 'Pod', 'd/rs', i === 7 ? 'Degraded' : 'Healthy', 'x')),
+    ];
+    const rows = visibleRows(indexTree(many), new Set(['d', 'd/rs']), none);
+    const g = layoutGraph(rows);
+    expect(g.boxes).toHaveLength(3);
+    const group = g.boxes.find((b) => b.group === 50);
+    expect(group?.health).toBe('Degraded');
+    expect(g.edges).toEqual([
+      { from: 'd', to: 'd/rs' },
+      { from: 'd/rs', to: 'd/rs#Pod' },
+    ]);
+  });
+});

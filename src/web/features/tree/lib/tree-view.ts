@@ -1,0 +1,126 @@
+// Pure view model of the resource tree: which rows are visible given the
+// expansion set and filters, and which nodes to expand to show every problem.
+import type { TreeNodeDto } from '../../../../api/schemas.ts';
+
+export interface TreeFilters {
+  health: string;
+  sync: string;
+  kind: string;
+  text: string;
+}
+
+export interface TreeIndex {
+  byId: Map<string, TreeNodeDto>;
+  children: Map<string, string[]>;
+  roots: string[];
+}
+
+export function indexTree(nodes: TreeNodeDto[]): TreeIndex {
+  const byId = new Map<string, TreeNodeDto>();
+  const children = new Map<string, string[]>();
+  const roots: string[] = [];
+  for (const n of nodes) {
+    byId.set(n.id, n);
+    if (n.parentId) {
+      let c = children.get(n.parentId);
+      if (!c) children.set(n.parentId, (c = []));
+      c.push(n.id);
+    } else roots.push(n.id);
+  }
+  return { byId, children, roots };
+}
+
+const isProblem = (n: TreeNodeDto) => n.health !== 'Healthy' || (n.sync !== undefined && n.sync !== 'Synced');
+
+export function matches(n: TreeNodeDto, f: TreeFilters): boolean {
+  if (f.health && n.health !== f.health) return false;
+  if (f.sync && n.sync !== f.sync) return false;
+  if (f.kind && n.ref.kind !== f.kind) return false;
+  if (f.text) {
+    const t = f.text.toLowerCase();
+    if (
+      !`${n.ref.kind} ${n.ref.namespace ?? ''} ${n.ref.name} ${n.reason} ${n.lastManager?.manager ?? ''}`
+        .toLowerCase()
+        .includes(t)
+    )
+      return false;
+  }
+  return true;
+}
+
+export const filtersActive = (f: TreeFilters) => !!(f.health || f.sync || f.kind || f.text);
+
+/**
+ * Visible rows in depth-first order. With filters active, a node is shown when
+ * it or a descendant matches, and its ancestors are shown (expanded) for context.
+ */
+export function visibleRows(idx: TreeIndex, expanded: ReadonlySet<string>, f: TreeFilters): TreeNodeDto[] {
+  const out: TreeNodeDto[] = [];
+  const active = filtersActive(f);
+  const keep = new Map<string, boolean>();
+  const subtreeMatches = (id: string): boolean => {
+    const cached = keep.get(id);
+    if (cached !== undefined) return cached;
+    const n = idx.byId.get(id);
+    let m = !!n && matches(n, f);
+    for (const c of idx.children.get(id) ?? []) if (subtreeMatches(c)) m = true;
+    keep.set(id, m);
+    return m;
+  };
+  // iterative DFS to survive deep or very wide trees
+  const stack: string[] = [...idx.roots].reverse();
+  while (stack.length) {
+    const id = stack.pop() as string;
+    const n = idx.byId.get(id);
+    if (!n) continue;
+    if (active && !subtreeMatches(id)) continue;
+    out.push(n);
+    const kids = idx.children.get(id);
+    if (!kids) continue;
+    const open = active ? kids.some((c) => subtreeMatches(c)) : expanded.has(id);
+    if (open) for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i] as string);
+  }
+  return out;
+}
+
+/** Ids to expand so that every unhealthy or unsynced node is visible. */
+export function problemPaths(idx: TreeIndex): Set<string> {
+  const open = new Set<string>();
+  for (const n of idx.byId.values()) {
+    if (!isProblem(n)) continue;
+    let p = n.parentId;
+    while (p && !open.has(p)) {
+      open.add(p);
+      p = idx.byId.get(p)?.parentId;
+    }
+  }
+  return open;
+}
+
+export function allExpandable(idx: TreeIndex): Set<string> {
+  return new Set(idx.children.keys());
+}
+
+/** "240 Pods: 238 Running, 2 CrashLoopBackOff": a one-line summary of same-kind siblings. */
+export function groupLabel(nodes: TreeNodeDto[]): string {
+  const kind = nodes[0]?.ref.kind ?? '';
+  const counts = new Map<string, number>();
+  for (const n of nodes) {
+    const key = n.health === 'Healthy' ? (kind === 'Pod' ? 'Running' : 'Healthy') : firstWord(n.reason) || n.health;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const parts = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${v} ${k}`);
+  return `${nodes.length} ${kind}${nodes.length === 1 ? '' : 's'}: ${parts.join(', ')}`;
+}
+
+function firstWord(reason: string): string {
+  const m =
+    /(CrashLoopBackOff|ImagePullBackOff|ErrImagePull|OOMKilled|ProgressDeadlineExceeded|Pending|terminated|failed|not ready)/i.exec(
+      reason,
+    );
+  return m?.[1] ?? '';
+}
+
+export function kindsOf(nodes: TreeNodeDto[]): string[] {
+  return [...new Set(nodes.map((n) => n.ref.kind))].sort();
+}
