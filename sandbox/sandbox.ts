@@ -416,8 +416,8 @@ metadata:
     type: kwok
     topology.kubernetes.io/zone: zone-${i}
 status:
-  allocatable: {cpu: "64", memory: 256Gi, pods: "4000"}
-  capacity: {cpu: "64", memory: 256Gi, pods: "4000"}
+  allocatable: {cpu: "640", memory: 2560Gi, pods: "10000"}
+  capacity: {cpu: "640", memory: 2560Gi, pods: "10000"}
   nodeInfo: {architecture: amd64, kubeletVersion: fake, operatingSystem: linux}
 `,
     )

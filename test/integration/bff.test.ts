@@ -39,15 +39,17 @@ describe('BFF against the sandbox', () => {
   it('lists Flux apps per env and the Argo CD apps, with health and revision', async () => {
     const head = repoHead();
     await waitFor(
-      'apps at HEAD',
+      'Flux apps at HEAD, Degraded by the HPA (no metrics API in the sandbox)',
       async () => {
         const { apps: list } = await apps('?controller=flux');
-        return (
-          list.length === 3 &&
-          list.every((a) => a.source.revisionObserved === `main@sha1:${head}` && a.health === 'Healthy')
-        );
+        const bad = list.filter((a) => a.source.revisionObserved !== `main@sha1:${head}` || a.health !== 'Degraded');
+        if (list.length !== 3 || bad.length)
+          throw new Error(
+            JSON.stringify(bad.map((a) => [a.name, a.source.revisionObserved, a.health, a.healthMessage])),
+          );
+        return true;
       },
-      { timeoutMs: 60_000 },
+      { timeoutMs: 90_000 },
     );
     const { apps: list, envs } = await apps();
     expect(envs.slice(0, 3)).toEqual(['dev', 'staging', 'prod']);
@@ -56,9 +58,14 @@ describe('BFF against the sandbox', () => {
       env: 'dev',
       controller: 'flux',
       sync: 'Synced',
-      health: 'Healthy',
+      health: 'Degraded',
       automation: { prune: true },
     });
+    // Flux reports Ready, the console shows why the app is not healthy
+    expect(byName['nonprod/digital-human-dev']?.healthMessage).toMatch(
+      /HorizontalPodAutoscaler dev\/render-worker: .*metrics/,
+    );
+    expect(byName['nonprod/digital-human-dev']?.conditions.find((c) => c.type === 'Ready')?.status).toBe('True');
     expect(byName['prod/digital-human-prod']).toMatchObject({ env: 'prod', automation: { prune: false } });
     expect(byName['nonprod/edge-gateway-staging']).toMatchObject({
       controller: 'argocd',

@@ -1,0 +1,259 @@
+// Tree benchmark: a synthetic app made of real objects in the sandbox (Deployments whose kwok pods really
+// run), at ~5,000 and ~20,000 objects. Measures, in Chromium via Playwright, against the real BFF:
+// BFF tree response from cache, navigation → first tree paint, expand all, one filter keystroke,
+// a batch of 100 live updates, the longest main-thread task, and the JS heap.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, openSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { KUBECONFIG_PATH, REPO_ROOT, kubectl, startSandbox } from '../sandbox/sandbox.ts';
+import { freePort, waitFor } from '../sandbox/procs.ts';
+
+const CLUSTER = 'nonprod';
+const NS = 'bench-tree';
+const SIZES = (process.env.BENCH_TREE_SIZES ?? '5000,20000').split(',').map(Number);
+const PER_DEPLOY = 48; // pods per Deployment: 1 Deployment + 1 ReplicaSet + 48 Pods = 50 objects
+
+function appName(objects: number) {
+  return `bench-tree-${objects}`;
+}
+
+/** Creates N/50 Deployments (each 48 kwok pods), and a suspended Kustomization whose inventory lists them. */
+async function ensureApp(objects: number): Promise<{ deployments: number }> {
+  const deployments = Math.max(1, Math.round(objects / (PER_DEPLOY + 2)));
+  kubectl(
+    CLUSTER,
+    ['apply', '--server-side', '--field-manager=bench', '-f', '-'],
+    JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }),
+  );
+  const items = Array.from({ length: deployments }, (_, i) => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: `w${objects}-${i}`,
+      namespace: NS,
+      labels: {
+        'kustomize.toolkit.fluxcd.io/name': appName(objects),
+        'kustomize.toolkit.fluxcd.io/namespace': 'flux-system',
+      },
+    },
+    spec: {
+      replicas: PER_DEPLOY,
+      selector: { matchLabels: { app: `w${objects}-${i}` } },
+      template: {
+        metadata: { labels: { app: `w${objects}-${i}` } },
+        spec: { containers: [{ name: 'w', image: 'registry.example.com/bench:1' }] },
+      },
+    },
+  }));
+  for (let i = 0; i < items.length; i += 50) {
+    kubectl(
+      CLUSTER,
+      ['apply', '--server-side', '--field-manager=kustomize-controller', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: items.slice(i, i + 50) }),
+    );
+  }
+  const name = appName(objects);
+  kubectl(
+    CLUSTER,
+    ['apply', '--server-side', '--field-manager=bench', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+      kind: 'Kustomization',
+      metadata: { name, namespace: 'flux-system', labels: { env: 'dev' } },
+      spec: {
+        interval: '60m',
+        path: './bench',
+        prune: false,
+        suspend: true,
+        sourceRef: { kind: 'GitRepository', name: 'digital-human' },
+      },
+    }),
+  );
+  // a suspended Kustomization keeps the status we write: its inventory names the Deployments
+  kubectl(CLUSTER, [
+    '-n',
+    'flux-system',
+    'patch',
+    'kustomization',
+    name,
+    '--subresource=status',
+    '--type',
+    'merge',
+    '-p',
+    JSON.stringify({
+      status: {
+        inventory: { entries: items.map((d) => ({ id: `${NS}_${d.metadata.name}_apps_Deployment`, v: 'v1' })) },
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'Bench',
+            message: 'synthetic',
+            lastTransitionTime: new Date().toISOString(),
+          },
+        ],
+      },
+    }),
+  ]);
+  return { deployments };
+}
+
+async function runningPods(): Promise<number> {
+  const out = kubectl(CLUSTER, ['-n', NS, 'get', 'pods', '--field-selector=status.phase=Running', '-o', 'name']);
+  return out.split('\n').filter(Boolean).length;
+}
+
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
+
+async function main(): Promise<void> {
+  await startSandbox({ reuse: true });
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-tree-'));
+  const fd = openSync(join(dataDir, 'bff.log'), 'a');
+  const bff = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/main.ts')], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      KUBECONFIG: KUBECONFIG_PATH,
+      CONSOLE_PORT: String(port),
+      CONSOLE_DATA_DIR: dataDir,
+      CONSOLE_STATIC_DIR: join(REPO_ROOT, 'dist/web'),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', fd, fd],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--enable-precise-memory-info',
+    ],
+  });
+  try {
+    await waitFor('BFF ready', async () => (await fetch(`${base}/readyz`)).status === 200, { timeoutMs: 60_000 });
+    let totalPods = 0;
+    for (const size of SIZES) {
+      const { deployments } = await ensureApp(size);
+      totalPods += deployments * PER_DEPLOY;
+      const want = totalPods;
+      const t0 = Date.now();
+      await waitFor(`${want} running kwok pods`, async () => (await runningPods()) >= want * 0.98, {
+        timeoutMs: 900_000,
+        intervalMs: 5000,
+      });
+      const createS = (Date.now() - t0) / 1000;
+      const id = `nonprod/flux-system/kustomization/${appName(size)}`;
+      const treeUrl = `${base}/api/apps/${id}/tree`;
+      await waitFor(
+        'tree complete in the BFF cache',
+        async () => {
+          const r = (await (await fetch(treeUrl)).json()) as { summary?: { total: number } };
+          return (r.summary?.total ?? 0) >= size * 0.98;
+        },
+        { timeoutMs: 300_000, intervalMs: 2000 },
+      );
+      const times: number[] = [];
+      let bytes = 0;
+      for (let i = 0; i < 15; i++) {
+        const t = performance.now();
+        bytes = (await (await fetch(treeUrl)).arrayBuffer()).byteLength;
+        times.push(performance.now() - t);
+      }
+      const total = ((await (await fetch(treeUrl)).json()) as { summary: { total: number } }).summary.total;
+
+      const page = await browser.newPage();
+      await page.addInitScript(() => {
+        (window as unknown as { __long: number[] }).__long = [];
+        new PerformanceObserver((l) =>
+          l.getEntries().forEach((e) => (window as unknown as { __long: number[] }).__long.push(e.duration)),
+        ).observe({ type: 'longtask', buffered: true });
+      });
+      const nav0 = Date.now();
+      await page.goto(`${base}/apps/${id}`);
+      await page.getByTestId('tree-row').first().waitFor();
+      const firstPaint = Date.now() - nav0;
+      const inPage = <T>(fn: () => Promise<T>) => page.evaluate(fn);
+      const expandMs = await (async () => {
+        const t = Date.now();
+        await page.getByRole('button', { name: 'expand all', exact: true }).click();
+        await page.waitForFunction(
+          () => document.querySelectorAll('[data-testid="tree-row"][data-kind="Pod"]').length > 0,
+        );
+        await inPage(() => new Promise((r) => requestAnimationFrame(() => r(null))));
+        return Date.now() - t;
+      })();
+      const filter = page.getByLabel('Filter resources');
+      await filter.click();
+      const keyMs = await page.evaluate(async () => {
+        const input = document.querySelector('input[aria-label="Filter resources"]') as HTMLInputElement;
+        const t = performance.now();
+        const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')?.set;
+        setter?.call(input, 'w');
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+        await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+        return performance.now() - t;
+      });
+      await filter.fill('');
+      // 100 live updates: annotate 100 pods (real watch events → SSE → refetch → re-render)
+      const pods = kubectl(CLUSTER, ['-n', NS, 'get', 'pods', '-o', 'name']).split('\n').filter(Boolean).slice(0, 100);
+      await page.evaluate(() => ((window as unknown as { __long: number[] }).__long = []));
+      const gen0 = await page.evaluate(() => document.querySelector('[data-testid="tree-summary"]')?.textContent ?? '');
+      const u0 = Date.now();
+      kubectl(CLUSTER, [
+        '-n',
+        NS,
+        'annotate',
+        '--overwrite',
+        ...pods.map((p) => p.replace('pod/', 'pods/')),
+        `bench/touch=${Date.now()}`,
+      ]);
+      await page.waitForResponse((r) => r.url().includes('/tree'), { timeout: 30_000 }).catch(() => undefined);
+      await page.waitForTimeout(1500);
+      const updMs = Date.now() - u0;
+      const longDuringUpdates = await page.evaluate(() =>
+        Math.max(0, ...(window as unknown as { __long: number[] }).__long),
+      );
+      void gen0;
+      const heap = await page.evaluate(
+        () => (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize ?? 0,
+      );
+      const longest = await page.evaluate(() => Math.max(0, ...(window as unknown as { __long: number[] }).__long));
+      await page.close();
+      console.log(
+        `\n# tree of ${total} objects (${deployments} Deployments × ${PER_DEPLOY} kwok pods; created in ${createS.toFixed(0)} s)`,
+      );
+      console.log(
+        `BFF GET /tree from cache     p50 ${pct(times, 50).toFixed(1)} ms  p90 ${pct(times, 90).toFixed(1)} ms  (${(bytes / 1024 / 1024).toFixed(1)} MiB)`,
+      );
+      console.log(`navigation → first tree row  ${firstPaint} ms`);
+      console.log(`expand all                   ${expandMs} ms`);
+      console.log(`filter keystroke → frame     ${keyMs.toFixed(1)} ms`);
+      console.log(
+        `100 live pod updates → re-rendered tree ${updMs} ms (longest task during it ${longDuringUpdates.toFixed(0)} ms)`,
+      );
+      console.log(`longest main-thread task     ${longest.toFixed(0)} ms (after the update batch)`);
+      console.log(`JS heap                      ${(heap / 1024 / 1024).toFixed(0)} MiB`);
+    }
+  } finally {
+    await browser.close();
+    bff.kill('SIGTERM');
+    if (process.env.BENCH_KEEP !== '1') {
+      kubectl(CLUSTER, ['delete', 'namespace', NS, '--wait=false']);
+      for (const s of SIZES)
+        kubectl(CLUSTER, ['-n', 'flux-system', 'delete', 'kustomization', appName(s), '--ignore-not-found']);
+    }
+  }
+}
+
+await main();
+process.exit(0);
