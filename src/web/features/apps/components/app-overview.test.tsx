@@ -1,0 +1,84 @@
+// @vitest-environment jsdom
+// UI unit test: the overview against msw handlers typed by the API schemas
+// (fixtures captured from the real sandbox by scripts/capture-fixtures.ts).
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { cleanup, render, screen, waitFor, within } from '@testing-library/react';
+import { http, HttpResponse } from 'msw';
+import { setupServer } from 'msw/node';
+import { createMemoryRouter, RouterProvider } from 'react-router';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { appsFixture, handlers } from '../../../../../mocks/handlers.ts';
+import { AppOverview } from './app-overview.tsx';
+
+const server = setupServer(...handlers);
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+afterEach(() => {
+  cleanup();
+  server.resetHandlers();
+});
+afterAll(() => server.close());
+
+function renderAt(url: string) {
+  const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  const router = createMemoryRouter([{ path: '/', element: <AppOverview /> }], { initialEntries: [url] });
+  render(
+    <QueryClientProvider client={qc}>
+      <RouterProvider router={router} />
+    </QueryClientProvider>,
+  );
+  return router;
+}
+
+describe('AppOverview', () => {
+  it('groups apps into env columns in the configured order', async () => {
+    renderAt('/');
+    await waitFor(() => expect(screen.getAllByTestId('app-card')).toHaveLength(appsFixture.apps.length));
+    const envs = screen.getAllByTestId('env-column').map((c) => c.getAttribute('data-env'));
+    expect(envs).toEqual(['dev', 'staging', 'prod']);
+    const prod = screen.getAllByTestId('env-column')[2] as HTMLElement;
+    expect(within(prod).getAllByTestId('app-card')).toHaveLength(
+      appsFixture.apps.filter((a) => a.env === 'prod').length,
+    );
+  });
+
+  it('reads filters from the URL', async () => {
+    renderAt('/?controller=argocd');
+    await waitFor(() =>
+      expect(screen.getAllByTestId('app-card')).toHaveLength(
+        appsFixture.apps.filter((a) => a.controller === 'argocd').length,
+      ),
+    );
+    expect(screen.getByTestId('app-count').textContent).toContain(`of ${appsFixture.total}`);
+  });
+
+  it('shows the stale banner for an unreachable cluster', async () => {
+    server.use(
+      http.get('/api/clusters', () =>
+        HttpResponse.json({
+          clusters: [
+            {
+              name: 'prod',
+              server: 'https://127.0.0.1:1',
+              status: 'unreachable',
+              since: '2026-11-30T12:00:00Z',
+              staleSince: '2026-11-30T12:00:00Z',
+              reason: 'connect ECONNREFUSED',
+              kinds: {},
+            },
+          ],
+        }),
+      ),
+    );
+    renderAt('/');
+    await screen.findByTestId('stale-banner');
+    expect(screen.getByTestId('stale-banner').textContent).toContain('Cluster prod is unreachable');
+  });
+
+  it('says so when the BFF answers with an error', async () => {
+    server.use(
+      http.get('/api/apps', () => HttpResponse.json({ error: { code: 'Internal', message: 'boom' } }, { status: 500 })),
+    );
+    renderAt('/');
+    expect(await screen.findByText(/Cannot load apps: boom/)).toBeTruthy();
+  });
+});
