@@ -6,7 +6,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import { chromium } from 'playwright-core';
+import { ClusterConnection } from '../src/server/kube/connection.ts';
 import { KUBECONFIG_PATH, REPO_ROOT, kubectl, startSandbox } from '../sandbox/sandbox.ts';
 import { freePort, waitFor } from '../sandbox/procs.ts';
 
@@ -139,6 +141,10 @@ async function main(): Promise<void> {
       '--enable-precise-memory-info',
     ],
   });
+  const kc = new KubeConfig();
+  kc.loadFromFile(KUBECONFIG_PATH);
+  kc.setCurrentContext(CLUSTER);
+  const conn = new ClusterConnection(CLUSTER, kc);
   try {
     await waitFor('BFF ready', async () => (await fetch(`${base}/readyz`)).status === 200, { timeoutMs: 60_000 });
     let totalPods = 0;
@@ -204,30 +210,43 @@ async function main(): Promise<void> {
         return performance.now() - t;
       });
       await filter.fill('');
-      // 100 live updates: annotate 100 pods (real watch events → SSE → refetch → re-render)
-      const pods = kubectl(CLUSTER, ['-n', NS, 'get', 'pods', '-o', 'name']).split('\n').filter(Boolean).slice(0, 100);
+      // 100 live updates: 100 concurrent pod patches (real watch events → SSE → tree refetch → re-render)
+      const pods = kubectl(CLUSTER, ['-n', NS, 'get', 'pods', '-o', 'name'])
+        .split('\n')
+        .filter(Boolean)
+        .slice(0, 100)
+        .map((p) => p.replace('pod/', ''));
+      const longestBefore = await page.evaluate(() =>
+        Math.max(0, ...(window as unknown as { __long: number[] }).__long),
+      );
       await page.evaluate(() => ((window as unknown as { __long: number[] }).__long = []));
-      const gen0 = await page.evaluate(() => document.querySelector('[data-testid="tree-summary"]')?.textContent ?? '');
+      const treeResponses: number[] = [];
+      page.on('response', (r) => {
+        if (r.url().includes('/tree')) treeResponses.push(Date.now());
+      });
       const u0 = Date.now();
-      kubectl(CLUSTER, [
-        '-n',
-        NS,
-        'annotate',
-        '--overwrite',
-        ...pods.map((p) => p.replace('pod/', 'pods/')),
-        `bench/touch=${Date.now()}`,
-      ]);
-      await page.waitForResponse((r) => r.url().includes('/tree'), { timeout: 30_000 }).catch(() => undefined);
-      await page.waitForTimeout(1500);
-      const updMs = Date.now() - u0;
+      await Promise.all(
+        pods.map((p) =>
+          conn.request('PATCH', `/api/v1/namespaces/${NS}/pods/${p}`, {
+            body: JSON.stringify({ metadata: { annotations: { 'bench/touch': String(u0) } } }),
+            contentType: 'application/merge-patch+json',
+          }),
+        ),
+      );
+      const applied = Date.now();
+      await waitFor('tree refetched after the batch', async () => treeResponses.some((t) => t > applied), {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+      });
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+      const rendered = Date.now();
       const longDuringUpdates = await page.evaluate(() =>
         Math.max(0, ...(window as unknown as { __long: number[] }).__long),
       );
-      void gen0;
       const heap = await page.evaluate(
         () => (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize ?? 0,
       );
-      const longest = await page.evaluate(() => Math.max(0, ...(window as unknown as { __long: number[] }).__long));
+      const longest = Math.max(longestBefore, longDuringUpdates);
       await page.close();
       console.log(
         `\n# tree of ${total} objects (${deployments} Deployments × ${PER_DEPLOY} kwok pods; created in ${createS.toFixed(0)} s)`,
@@ -239,9 +258,11 @@ async function main(): Promise<void> {
       console.log(`expand all                   ${expandMs} ms`);
       console.log(`filter keystroke → frame     ${keyMs.toFixed(1)} ms`);
       console.log(
-        `100 live pod updates → re-rendered tree ${updMs} ms (longest task during it ${longDuringUpdates.toFixed(0)} ms)`,
+        `100 live pod updates: apiserver applied them in ${applied - u0} ms; tree refetched and re-rendered ${rendered - applied} ms after the last one (longest task ${longDuringUpdates.toFixed(0)} ms)`,
       );
-      console.log(`longest main-thread task     ${longest.toFixed(0)} ms (after the update batch)`);
+      console.log(
+        `longest main-thread task     ${longest.toFixed(0)} ms (whole session: load, expand, filter, updates)`,
+      );
       console.log(`JS heap                      ${(heap / 1024 / 1024).toFixed(0)} MiB`);
     }
   } finally {

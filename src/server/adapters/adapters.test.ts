@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applicationToApp } from './argocd.ts';
-import { kustomizationToApp } from './flux.ts';
+import { helmReleaseToApp, kustomizationToApp } from './flux.ts';
 
 const gitRepo = {
   apiVersion: 'source.toolkit.fluxcd.io/v1',
@@ -148,5 +148,66 @@ describe('applicationToApp', () => {
   it('treats a manual-sync Application as not automated', () => {
     const a = applicationToApp('c', { ...app, spec: { ...app.spec, syncPolicy: {} } }, 'env');
     expect(a.automation).toEqual({ autoSync: false, selfHeal: false, prune: false, suspended: true });
+  });
+});
+
+describe('helmReleaseToApp', () => {
+  const oci = {
+    apiVersion: 'source.toolkit.fluxcd.io/v1',
+    kind: 'OCIRepository',
+    metadata: { name: 'podinfo', namespace: 'apps' },
+    spec: { url: 'oci://registry.example/charts/podinfo', ref: { tag: '6.7.0' } },
+    status: {
+      artifact: { revision: '6.7.0@sha256:' + 'c'.repeat(64), digest: 'sha256:' + 'd'.repeat(64) },
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
+  };
+  const lookupOci = (kind: string, ns: string, name: string) =>
+    kind === 'OCIRepository' && ns === 'apps' && name === 'podinfo' ? oci : undefined;
+  const hr = (status: Record<string, unknown>) => ({
+    apiVersion: 'helm.toolkit.fluxcd.io/v2',
+    kind: 'HelmRelease',
+    metadata: { name: 'podinfo', namespace: 'apps', labels: { env: 'staging' } },
+    spec: { chartRef: { kind: 'OCIRepository', name: 'podinfo' }, interval: '5m' },
+    status,
+  });
+  it('maps a chartRef release with its OCI source', () => {
+    const a = helmReleaseToApp(
+      'c',
+      hr({
+        conditions: [{ type: 'Ready', status: 'True', reason: 'InstallSucceeded' }],
+        history: [{ chartVersion: '6.7.0' }],
+      }),
+      lookupOci,
+      'env',
+    );
+    expect(a).toMatchObject({
+      id: 'c/apps/helmrelease/podinfo',
+      env: 'staging',
+      sync: 'Synced',
+      health: 'Healthy',
+      source: {
+        url: 'oci://registry.example/charts/podinfo',
+        revisionObserved: '6.7.0',
+        artifactDigest: expect.stringMatching(/^sha256:d+$/),
+      },
+    });
+  });
+  it('is Degraded and OutOfSync when the release failed', () => {
+    const a = helmReleaseToApp(
+      'c',
+      hr({ conditions: [{ type: 'Ready', status: 'False', reason: 'UpgradeFailed', message: 'timed out' }] }),
+      lookupOci,
+      'env',
+    );
+    expect(a).toMatchObject({
+      health: 'Degraded',
+      sync: 'OutOfSync',
+      healthMessage: expect.stringContaining('UpgradeFailed'),
+    });
+  });
+  it('is Unknown without status', () => {
+    const a = helmReleaseToApp('c', { ...hr({}), status: undefined }, lookupOci, 'env');
+    expect(a).toMatchObject({ health: 'Unknown', sync: 'Unknown' });
   });
 });
