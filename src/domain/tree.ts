@@ -117,8 +117,15 @@ export function buildTree(
 ): { nodes: TreeNode[]; summary: TreeSummary } {
   const nodes: TreeNode[] = [];
   const seen = new Set<string>();
-  const visit = (o: Obj, parentId: string | undefined, depth: number, managed: boolean, sync: NodeSync | undefined) => {
-    const ref = refOf(cluster, o);
+  const visit = (
+    o: Obj,
+    parentId: string | undefined,
+    depth: number,
+    managed: boolean,
+    sync: NodeSync | undefined,
+    knownRef?: ObjectRef,
+  ) => {
+    const ref = knownRef ?? refOf(cluster, o);
     const id = refId(ref);
     if (seen.has(id)) return;
     seen.add(id);
@@ -136,17 +143,19 @@ export function buildTree(
       ...(sync ? { sync } : {}),
       reason: h.message,
       ...(m.creationTimestamp ? { createdAt: m.creationTimestamp } : {}),
-      ...(lastManager(o) ? { lastManager: lastManager(o) } : {}),
     };
+    const lm = lastManager(o);
+    if (lm) node.lastManager = lm;
     nodes.push(node);
     if (!m.uid || depth >= maxDepth) return;
+    // refs computed once per child, then sorted (kind order, namespace, name)
     const kids = src
       .childrenOf(m.uid)
-      .slice()
-      .sort((a, b) => compareRefs(refOf(cluster, a), refOf(cluster, b)));
-    for (const k of kids) {
+      .map((k) => ({ k, r: refOf(cluster, k) }))
+      .sort((a, b) => compareRefs(a.r, b.r));
+    for (const { k, r } of kids) {
       const before = nodes.length;
-      visit(k, id, depth + 1, false, undefined);
+      visit(k, id, depth + 1, false, undefined, r);
       if (nodes.length > before) node.childCount++;
     }
   };

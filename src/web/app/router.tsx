@@ -1,6 +1,7 @@
 import type { QueryClient } from '@tanstack/react-query';
 import { createBrowserRouter, isRouteErrorResponse, Link, useRouteError } from 'react-router';
 import { appQueryOptions, appsQueryOptions, clustersQueryOptions } from '../features/apps/api/apps-queries.ts';
+import { treeQueryOptions } from '../features/tree/api/tree-queries.ts';
 import { Layout } from './layout.tsx';
 
 function RouteError() {
@@ -43,11 +44,10 @@ export function createRouter(qc: QueryClient) {
           path: 'apps/:cluster/:namespace/:kind/:name',
           errorElement: <RouteError />,
           loader: async ({ params }) => {
-            await Promise.allSettled([
-              qc.ensureQueryData(
-                appQueryOptions(`${params.cluster}/${params.namespace}/${params.kind}/${params.name}`),
-              ),
-            ]);
+            const id = `${params.cluster}/${params.namespace}/${params.kind}/${params.name}`;
+            // the tree is the biggest response: start it now, in parallel with the app itself
+            void qc.prefetchQuery(treeQueryOptions(id));
+            await Promise.allSettled([qc.ensureQueryData(appQueryOptions(id))]);
             return null;
           },
           lazy: async () => ({ Component: (await import('../features/apps/components/app-page.tsx')).AppPage }),
