@@ -55,6 +55,7 @@ test('a pushed commit changes the observed revision on screen without reload', a
 });
 
 test('app page shows source, revision and automation flags', async ({ page }) => {
+  await waitForKustomizationRevision('prod', 'digital-human-prod', repoHead());
   await page.goto('/');
   await page.locator('[data-app-id="prod/flux-system/kustomization/digital-human-prod"]').click();
   await expect(page).toHaveURL(/\/apps\/prod\/flux-system\/kustomization\/digital-human-prod$/);

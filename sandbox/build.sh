@@ -90,6 +90,8 @@ want kwok && build kwok "-s -w" "sigs.k8s.io/kwok/cmd/kwok:kwok"
 want kustomize && build kustomize "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=v5.8.2" "sigs.k8s.io/kustomize/kustomize/v5:kustomize"
 want flux && build flux-source "-s -w" "github.com/fluxcd/source-controller:source-controller"
 want flux && build flux-kustomize "-s -w" "github.com/fluxcd/kustomize-controller:kustomize-controller"
+# our renderer on Flux's own library (github.com/fluxcd/pkg/kustomize, as kustomize-controller uses it)
+want flux && build flux-render "-s -w" ".:flux-render"
 
 if want assets; then
   # CRDs and stages, straight from the modules that ship them.

@@ -13,6 +13,7 @@ export const EVIDENCE_TYPES = [
   'prune.approved',
   'prune.executed',
   'drift.detected',
+  'app.rendered',
 ] as const;
 export type EvidenceType = (typeof EVIDENCE_TYPES)[number];
 

@@ -12,12 +12,14 @@ import { streamRoutes } from './routes/stream.ts';
 import type { AppCatalog } from './services/app-catalog.ts';
 import type { ObjectIndex } from './services/object-index.ts';
 import { treeRoutes } from './routes/tree.ts';
+import { diffRoutes } from './routes/diff.ts';
 import type { EvidenceStore } from './store/evidence-store.ts';
 
 export interface AppDeps {
   clusters: ClusterManager;
   catalog: AppCatalog;
   index?: ObjectIndex;
+  dataDir?: string;
   store: EvidenceStore;
   envOrder: string[];
   staticDir?: string;
@@ -103,6 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(evidenceRoutes, deps);
   await app.register(streamRoutes, deps);
   await app.register(treeRoutes, deps);
+  await app.register(diffRoutes, deps);
 
   app.all('/api/*', async (_req, rep) => sendError(rep, 404, 'NotFound', 'no such API route'));
 

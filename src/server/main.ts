@@ -33,6 +33,7 @@ export async function startConsole(cfg: Config): Promise<RunningConsole> {
     clusters,
     store,
     envOrder: cfg.envOrder,
+    dataDir: cfg.dataDir,
     staticDir: cfg.staticDir ?? resolve('dist/web'),
     loggerLevel: cfg.logLevel,
   };

@@ -68,10 +68,10 @@ export class ManagedCluster {
       try {
         const res = await this.conn.request('GET', '/readyz', { timeoutMs: 3000 });
         if (res.status !== 200) throw this.conn.httpError(res, 'readyz');
-        if (this.probeError) {
-          this.probeError = undefined;
-          for (const i of this.informers.values()) i.nudge();
-        }
+        this.probeError = undefined;
+        // the apiserver answers: informers waiting out a back-off after a network error retry now
+        // (a 429 keeps its Retry-After)
+        for (const i of this.informers.values()) if (i.state.error && i.state.error.status !== 429) i.nudge();
       } catch (e) {
         this.probeError = e instanceof KubeError ? e : new KubeError(String(e), this.name, 0);
       }

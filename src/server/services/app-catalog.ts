@@ -82,6 +82,11 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     }
   }
 
+  /** the app's custom resource as last seen (Kustomization / HelmRelease / Application) */
+  rawObject(id: string): KubeObject | undefined {
+    return this.raw.get(id)?.obj;
+  }
+
   list(): App[] {
     return [...this.apps.values()];
   }

@@ -1,0 +1,138 @@
+// npm run cli -- diff <cluster>/<namespace>/<app>
+// Prints the same field diff the console shows, with owners. Exit 0: no difference, 1: differences, 2: error.
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { App } from '../../domain/app.ts';
+import { parseFluxInventoryId } from '../../domain/refs.ts';
+import { applicationToApp } from '../adapters/argocd.ts';
+import { helmReleaseToApp, kustomizationToApp } from '../adapters/flux.ts';
+import { ClusterManager } from '../kube/cluster-manager.ts';
+import { ClusterConnection } from '../kube/connection.ts';
+import { Discovery } from '../kube/discovery.ts';
+import { KINDS } from '../kube/kinds.ts';
+import { resourcePath } from '../kube/informer.ts';
+import { renderTools } from '../routes/diff.ts';
+import { diffApp, type AppDiff } from '../services/app-diff.ts';
+import type { Obj } from '../services/render.ts';
+
+const fmt = (v: unknown) => (v === undefined ? '∅' : typeof v === 'string' ? v : JSON.stringify(v));
+
+export function printDiff(d: AppDiff, out: (s: string) => void): number {
+  if (d.state === 'unknown') {
+    out(`desired state UNKNOWN: ${d.error ?? ''}`);
+    return 2;
+  }
+  out(
+    `render: ${d.render?.renderer} · revision ${d.render?.revision} · ${d.render?.artifactDigest ?? 'no artifact digest'} · render ${d.render?.renderHash}`,
+  );
+  let differs = false;
+  for (const o of d.objects) {
+    if (o.status === 'unchanged' && !o.changes.some((c) => c.class === 'conflict')) continue;
+    const mark = { changed: '~', missing: '+', extraneous: '-', unchanged: '=' }[o.status];
+    out(
+      `${mark} ${o.ref.kind} ${o.ref.namespace ? `${o.ref.namespace}/` : ''}${o.ref.name}  [${o.status}${o.mode === 'normalized' ? ', normalized comparison' : ''}]${o.note ? `  (${o.note})` : ''}`,
+    );
+    if (o.status !== 'unchanged') differs = true;
+    for (const c of o.changes) {
+      if (c.class === 'defaulted' || c.class === 'ignored') continue;
+      const owners = c.owners
+        .map(
+          (w) =>
+            `${w.manager} (${w.operation}${w.subresource ? `/${w.subresource}` : ''}${w.time ? ` ${w.time}` : ''})`,
+        )
+        .join(', ');
+      out(`    ${c.path}: git=${fmt(c.predicted)} live=${fmt(c.live)}  [${c.class}] ${owners}`);
+    }
+  }
+  out(d.summary);
+  return differs ? 1 : 0;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, target] = argv;
+  if (cmd !== 'diff' || !target || target.split('/').length !== 3) {
+    process.stderr.write('usage: npm run cli -- diff <cluster>/<namespace>/<app>\n');
+    return 2;
+  }
+  const [cluster, namespace, name] = target.split('/') as [string, string, string];
+  const sandboxKc = join(process.cwd(), '.sandbox/kubeconfig');
+  const kubeconfig =
+    process.env.KUBECONFIG?.split(':')[0] ??
+    (existsSync(sandboxKc) ? sandboxKc : join(process.env.HOME ?? '', '.kube/config'));
+  const [ctx] = ClusterManager.loadContexts(kubeconfig, [cluster]);
+  if (!ctx) return 2;
+  const conn = new ClusterConnection(cluster, ctx.kc);
+  const discovery = new Discovery(conn);
+  const get = async (path: string): Promise<Obj | undefined> => {
+    const r = await conn.request('GET', path, { timeoutMs: 15_000 });
+    if (r.status === 404) return undefined;
+    if (r.status !== 200) throw conn.httpError(r, 'GET');
+    return JSON.parse(r.body) as Obj;
+  };
+  try {
+    let appObj: Obj | undefined;
+    let app: App | undefined;
+    const lookup = (kind: string, ns: string, n: string): Obj | undefined => cache.get(`${kind}/${ns}/${n}`);
+    const cache = new Map<string, Obj>();
+    for (const k of [KINDS.Kustomization, KINDS.Application, KINDS.HelmRelease]) {
+      appObj = await get(`${resourcePath(k, namespace)}/${encodeURIComponent(name)}`).catch(() => undefined);
+      if (!appObj) continue;
+      if (k.kind === 'Kustomization' || k.kind === 'HelmRelease') {
+        const ref = ((appObj.spec as Obj).sourceRef ?? (appObj.spec as Obj).chartRef ?? {}) as {
+          kind?: string;
+          name?: string;
+          namespace?: string;
+        };
+        const sk = (KINDS as Record<string, typeof KINDS.GitRepository>)[ref.kind ?? 'GitRepository'];
+        if (sk && ref.name) {
+          const src = await get(`${resourcePath(sk, ref.namespace ?? namespace)}/${encodeURIComponent(ref.name)}`);
+          if (src) cache.set(`${ref.kind}/${ref.namespace ?? namespace}/${ref.name}`, src);
+        }
+        app =
+          k.kind === 'Kustomization'
+            ? kustomizationToApp(cluster, appObj, lookup, 'env')
+            : helmReleaseToApp(cluster, appObj, lookup, 'env');
+      } else app = applicationToApp(cluster, appObj, 'env');
+      break;
+    }
+    if (!app || !appObj) {
+      process.stderr.write(`no Kustomization, Application or HelmRelease ${namespace}/${name} in ${cluster}\n`);
+      return 2;
+    }
+    const a = app;
+    const srcObj =
+      a.source.kind && a.source.name
+        ? cache.get(
+            `${a.source.kind}/${String(((appObj.spec as Obj).sourceRef as { namespace?: string } | undefined)?.namespace ?? namespace)}/${a.source.name}`,
+          )
+        : undefined;
+    const result = await diffApp(a, {
+      conn,
+      discovery,
+      tools: renderTools(mkdtempSync(join(tmpdir(), 'console-cli-'))),
+      appObject: appObj,
+      ...(srcObj ? { sourceObject: srcObj } : {}),
+      configMap: () => undefined,
+      tracked: () => [],
+      async getLive(ref) {
+        return get(await discovery.path(ref.apiVersion, ref.kind, ref.namespace, ref.name));
+      },
+    });
+    void parseFluxInventoryId;
+    return printDiff(result, (s) => process.stdout.write(`${s}\n`));
+  } catch (e) {
+    process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 2;
+  } finally {
+    conn.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  },
+);

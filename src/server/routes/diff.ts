@@ -1,0 +1,81 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyPluginAsync } from 'fastify';
+import { AppParams } from '../../api/schemas.ts';
+import { HttpError, type AppDeps } from '../app.ts';
+import { Discovery } from '../kube/discovery.ts';
+import { kindKey } from '../kube/kinds.ts';
+import { diffApp, type AppDiff } from '../services/app-diff.ts';
+import { trackerOf } from '../services/app-tree.ts';
+import type { Obj, RenderTools } from '../services/render.ts';
+
+/** The renderers: explicit env, else the sandbox-built binaries, else PATH. */
+export function renderTools(dataDir: string, repoRoot = process.cwd()): RenderTools {
+  const local = (n: string) => (existsSync(join(repoRoot, '.sandbox/bin', n)) ? join(repoRoot, '.sandbox/bin', n) : n);
+  return {
+    fluxRender: process.env.CONSOLE_FLUX_RENDER ?? local('flux-render'),
+    kustomize: process.env.CONSOLE_KUSTOMIZE ?? local('kustomize'),
+    workDir: join(dataDir, 'render-cache'),
+  };
+}
+
+export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  const discoveries = new Map<string, Discovery>();
+  const lastRender = new Map<string, string>();
+  const tools = renderTools(deps.dataDir ?? '.data');
+
+  app.get('/api/apps/:cluster/:namespace/:kind/:name/diff', async (req) => {
+    const p = AppParams.safeParse(req.params);
+    if (!p.success || !deps.index) throw new HttpError(400, 'BadRequest', 'invalid app id');
+    const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
+    const a = deps.catalog.get(id);
+    const raw = deps.catalog.rawObject(id);
+    const mc = deps.clusters.clusters.get(p.data.cluster);
+    if (!a || !raw || !mc) throw new HttpError(404, 'NotFound', `no app ${id}`);
+    let discovery = discoveries.get(mc.name);
+    if (!discovery) discoveries.set(mc.name, (discovery = new Discovery(mc.conn)));
+    const index = deps.index;
+    const srcKey = a.source.kind ? kindKey(a.source.kind) : undefined;
+    const srcNs = String(
+      ((raw.spec as Obj | undefined)?.sourceRef as { namespace?: string } | undefined)?.namespace ?? a.namespace,
+    );
+    const d = discovery;
+    const result: AppDiff = await diffApp(a, {
+      conn: mc.conn,
+      discovery: d,
+      tools,
+      appObject: raw,
+      ...(srcKey && a.source.name ? { sourceObject: mc.get(srcKey, srcNs, a.source.name) } : {}),
+      configMap: (ns, name) => index.get(a.cluster, { group: '', kind: 'ConfigMap', namespace: ns, name }),
+      tracked: () => index.trackedBy(a.cluster, trackerOf(a)),
+      async getLive(ref) {
+        const group = ref.apiVersion.includes('/') ? (ref.apiVersion.split('/')[0] ?? '') : '';
+        if (index.watches(group, ref.kind))
+          return index.get(a.cluster, {
+            group,
+            kind: ref.kind,
+            ...(ref.namespace ? { namespace: ref.namespace } : {}),
+            name: ref.name,
+          });
+        const path = await d.path(ref.apiVersion, ref.kind, ref.namespace, ref.name);
+        const res = await mc.conn.request('GET', path, { timeoutMs: 10_000 });
+        if (res.status === 404) return undefined;
+        if (res.status !== 200) throw mc.conn.httpError(res, `GET ${ref.kind}`);
+        return JSON.parse(res.body) as Obj;
+      },
+    });
+    if (result.render && lastRender.get(id) !== result.render.renderHash) {
+      lastRender.set(id, result.render.renderHash);
+      await deps.store.append({
+        time: new Date().toISOString(),
+        type: 'app.rendered',
+        actor: 'console',
+        app: id,
+        cluster: a.cluster,
+        env: a.env,
+        data: { ...result.render },
+      });
+    }
+    return result;
+  });
+};

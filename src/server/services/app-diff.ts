@@ -1,0 +1,288 @@
+// Git versus live, field by field, with the owner of every live field.
+// For each desired object: a server-side dry-run apply as the controller's field manager (what the
+// apiserver would make of Git, defaults included), compared with the live object, like
+// `kubectl diff --server-side`. Where dry-run is forbidden or fails, a normalized comparison, labelled.
+import { stringify } from 'yaml';
+import type { App } from '../../domain/app.ts';
+import { fieldDiff, type FieldChange, type IgnoreRule } from '../../domain/field-diff.ts';
+import { refOf } from '../../domain/tree.ts';
+import type { ObjectRef } from '../../domain/refs.ts';
+import type { ClusterConnection } from '../kube/connection.ts';
+import { KubeError } from '../kube/connection.ts';
+import type { Discovery } from '../kube/discovery.ts';
+import { renderArgo, renderFlux, RenderError, type Obj, type RenderResult, type RenderTools } from './render.ts';
+import { maskSecrets } from './secret-mask.ts';
+
+export type ObjectStatus = 'changed' | 'missing' | 'extraneous' | 'unchanged';
+
+export interface ObjectDiff {
+  ref: ObjectRef;
+  status: ObjectStatus;
+  mode: 'server-dry-run' | 'normalized';
+  note?: string;
+  changes: FieldChange[];
+  desiredYaml?: string;
+  liveYaml?: string;
+  predictedYaml?: string;
+}
+
+export interface AppDiff {
+  appId: string;
+  generatedAt: string;
+  state: 'ok' | 'unknown';
+  error?: string;
+  render?: Omit<RenderResult, 'objects'>;
+  counts: Record<ObjectStatus, number>;
+  summary: string;
+  objects: ObjectDiff[];
+}
+
+export interface DiffDeps {
+  conn: ClusterConnection;
+  discovery: Discovery;
+  tools: RenderTools;
+  /** live object by ref (cache or apiserver); undefined when it does not exist */
+  getLive(ref: { apiVersion: string; kind: string; namespace?: string; name: string }): Promise<Obj | undefined>;
+  /** the app's CR and its source object (Flux) */
+  appObject: Obj;
+  sourceObject?: Obj;
+  /** ConfigMap data for postBuild.substituteFrom (never Secrets) */
+  configMap(namespace: string, name: string): Obj | undefined;
+  /** live objects tracked by the app but not in the desired set are found by the caller */
+  tracked(): Obj[];
+}
+
+export function controllerManagers(app: App): string[] {
+  return app.controller === 'flux' ? ['kustomize-controller'] : ['argocd-controller', 'argocd-application-controller'];
+}
+
+const strip = (o: Obj | undefined): Obj | undefined => {
+  if (!o) return o;
+  const md = { ...((o.metadata ?? {}) as Obj) };
+  delete md.managedFields;
+  return { ...o, metadata: md };
+};
+const toYaml = (o: Obj | undefined) => (o ? stringify(strip(o), { lineWidth: 0 }) : undefined);
+
+/** Merges substituteFrom ConfigMaps into spec.postBuild.substitute, as kustomize-controller does (inline wins). */
+function withSubstitutions(ks: Obj, cm: DiffDeps['configMap']): Obj {
+  const spec = (ks.spec ?? {}) as Obj;
+  const post = (spec.postBuild ?? {}) as {
+    substitute?: Record<string, string>;
+    substituteFrom?: Array<{ kind: string; name: string; optional?: boolean }>;
+  };
+  if (!post.substituteFrom?.length) return ks;
+  const vars: Record<string, string> = {};
+  const ns = String(((ks.metadata ?? {}) as Obj).namespace ?? 'default');
+  for (const ref of post.substituteFrom) {
+    if (ref.kind === 'Secret')
+      throw new RenderError(
+        `postBuild.substituteFrom Secret/${ref.name}: the console does not read Secrets, so this render cannot be reproduced`,
+        'render',
+      );
+    const c = cm(ns, ref.name);
+    if (!c) {
+      if (ref.optional) continue;
+      throw new RenderError(`postBuild.substituteFrom ConfigMap/${ref.name} not found`, 'render');
+    }
+    for (const [k, v] of Object.entries((c.data ?? {}) as Record<string, string>))
+      vars[k] = String(v).replace(/\n/g, '');
+  }
+  return {
+    ...ks,
+    spec: { ...spec, postBuild: { ...post, substitute: { ...vars, ...(post.substitute ?? {}) }, substituteFrom: [] } },
+  };
+}
+
+/** Argo CD ignoreDifferences matching one object (group/kind/name/namespace). */
+function ignoreFor(app: Obj, o: Obj): IgnoreRule | undefined {
+  const rules = ((app.spec as Obj | undefined)?.ignoreDifferences ?? []) as Array<{
+    group?: string;
+    kind: string;
+    name?: string;
+    namespace?: string;
+    jsonPointers?: string[];
+    managedFieldsManagers?: string[];
+  }>;
+  const apiVersion = String(o.apiVersion ?? '');
+  const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+  const md = (o.metadata ?? {}) as { name?: string; namespace?: string };
+  const hits = rules.filter(
+    (r) =>
+      r.kind === o.kind &&
+      (r.group ?? '') === group &&
+      (!r.name || r.name === md.name) &&
+      (!r.namespace || r.namespace === md.namespace),
+  );
+  if (!hits.length) return undefined;
+  return {
+    jsonPointers: hits.flatMap((h) => h.jsonPointers ?? []),
+    managedFieldsManagers: hits.flatMap((h) => h.managedFieldsManagers ?? []),
+  };
+}
+
+async function pool<T, R>(items: T[], n: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (i < items.length) {
+        const k = i++;
+        out[k] = await fn(items[k] as T);
+      }
+    }),
+  );
+  return out;
+}
+
+export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
+  const counts: Record<ObjectStatus, number> = { changed: 0, missing: 0, extraneous: 0, unchanged: 0 };
+  const base = { appId: app.id, generatedAt: new Date().toISOString(), counts, objects: [] as ObjectDiff[] };
+  let render: RenderResult;
+  try {
+    if (app.controller === 'flux') {
+      render = await renderFlux(withSubstitutions(deps.appObject, deps.configMap), deps.sourceObject, deps.tools);
+    } else {
+      const src = ((deps.appObject.spec as Obj | undefined)?.source ?? {}) as {
+        repoURL?: string;
+        path?: string;
+        targetRevision?: string;
+      };
+      const rev = app.source.revisionObserved ?? src.targetRevision ?? 'HEAD';
+      render = await renderArgo(
+        src.repoURL ?? '',
+        rev,
+        src.path ?? '.',
+        app.source.path
+          ? ((deps.appObject.spec as Obj).destination as { namespace?: string } | undefined)?.namespace
+          : undefined,
+        deps.tools,
+      );
+    }
+  } catch (e) {
+    // unknown is not empty: no desired state means no diff and no prune candidates
+    const msg = e instanceof Error ? e.message : String(e);
+    return { ...base, state: 'unknown', error: msg, summary: `desired state unknown: ${msg.split('\n')[0]}` };
+  }
+  const mgrs = controllerManagers(app);
+  const manager = mgrs[0] as string;
+  const desiredKeys = new Set<string>();
+  const objects = await pool(render.objects, 8, async (desired): Promise<ObjectDiff> => {
+    const md = (desired.metadata ?? {}) as { name?: string; namespace?: string };
+    const ref = refOf(app.cluster, desired);
+    desiredKeys.add(`${ref.group}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`);
+    let live: Obj | undefined;
+    let predicted: Obj | undefined;
+    let mode: ObjectDiff['mode'] = 'server-dry-run';
+    let note: string | undefined;
+    try {
+      live = await deps.getLive({
+        apiVersion: String(desired.apiVersion),
+        kind: String(desired.kind),
+        ...(md.namespace ? { namespace: md.namespace } : {}),
+        name: md.name ?? '',
+      });
+    } catch (e) {
+      note = `live object unreadable: ${e instanceof Error ? e.message : String(e)}`;
+    }
+    try {
+      const path = await deps.discovery.path(
+        String(desired.apiVersion),
+        String(desired.kind),
+        md.namespace,
+        md.name ?? '',
+      );
+      predicted = await deps.conn.json<Obj>(
+        'PATCH',
+        `${path}?dryRun=All&fieldManager=${encodeURIComponent(manager)}&force=true`,
+        {
+          body: JSON.stringify(desired),
+          contentType: 'application/apply-patch+yaml',
+          timeoutMs: 20_000,
+        },
+      );
+    } catch (e) {
+      mode = 'normalized';
+      const why =
+        e instanceof KubeError
+          ? e.status === 403
+            ? 'server-side dry-run forbidden (403)'
+            : `server-side dry-run failed: ${e.message}`
+          : String(e);
+      note = note ? `${note}; ${why}` : why;
+      predicted = desired;
+    }
+    // Secret values never leave the BFF: mask all three sides before comparing (equal values, equal masks)
+    const [d, p, l] = [maskSecrets(desired), maskSecrets(predicted), maskSecrets(live)];
+    const changes = live
+      ? fieldDiff({
+          desired: d,
+          predicted: p,
+          live: l,
+          controllerManagers: mgrs,
+          ...(app.controller === 'argocd' ? { ignore: ignoreFor(deps.appObject, desired) } : {}),
+        })
+      : [];
+    const real = changes.filter((c) => c.class !== 'defaulted' && c.class !== 'ignored');
+    const status: ObjectStatus = !live ? 'missing' : real.length ? 'changed' : 'unchanged';
+    counts[status]++;
+    return {
+      ref,
+      status,
+      mode,
+      ...(note ? { note } : {}),
+      changes,
+      desiredYaml: toYaml(d),
+      liveYaml: toYaml(l),
+      predictedYaml: toYaml(p),
+    };
+  });
+  for (const o of deps.tracked()) {
+    const ref = refOf(app.cluster, o);
+    if (desiredKeys.has(`${ref.group}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`)) continue;
+    counts.extraneous++;
+    objects.push({
+      ref,
+      status: 'extraneous',
+      mode: 'server-dry-run',
+      note: 'live and tracked by the app, no longer in Git',
+      changes: [],
+      liveYaml: toYaml(maskSecrets(o)),
+    });
+  }
+  const order: Record<ObjectStatus, number> = { changed: 0, missing: 1, extraneous: 2, unchanged: 3 };
+  objects.sort(
+    (a, b) =>
+      order[a.status] - order[b.status] || `${a.ref.kind}/${a.ref.name}`.localeCompare(`${b.ref.kind}/${b.ref.name}`),
+  );
+  const { objects: _o, ...renderInfo } = render;
+  return { ...base, objects, state: 'ok', render: renderInfo, summary: summarizeDiff(objects) };
+}
+
+export function summarizeDiff(objects: ObjectDiff[], now = Date.now()): string {
+  const drift = objects.flatMap((o) => o.changes.filter((c) => c.class === 'drift'));
+  const pending = objects.flatMap((o) => o.changes.filter((c) => c.class === 'pending')).length;
+  const conflicts = objects.flatMap((o) => o.changes.filter((c) => c.class === 'conflict')).length;
+  const parts: string[] = [];
+  if (drift.length) {
+    const owners = drift.flatMap((c) =>
+      c.owners.filter((x) => !['kustomize-controller', 'argocd-controller'].includes(x.manager)),
+    );
+    const names = [...new Set(owners.map((o) => o.manager))];
+    const latest = owners
+      .map((o) => o.time ?? '')
+      .sort()
+      .at(-1);
+    const ago = latest ? ` ${Math.max(0, Math.round((now - Date.parse(latest)) / 60_000))} min ago` : '';
+    parts.push(
+      `${drift.length} field${drift.length === 1 ? '' : 's'} drifted, written by ${names.join(', ') || 'another manager'}${ago}`,
+    );
+  }
+  if (pending) parts.push(`${pending} field${pending === 1 ? '' : 's'} pending (Git changed, not applied yet)`);
+  if (conflicts) parts.push(`${conflicts} field${conflicts === 1 ? '' : 's'} in conflict with another controller`);
+  const missing = objects.filter((o) => o.status === 'missing').length;
+  const extra = objects.filter((o) => o.status === 'extraneous').length;
+  if (missing) parts.push(`${missing} object${missing === 1 ? '' : 's'} missing`);
+  if (extra) parts.push(`${extra} extraneous`);
+  return parts.length ? parts.join('; ') : 'no differences: live matches Git';
+}
