@@ -102,7 +102,12 @@ describe('fieldDiff', () => {
         ],
       },
     );
-    const changes = fieldDiff({ desired, predicted: desired, live, controllerManagers: ['kustomize-controller'] });
+    // the dry-run result keeps kubectl-edit's DEBUG variable (another manager's field): predicted = desired + DEBUG
+    const predicted = dep(4, [
+      { name: 'RENDER_QUALITY', value: 'standard' },
+      { name: 'DEBUG', value: '1' },
+    ]);
+    const changes = fieldDiff({ desired, predicted, live, controllerManagers: ['kustomize-controller'] });
     const byPath = Object.fromEntries(changes.map((c) => [c.path, c]));
     expect(byPath['spec.replicas']).toMatchObject({
       predicted: 4,
@@ -115,7 +120,7 @@ describe('fieldDiff', () => {
       live: '1',
       class: 'drift',
     });
-    expect(byPath['spec.template.spec.containers[name=render].env[name=DEBUG].value']?.predicted).toBeUndefined();
+    expect(byPath['spec.template.spec.containers[name=render].env[name=DEBUG].value']?.desired).toBeUndefined();
   });
   it('classifies a field another controller owns as conflict, and honours ignore rules', () => {
     const live = dep(9, [{ name: 'RENDER_QUALITY', value: 'standard' }], {

@@ -116,6 +116,13 @@ function pointerToPathPrefix(ptr: string): string {
     .replace(/\.\[/g, '[');
 }
 
+/** A leaf that is one of its keyed list item's own keys, e.g. `containers[name=render].name`. */
+export function isKeyLeaf(path: string): boolean {
+  const m = /\[([^\]]*)\]\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(path);
+  if (!m || !m[1] || m[1].startsWith('=')) return false;
+  return m[1].split(',').some((kv) => kv.split('=')[0] === m[2]);
+}
+
 export interface FieldDiffInput {
   desired: unknown;
   predicted: unknown;
@@ -147,6 +154,7 @@ export function fieldDiff(input: FieldDiffInput): FieldChange[] {
   const changes: FieldChange[] = [];
   const paths = new Set([...predicted.keys(), ...live.keys()]);
   for (const path of [...paths].sort()) {
+    if (isKeyLeaf(path)) continue; // `env[name=X].name` repeats the item's key
     const p = predicted.get(path);
     const l = live.get(path);
     const d = desired.get(path);
@@ -158,6 +166,19 @@ export function fieldDiff(input: FieldDiffInput): FieldChange[] {
       ...(l !== undefined ? { live: l } : {}),
       owners: o,
     };
+    if (
+      same(p, l) &&
+      l !== undefined &&
+      d === undefined &&
+      desired.size > 0 &&
+      o.some((x) => isInteractiveManager(x.manager))
+    ) {
+      // added by hand and absent from Git: the dry-run keeps another manager's field, but it is not Git's
+      // (Flux hands kubectl's fields to itself and removes them on its next apply)
+      const { predicted: _p, ...rest } = base;
+      changes.push({ ...rest, class: 'drift' });
+      continue;
+    }
     if (same(p, l)) {
       // equal after the apiserver's defaulting: report only what Git did not write itself
       if (p !== undefined && d === undefined && desired.size > 0 && o.every((x) => isController(x.manager)))
