@@ -89,7 +89,7 @@ export function makeRenderEmpty(env: string, st = mustState()): string {
   );
 }
 
-/** What `kubectl edit` does: a patch with field manager kubectl-edit (operation Update). */
+/** What `kubectl edit` does: a strategic merge patch with field manager kubectl-edit (operation Update). */
 export function kubectlEdit(cluster: string, kindName: string, namespace: string, patch: Json): void {
   kubectl(cluster, [
     '-n',
@@ -97,7 +97,7 @@ export function kubectlEdit(cluster: string, kindName: string, namespace: string
     'patch',
     kindName,
     '--type',
-    'merge',
+    'strategic',
     '--field-manager',
     'kubectl-edit',
     '-p',
@@ -366,4 +366,45 @@ export async function compactEtcd(cluster: string, st = mustState()): Promise<nu
   });
   if (!res.ok) throw new Error(`etcd compaction failed: ${res.status} ${await res.text()}`);
   return revision;
+}
+
+/** What the HPA controller does: an Update of the scale subresource, as field manager kube-controller-manager. */
+export function scaleAsController(
+  cluster: string,
+  deployment: string,
+  namespace: string,
+  replicas: number,
+  manager = 'kube-controller-manager',
+): void {
+  kubectl(cluster, [
+    '-n',
+    namespace,
+    'patch',
+    'deployment',
+    deployment,
+    '--subresource=scale',
+    '--type',
+    'merge',
+    '--field-manager',
+    manager,
+    '-p',
+    JSON.stringify({ spec: { replicas } }),
+  ]);
+}
+
+/** Suspends or resumes a Flux Kustomization (what `flux suspend|resume kustomization` does). */
+export function setSuspended(cluster: string, name: string, suspend: boolean): void {
+  kubectl(cluster, [
+    '-n',
+    'flux-system',
+    'patch',
+    'kustomization',
+    name,
+    '--type',
+    'merge',
+    '--field-manager',
+    'flux-client-side-apply',
+    '-p',
+    JSON.stringify({ spec: { suspend } }),
+  ]);
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { APP_KINDS, CONTROLLERS, HEALTH_STATES, SYNC_STATES } from '../domain/app.ts';
 import { EVIDENCE_TYPES } from '../domain/evidence.ts';
 import { NODE_SYNC } from '../domain/tree.ts';
+import { CHANGE_CLASSES } from '../domain/field-diff.ts';
 
 export const ErrorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), cluster: z.string().optional() }),
@@ -210,3 +211,44 @@ export const EventsResponse = z.object({
   ),
 });
 export type EventsResponse = z.infer<typeof EventsResponse>;
+
+// ---- Git-versus-live diff
+
+export const FieldChangeSchema = z.object({
+  path: z.string(),
+  desired: z.unknown().optional(),
+  predicted: z.unknown().optional(),
+  live: z.unknown().optional(),
+  owners: z.array(FieldOwnerSchema),
+  class: z.enum(CHANGE_CLASSES),
+});
+export type FieldChangeDto = z.infer<typeof FieldChangeSchema>;
+export const ObjectDiffSchema = z.object({
+  ref: ObjectRefSchema,
+  status: z.enum(['changed', 'missing', 'extraneous', 'unchanged']),
+  mode: z.enum(['server-dry-run', 'normalized']),
+  note: z.string().optional(),
+  changes: z.array(FieldChangeSchema),
+  desiredYaml: z.string().optional(),
+  liveYaml: z.string().optional(),
+  predictedYaml: z.string().optional(),
+});
+export type ObjectDiffDto = z.infer<typeof ObjectDiffSchema>;
+export const DiffResponse = z.object({
+  appId: z.string(),
+  generatedAt: z.string(),
+  state: z.enum(['ok', 'unknown']),
+  error: z.string().optional(),
+  render: z
+    .object({
+      renderer: z.string(),
+      revision: z.string(),
+      artifactDigest: z.string().optional(),
+      renderHash: z.string(),
+    })
+    .optional(),
+  counts: z.record(z.string(), z.number()),
+  summary: z.string(),
+  objects: z.array(ObjectDiffSchema),
+});
+export type DiffResponse = z.infer<typeof DiffResponse>;

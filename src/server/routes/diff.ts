@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
-import { AppParams } from '../../api/schemas.ts';
+import { AppParams, DiffResponse } from '../../api/schemas.ts';
 import { HttpError, type AppDeps } from '../app.ts';
 import { Discovery } from '../kube/discovery.ts';
 import { kindKey } from '../kube/kinds.ts';
@@ -76,6 +76,6 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         data: { ...result.render },
       });
     }
-    return result;
+    return DiffResponse.parse(result);
   });
 };

@@ -59,8 +59,9 @@ export function controllerManagers(app: App): string[] {
 const strip = (o: Obj | undefined): Obj | undefined => {
   if (!o) return o;
   const md = { ...((o.metadata ?? {}) as Obj) };
-  delete md.managedFields;
-  return { ...o, metadata: md };
+  for (const k of ['managedFields', 'uid', 'resourceVersion', 'generation', 'creationTimestamp']) delete md[k];
+  const { status: _status, ...rest } = o;
+  return { ...rest, metadata: md };
 };
 const toYaml = (o: Obj | undefined) => (o ? stringify(strip(o), { lineWidth: 0 }) : undefined);
 

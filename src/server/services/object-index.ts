@@ -51,7 +51,13 @@ interface ClusterIndex {
 }
 
 export function trackersOf(o: KubeObject): string[] {
-  const md = (o.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
+  const md = (o.metadata ?? {}) as {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: Array<{ controller?: boolean }>;
+  };
+  // an object with a controlling owner is a child (an EndpointSlice copies its Service's labels), not managed
+  if (md.ownerReferences?.some((r) => r.controller === true)) return [];
   const out: string[] = [];
   const fn = md.labels?.[FLUX_NAME_LABEL];
   const fns = md.labels?.[FLUX_NS_LABEL];

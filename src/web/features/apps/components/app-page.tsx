@@ -7,6 +7,7 @@ import { TimeAgo } from '../../../components/time-ago.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
 import { AppEvidence } from '../../evidence/components/app-evidence.tsx';
 import { ResourceTree } from '../../tree/components/resource-tree.tsx';
+import { AppDiff } from '../../diff/components/app-diff.tsx';
 import { appQueryOptions, clustersQueryOptions } from '../api/apps-queries.ts';
 import { StaleBanner } from './stale-banner.tsx';
 
@@ -160,6 +161,7 @@ export function AppPage() {
         </section>
       </div>
       <ResourceTree appId={app.id} />
+      <AppDiff appId={app.id} controller={app.controller} />
       <AppEvidence appId={app.id} />
     </div>
   );

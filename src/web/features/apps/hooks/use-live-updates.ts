@@ -5,6 +5,7 @@ import { appKeys, clusterKeys } from '../api/apps-queries.ts';
 import { evidenceKeys } from '../../evidence/api/evidence-queries.ts';
 import { applyToAppList, applyToClusters } from './apply-stream-message.ts';
 import { treeKeys } from '../../tree/api/tree-queries.ts';
+import { diffKeys } from '../../diff/api/diff-queries.ts';
 
 export type StreamStatus = 'connecting' | 'live' | 'reconnecting';
 
@@ -30,6 +31,7 @@ export function useLiveUpdates(): StreamStatus {
       }
       if (m.type === 'app-objects') {
         void qc.invalidateQueries({ queryKey: treeKeys.app(m.id) });
+        void qc.invalidateQueries({ queryKey: diffKeys.app(m.id) });
         return;
       }
       qc.setQueryData(appKeys.list(), (d: Parameters<typeof applyToAppList>[0]) => applyToAppList(d, m));

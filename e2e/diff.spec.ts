@@ -1,0 +1,83 @@
+// Issue #5 in Chromium against the real sandbox: Git versus live, every field naming its owner.
+import { expect, test, type Page } from '@playwright/test';
+import { kubectl } from '../sandbox/sandbox.ts';
+import {
+  kubectlEdit,
+  repoHead,
+  requestReconcile,
+  scaleAsController,
+  setSuspended,
+  waitForKustomizationRevision,
+} from '../sandbox/scenario.ts';
+
+test.use({ baseURL: process.env.E2E_BASE_URL });
+
+const APP = '/apps/nonprod/flux-system/kustomization/digital-human-dev';
+const fieldRow = (page: Page, path: string) => page.locator(`[data-testid="field-row"][data-path="${path}"]`);
+
+test('kubectl-edit drift shows Git vs live with the kubectl-edit badge; a controller conflict gets a fix; Flux reverts and the diff clears', async ({
+  page,
+}) => {
+  // hold Flux still while we look (what an on-call freeze does), so the drift stays visible
+  setSuspended('nonprod', 'digital-human-dev', true);
+  try {
+    kubectlEdit('nonprod', 'deployment/render-worker', 'dev', {
+      spec: {
+        replicas: 12,
+        template: {
+          spec: {
+            containers: [
+              {
+                name: 'render',
+                env: [
+                  { name: 'RENDER_QUALITY', value: 'standard' },
+                  { name: 'DEBUG_TRACE', value: '1' },
+                ],
+              },
+            ],
+          },
+        },
+      },
+    });
+    await page.goto(APP);
+    const replicas = fieldRow(page, 'spec.replicas');
+    await expect(replicas).toHaveAttribute('data-class', 'drift');
+    await expect(replicas).toContainText('4');
+    await expect(replicas).toContainText('12');
+    await expect(replicas.getByTestId('owner-badge')).toHaveText('kubectl-edit');
+    await expect(replicas.getByTestId('owner-badge')).toHaveAttribute('title', /kubectl-edit: Update at /);
+    const env = fieldRow(page, 'spec.template.spec.containers[name=render].env[name=DEBUG_TRACE].value');
+    await expect(env).toHaveAttribute('data-class', 'drift');
+    await expect(env.getByTestId('owner-badge')).toHaveText('kubectl-edit');
+    await expect(page.getByTestId('diff-summary')).toContainText('2 fields drifted, written by kubectl-edit');
+    await expect(page.getByTestId('render-info')).toContainText('flux-render github.com/fluxcd/pkg/kustomize');
+    // side-by-side in monaco, with the owner badge on the changed line
+    const obj = page.locator('[data-testid="object-diff"][data-name="render-worker"][data-kind="Deployment"]');
+    await obj.getByRole('button', { name: 'side-by-side' }).click();
+    // the badge is an inline decoration on the live line that kubectl-edit wrote
+    const line = obj.getByTestId('monaco-diff').locator('.editor.modified .view-line', { hasText: 'replicas: 12' });
+    await expect(line.locator('.owner-badge-drift')).toHaveText('⟵ kubectl-edit · drift');
+
+    // an HPA-style controller writes spec.replicas through /scale: a conflict, with a ready fix
+    scaleAsController('nonprod', 'render-worker', 'dev', 7);
+    await page.getByRole('button', { name: 'refresh' }).click();
+    await expect(replicas).toHaveAttribute('data-class', 'conflict');
+    await expect(replicas.getByTestId('owner-badge')).toHaveText('kube-controller-manager');
+    await expect(replicas.getByTestId('owner-badge')).toHaveAttribute('title', /on \/scale/);
+    await replicas.getByText('suggested fix').click();
+    await expect(replicas.getByTestId('fix-snippet')).toContainText('kustomize.toolkit.fluxcd.io/ssa: IfNotPresent');
+  } finally {
+    setSuspended('nonprod', 'digital-human-dev', false);
+  }
+  requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
+  await waitForKustomizationRevision('nonprod', 'digital-human-dev', repoHead());
+  await expect(async () => {
+    requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
+    const d = JSON.parse(kubectl('nonprod', ['-n', 'dev', 'get', 'deployment', 'render-worker', '-o', 'json'])) as {
+      spec: { replicas: number };
+    };
+    expect(d.spec.replicas).toBe(4);
+  }).toPass({ timeout: 60_000 });
+  await page.getByRole('button', { name: 'refresh' }).click();
+  await expect(page.getByTestId('diff-summary')).toHaveText('no differences: live matches Git');
+});

@@ -1,0 +1,73 @@
+import type { FieldChangeDto, ObjectDiffDto } from '../../../../api/schemas.ts';
+import { lineOfPath } from './yaml-lines.ts';
+import type { LineBadge } from '../../../components/editor/monaco-diff.tsx';
+
+export interface DiffToggles {
+  hideDefaulted: boolean;
+  hideIgnored: boolean;
+  onlyDrift: boolean;
+}
+
+export function visibleChanges(changes: FieldChangeDto[], t: DiffToggles): FieldChangeDto[] {
+  return changes.filter(
+    (c) =>
+      (!t.hideDefaulted || c.class !== 'defaulted') &&
+      (!t.hideIgnored || c.class !== 'ignored') &&
+      (!t.onlyDrift || c.class === 'drift'),
+  );
+}
+
+export const CONTROLLER_MANAGERS = new Set([
+  'kustomize-controller',
+  'argocd-controller',
+  'argocd-application-controller',
+]);
+
+/** The manager to name on a change: the non-controller owner if any, else the controller. */
+export function ownerLabel(c: FieldChangeDto): string {
+  const other = c.owners.find((o) => !CONTROLLER_MANAGERS.has(o.manager));
+  return (other ?? c.owners[0])?.manager ?? 'no owner';
+}
+
+export function ownerHover(c: FieldChangeDto): string {
+  if (!c.owners.length) return 'no field manager owns this field';
+  return c.owners
+    .map(
+      (o) =>
+        `${o.manager}: ${o.operation}${o.subresource ? ` on /${o.subresource}` : ''}${o.time ? ` at ${o.time}` : ''}`,
+    )
+    .join('\n\n');
+}
+
+export function lineBadges(o: ObjectDiffDto, changes: FieldChangeDto[]): LineBadge[] {
+  const text = o.liveYaml ?? '';
+  return changes
+    .map((c) => ({
+      line: lineOfPath(text, c.path),
+      label: `${ownerLabel(c)} · ${c.class}`,
+      hover: `**${c.path}**\n\n${ownerHover(c)}`,
+      tone: c.class === 'drift' || c.class === 'pending' || c.class === 'conflict' ? c.class : ('other' as const),
+    }))
+    .filter((b) => b.line > 0);
+}
+
+/** The ready-to-copy fix for a conflict: an Argo CD ignoreDifferences entry or a Flux rule. */
+export function fixSnippet(controller: 'flux' | 'argocd', o: ObjectDiffDto, c: FieldChangeDto): string {
+  const pointer =
+    '/' +
+    c.path
+      .replace(/\[[^\]]*\]/g, '')
+      .split('.')
+      .map((s) =>
+        s
+          .replace(/^\["|"\]$/g, '')
+          .replace(/~/g, '~0')
+          .replace(/\//g, '~1'),
+      )
+      .join('/');
+  const manager = ownerLabel(c);
+  if (controller === 'argocd') {
+    return `spec:\n  ignoreDifferences:\n    - group: "${o.ref.group}"\n      kind: ${o.ref.kind}\n      name: ${o.ref.name}\n      managedFieldsManagers:\n        - ${manager}\n      # or: jsonPointers: ["${pointer}"]`;
+  }
+  return `# Flux: stop declaring the field in Git (remove ${c.path} from the manifest), or let ${manager} keep it:\nmetadata:\n  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent   # on ${o.ref.kind}/${o.ref.name}: Flux creates it, never overrides it`;
+}
