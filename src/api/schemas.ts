@@ -250,5 +250,13 @@ export const DiffResponse = z.object({
   counts: z.record(z.string(), z.number()),
   summary: z.string(),
   objects: z.array(ObjectDiffSchema),
+  ownership: z.array(
+    z.object({
+      manager: z.string(),
+      fields: z.number(),
+      objects: z.number(),
+      conflicts: z.array(z.object({ object: z.string(), path: z.string(), with: z.array(z.string()) })),
+    }),
+  ),
 });
 export type DiffResponse = z.infer<typeof DiffResponse>;

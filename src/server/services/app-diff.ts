@@ -5,6 +5,7 @@
 import { stringify } from 'yaml';
 import type { App } from '../../domain/app.ts';
 import { fieldDiff, type FieldChange, type IgnoreRule } from '../../domain/field-diff.ts';
+import { ownersByPath } from '../../domain/managed-fields.ts';
 import { refOf } from '../../domain/tree.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
@@ -26,6 +27,14 @@ export interface ObjectDiff {
   predictedYaml?: string;
 }
 
+export interface OwnershipRow {
+  manager: string;
+  fields: number;
+  objects: number;
+  /** fields this manager shares with another manager, or that Git declares while another manager owns them */
+  conflicts: Array<{ object: string; path: string; with: string[] }>;
+}
+
 export interface AppDiff {
   appId: string;
   generatedAt: string;
@@ -35,6 +44,7 @@ export interface AppDiff {
   counts: Record<ObjectStatus, number>;
   summary: string;
   objects: ObjectDiff[];
+  ownership: OwnershipRow[];
 }
 
 export interface DiffDeps {
@@ -138,7 +148,19 @@ async function pool<T, R>(items: T[], n: number, fn: (t: T) => Promise<R>): Prom
 
 export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
   const counts: Record<ObjectStatus, number> = { changed: 0, missing: 0, extraneous: 0, unchanged: 0 };
-  const base = { appId: app.id, generatedAt: new Date().toISOString(), counts, objects: [] as ObjectDiff[] };
+  const base = {
+    appId: app.id,
+    generatedAt: new Date().toISOString(),
+    counts,
+    objects: [] as ObjectDiff[],
+    ownership: [] as OwnershipRow[],
+  };
+  const owners = new Map<string, { fields: number; objects: Set<string>; conflicts: OwnershipRow['conflicts'] }>();
+  const own = (m: string) => {
+    let r = owners.get(m);
+    if (!r) owners.set(m, (r = { fields: 0, objects: new Set(), conflicts: [] }));
+    return r;
+  };
   let render: RenderResult;
   try {
     if (app.controller === 'flux') {
@@ -225,6 +247,26 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
         })
       : [];
     const real = changes.filter((c) => c.class !== 'defaulted' && c.class !== 'ignored');
+    if (live) {
+      const label = `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+      for (const [path, os] of Object.entries(ownersByPath(live))) {
+        const names = [...new Set(os.map((x) => x.manager))];
+        for (const m of names) {
+          const row = own(m);
+          row.fields++;
+          row.objects.add(label);
+          if (names.length > 1 && row.conflicts.length < 200)
+            row.conflicts.push({ object: label, path, with: names.filter((n) => n !== m) });
+        }
+      }
+      for (const c of changes.filter((x) => x.class === 'conflict')) {
+        for (const o of c.owners) {
+          const row = own(o.manager);
+          if (row.conflicts.length < 200 && !row.conflicts.some((k) => k.object === label && k.path === c.path))
+            row.conflicts.push({ object: label, path: c.path, with: mgrs.slice(0, 1) });
+        }
+      }
+    }
     const status: ObjectStatus = !live ? 'missing' : real.length ? 'changed' : 'unchanged';
     counts[status]++;
     return {
@@ -257,7 +299,10 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
       order[a.status] - order[b.status] || `${a.ref.kind}/${a.ref.name}`.localeCompare(`${b.ref.kind}/${b.ref.name}`),
   );
   const { objects: _o, ...renderInfo } = render;
-  return { ...base, objects, state: 'ok', render: renderInfo, summary: summarizeDiff(objects) };
+  const ownership = [...owners.entries()]
+    .map(([manager, r]) => ({ manager, fields: r.fields, objects: r.objects.size, conflicts: r.conflicts }))
+    .sort((a, b) => b.conflicts.length - a.conflicts.length || b.fields - a.fields);
+  return { ...base, objects, ownership, state: 'ok', render: renderInfo, summary: summarizeDiff(objects) };
 }
 
 export function summarizeDiff(objects: ObjectDiff[], now = Date.now()): string {

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useMemo, useState } from 'react';
 import type { FieldChangeDto, ObjectDiffDto } from '../../../../api/schemas.ts';
 import { diffQueryOptions } from '../api/diff-queries.ts';
+import { OwnershipMap } from './ownership-map.tsx';
 import { fixSnippet, lineBadges, ownerHover, ownerLabel, visibleChanges, type DiffToggles } from '../lib/diff-view.ts';
 
 const MonacoDiff = lazy(() => import('../../../components/editor/monaco-diff.tsx'));
@@ -82,6 +83,7 @@ export function AppDiff({ appId, controller }: { appId: string; controller: 'flu
           controller={controller}
         />
       ))}
+      {q.data?.state === 'ok' && <OwnershipMap rows={q.data.ownership} controller={controller} />}
     </section>
   );
 }

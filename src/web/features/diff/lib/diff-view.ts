@@ -51,11 +51,16 @@ export function lineBadges(o: ObjectDiffDto, changes: FieldChangeDto[]): LineBad
     .filter((b) => b.line > 0);
 }
 
-/** The ready-to-copy fix for a conflict: an Argo CD ignoreDifferences entry or a Flux rule. */
-export function fixSnippet(controller: 'flux' | 'argocd', o: ObjectDiffDto, c: FieldChangeDto): string {
+/** The ready-to-copy fix for a conflict: an Argo CD ignoreDifferences entry, or for Flux the two honest options. */
+export function fixFor(
+  controller: 'flux' | 'argocd',
+  target: { group: string; kind: string; name: string },
+  path: string,
+  manager: string,
+): string {
   const pointer =
     '/' +
-    c.path
+    path
       .replace(/\[[^\]]*\]/g, '')
       .split('.')
       .map((s) =>
@@ -65,9 +70,12 @@ export function fixSnippet(controller: 'flux' | 'argocd', o: ObjectDiffDto, c: F
           .replace(/\//g, '~1'),
       )
       .join('/');
-  const manager = ownerLabel(c);
   if (controller === 'argocd') {
-    return `spec:\n  ignoreDifferences:\n    - group: "${o.ref.group}"\n      kind: ${o.ref.kind}\n      name: ${o.ref.name}\n      managedFieldsManagers:\n        - ${manager}\n      # or: jsonPointers: ["${pointer}"]`;
+    return `spec:\n  ignoreDifferences:\n    - group: "${target.group}"\n      kind: ${target.kind}\n      name: ${target.name}\n      managedFieldsManagers:\n        - ${manager}\n      # or: jsonPointers: ["${pointer}"]`;
   }
-  return `# Flux: stop declaring the field in Git (remove ${c.path} from the manifest), or let ${manager} keep it:\nmetadata:\n  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent   # on ${o.ref.kind}/${o.ref.name}: Flux creates it, never overrides it`;
+  return `# Flux: stop declaring ${path} in Git (remove it from the manifest), or let ${manager} keep the object's fields:\nmetadata:\n  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent   # on ${target.kind}/${target.name}: Flux creates it, never overrides it`;
+}
+
+export function fixSnippet(controller: 'flux' | 'argocd', o: ObjectDiffDto, c: FieldChangeDto): string {
+  return fixFor(controller, o.ref, c.path, ownerLabel(c));
 }
