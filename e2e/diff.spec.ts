@@ -81,3 +81,20 @@ test('kubectl-edit drift shows Git vs live with the kubectl-edit badge; a contro
   await page.getByRole('button', { name: 'refresh' }).click();
   await expect(page.getByTestId('diff-summary')).toHaveText('no differences: live matches Git');
 });
+
+test('environment comparison: images per env, digest-pinned in prod, mutable tag in dev; ownership map lists the cloud controller', async ({
+  page,
+}) => {
+  await page.goto('/apps/prod/flux-system/kustomization/digital-human-prod');
+  const img = page.locator(
+    '[data-testid="env-image"][data-object="Deployment render-worker"][data-container="render"]',
+  );
+  await expect(img.locator('[data-env="prod"]')).toHaveAttribute('data-pinned', 'digest');
+  await expect(img.locator('[data-env="prod"]')).toContainText('@sha256:5b0f4b3a');
+  await expect(img.locator('[data-env="dev"]')).toHaveAttribute('data-pinned', 'tag');
+  await expect(img.locator('[data-env="dev"]')).toContainText(':1.5.0-rc.1');
+  await expect(img.locator('[data-env="staging"]')).toContainText(':1.4.2');
+  // the Service annotation written by the cloud controller: its own manager in the ownership map
+  await expect(page.locator('[data-testid="ownership-row"][data-manager="cloud-lb-controller"]')).toBeVisible();
+  await expect(page.locator('[data-testid="ownership-row"][data-manager="kustomize-controller"]')).toBeVisible();
+});

@@ -260,3 +260,25 @@ export const DiffResponse = z.object({
   ),
 });
 export type DiffResponse = z.infer<typeof DiffResponse>;
+
+export const EnvCompareResponse = z.object({
+  envs: z.array(
+    z.object({
+      env: z.string(),
+      appId: z.string(),
+      cluster: z.string(),
+      revision: z.string().optional(),
+      renderHash: z.string().optional(),
+      error: z.string().optional(),
+    }),
+  ),
+  images: z.array(
+    z.object({
+      object: z.string(),
+      container: z.string(),
+      byEnv: z.record(z.string(), z.object({ ref: z.string(), pinned: z.enum(['digest', 'tag']) })),
+    }),
+  ),
+  fields: z.array(z.object({ object: z.string(), path: z.string(), byEnv: z.record(z.string(), z.unknown()) })),
+});
+export type EnvCompareResponse = z.infer<typeof EnvCompareResponse>;

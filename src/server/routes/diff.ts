@@ -1,11 +1,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
-import { AppParams, DiffResponse } from '../../api/schemas.ts';
+import { AppParams, DiffResponse, EnvCompareResponse } from '../../api/schemas.ts';
+import type { App } from '../../domain/app.ts';
+import type { ManagedCluster } from '../kube/cluster-manager.ts';
+import type { ObjectIndex } from '../services/object-index.ts';
+import { compareRenders, familyOf } from '../services/env-compare.ts';
 import { HttpError, type AppDeps } from '../app.ts';
 import { Discovery } from '../kube/discovery.ts';
 import { kindKey } from '../kube/kinds.ts';
-import { diffApp, type AppDiff } from '../services/app-diff.ts';
+import { diffApp, renderDesired, type AppDiff, type DiffDeps } from '../services/app-diff.ts';
 import { trackerOf } from '../services/app-tree.ts';
 import type { Obj, RenderTools } from '../services/render.ts';
 
@@ -24,28 +28,22 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const lastRender = new Map<string, string>();
   const tools = renderTools(deps.dataDir ?? '.data');
 
-  app.get('/api/apps/:cluster/:namespace/:kind/:name/diff', async (req) => {
-    const p = AppParams.safeParse(req.params);
-    if (!p.success || !deps.index) throw new HttpError(400, 'BadRequest', 'invalid app id');
-    const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
-    const a = deps.catalog.get(id);
-    const raw = deps.catalog.rawObject(id);
-    const mc = deps.clusters.clusters.get(p.data.cluster);
-    if (!a || !raw || !mc) throw new HttpError(404, 'NotFound', `no app ${id}`);
+  const depsFor = (a: App, raw: Obj, mc: ManagedCluster): DiffDeps => {
     let discovery = discoveries.get(mc.name);
     if (!discovery) discoveries.set(mc.name, (discovery = new Discovery(mc.conn)));
-    const index = deps.index;
+    const d = discovery;
+    const index = deps.index as ObjectIndex;
     const srcKey = a.source.kind ? kindKey(a.source.kind) : undefined;
     const srcNs = String(
       ((raw.spec as Obj | undefined)?.sourceRef as { namespace?: string } | undefined)?.namespace ?? a.namespace,
     );
-    const d = discovery;
-    const result: AppDiff = await diffApp(a, {
+    const source = srcKey && a.source.name ? mc.get(srcKey, srcNs, a.source.name) : undefined;
+    return {
       conn: mc.conn,
       discovery: d,
       tools,
       appObject: raw,
-      ...(srcKey && a.source.name ? { sourceObject: mc.get(srcKey, srcNs, a.source.name) } : {}),
+      ...(source ? { sourceObject: source } : {}),
       configMap: (ns, name) => index.get(a.cluster, { group: '', kind: 'ConfigMap', namespace: ns, name }),
       tracked: () => index.trackedBy(a.cluster, trackerOf(a)),
       async getLive(ref) {
@@ -63,7 +61,54 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         if (res.status !== 200) throw mc.conn.httpError(res, `GET ${ref.kind}`);
         return JSON.parse(res.body) as Obj;
       },
+    };
+  };
+
+  app.get('/api/apps/:cluster/:namespace/:kind/:name/environments', async (req) => {
+    const p = AppParams.safeParse(req.params);
+    if (!p.success || !deps.index) throw new HttpError(400, 'BadRequest', 'invalid app id');
+    const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
+    const a = deps.catalog.get(id);
+    if (!a) throw new HttpError(404, 'NotFound', `no app ${id}`);
+    const family = familyOf(a, deps.catalog.list(), deps.envOrder);
+    const rendered = await Promise.all(
+      family.map(async (m) => {
+        const raw = deps.catalog.rawObject(m.id);
+        const mc = deps.clusters.clusters.get(m.cluster);
+        const base = { env: m.env, appId: m.id, cluster: m.cluster };
+        if (!raw || !mc) return { ...base, error: 'app object not in cache' };
+        try {
+          const render = await renderDesired(m, depsFor(m, raw, mc));
+          return { ...base, render };
+        } catch (e) {
+          return { ...base, error: e instanceof Error ? e.message : String(e) };
+        }
+      }),
+    );
+    const cmp = compareRenders(
+      rendered.map((r) => ({ env: r.env, ...('render' in r && r.render ? { render: r.render } : {}) })),
+    );
+    return EnvCompareResponse.parse({
+      envs: rendered.map((r) => ({
+        env: r.env,
+        appId: r.appId,
+        cluster: r.cluster,
+        ...('render' in r && r.render ? { revision: r.render.revision, renderHash: r.render.renderHash } : {}),
+        ...('error' in r && r.error ? { error: r.error } : {}),
+      })),
+      ...cmp,
     });
+  });
+
+  app.get('/api/apps/:cluster/:namespace/:kind/:name/diff', async (req) => {
+    const p = AppParams.safeParse(req.params);
+    if (!p.success || !deps.index) throw new HttpError(400, 'BadRequest', 'invalid app id');
+    const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
+    const a = deps.catalog.get(id);
+    const raw = deps.catalog.rawObject(id);
+    const mc = deps.clusters.clusters.get(p.data.cluster);
+    if (!a || !raw || !mc) throw new HttpError(404, 'NotFound', `no app ${id}`);
+    const result: AppDiff = await diffApp(a, depsFor(a, raw, mc));
     if (result.render && lastRender.get(id) !== result.render.renderHash) {
       lastRender.set(id, result.render.renderHash);
       await deps.store.append({

@@ -146,6 +146,22 @@ async function pool<T, R>(items: T[], n: number, fn: (t: T) => Promise<R>): Prom
   return out;
 }
 
+/** The app's desired state as its controller renders it. Throws RenderError (never returns an empty guess). */
+export async function renderDesired(
+  app: App,
+  deps: Pick<DiffDeps, 'appObject' | 'sourceObject' | 'configMap' | 'tools'>,
+): Promise<RenderResult> {
+  if (app.controller === 'flux')
+    return renderFlux(withSubstitutions(deps.appObject, deps.configMap), deps.sourceObject, deps.tools);
+  const spec = (deps.appObject.spec ?? {}) as {
+    source?: { repoURL?: string; path?: string; targetRevision?: string };
+    destination?: { namespace?: string };
+  };
+  const src = spec.source ?? {};
+  const rev = app.source.revisionObserved ?? src.targetRevision ?? 'HEAD';
+  return renderArgo(src.repoURL ?? '', rev, src.path ?? '.', spec.destination?.namespace, deps.tools);
+}
+
 export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
   const counts: Record<ObjectStatus, number> = { changed: 0, missing: 0, extraneous: 0, unchanged: 0 };
   const base = {
@@ -163,25 +179,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
   };
   let render: RenderResult;
   try {
-    if (app.controller === 'flux') {
-      render = await renderFlux(withSubstitutions(deps.appObject, deps.configMap), deps.sourceObject, deps.tools);
-    } else {
-      const src = ((deps.appObject.spec as Obj | undefined)?.source ?? {}) as {
-        repoURL?: string;
-        path?: string;
-        targetRevision?: string;
-      };
-      const rev = app.source.revisionObserved ?? src.targetRevision ?? 'HEAD';
-      render = await renderArgo(
-        src.repoURL ?? '',
-        rev,
-        src.path ?? '.',
-        app.source.path
-          ? ((deps.appObject.spec as Obj).destination as { namespace?: string } | undefined)?.namespace
-          : undefined,
-        deps.tools,
-      );
-    }
+    render = await renderDesired(app, deps);
   } catch (e) {
     // unknown is not empty: no desired state means no diff and no prune candidates
     const msg = e instanceof Error ? e.message : String(e);

@@ -8,6 +8,7 @@ import { ApiError } from '../../../lib/api-client.ts';
 import { AppEvidence } from '../../evidence/components/app-evidence.tsx';
 import { ResourceTree } from '../../tree/components/resource-tree.tsx';
 import { AppDiff } from '../../diff/components/app-diff.tsx';
+import { EnvCompare } from '../../diff/components/env-compare.tsx';
 import { appQueryOptions, clustersQueryOptions } from '../api/apps-queries.ts';
 import { StaleBanner } from './stale-banner.tsx';
 
@@ -162,6 +163,7 @@ export function AppPage() {
       </div>
       <ResourceTree appId={app.id} />
       <AppDiff appId={app.id} controller={app.controller} />
+      <EnvCompare appId={app.id} />
       <AppEvidence appId={app.id} />
     </div>
   );

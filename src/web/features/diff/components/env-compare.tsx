@@ -1,0 +1,90 @@
+import { useQuery } from '@tanstack/react-query';
+import { EnvCompareResponse, appPath } from '../../../../api/schemas.ts';
+import { apiGet } from '../../../lib/api-client.ts';
+
+const show = (v: unknown) => (v === undefined ? '∅' : typeof v === 'string' ? v : JSON.stringify(v));
+
+/** The same app's rendered objects across environments: images (digest or mutable tag) and differing fields. */
+export function EnvCompare({ appId }: { appId: string }) {
+  const q = useQuery({
+    queryKey: ['environments', appId],
+    queryFn: ({ signal }) => apiGet(`/api/apps/${appPath(appId)}/environments`, EnvCompareResponse, signal),
+    staleTime: 15_000,
+  });
+  if (q.isPending) return <p className="mt-4 text-sm text-slate-500">Rendering every environment…</p>;
+  if (q.isError) return <p className="mt-4 text-sm text-red-700">Cannot compare environments: {q.error.message}</p>;
+  const envs = q.data.envs;
+  if (envs.length < 2) return null;
+  return (
+    <section className="mt-4 rounded-lg border border-slate-200 bg-white p-4" data-testid="env-compare">
+      <h2 className="mb-2 font-semibold">Across environments</h2>
+      <table className="mb-3 w-full text-xs">
+        <thead>
+          <tr className="text-left text-slate-500">
+            <th className="px-2">Image</th>
+            {envs.map((e) => (
+              <th key={e.env}>
+                {e.env}{' '}
+                <span className="font-normal">
+                  ({e.cluster}
+                  {e.revision ? ` @ ${e.revision.slice(-7)}` : ''})
+                </span>
+                {e.error && <div className="font-normal text-red-700">{e.error}</div>}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {q.data.images.map((i) => (
+            <tr
+              key={`${i.object}-${i.container}`}
+              className="border-t border-slate-100 align-top"
+              data-testid="env-image"
+              data-object={i.object}
+              data-container={i.container}
+            >
+              <td className="px-2">
+                {i.object} · {i.container}
+              </td>
+              {envs.map((e) => {
+                const v = i.byEnv[e.env];
+                return (
+                  <td key={e.env} className="break-all font-mono" data-env={e.env} data-pinned={v?.pinned ?? ''}>
+                    {v ? v.ref : '∅'}{' '}
+                    {v && (
+                      <span
+                        className={`rounded px-1 font-sans ${v.pinned === 'digest' ? 'bg-emerald-100 text-emerald-800' : 'bg-amber-100 text-amber-900'}`}
+                      >
+                        {v.pinned === 'digest' ? 'digest' : 'mutable tag'}
+                      </span>
+                    )}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <details>
+        <summary className="cursor-pointer text-sm text-teal-700">
+          {q.data.fields.length} fields differ between environments
+        </summary>
+        <table className="mt-1 w-full text-xs" data-testid="env-fields">
+          <tbody>
+            {q.data.fields.map((f) => (
+              <tr key={`${f.object}-${f.path}`} className="border-t border-slate-100 align-top">
+                <td className="px-2">{f.object}</td>
+                <td className="break-all font-mono">{f.path}</td>
+                {envs.map((e) => (
+                  <td key={e.env} className="break-all font-mono">
+                    {show(f.byEnv[e.env])}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+    </section>
+  );
+}
