@@ -244,6 +244,15 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
           ...(app.controller === 'argocd' ? { ignore: ignoreFor(deps.appObject, desired) } : {}),
         })
       : [];
+    // Flux's own ignore rules: `kustomize.toolkit.fluxcd.io/ssa: Ignore` (never applied) and `IfNotPresent`
+    // (applied only when missing) mean kustomize-controller will not reconcile these fields
+    if (app.controller === 'flux' && live) {
+      const dmd = (desired.metadata ?? {}) as { annotations?: Record<string, string>; labels?: Record<string, string> };
+      const ssa =
+        dmd.annotations?.['kustomize.toolkit.fluxcd.io/ssa'] ?? dmd.labels?.['kustomize.toolkit.fluxcd.io/ssa'];
+      if (ssa === 'Ignore' || ssa === 'IfNotPresent')
+        for (const c of changes) if (c.class !== 'defaulted') c.class = 'ignored';
+    }
     const real = changes.filter((c) => c.class !== 'defaulted' && c.class !== 'ignored');
     if (live) {
       const label = `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
