@@ -92,6 +92,9 @@ want flux && build flux-source "-s -w" "github.com/fluxcd/source-controller:sour
 want flux && build flux-kustomize "-s -w" "github.com/fluxcd/kustomize-controller:kustomize-controller"
 # our renderer on Flux's own library (github.com/fluxcd/pkg/kustomize, as kustomize-controller uses it)
 want flux && build flux-render "-s -w" ".:flux-render"
+# Argo CD renderers and ignore rules: helm (helm template) and our jq-del on the gojq library
+want argo && build helm "-s -w -X helm.sh/helm/v3/internal/version.version=v3.22.0" "helm.sh/helm/v3/cmd/helm:helm"
+want argo && build jq-del "-s -w" ".:jq-del"
 
 if want assets; then
   # CRDs and stages, straight from the modules that ship them.

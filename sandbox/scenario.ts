@@ -225,12 +225,30 @@ export async function simulateArgoSync(cluster: string, app: string, st = mustSt
     const sha = git(['rev-parse', 'HEAD'], work).trim();
     const dir = join(work, spec.source.path);
     const files = readdirSync(dir);
-    const rendered = files.includes('kustomization.yaml')
-      ? execFileSync(bin('kustomize'), ['build', dir], { encoding: 'utf8' })
-      : files
-          .filter((f) => /\.ya?ml$/.test(f))
-          .map((f) => readFileSync(join(dir, f), 'utf8'))
-          .join('\n---\n');
+    const helmOpts = (
+      (appObj.spec as Json).source as {
+        helm?: { parameters?: Array<{ name: string; value: string }>; releaseName?: string };
+      }
+    ).helm;
+    const rendered = files.includes('Chart.yaml')
+      ? execFileSync(
+          bin('helm'),
+          [
+            'template',
+            helmOpts?.releaseName ?? app,
+            dir,
+            '--namespace',
+            spec.destination.namespace,
+            ...(helmOpts?.parameters ?? []).flatMap((p) => ['--set', `${p.name}=${p.value}`]),
+          ],
+          { encoding: 'utf8' },
+        )
+      : files.includes('kustomization.yaml')
+        ? execFileSync(bin('kustomize'), ['build', dir], { encoding: 'utf8' })
+        : files
+            .filter((f) => /\.ya?ml$/.test(f))
+            .map((f) => readFileSync(join(dir, f), 'utf8'))
+            .join('\n---\n');
     const items = parseAllDocuments(rendered)
       .map((d) => d.toJS() as Json | null)
       .filter((o): o is Json => !!o && typeof o === 'object' && typeof o.kind === 'string');
@@ -281,7 +299,11 @@ export async function simulateArgoSync(cluster: string, app: string, st = mustSt
       health: { status: health, lastTransitionTime: now },
       resources,
       reconciledAt: now,
-      sourceType: files.includes('kustomization.yaml') ? 'Kustomize' : 'Directory',
+      sourceType: files.includes('Chart.yaml')
+        ? 'Helm'
+        : files.includes('kustomization.yaml')
+          ? 'Kustomize'
+          : 'Directory',
       operationState: {
         phase: 'Succeeded',
         message: 'successfully synced (all tasks run) [simulated by the sandbox]',

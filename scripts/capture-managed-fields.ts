@@ -12,13 +12,39 @@ await startSandbox({ reuse: true });
 setSuspended('nonprod', 'digital-human-staging', true);
 try {
   kubectlEdit('nonprod', 'deployment/render-worker', 'staging', {
-    spec: { replicas: 12, template: { spec: { containers: [{ name: 'render', env: [{ name: 'RENDER_QUALITY', value: 'standard' }, { name: 'DEBUG_TRACE', value: '1' }] }] } } },
+    spec: {
+      replicas: 12,
+      template: {
+        spec: {
+          containers: [
+            {
+              name: 'render',
+              env: [
+                { name: 'RENDER_QUALITY', value: 'standard' },
+                { name: 'DEBUG_TRACE', value: '1' },
+              ],
+            },
+          ],
+        },
+      },
+    },
   });
   scaleAsController('nonprod', 'render-worker', 'staging', 9);
   const deployment = getJson('nonprod', ['-n', 'staging', 'get', 'deployment', 'render-worker']);
   const service = getJson('nonprod', ['-n', 'staging', 'get', 'service', 'tts-gateway']);
-  const strip = (o: Record<string, unknown>) => ({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: (o.metadata as { name: string }).name, namespace: (o.metadata as { namespace: string }).namespace, managedFields: (o.metadata as { managedFields: unknown }).managedFields } });
-  writeFileSync(join(REPO_ROOT, 'src/domain/fixtures/managed-fields-sandbox.json'), `${JSON.stringify({ capturedFrom: 'sandbox kube-apiserver v1.36.3', capturedAt: new Date().toISOString(), deployment: strip(deployment), service: strip(service) }, null, 2)}\n`);
+  const strip = (o: Record<string, unknown>) => ({
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    metadata: {
+      name: (o.metadata as { name: string }).name,
+      namespace: (o.metadata as { namespace: string }).namespace,
+      managedFields: (o.metadata as { managedFields: unknown }).managedFields,
+    },
+  });
+  writeFileSync(
+    join(REPO_ROOT, 'src/domain/fixtures/managed-fields-sandbox.json'),
+    `${JSON.stringify({ capturedFrom: 'sandbox kube-apiserver v1.36.3', capturedAt: new Date().toISOString(), deployment: strip(deployment), service: strip(service) }, null, 2)}\n`,
+  );
   console.log('captured');
 } finally {
   setSuspended('nonprod', 'digital-human-staging', false);

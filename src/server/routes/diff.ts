@@ -19,6 +19,8 @@ export function renderTools(dataDir: string, repoRoot = process.cwd()): RenderTo
   return {
     fluxRender: process.env.CONSOLE_FLUX_RENDER ?? local('flux-render'),
     kustomize: process.env.CONSOLE_KUSTOMIZE ?? local('kustomize'),
+    helm: process.env.CONSOLE_HELM ?? local('helm'),
+    jqDel: process.env.CONSOLE_JQ_DEL ?? local('jq-del'),
     workDir: join(dataDir, 'render-cache'),
   };
 }

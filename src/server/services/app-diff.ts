@@ -4,14 +4,23 @@
 // `kubectl diff --server-side`. Where dry-run is forbidden or fails, a normalized comparison, labelled.
 import { stringify } from 'yaml';
 import type { App } from '../../domain/app.ts';
-import { fieldDiff, type FieldChange, type IgnoreRule } from '../../domain/field-diff.ts';
+import { execFile } from 'node:child_process';
+import { fieldDiff, flattenObject, type FieldChange, type IgnoreRule } from '../../domain/field-diff.ts';
 import { ownersByPath } from '../../domain/managed-fields.ts';
 import { refOf } from '../../domain/tree.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import { KubeError } from '../kube/connection.ts';
 import type { Discovery } from '../kube/discovery.ts';
-import { renderArgo, renderFlux, RenderError, type Obj, type RenderResult, type RenderTools } from './render.ts';
+import {
+  renderArgo,
+  renderFlux,
+  RenderError,
+  type ArgoHelmOptions,
+  type Obj,
+  type RenderResult,
+  type RenderTools,
+} from './render.ts';
 import { maskSecrets } from './secret-mask.ts';
 
 export type ObjectStatus = 'changed' | 'missing' | 'extraneous' | 'unchanged';
@@ -106,7 +115,7 @@ function withSubstitutions(ks: Obj, cm: DiffDeps['configMap']): Obj {
 }
 
 /** Argo CD ignoreDifferences matching one object (group/kind/name/namespace). */
-function ignoreFor(app: Obj, o: Obj): IgnoreRule | undefined {
+function ignoreFor(app: Obj, o: Obj): (IgnoreRule & { jqPathExpressions: string[] }) | undefined {
   const rules = ((app.spec as Obj | undefined)?.ignoreDifferences ?? []) as Array<{
     group?: string;
     kind: string;
@@ -114,6 +123,7 @@ function ignoreFor(app: Obj, o: Obj): IgnoreRule | undefined {
     namespace?: string;
     jsonPointers?: string[];
     managedFieldsManagers?: string[];
+    jqPathExpressions?: string[];
   }>;
   const apiVersion = String(o.apiVersion ?? '');
   const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
@@ -129,6 +139,7 @@ function ignoreFor(app: Obj, o: Obj): IgnoreRule | undefined {
   return {
     jsonPointers: hits.flatMap((h) => h.jsonPointers ?? []),
     managedFieldsManagers: hits.flatMap((h) => h.managedFieldsManagers ?? []),
+    jqPathExpressions: hits.flatMap((h) => h.jqPathExpressions ?? []),
   };
 }
 
@@ -154,12 +165,30 @@ export async function renderDesired(
   if (app.controller === 'flux')
     return renderFlux(withSubstitutions(deps.appObject, deps.configMap), deps.sourceObject, deps.tools);
   const spec = (deps.appObject.spec ?? {}) as {
-    source?: { repoURL?: string; path?: string; targetRevision?: string };
+    source?: { repoURL?: string; path?: string; targetRevision?: string; helm?: ArgoHelmOptions };
     destination?: { namespace?: string };
   };
   const src = spec.source ?? {};
   const rev = app.source.revisionObserved ?? src.targetRevision ?? 'HEAD';
-  return renderArgo(src.repoURL ?? '', rev, src.path ?? '.', spec.destination?.namespace, deps.tools);
+  return renderArgo(src.repoURL ?? '', rev, src.path ?? '.', spec.destination?.namespace, deps.tools, {
+    ...(spec.source?.helm ?? {}),
+    appName: app.name,
+  });
+}
+
+function jqDelete(bin: string, obj: unknown, exprs: string[]): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      bin,
+      exprs,
+      { timeout: 10_000, maxBuffer: 64 << 20, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`jqPathExpressions: ${(stderr || err.message).trim()}`));
+        else resolve(JSON.parse(stdout) as unknown);
+      },
+    );
+    child.stdin?.end(JSON.stringify(obj));
+  });
 }
 
 export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
@@ -244,6 +273,16 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
           ...(app.controller === 'argocd' ? { ignore: ignoreFor(deps.appObject, desired) } : {}),
         })
       : [];
+    // Argo CD jqPathExpressions: whatever the expressions delete from both sides is ignored (as Argo CD does)
+    const jq = app.controller === 'argocd' ? (ignoreFor(deps.appObject, desired)?.jqPathExpressions ?? []) : [];
+    if (jq.length && live && deps.tools.jqDel) {
+      const kept = [await jqDelete(deps.tools.jqDel, p, jq), await jqDelete(deps.tools.jqDel, l, jq)].map((x) =>
+        flattenObject(x),
+      );
+      for (const c of changes) if (!kept.some((k) => k.has(c.path))) c.class = 'ignored';
+    } else if (jq.length && live) {
+      note = `${note ? `${note}; ` : ''}jqPathExpressions not applied: no jq-del binary configured`;
+    }
     // Flux's own ignore rules: `kustomize.toolkit.fluxcd.io/ssa: Ignore` (never applied) and `IfNotPresent`
     // (applied only when missing) mean kustomize-controller will not reconcile these fields
     if (app.controller === 'flux' && live) {

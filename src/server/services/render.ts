@@ -45,6 +45,10 @@ export class RenderError extends Error {
 export interface RenderTools {
   fluxRender: string;
   kustomize: string;
+  /** helm CLI for Argo CD Helm sources (`helm template`), optional */
+  helm?: string;
+  /** jq-del (gojq) for Argo CD ignoreDifferences.jqPathExpressions, optional */
+  jqDel?: string;
   workDir: string;
   maxArtifactBytes?: number;
   maxOutputBytes?: number;
@@ -200,12 +204,21 @@ export async function renderFlux(ks: Obj, source: Obj | undefined, tools: Render
 }
 
 /** Renders an Argo CD source at a revision: kustomize when the path has a kustomization, else plain YAML. */
+export interface ArgoHelmOptions {
+  releaseName?: string;
+  valueFiles?: string[];
+  parameters?: Array<{ name: string; value: string }>;
+  values?: string;
+  valuesObject?: unknown;
+}
+
 export async function renderArgo(
   repoURL: string,
   revision: string,
   path: string,
   namespace: string | undefined,
   tools: RenderTools,
+  helm?: ArgoHelmOptions & { appName?: string },
 ): Promise<RenderResult> {
   assertFetchableUrl(repoURL);
   const work = mkdtempSync(join(tmpdir(), 'argo-render-'));
@@ -225,7 +238,31 @@ export async function renderArgo(
     const files = readdirSync(dir);
     let text: string;
     let renderer: string;
-    if (files.some((f) => /^kustomization\.ya?ml$|^Kustomization$/.test(f))) {
+    if (files.includes('Chart.yaml')) {
+      if (!tools.helm)
+        throw new RenderError(
+          'this Application is a Helm chart and no helm binary is configured (CONSOLE_HELM)',
+          'render',
+        );
+      const args = [
+        'template',
+        helm?.releaseName ?? helm?.appName ?? 'release',
+        dir,
+        ...(namespace ? ['--namespace', namespace] : []),
+      ];
+      for (const f of helm?.valueFiles ?? []) args.push('--values', join(dir, f));
+      if (helm?.values || helm?.valuesObject !== undefined) {
+        const vf = join(work, '.argo-values.yaml');
+        writeFileSync(vf, helm.valuesObject !== undefined ? JSON.stringify(helm.valuesObject) : (helm.values ?? ''));
+        args.push('--values', vf);
+      }
+      for (const p of helm?.parameters ?? []) args.push('--set', `${p.name}=${p.value}`);
+      text = await run(tools.helm, args, {
+        timeoutMs: tools.timeoutMs ?? 30_000,
+        maxBytes: tools.maxOutputBytes ?? 64 << 20,
+      });
+      renderer = `helm ${await toolVersion(tools.helm, ['version', '--short'])}`;
+    } else if (files.some((f) => /^kustomization\.ya?ml$|^Kustomization$/.test(f))) {
       text = await run(tools.kustomize, ['build', dir], {
         timeoutMs: tools.timeoutMs ?? 30_000,
         maxBytes: tools.maxOutputBytes ?? 64 << 20,
