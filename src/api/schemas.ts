@@ -225,7 +225,7 @@ export const FieldChangeSchema = z.object({
 export type FieldChangeDto = z.infer<typeof FieldChangeSchema>;
 export const ObjectDiffSchema = z.object({
   ref: ObjectRefSchema,
-  status: z.enum(['changed', 'missing', 'extraneous', 'unchanged']),
+  status: z.enum(['changed', 'missing', 'extraneous', 'unchanged', 'unknown']),
   mode: z.enum(['server-dry-run', 'normalized']),
   note: z.string().optional(),
   changes: z.array(FieldChangeSchema),

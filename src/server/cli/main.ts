@@ -29,11 +29,11 @@ export function printDiff(d: AppDiff, out: (s: string) => void): number {
   let differs = false;
   for (const o of d.objects) {
     if (o.status === 'unchanged' && !o.changes.some((c) => c.class === 'conflict')) continue;
-    const mark = { changed: '~', missing: '+', extraneous: '-', unchanged: '=' }[o.status];
+    const mark = { changed: '~', missing: '+', extraneous: '-', unchanged: '=', unknown: '?' }[o.status];
     out(
       `${mark} ${o.ref.kind} ${o.ref.namespace ? `${o.ref.namespace}/` : ''}${o.ref.name}  [${o.status}${o.mode === 'normalized' ? ', normalized comparison' : ''}]${o.note ? `  (${o.note})` : ''}`,
     );
-    if (o.status !== 'unchanged') differs = true;
+    if (o.status !== 'unchanged' && o.status !== 'unknown') differs = true;
     for (const c of o.changes) {
       if (c.class === 'defaulted' || c.class === 'ignored') continue;
       const owners = c.owners

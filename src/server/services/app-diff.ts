@@ -23,7 +23,7 @@ import {
 } from './render.ts';
 import { maskSecrets } from './secret-mask.ts';
 
-export type ObjectStatus = 'changed' | 'missing' | 'extraneous' | 'unchanged';
+export type ObjectStatus = 'changed' | 'missing' | 'extraneous' | 'unchanged' | 'unknown';
 
 export interface ObjectDiff {
   ref: ObjectRef;
@@ -192,7 +192,7 @@ function jqDelete(bin: string, obj: unknown, exprs: string[]): Promise<unknown> 
 }
 
 export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
-  const counts: Record<ObjectStatus, number> = { changed: 0, missing: 0, extraneous: 0, unchanged: 0 };
+  const counts: Record<ObjectStatus, number> = { changed: 0, missing: 0, extraneous: 0, unchanged: 0, unknown: 0 };
   const base = {
     appId: app.id,
     generatedAt: new Date().toISOString(),
@@ -225,6 +225,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
     let predicted: Obj | undefined;
     let mode: ObjectDiff['mode'] = 'server-dry-run';
     let note: string | undefined;
+    let liveUnreadable = false;
     try {
       live = await deps.getLive({
         apiVersion: String(desired.apiVersion),
@@ -233,6 +234,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
         name: md.name ?? '',
       });
     } catch (e) {
+      liveUnreadable = true;
       note = `live object unreadable: ${e instanceof Error ? e.message : String(e)}`;
     }
     try {
@@ -313,7 +315,8 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
         }
       }
     }
-    const status: ObjectStatus = !live ? 'missing' : real.length ? 'changed' : 'unchanged';
+    // a live object we could not read is unknown, never "missing" (unknown is not empty)
+    const status: ObjectStatus = liveUnreadable ? 'unknown' : !live ? 'missing' : real.length ? 'changed' : 'unchanged';
     counts[status]++;
     return {
       ref,
@@ -339,7 +342,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
       liveYaml: toYaml(maskSecrets(o)),
     });
   }
-  const order: Record<ObjectStatus, number> = { changed: 0, missing: 1, extraneous: 2, unchanged: 3 };
+  const order: Record<ObjectStatus, number> = { changed: 0, unknown: 1, missing: 2, extraneous: 3, unchanged: 4 };
   objects.sort(
     (a, b) =>
       order[a.status] - order[b.status] || `${a.ref.kind}/${a.ref.name}`.localeCompare(`${b.ref.kind}/${b.ref.name}`),
@@ -376,5 +379,9 @@ export function summarizeDiff(objects: ObjectDiff[], now = Date.now()): string {
   const extra = objects.filter((o) => o.status === 'extraneous').length;
   if (missing) parts.push(`${missing} object${missing === 1 ? '' : 's'} missing`);
   if (extra) parts.push(`${extra} extraneous`);
+  const unknown = objects.filter((o) => o.status === 'unknown').length;
+  if (unknown) parts.push(`${unknown} object${unknown === 1 ? '' : 's'} unknown (live state unreadable)`);
+  const normalized = objects.filter((o) => o.mode === 'normalized').length;
+  if (normalized) parts.push(`${normalized} compared without server-side dry-run (normalized comparison)`);
   return parts.length ? parts.join('; ') : 'no differences: live matches Git';
 }
