@@ -175,6 +175,8 @@ export const TreeResponse = z.object({
     total: z.number(),
   }),
   nodes: z.array(TreeNodeSchema),
+  /** true when only the first levels were requested (?depth=N) */
+  partial: z.boolean().optional(),
 });
 export type TreeResponse = z.infer<typeof TreeResponse>;
 

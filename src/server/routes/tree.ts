@@ -15,7 +15,10 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
     const a = deps.catalog.get(id);
     if (!a) throw new HttpError(404, 'NotFound', `no app ${id}`);
-    const { nodes, summary } = appTree(a, index);
+    const { nodes: all, summary } = appTree(a, index);
+    // ?depth=N: only the first levels (childCount still tells what is below), for a fast first paint
+    const depthParam = Number((req.query as { depth?: string }).depth);
+    const nodes = Number.isInteger(depthParam) && depthParam >= 0 ? all.filter((n) => n.depth <= depthParam) : all;
     // Validating 20,000 nodes with zod costs more than building them; the node shape is fixed by the
     // domain type (TreeNode ⊂ TreeNodeDto, checked by the compiler below) and by the API tests.
     const body: TreeResponse = {
@@ -23,6 +26,7 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       generatedAt: new Date().toISOString(),
       nodes,
       summary: TreeResponse.shape.summary.parse(summary),
+      ...(nodes.length < all.length ? { partial: true } : {}),
     };
     return body;
   });

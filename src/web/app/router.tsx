@@ -46,6 +46,7 @@ export function createRouter(qc: QueryClient) {
           loader: async ({ params }) => {
             const id = `${params.cluster}/${params.namespace}/${params.kind}/${params.name}`;
             // the tree is the biggest response: start it now, in parallel with the app itself
+            void qc.prefetchQuery(treeQueryOptions(id, 1));
             void qc.prefetchQuery(treeQueryOptions(id));
             await Promise.allSettled([qc.ensureQueryData(appQueryOptions(id))]);
             return null;

@@ -15,6 +15,7 @@ type Ref = z.infer<typeof ObjectRefSchema>;
 export const treeKeys = {
   all: ['tree'] as const,
   app: (appId: string) => [...treeKeys.all, appId] as const,
+  level: (appId: string, depth: number | 'all') => [...treeKeys.all, appId, depth] as const,
   object: (r: Ref) => ['object', r.cluster, r.group, r.version, r.kind, r.namespace ?? '', r.name] as const,
   events: (r: Ref) => ['events', r.cluster, r.group, r.version, r.kind, r.namespace ?? '', r.name] as const,
 };
@@ -49,10 +50,12 @@ function parseTree(body: unknown): TreeResponse {
 }
 const TreeFast = z.unknown().transform(parseTree);
 
-export const treeQueryOptions = (appId: string) =>
+/** The whole tree, or only its first `depth` levels (a fast first paint for very large apps). */
+export const treeQueryOptions = (appId: string, depth: number | 'all' = 'all') =>
   queryOptions({
-    queryKey: treeKeys.app(appId),
-    queryFn: ({ signal }) => apiGet(`/api/apps/${appPath(appId)}/tree`, TreeFast, signal),
+    queryKey: treeKeys.level(appId, depth),
+    queryFn: ({ signal }) =>
+      apiGet(`/api/apps/${appPath(appId)}/tree${depth === 'all' ? '' : `?depth=${depth}`}`, TreeFast, signal),
   });
 
 export const objectQueryOptions = (r: Ref) =>

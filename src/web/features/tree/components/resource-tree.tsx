@@ -29,7 +29,10 @@ const KIND_ICON: Record<string, string> = {
 };
 
 export function ResourceTree({ appId }: { appId: string }) {
-  const q = useQuery(treeQueryOptions(appId));
+  // first paint from the first two levels; the whole tree replaces it as soon as it arrives
+  const lite = useQuery(treeQueryOptions(appId, 1));
+  const full = useQuery(treeQueryOptions(appId));
+  const q = full.data ? full : lite.data ? lite : full;
   const [sp, setSp] = useSearchParams();
   const filters: TreeFilters = {
     health: sp.get('th') ?? '',
