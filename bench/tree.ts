@@ -2,15 +2,12 @@
 // run), at ~5,000 and ~20,000 objects. Measures, in Chromium via Playwright, against the real BFF:
 // BFF tree response from cache, navigation → first tree paint, expand all, one filter keystroke,
 // a batch of 100 live updates, the longest main-thread task, and the JS heap.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, openSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, spawnBff } from '../test/support/bff-process.ts';
 import { ClusterConnection } from '../src/server/kube/connection.ts';
-import { KUBECONFIG_PATH, REPO_ROOT, kubectl, startSandbox } from '../sandbox/sandbox.ts';
-import { freePort, waitFor } from '../sandbox/procs.ts';
+import { KUBECONFIG_PATH, kubectl, startSandbox } from '../sandbox/sandbox.ts';
+import { waitFor } from '../sandbox/procs.ts';
 
 const CLUSTER = 'nonprod';
 const NS = 'bench-tree';
@@ -112,34 +109,11 @@ const pct = (xs: number[], p: number) =>
 
 async function main(): Promise<void> {
   await startSandbox({ reuse: true });
-  const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-tree-'));
-  const fd = openSync(join(dataDir, 'bff.log'), 'a');
-  const bff = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/main.ts')], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      KUBECONFIG: KUBECONFIG_PATH,
-      CONSOLE_PORT: String(port),
-      CONSOLE_DATA_DIR: dataDir,
-      CONSOLE_STATIC_DIR: join(REPO_ROOT, 'dist/web'),
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', fd, fd],
-  });
-  const base = `http://127.0.0.1:${port}`;
+  const bff = await spawnBff('bench-tree');
+  const base = bff.base;
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--enable-precise-memory-info',
-    ],
+    args: [...CHROMIUM_ARGS.filter((a) => a !== '--headless'), '--enable-precise-memory-info'],
   });
   const kc = new KubeConfig();
   kc.loadFromFile(KUBECONFIG_PATH);
@@ -267,7 +241,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await browser.close();
-    bff.kill('SIGTERM');
+    await bff.stop();
     if (process.env.BENCH_KEEP !== '1') {
       kubectl(CLUSTER, ['delete', 'namespace', NS, '--wait=false']);
       for (const s of SIZES)

@@ -1,0 +1,55 @@
+// The BFF as its own process against the sandbox (e2e, benchmarks), and the Chromium flags this machine needs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KUBECONFIG_PATH, REPO_ROOT } from '../../sandbox/sandbox.ts';
+import { freePort, waitFor } from '../../sandbox/procs.ts';
+
+/** Debian chromium, headless, no sandbox (root), and no background traffic to the closed network. */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export async function spawnBff(
+  prefix: string,
+): Promise<{ base: string; log: string; child: ChildProcess; stop(): Promise<void> }> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  const log = join(dataDir, 'bff.log');
+  const fd = openSync(log, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/main.ts')], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      KUBECONFIG: KUBECONFIG_PATH,
+      CONSOLE_PORT: String(port),
+      CONSOLE_DATA_DIR: dataDir,
+      CONSOLE_STATIC_DIR: join(REPO_ROOT, 'dist/web'),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', fd, fd],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor('BFF /readyz', async () => (await fetch(`${base}/readyz`)).status === 200, {
+    timeoutMs: 60_000,
+    proc: { name: 'bff', pid: child.pid ?? 0, cmd: [], log, startedAt: '' },
+  });
+  return {
+    base,
+    log,
+    child,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
