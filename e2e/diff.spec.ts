@@ -2,7 +2,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { kubectl } from '../sandbox/sandbox.ts';
 import {
-  kubectlEdit,
+  incidentEditRenderWorker,
   repoHead,
   requestReconcile,
   scaleAsController,
@@ -21,24 +21,7 @@ test('kubectl-edit drift shows Git vs live with the kubectl-edit badge; a contro
   // hold Flux still while we look (what an on-call freeze does), so the drift stays visible
   setSuspended('nonprod', 'digital-human-dev', true);
   try {
-    kubectlEdit('nonprod', 'deployment/render-worker', 'dev', {
-      spec: {
-        replicas: 12,
-        template: {
-          spec: {
-            containers: [
-              {
-                name: 'render',
-                env: [
-                  { name: 'RENDER_QUALITY', value: 'standard' },
-                  { name: 'DEBUG_TRACE', value: '1' },
-                ],
-              },
-            ],
-          },
-        },
-      },
-    });
+    incidentEditRenderWorker('nonprod', 'dev');
     await page.goto(APP);
     const replicas = fieldRow(page, 'spec.replicas');
     await expect(replicas).toHaveAttribute('data-class', 'drift');

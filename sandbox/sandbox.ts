@@ -391,6 +391,12 @@ status:
     .join('---\n');
   k(['apply', '-f', '-'], nodes);
 
+  // flags both Flux controllers share: every namespace, no leader election, loopback-only endpoints
+  const fluxFlags = (metrics: number, health: number) => [
+    ...['--watch-all-namespaces=true', '--enable-leader-election=false', '--events-addr', ''],
+    ...['--metrics-addr', `127.0.0.1:${metrics}`, '--health-addr', `127.0.0.1:${health}`],
+    ...['--log-level', 'info', '--requeue-dependency', '5s'],
+  ];
   log(`${name}: flux source-controller, kustomize-controller`);
   const fluxEnv = { KUBECONFIG: kubeconfig, RUNTIME_NAMESPACE: 'flux-system' };
   const storage = join(dir, 'flux-storage');
@@ -400,24 +406,13 @@ status:
       'source-controller',
       bin('source-controller'),
       [
-        '--watch-all-namespaces=true',
-        '--enable-leader-election=false',
-        '--metrics-addr',
-        `127.0.0.1:${ports.srcMetrics}`,
-        '--health-addr',
-        `127.0.0.1:${ports.srcHealth}`,
+        ...fluxFlags(ports.srcMetrics ?? 0, ports.srcHealth ?? 0),
         '--storage-path',
         storage,
         '--storage-addr',
         `127.0.0.1:${ports.srcStorage}`,
         '--storage-adv-addr',
         `127.0.0.1:${ports.srcStorage}`,
-        '--events-addr',
-        '',
-        '--log-level',
-        'info',
-        '--requeue-dependency',
-        '5s',
       ],
       logf('source-controller'),
       fluxEnv,
@@ -425,20 +420,7 @@ status:
     startProcess(
       'kustomize-controller',
       bin('kustomize-controller'),
-      [
-        '--watch-all-namespaces=true',
-        '--enable-leader-election=false',
-        '--metrics-addr',
-        `127.0.0.1:${ports.kusMetrics}`,
-        '--health-addr',
-        `127.0.0.1:${ports.kusHealth}`,
-        '--events-addr',
-        '',
-        '--log-level',
-        'info',
-        '--requeue-dependency',
-        '5s',
-      ],
+      fluxFlags(ports.kusMetrics ?? 0, ports.kusHealth ?? 0),
       logf('kustomize-controller'),
       fluxEnv,
     ),

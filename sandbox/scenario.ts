@@ -105,6 +105,28 @@ export function kubectlEdit(cluster: string, kindName: string, namespace: string
   ]);
 }
 
+/** The incident edit used by tests and fixtures: render-worker to 12 replicas plus a DEBUG_TRACE env var, by kubectl-edit. */
+export function incidentEditRenderWorker(cluster: string, namespace: string): void {
+  kubectlEdit(cluster, 'deployment/render-worker', namespace, {
+    spec: {
+      replicas: 12,
+      template: {
+        spec: {
+          containers: [
+            {
+              name: 'render',
+              env: [
+                { name: 'RENDER_QUALITY', value: 'standard' },
+                { name: 'DEBUG_TRACE', value: '1' },
+              ],
+            },
+          ],
+        },
+      },
+    },
+  });
+}
+
 /** What `kubectl scale` does: an Update of the scale subresource. */
 export function kubectlScale(cluster: string, kindName: string, namespace: string, replicas: number): void {
   kubectl(cluster, ['-n', namespace, 'scale', kindName, `--replicas=${replicas}`]);

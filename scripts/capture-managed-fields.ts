@@ -6,29 +6,18 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT, startSandbox } from '../sandbox/sandbox.ts';
-import { getJson, kubectlEdit, scaleAsController, setSuspended, requestReconcile } from '../sandbox/scenario.ts';
+import {
+  getJson,
+  incidentEditRenderWorker,
+  scaleAsController,
+  setSuspended,
+  requestReconcile,
+} from '../sandbox/scenario.ts';
 
 await startSandbox({ reuse: true });
 setSuspended('nonprod', 'digital-human-staging', true);
 try {
-  kubectlEdit('nonprod', 'deployment/render-worker', 'staging', {
-    spec: {
-      replicas: 12,
-      template: {
-        spec: {
-          containers: [
-            {
-              name: 'render',
-              env: [
-                { name: 'RENDER_QUALITY', value: 'standard' },
-                { name: 'DEBUG_TRACE', value: '1' },
-              ],
-            },
-          ],
-        },
-      },
-    },
-  });
+  incidentEditRenderWorker('nonprod', 'staging');
   scaleAsController('nonprod', 'render-worker', 'staging', 9);
   const deployment = getJson('nonprod', ['-n', 'staging', 'get', 'deployment', 'render-worker']);
   const service = getJson('nonprod', ['-n', 'staging', 'get', 'service', 'tts-gateway']);

@@ -79,6 +79,6 @@ describe('AppOverview', () => {
       http.get('/api/apps', () => HttpResponse.json({ error: { code: 'Internal', message: 'boom' } }, { status: 500 })),
     );
     renderAt('/');
-    expect(await screen.findByText(/Cannot load apps: boom/)).toBeTruthy();
+    expect((await screen.findByText(/Cannot load apps: boom/)).textContent).toBe('Cannot load apps: boom');
   });
 });
