@@ -84,6 +84,13 @@ export async function stopProcess(pid: number, graceMs = 5000): Promise<void> {
       /* already gone */
     }
   }
+  // SIGKILL is asynchronous: a big process can take a while to be torn down,
+  // and a caller that restarts it must not see the old one as still running
+  const killedBy = Date.now() + 15_000;
+  while (alive(pid)) {
+    if (Date.now() > killedBy) throw new Error(`process ${pid} survived SIGKILL for 15 s`);
+    await sleep(50);
+  }
 }
 
 export function tail(file: string, lines = 30): string {

@@ -707,7 +707,7 @@ export async function stopApiserver(cluster: string): Promise<void> {
   const c = st.clusters.find((x) => x.name === cluster);
   const p = c?.procs.find((x) => x.name === 'kube-apiserver');
   if (!c || !p) throw new Error(`no apiserver for cluster ${cluster}`);
-  await stopProcess(p.pid, 10_000);
+  await stopProcess(p.pid, 3_000);
 }
 
 export async function startApiserver(cluster: string): Promise<void> {
@@ -716,11 +716,19 @@ export async function startApiserver(cluster: string): Promise<void> {
   const idx = c?.procs.findIndex((x) => x.name === 'kube-apiserver') ?? -1;
   const old = c?.procs[idx];
   if (!c || !old) throw new Error(`no apiserver for cluster ${cluster}`);
-  if (alive(old.pid)) return;
+  const pki = ensurePki(join(c.dir, 'pki'));
+  if (alive(old.pid)) {
+    const ready = await httpsGet(`${c.apiserver}/readyz`, pki).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ready) return;
+    // still shutting down (or wedged): finish it before starting the next one
+    await stopProcess(old.pid, 2_000);
+  }
   const next = startProcess('kube-apiserver', old.cmd[0] ?? bin('kube-apiserver'), old.cmd.slice(1), old.log);
   c.procs[idx] = next;
   writeState(st);
-  const pki = ensurePki(join(c.dir, 'pki'));
   await waitFor(
     `${cluster} kube-apiserver /readyz`,
     async () => (await httpsGet(`${c.apiserver}/readyz`, pki)).status === 200,
