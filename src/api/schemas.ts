@@ -2,6 +2,7 @@
 // responses with these schemas; the SPA parses what it receives with them.
 import { z } from 'zod';
 import { APP_KINDS, CONTROLLERS, HEALTH_STATES, SYNC_STATES } from '../domain/app.ts';
+import { ROLES } from '../domain/access.ts';
 import { EVIDENCE_TYPES } from '../domain/evidence.ts';
 import { NODE_SYNC } from '../domain/tree.ts';
 import { CHANGE_CLASSES } from '../domain/field-diff.ts';
@@ -284,3 +285,25 @@ export const EnvCompareResponse = z.object({
   fields: z.array(z.object({ object: z.string(), path: z.string(), byEnv: z.record(z.string(), z.unknown()) })),
 });
 export type EnvCompareResponse = z.infer<typeof EnvCompareResponse>;
+
+// --- identity ---
+export const GrantSchema = z.object({
+  role: z.enum(ROLES),
+  clusters: z.array(z.string()),
+  envs: z.array(z.string()),
+});
+export const SessionResponse = z.object({
+  user: z.object({
+    name: z.string(),
+    source: z.enum(['local', 'oidc']),
+    groups: z.array(z.string()),
+    grants: z.array(GrantSchema),
+  }),
+  csrfToken: z.string(),
+  mustChangePassword: z.boolean(),
+  expiresAt: z.string(),
+  oidc: z.boolean(),
+});
+export type SessionResponse = z.infer<typeof SessionResponse>;
+export const ProvidersResponse = z.object({ local: z.boolean(), oidc: z.boolean() });
+export const ReconcileResponse = z.object({ requestedAt: z.string(), objects: z.array(z.string()) });

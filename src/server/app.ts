@@ -14,6 +14,13 @@ import type { ObjectIndex } from './services/object-index.ts';
 import { treeRoutes } from './routes/tree.ts';
 import { diffRoutes } from './routes/diff.ts';
 import type { EvidenceStore } from './store/evidence-store.ts';
+import type { Accounts } from './auth/accounts.ts';
+import { allowed, installGuard } from './auth/guard.ts';
+import type { OidcLogin } from './auth/oidc.ts';
+import type { SessionStore } from './auth/sessions.ts';
+import { authRoutes } from './routes/auth.ts';
+import { actionRoutes } from './routes/actions.ts';
+import type { AccessReviewer } from './kube/access-review.ts';
 
 export interface AppDeps {
   clusters: ClusterManager;
@@ -24,6 +31,15 @@ export interface AppDeps {
   envOrder: string[];
   staticDir?: string;
   loggerLevel?: string;
+  accounts: Accounts;
+  sessions: SessionStore;
+  oidc?: OidcLogin | undefined;
+  /** CONSOLE_PUBLIC_URL's origin: what Origin headers must say; https → Secure cookies */
+  publicOrigin?: string | undefined;
+  /** set in impersonation mode: Kubernetes RBAC of the signed-in user decides what it sees */
+  reviewer?: AccessReviewer | undefined;
+  /** where log lines go (tests scan them); default stdout */
+  logStream?: NodeJS.WritableStream;
 }
 
 export class HttpError extends Error {
@@ -61,6 +77,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'],
         censor: '[redacted]',
       },
+      serializers: {
+        // query strings can carry OIDC codes and state: log the path only
+        req: (req: { method: string; url: string; ip?: string }) => ({
+          method: req.method,
+          url: req.url.split('?')[0],
+          remoteAddress: req.ip,
+        }),
+      },
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: 1024 * 1024,
   });
@@ -89,25 +114,42 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return payload;
   });
 
-  app.get('/healthz', async () => ({ ok: true }));
-  app.get('/readyz', async (_req, rep) => {
-    const states = deps.clusters.states();
-    const synced = states.filter((s) => s.status === 'connected').length;
-    // ready once every cluster has been tried: connected, or known to be unreachable
-    const ready = states.every((s) => s.status !== 'connecting');
-    return rep
-      .code(ready ? 200 : 503)
-      .send({ ready, clusters: states.length, connected: synced, store: deps.store.kind });
+  // Static SPA files: public (no data in them), in their own context, outside the guard.
+  // Everything else lives in the guarded context, where a route without an access rule cannot register.
+  await app.register(async (api) => {
+    installGuard(api, {
+      sessions: deps.sessions,
+      store: deps.store,
+      catalog: deps.catalog,
+      index: deps.index,
+      publicOrigin: deps.publicOrigin,
+    });
+    api.get('/healthz', { config: { access: { public: true } } }, async () => ({ ok: true }));
+    api.get('/readyz', { config: { access: { public: true } } }, async (_req, rep) => {
+      const states = deps.clusters.states();
+      const synced = states.filter((s) => s.status === 'connected').length;
+      // ready once every cluster has been tried: connected, or known to be unreachable
+      const ready = states.every((s) => s.status !== 'connecting');
+      return rep
+        .code(ready ? 200 : 503)
+        .send({ ready, clusters: states.length, connected: synced, store: deps.store.kind });
+    });
+    api.get('/api/clusters', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) =>
+      reply(ClustersResponse, {
+        clusters: deps.clusters.states().filter((c) => allowed(req, 'app.read', { cluster: c.name })),
+      }),
+    );
+    await api.register(authRoutes, deps);
+    await api.register(appRoutes, deps);
+    await api.register(actionRoutes, deps);
+    await api.register(evidenceRoutes, deps);
+    await api.register(streamRoutes, deps);
+    await api.register(treeRoutes, deps);
+    await api.register(diffRoutes, deps);
+    api.all('/api/*', { config: { access: { public: true } } }, async (_req, rep) =>
+      sendError(rep, 404, 'NotFound', 'no such API route'),
+    );
   });
-
-  app.get('/api/clusters', async () => reply(ClustersResponse, { clusters: deps.clusters.states() }));
-  await app.register(appRoutes, deps);
-  await app.register(evidenceRoutes, deps);
-  await app.register(streamRoutes, deps);
-  await app.register(treeRoutes, deps);
-  await app.register(diffRoutes, deps);
-
-  app.all('/api/*', async (_req, rep) => sendError(rep, 404, 'NotFound', 'no such API route'));
 
   if (deps.staticDir && existsSync(deps.staticDir)) {
     await app.register(fastifyStatic, { root: deps.staticDir, prefix: '/', wildcard: false, index: ['index.html'] });

@@ -1,5 +1,5 @@
 // BFF configuration, validated at start-up: environment variables and flags.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -19,10 +19,36 @@ const ConfigSchema = z.object({
   staticDir: z.string().optional(),
   sandbox: z.boolean().default(false),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** local accounts and group grants; default <dataDir>/auth.json */
+  authFile: z.string().optional(),
+  /** the URL people open (behind a proxy); its origin is what Origin headers must say */
+  publicUrl: z.url({ protocol: /^https?$/ }).optional(),
+  sessionIdleMinutes: z.coerce.number().positive().default(30),
+  sessionMaxHours: z.coerce.number().positive().default(12),
+  clusterAccess: z.enum(['service', 'impersonate']).default('service'),
+  oidc: z
+    .object({
+      issuer: z.url({ protocol: /^https?$/ }),
+      clientId: z.string().min(1),
+      clientSecret: z.string().min(1).optional(),
+      redirectUrl: z.url({ protocol: /^https?$/ }).optional(),
+      scopes: z.string().default('openid profile email groups'),
+      groupsClaim: z.string().default('groups'),
+      usernameClaim: z.string().default('preferred_username'),
+    })
+    .optional(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
 export class ConfigError extends Error {}
+
+function readSecretFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    throw new ConfigError(`cannot read CONSOLE_OIDC_CLIENT_SECRET_FILE ${path}`);
+  }
+}
 
 function list(v: string | undefined): string[] | undefined {
   const l = v
@@ -52,10 +78,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     staticDir: env.CONSOLE_STATIC_DIR || undefined,
     sandbox: argv.includes('--sandbox') || env.CONSOLE_SANDBOX === '1',
     logLevel: env.LOG_LEVEL || undefined,
+    authFile: env.CONSOLE_AUTH_FILE || undefined,
+    publicUrl: env.CONSOLE_PUBLIC_URL || undefined,
+    sessionIdleMinutes: env.CONSOLE_SESSION_IDLE_MINUTES || undefined,
+    sessionMaxHours: env.CONSOLE_SESSION_MAX_HOURS || undefined,
+    clusterAccess: env.CONSOLE_CLUSTER_ACCESS || undefined,
+    oidc: env.CONSOLE_OIDC_ISSUER
+      ? Object.fromEntries(
+          Object.entries({
+            issuer: env.CONSOLE_OIDC_ISSUER,
+            clientId: env.CONSOLE_OIDC_CLIENT_ID,
+            clientSecret: env.CONSOLE_OIDC_CLIENT_SECRET_FILE
+              ? readSecretFile(env.CONSOLE_OIDC_CLIENT_SECRET_FILE)
+              : env.CONSOLE_OIDC_CLIENT_SECRET,
+            redirectUrl: env.CONSOLE_OIDC_REDIRECT_URL,
+            scopes: env.CONSOLE_OIDC_SCOPES,
+            groupsClaim: env.CONSOLE_OIDC_GROUPS_CLAIM,
+            usernameClaim: env.CONSOLE_OIDC_USERNAME_CLAIM,
+          }).filter(([, v]) => v),
+        )
+      : undefined,
   };
+  // secrets never appear in configuration errors
   const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ');
+    const issues = parsed.error.issues
+      .map((i) => `${i.path.join('.') || 'config'}: ${i.path.includes('clientSecret') ? 'invalid' : i.message}`)
+      .join('; ');
     throw new ConfigError(
       `invalid configuration: ${issues}`.replace(/postgres(ql)?:\/\/[^@\s]*@/gi, 'postgres://***@'),
     );

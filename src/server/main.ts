@@ -7,13 +7,25 @@ import { APP_WATCH_KINDS } from './kube/kinds.ts';
 import { AppCatalog } from './services/app-catalog.ts';
 import { ObjectIndex } from './services/object-index.ts';
 import { openEvidenceStore } from './store/evidence-store.ts';
+import { Accounts } from './auth/accounts.ts';
+import { OidcLogin } from './auth/oidc.ts';
+import { SessionStore } from './auth/sessions.ts';
+import { AccessReviewer } from './kube/access-review.ts';
+import { join } from 'node:path';
 
 export interface RunningConsole {
   url: string;
   close(): Promise<void>;
 }
 
-export async function startConsole(cfg: Config): Promise<RunningConsole> {
+export interface StartOptions {
+  /** where log lines go (tests scan them for secrets) */
+  logStream?: NodeJS.WritableStream;
+  /** where the first-start one-time password is printed (stdout) */
+  announce?: (line: string) => void;
+}
+
+export async function startConsole(cfg: Config, opts: StartOptions = {}): Promise<RunningConsole> {
   let kubeconfig = cfg.kubeconfig;
   if (cfg.sandbox) {
     // the embedded default: a local sandbox cluster pair, started (or reused) here
@@ -29,7 +41,23 @@ export async function startConsole(cfg: Config): Promise<RunningConsole> {
     ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}),
   });
   const clusters = new ClusterManager();
+  const accounts = await Accounts.open(cfg.authFile ?? join(cfg.dataDir, 'auth.json'), opts.announce);
+  const sessions = new SessionStore(cfg.sessionIdleMinutes * 60_000, cfg.sessionMaxHours * 3_600_000);
+  const publicOrigin = cfg.publicUrl ? new URL(cfg.publicUrl).origin : undefined;
+  const oidc = cfg.oidc
+    ? new OidcLogin({
+        ...cfg.oidc,
+        redirectUrl:
+          cfg.oidc.redirectUrl ?? `${publicOrigin ?? `http://${cfg.host}:${cfg.port}`}/api/auth/oidc/callback`,
+      })
+    : undefined;
   const deps = {
+    accounts,
+    sessions,
+    oidc,
+    publicOrigin,
+    ...(cfg.clusterAccess === 'impersonate' ? { reviewer: new AccessReviewer(clusters) } : {}),
+    ...(opts.logStream ? { logStream: opts.logStream } : {}),
     clusters,
     store,
     envOrder: cfg.envOrder,

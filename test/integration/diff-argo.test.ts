@@ -5,7 +5,7 @@ import type { DiffResponse } from '../../src/api/schemas.ts';
 import { kubectl, mustState } from '../../sandbox/sandbox.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { commitAndPush, kubectlEdit, simulateArgoSync, writeRepoFile } from '../../sandbox/scenario.ts';
-import { startTestConsole } from '../support/console.ts';
+import { authedFetch, startTestConsole } from '../support/console.ts';
 
 const APP = 'hello-chart-staging';
 let con: Awaited<ReturnType<typeof startTestConsole>>;
@@ -56,7 +56,7 @@ spec:
   con = await startTestConsole();
   await waitFor(
     'app listed',
-    async () => (await fetch(`${con.url}/api/apps/nonprod/argocd/application/${APP}`)).status === 200,
+    async () => (await authedFetch(`${con.url}/api/apps/nonprod/argocd/application/${APP}`)).status === 200,
     { timeoutMs: 60_000 },
   );
 });
@@ -76,7 +76,7 @@ describe('Argo CD Helm app diff', () => {
       },
     });
     const d = (await (
-      await fetch(`${con.url}/api/apps/nonprod/argocd/application/${APP}/diff`)
+      await authedFetch(`${con.url}/api/apps/nonprod/argocd/application/${APP}/diff`)
     ).json()) as DiffResponse;
     expect(d.state).toBe('ok');
     expect(d.render?.renderer).toMatch(/^helm v3\./);

@@ -11,7 +11,7 @@ import {
   waitForKustomizationRevision,
   writeRepoFile,
 } from '../../sandbox/scenario.ts';
-import { startTestConsole } from '../support/console.ts';
+import { authedFetch, startTestConsole } from '../support/console.ts';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -59,7 +59,7 @@ afterAll(async () => {
 
 describe('diff of a Secret changed in Git', () => {
   it('shows the change with masked values, and no plaintext or base64 in any response', async () => {
-    const res = await fetch(`${con.url}/api/apps/nonprod/flux-system/kustomization/digital-human-dev/diff`);
+    const res = await authedFetch(`${con.url}/api/apps/nonprod/flux-system/kustomization/digital-human-dev/diff`);
     const text = await res.text();
     expect(res.status).toBe(200);
     const d = JSON.parse(text) as DiffResponse;
@@ -80,7 +80,7 @@ describe('diff of a Secret changed in Git', () => {
         '/api/evidence?limit=1000',
         '/api/apps/nonprod/flux-system/kustomization/digital-human-dev',
         '/api/apps/nonprod/flux-system/kustomization/digital-human-dev/tree',
-      ].map(async (p) => (await fetch(con.url + p)).text()),
+      ].map(async (p) => (await authedFetch(con.url + p)).text()),
     );
     for (const body of other) for (const needle of [OLD, NEW, b64(OLD), b64(NEW)]) expect(body).not.toContain(needle);
     // the live Secret really holds the old value (the test is not vacuous)
@@ -92,7 +92,7 @@ describe('diff of a Secret changed in Git', () => {
 
   it('records the render (renderer, revision, digest, render hash) as evidence', async () => {
     const ev = (await (
-      await fetch(
+      await authedFetch(
         `${con.url}/api/evidence?type=app.rendered&app=${encodeURIComponent('nonprod/flux-system/kustomization/digital-human-dev')}`,
       )
     ).json()) as { events: Array<{ data: Record<string, string> }> };

@@ -4,21 +4,34 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KUBECONFIG_PATH } from '../../sandbox/sandbox.ts';
 import { loadConfig } from '../../src/server/config.ts';
-import { startConsole, type RunningConsole } from '../../src/server/main.ts';
+import { startConsole, type RunningConsole, type StartOptions } from '../../src/server/main.ts';
+import { signIn, writeTestAccounts, type Signed } from './auth.ts';
+
+/** The admin session of each test console (by base URL): plain reads in tests go through it. */
+const defaultSessions = new Map<string, Signed>();
+export function sessionFor(base: string): Signed | undefined {
+  return defaultSessions.get(base);
+}
 
 export async function startTestConsole(
   extraEnv: Record<string, string> = {},
-): Promise<RunningConsole & { dataDir: string }> {
+  opts: StartOptions & { accounts?: Parameters<typeof writeTestAccounts>[1] } = {},
+): Promise<RunningConsole & { dataDir: string; admin: Signed }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'console-data-'));
+  await writeTestAccounts(join(dataDir, 'auth.json'), opts.accounts);
   const cfg = loadConfig(
     { KUBECONFIG: KUBECONFIG_PATH, CONSOLE_PORT: '0', CONSOLE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...extraEnv },
     [],
   );
-  const c = await startConsole(cfg);
+  const c = await startConsole(cfg, opts);
+  const admin = await signIn(c.url, 'admin');
+  defaultSessions.set(c.url, admin);
   return {
     ...c,
     dataDir,
+    admin,
     async close() {
+      defaultSessions.delete(c.url);
       await c.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
@@ -29,7 +42,8 @@ export async function getJson<T = Record<string, unknown>>(
   base: string,
   path: string,
 ): Promise<{ status: number; body: T }> {
-  const r = await fetch(base + path);
+  const s = sessionFor(base);
+  const r = await fetch(base + path, s ? { headers: { Cookie: s.cookie } } : {});
   return { status: r.status, body: (await r.json()) as T };
 }
 
@@ -38,7 +52,11 @@ export async function waitForStreamMessage<T>(base: string, pred: (m: T) => bool
   const ac = new AbortController();
   const t = setTimeout(() => ac.abort(), timeoutMs);
   try {
-    const res = await fetch(`${base}/api/stream`, { signal: ac.signal });
+    const s = sessionFor(base);
+    const res = await fetch(`${base}/api/stream`, {
+      signal: ac.signal,
+      ...(s ? { headers: { Cookie: s.cookie } } : {}),
+    });
     const reader = res.body?.getReader();
     if (!reader) throw new Error('no stream body');
     const dec = new TextDecoder();
@@ -63,4 +81,10 @@ export async function waitForStreamMessage<T>(base: string, pred: (m: T) => bool
   } finally {
     clearTimeout(t);
   }
+}
+
+/** fetch with the test console's admin session (found by the URL's origin). */
+export function authedFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  const s = sessionFor(new URL(url).origin);
+  return fetch(url, s ? { ...init, headers: { ...(init.headers as Record<string, string>), Cookie: s.cookie } } : init);
 }

@@ -23,7 +23,7 @@ export interface RequestOpts {
   body?: string;
   contentType?: string;
   timeoutMs?: number;
-  headers?: Record<string, string>;
+  headers?: Record<string, string | string[]>;
   signal?: AbortSignal;
 }
 
@@ -49,9 +49,24 @@ export class ClusterConnection {
     this.agent = new Agent({ keepAlive: true, maxSockets: 64 });
   }
 
+  private extraHeaders: Record<string, string | string[]> | undefined;
+
+  /**
+   * The same connection sending extra headers with every request (Impersonate-User / -Group):
+   * a view sharing this connection's identity and agent, made per request, never stored per user.
+   */
+  withHeaders(extra: Record<string, string | string[]>): ClusterConnection {
+    const view = Object.create(this) as ClusterConnection;
+    view.extraHeaders = { ...this.extraHeaders, ...extra };
+    return view;
+  }
+
   private async options(method: string, path: string, opts: RequestOpts): Promise<RequestOptions & { url: URL }> {
     const url = new URL(this.server + path);
-    const o: RequestOptions = { method, headers: { Accept: 'application/json', ...opts.headers } };
+    const o: RequestOptions = {
+      method,
+      headers: { Accept: 'application/json', ...this.extraHeaders, ...opts.headers },
+    };
     await this.kc.applyToHTTPSOptions(o);
     if (opts.contentType) (o.headers as Record<string, string>)['Content-Type'] = opts.contentType;
     return { ...o, agent: url.protocol === 'https:' ? this.agent : undefined, url };

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { AppParams, AppResponse, AppsQuery, AppsResponse, type AppSummary } from '../../api/schemas.ts';
 import type { App } from '../../domain/app.ts';
 import { HttpError, reply, type AppDeps } from '../app.ts';
+import { allowed } from '../auth/guard.ts';
 
 export function summarize(a: App): AppSummary {
   const { inventory, ...rest } = a;
@@ -42,11 +43,12 @@ export function sortEnvs(envs: Iterable<string>, order: string[]): string[] {
 }
 
 export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
-  app.get('/api/apps', async (req) => {
+  app.get('/api/apps', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
     const q = AppsQuery.safeParse(req.query);
     if (!q.success)
       throw new HttpError(400, 'BadRequest', q.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-    const all = deps.catalog.list();
+    const visible = deps.reviewer ? await deps.reviewer.visibleApps(req, deps.catalog.list()) : deps.catalog.list();
+    const all = visible.filter((a) => allowed(req, 'app.read', { cluster: a.cluster, env: a.env }));
     const apps = filterApps(all, q.data).sort(
       (a, b) => a.env.localeCompare(b.env) || a.cluster.localeCompare(b.cluster) || a.name.localeCompare(b.name),
     );
@@ -60,13 +62,18 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     });
   });
 
-  app.get('/api/apps/:cluster/:namespace/:kind/:name', async (req) => {
-    const p = AppParams.safeParse(req.params);
-    if (!p.success) throw new HttpError(400, 'BadRequest', 'invalid app id');
-    const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
-    const a = deps.catalog.get(id);
-    if (!a) throw new HttpError(404, 'NotFound', `no app ${id}`);
-    const cluster = deps.clusters.clusters.get(a.cluster)?.state;
-    return reply(AppResponse, { app: a, ...(cluster ? { cluster } : {}) });
-  });
+  app.get(
+    '/api/apps/:cluster/:namespace/:kind/:name',
+    { config: { access: { action: 'app.read', scope: 'app' } } },
+    async (req) => {
+      const p = AppParams.safeParse(req.params);
+      if (!p.success) throw new HttpError(400, 'BadRequest', 'invalid app id');
+      const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
+      const a = deps.catalog.get(id);
+      if (!a || (deps.reviewer && !(await deps.reviewer.visibleApps(req, [a])).length))
+        throw new HttpError(404, 'NotFound', `no app ${id}`);
+      const cluster = deps.clusters.clusters.get(a.cluster)?.state;
+      return reply(AppResponse, { app: a, ...(cluster ? { cluster } : {}) });
+    },
+  );
 };

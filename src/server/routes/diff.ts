@@ -7,6 +7,10 @@ import type { ManagedCluster } from '../kube/cluster-manager.ts';
 import type { ObjectIndex } from '../services/object-index.ts';
 import { compareRenders, familyOf } from '../services/env-compare.ts';
 import { HttpError, type AppDeps } from '../app.ts';
+import { allowed } from '../auth/guard.ts';
+import type { Principal } from '../auth/sessions.ts';
+import { AccessReviewer } from '../kube/access-review.ts';
+import type { FastifyRequest } from 'fastify';
 import { Discovery } from '../kube/discovery.ts';
 import { kindKey } from '../kube/kinds.ts';
 import { diffApp, renderDesired, type AppDiff, type DiffDeps } from '../services/app-diff.ts';
@@ -30,7 +34,9 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const lastRender = new Map<string, string>();
   const tools = renderTools(deps.dataDir ?? '.data');
 
-  const depsFor = (a: App, raw: Obj, mc: ManagedCluster): DiffDeps => {
+  const depsFor = (a: App, raw: Obj, mc: ManagedCluster, req?: FastifyRequest): DiffDeps => {
+    const user = req?.principal as Principal | undefined;
+    const reviewer = deps.reviewer;
     let discovery = discoveries.get(mc.name);
     if (!discovery) discoveries.set(mc.name, (discovery = new Discovery(mc.conn)));
     const d = discovery;
@@ -41,7 +47,8 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     );
     const source = srcKey && a.source.name ? mc.get(srcKey, srcNs, a.source.name) : undefined;
     return {
-      conn: mc.conn,
+      // impersonation: dry-runs and reads go out as the user
+      conn: reviewer && user ? mc.conn.withHeaders(AccessReviewer.headers(user)) : mc.conn,
       discovery: d,
       tools,
       appObject: raw,
@@ -50,6 +57,14 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       tracked: () => index.trackedBy(a.cluster, trackerOf(a)),
       async getLive(ref) {
         const group = ref.apiVersion.includes('/') ? (ref.apiVersion.split('/')[0] ?? '') : '';
+        if (reviewer && user) {
+          const version = ref.apiVersion.split('/').at(-1) ?? 'v1';
+          const target = { cluster: a.cluster, verb: 'get', group, version, kind: ref.kind, namespace: ref.namespace };
+          if (!(await reviewer.allowed(user, target)))
+            throw new Error(
+              `Kubernetes RBAC does not let ${user.name} get ${ref.kind} in ${ref.namespace ?? 'the cluster scope'}`,
+            );
+        }
         if (index.watches(group, ref.kind))
           return index.get(a.cluster, {
             group,
@@ -58,7 +73,8 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
             name: ref.name,
           });
         const path = await d.path(ref.apiVersion, ref.kind, ref.namespace, ref.name);
-        const res = await mc.conn.request('GET', path, { timeoutMs: 10_000 });
+        const conn = reviewer && user ? mc.conn.withHeaders(AccessReviewer.headers(user)) : mc.conn;
+        const res = await conn.request('GET', path, { timeoutMs: 10_000 });
         if (res.status === 404) return undefined;
         if (res.status !== 200) throw mc.conn.httpError(res, `GET ${ref.kind}`);
         return JSON.parse(res.body) as Obj;
@@ -66,63 +82,74 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     };
   };
 
-  app.get('/api/apps/:cluster/:namespace/:kind/:name/environments', async (req) => {
-    const p = AppParams.safeParse(req.params);
-    if (!p.success || !deps.index) throw new HttpError(400, 'BadRequest', 'invalid app id');
-    const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
-    const a = deps.catalog.get(id);
-    if (!a) throw new HttpError(404, 'NotFound', `no app ${id}`);
-    const family = familyOf(a, deps.catalog.list(), deps.envOrder);
-    const rendered = await Promise.all(
-      family.map(async (m) => {
-        const raw = deps.catalog.rawObject(m.id);
-        const mc = deps.clusters.clusters.get(m.cluster);
-        const base = { env: m.env, appId: m.id, cluster: m.cluster };
-        if (!raw || !mc) return { ...base, error: 'app object not in cache' };
-        try {
-          const render = await renderDesired(m, depsFor(m, raw, mc));
-          return { ...base, render };
-        } catch (e) {
-          return { ...base, error: e instanceof Error ? e.message : String(e) };
-        }
-      }),
-    );
-    const cmp = compareRenders(
-      rendered.map((r) => ({ env: r.env, ...('render' in r && r.render ? { render: r.render } : {}) })),
-    );
-    return EnvCompareResponse.parse({
-      envs: rendered.map((r) => ({
-        env: r.env,
-        appId: r.appId,
-        cluster: r.cluster,
-        ...('render' in r && r.render ? { revision: r.render.revision, renderHash: r.render.renderHash } : {}),
-        ...('error' in r && r.error ? { error: r.error } : {}),
-      })),
-      ...cmp,
-    });
-  });
-
-  app.get('/api/apps/:cluster/:namespace/:kind/:name/diff', async (req) => {
-    const p = AppParams.safeParse(req.params);
-    if (!p.success || !deps.index) throw new HttpError(400, 'BadRequest', 'invalid app id');
-    const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
-    const a = deps.catalog.get(id);
-    const raw = deps.catalog.rawObject(id);
-    const mc = deps.clusters.clusters.get(p.data.cluster);
-    if (!a || !raw || !mc) throw new HttpError(404, 'NotFound', `no app ${id}`);
-    const result: AppDiff = await diffApp(a, depsFor(a, raw, mc));
-    if (result.render && lastRender.get(id) !== result.render.renderHash) {
-      lastRender.set(id, result.render.renderHash);
-      await deps.store.append({
-        time: new Date().toISOString(),
-        type: 'app.rendered',
-        actor: 'console',
-        app: id,
-        cluster: a.cluster,
-        env: a.env,
-        data: { ...result.render },
+  app.get(
+    '/api/apps/:cluster/:namespace/:kind/:name/environments',
+    { config: { access: { action: 'app.read', scope: 'app' } } },
+    async (req) => {
+      const p = AppParams.safeParse(req.params);
+      if (!p.success || !deps.index) throw new HttpError(400, 'BadRequest', 'invalid app id');
+      const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
+      const a = deps.catalog.get(id);
+      if (!a) throw new HttpError(404, 'NotFound', `no app ${id}`);
+      // only the environments this user may read
+      const mine = deps.catalog.list().filter((m) => allowed(req, 'app.read', { cluster: m.cluster, env: m.env }));
+      const family = familyOf(a, deps.reviewer ? await deps.reviewer.visibleApps(req, mine) : mine, deps.envOrder);
+      const rendered = await Promise.all(
+        family.map(async (m) => {
+          const raw = deps.catalog.rawObject(m.id);
+          const mc = deps.clusters.clusters.get(m.cluster);
+          const base = { env: m.env, appId: m.id, cluster: m.cluster };
+          if (!raw || !mc) return { ...base, error: 'app object not in cache' };
+          try {
+            const render = await renderDesired(m, depsFor(m, raw, mc, req));
+            return { ...base, render };
+          } catch (e) {
+            return { ...base, error: e instanceof Error ? e.message : String(e) };
+          }
+        }),
+      );
+      const cmp = compareRenders(
+        rendered.map((r) => ({ env: r.env, ...('render' in r && r.render ? { render: r.render } : {}) })),
+      );
+      return EnvCompareResponse.parse({
+        envs: rendered.map((r) => ({
+          env: r.env,
+          appId: r.appId,
+          cluster: r.cluster,
+          ...('render' in r && r.render ? { revision: r.render.revision, renderHash: r.render.renderHash } : {}),
+          ...('error' in r && r.error ? { error: r.error } : {}),
+        })),
+        ...cmp,
       });
-    }
-    return DiffResponse.parse(result);
-  });
+    },
+  );
+
+  app.get(
+    '/api/apps/:cluster/:namespace/:kind/:name/diff',
+    { config: { access: { action: 'app.read', scope: 'app' } } },
+    async (req) => {
+      const p = AppParams.safeParse(req.params);
+      if (!p.success || !deps.index) throw new HttpError(400, 'BadRequest', 'invalid app id');
+      const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
+      const a = deps.catalog.get(id);
+      const raw = deps.catalog.rawObject(id);
+      const mc = deps.clusters.clusters.get(p.data.cluster);
+      if (!a || !raw || !mc || (deps.reviewer && !(await deps.reviewer.visibleApps(req, [a])).length))
+        throw new HttpError(404, 'NotFound', `no app ${id}`);
+      const result: AppDiff = await diffApp(a, depsFor(a, raw, mc, req));
+      if (result.render && lastRender.get(id) !== result.render.renderHash) {
+        lastRender.set(id, result.render.renderHash);
+        await deps.store.append({
+          time: new Date().toISOString(),
+          type: 'app.rendered',
+          actor: 'console',
+          app: id,
+          cluster: a.cluster,
+          env: a.env,
+          data: { ...result.render },
+        });
+      }
+      return DiffResponse.parse(result);
+    },
+  );
 };

@@ -3,6 +3,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { StreamMessage } from '../../api/schemas.ts';
 import type { AppDeps } from '../app.ts';
+import { allowed } from '../auth/guard.ts';
+import type { Session } from '../auth/sessions.ts';
 import type { CatalogEvents } from '../services/app-catalog.ts';
 import { summarize } from './apps.ts';
 
@@ -11,7 +13,12 @@ export const streamRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   app.addHook('onClose', async () => {
     for (const end of open) end();
   });
-  app.get('/api/stream', (req, rep) => {
+  const bySession = new Map<string, Set<() => void>>();
+  deps.sessions.on('revoked', (key) => {
+    for (const end of bySession.get(key) ?? []) end();
+  });
+  app.get('/api/stream', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, (req, rep) => {
+    const session = req.session as Session;
     rep.hijack();
     const res = rep.raw;
     res.writeHead(200, {
@@ -26,30 +33,62 @@ export const streamRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       res.write(`id: ${++id}\nevent: message\ndata: ${JSON.stringify(m)}\n\n`);
     };
     res.write('retry: 2000\n\n');
-    for (const c of deps.clusters.states()) send({ type: 'cluster', cluster: c });
-    const onApp = (e: CatalogEvents['app'][0]) =>
-      send(e.type === 'upsert' ? { type: 'app-upsert', app: summarize(e.app) } : { type: 'app-delete', id: e.id });
-    const onCluster = (c: CatalogEvents['cluster'][0]) => send({ type: 'cluster', cluster: c });
-    const onObjects = (id: string) => send({ type: 'app-objects', id });
+    // only what this user may see: apps in its grants (and, when impersonating, its Kubernetes RBAC)
+    const seen = new Set<string>();
+    const seesCluster = (name: string) => allowed(req, 'app.read', { cluster: name });
+    for (const c of deps.clusters.states()) if (seesCluster(c.name)) send({ type: 'cluster', cluster: c });
+    const onApp = (e: CatalogEvents['app'][0]) => {
+      if (e.type === 'delete') {
+        if (seen.delete(e.id)) send({ type: 'app-delete', id: e.id });
+        return;
+      }
+      const a = e.app;
+      if (!allowed(req, 'app.read', { cluster: a.cluster, env: a.env })) return;
+      const deliver = () => {
+        seen.add(a.id);
+        send({ type: 'app-upsert', app: summarize(a) });
+      };
+      if (!deps.reviewer) return deliver();
+      void deps.reviewer.visibleApps(req, [a]).then(
+        (v) => (v.length ? deliver() : undefined),
+        () => undefined,
+      );
+    };
+    const onCluster = (c: CatalogEvents['cluster'][0]) => {
+      if (seesCluster(c.name)) send({ type: 'cluster', cluster: c });
+    };
+    const onObjects = (id: string) => {
+      const a = deps.catalog.get(id);
+      if (a && allowed(req, 'app.read', { cluster: a.cluster, env: a.env })) send({ type: 'app-objects', id });
+    };
     deps.catalog.on('objects', onObjects);
     deps.catalog.on('app', onApp);
     deps.catalog.on('cluster', onCluster);
-    const beat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+    const beat = setInterval(() => {
+      // an idle or expired session ends its stream too
+      if (!deps.sessions.alive(session.key)) return end();
+      res.write(': keep-alive\n\n');
+    }, 15_000);
     const close = () => {
       clearInterval(beat);
       deps.catalog.off('app', onApp);
       deps.catalog.off('cluster', onCluster);
       deps.catalog.off('objects', onObjects);
     };
-    const end = () => {
+    const mine = bySession.get(session.key) ?? new Set<() => void>();
+    bySession.set(session.key, mine);
+    const forget = () => {
       close();
       open.delete(end);
-      res.end();
+      mine.delete(end);
+      if (!mine.size) bySession.delete(session.key);
     };
+    function end() {
+      forget();
+      res.end();
+    }
     open.add(end);
-    req.raw.on('close', () => {
-      close();
-      open.delete(end);
-    });
+    mine.add(end);
+    req.raw.on('close', forget);
   });
 };

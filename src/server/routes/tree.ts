@@ -3,104 +3,137 @@ import { stringify } from 'yaml';
 import { AppParams, EventsResponse, ObjectQuery, ObjectResponse, TreeResponse } from '../../api/schemas.ts';
 import { managersOf, ownersByPath } from '../../domain/managed-fields.ts';
 import { HttpError, reply, type AppDeps } from '../app.ts';
+import { AccessReviewer } from '../kube/access-review.ts';
+import type { Principal } from '../auth/sessions.ts';
 import { KubeError } from '../kube/connection.ts';
 import { appTree } from '../services/app-tree.ts';
 import { maskSecrets } from '../services/secret-mask.ts';
 
 export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const index = deps.index;
-  app.get('/api/apps/:cluster/:namespace/:kind/:name/tree', async (req) => {
-    const p = AppParams.safeParse(req.params);
-    if (!p.success || !index) throw new HttpError(400, 'BadRequest', 'invalid app id');
-    const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
-    const a = deps.catalog.get(id);
-    if (!a) throw new HttpError(404, 'NotFound', `no app ${id}`);
-    const { nodes: all, summary } = appTree(a, index);
-    // ?depth=N: only the first levels (childCount still tells what is below), for a fast first paint
-    const depthParam = Number((req.query as { depth?: string }).depth);
-    const nodes = Number.isInteger(depthParam) && depthParam >= 0 ? all.filter((n) => n.depth <= depthParam) : all;
-    // Validating 20,000 nodes with zod costs more than building them; the node shape is fixed by the
-    // domain type (TreeNode ⊂ TreeNodeDto, checked by the compiler below) and by the API tests.
-    const body: TreeResponse = {
-      appId: id,
-      generatedAt: new Date().toISOString(),
-      nodes,
-      summary: TreeResponse.shape.summary.parse(summary),
-      ...(nodes.length < all.length ? { partial: true } : {}),
-    };
-    return body;
-  });
+  app.get(
+    '/api/apps/:cluster/:namespace/:kind/:name/tree',
+    { config: { access: { action: 'app.read', scope: 'app' } } },
+    async (req) => {
+      const p = AppParams.safeParse(req.params);
+      if (!p.success || !index) throw new HttpError(400, 'BadRequest', 'invalid app id');
+      const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
+      const a = deps.catalog.get(id);
+      if (!a || (deps.reviewer && !(await deps.reviewer.visibleApps(req, [a])).length))
+        throw new HttpError(404, 'NotFound', `no app ${id}`);
+      const tree = appTree(a, index);
+      const summary = tree.summary;
+      // impersonation: what the user's Kubernetes RBAC forbids is not in its tree at all
+      const all = deps.reviewer ? await deps.reviewer.filterTree(req, a.cluster, tree.nodes) : tree.nodes;
+      // ?depth=N: only the first levels (childCount still tells what is below), for a fast first paint
+      const depthParam = Number((req.query as { depth?: string }).depth);
+      const nodes = Number.isInteger(depthParam) && depthParam >= 0 ? all.filter((n) => n.depth <= depthParam) : all;
+      // Validating 20,000 nodes with zod costs more than building them; the node shape is fixed by the
+      // domain type (TreeNode ⊂ TreeNodeDto, checked by the compiler below) and by the API tests.
+      const body: TreeResponse = {
+        appId: id,
+        generatedAt: new Date().toISOString(),
+        nodes,
+        summary: TreeResponse.shape.summary.parse(summary),
+        ...(nodes.length < all.length ? { partial: true } : {}),
+      };
+      return body;
+    },
+  );
 
-  app.get('/api/clusters/:cluster/object', async (req) => {
-    const { cluster } = req.params as { cluster: string };
-    const q = ObjectQuery.safeParse(req.query);
-    if (!q.success || !index) throw new HttpError(400, 'BadRequest', 'invalid object reference');
-    if (!deps.clusters.clusters.has(cluster)) throw new HttpError(404, 'NotFound', `no cluster ${cluster}`);
-    const obj = index.get(cluster, q.data);
-    if (!obj)
-      throw new HttpError(
-        404,
-        'NotFound',
-        `${q.data.kind} ${q.data.namespace ? `${q.data.namespace}/` : ''}${q.data.name} is not in the console's cache`,
-        cluster,
-      );
-    const masked = maskSecrets(obj);
-    const { managedFields: _mf, ...metaRest } = (masked.metadata ?? {}) as Record<string, unknown>;
-    return reply(ObjectResponse, {
-      ref: {
-        cluster,
-        group: q.data.group,
-        version: q.data.version,
-        kind: q.data.kind,
-        ...(q.data.namespace ? { namespace: q.data.namespace } : {}),
-        name: q.data.name,
-      },
-      yaml: stringify({ ...masked, metadata: metaRest }, { lineWidth: 0 }),
-      owners: ownersByPath(obj),
-      managers: managersOf(obj),
-    });
-  });
-
-  app.get('/api/clusters/:cluster/events', async (req) => {
-    const { cluster } = req.params as { cluster: string };
-    const q = ObjectQuery.safeParse(req.query);
-    const mc = deps.clusters.clusters.get(cluster);
-    if (!q.success) throw new HttpError(400, 'BadRequest', 'invalid object reference');
-    if (!mc) throw new HttpError(404, 'NotFound', `no cluster ${cluster}`);
-    const sel = new URLSearchParams({
-      fieldSelector: `involvedObject.kind=${q.data.kind},involvedObject.name=${q.data.name}`,
-      limit: '100',
-    });
-    const path = q.data.namespace
-      ? `/api/v1/namespaces/${encodeURIComponent(q.data.namespace)}/events?${sel}`
-      : `/api/v1/events?${sel}`;
-    try {
-      const list = await mc.conn.json<{ items?: Array<Record<string, unknown>> }>('GET', path, { timeoutMs: 10_000 });
-      const events = (list.items ?? [])
-        .map((e) => ({
-          type: String(e.type ?? ''),
-          reason: String(e.reason ?? ''),
-          message: String(e.message ?? ''),
-          count: typeof e.count === 'number' ? e.count : 1,
-          lastSeen: String(
-            e.lastTimestamp ??
-              e.eventTime ??
-              (e.metadata as { creationTimestamp?: string } | undefined)?.creationTimestamp ??
-              '',
-          ),
-          source: String((e.source as { component?: string } | undefined)?.component ?? e.reportingComponent ?? ''),
-        }))
-        .sort((a, b) => b.lastSeen.localeCompare(a.lastSeen));
-      return reply(EventsResponse, { events });
-    } catch (e) {
-      if (e instanceof KubeError)
+  app.get(
+    '/api/clusters/:cluster/object',
+    { config: { access: { action: 'app.read', scope: 'object' } } },
+    async (req) => {
+      const { cluster } = req.params as { cluster: string };
+      const q = ObjectQuery.safeParse(req.query);
+      if (!q.success || !index) throw new HttpError(400, 'BadRequest', 'invalid object reference');
+      if (!deps.clusters.clusters.has(cluster)) throw new HttpError(404, 'NotFound', `no cluster ${cluster}`);
+      if (deps.reviewer) {
+        const user = req.principal as Principal;
+        const ok = await deps.reviewer
+          .allowed(user, { cluster, verb: 'get', ...q.data, namespace: q.data.namespace || undefined })
+          .catch(() => false);
+        if (!ok)
+          throw new HttpError(
+            403,
+            'Forbidden',
+            `Kubernetes RBAC does not let ${user.name} get ${q.data.kind} in ${q.data.namespace || 'the cluster scope'}`,
+            cluster,
+          );
+      }
+      const obj = index.get(cluster, q.data);
+      if (!obj)
         throw new HttpError(
-          e.status === 403 ? 403 : 502,
-          e.status === 403 ? 'Forbidden' : 'ClusterError',
-          `cannot read events: ${e.message}`,
+          404,
+          'NotFound',
+          `${q.data.kind} ${q.data.namespace ? `${q.data.namespace}/` : ''}${q.data.name} is not in the console's cache`,
           cluster,
         );
-      throw e;
-    }
-  });
+      const masked = maskSecrets(obj);
+      const { managedFields: _mf, ...metaRest } = (masked.metadata ?? {}) as Record<string, unknown>;
+      return reply(ObjectResponse, {
+        ref: {
+          cluster,
+          group: q.data.group,
+          version: q.data.version,
+          kind: q.data.kind,
+          ...(q.data.namespace ? { namespace: q.data.namespace } : {}),
+          name: q.data.name,
+        },
+        yaml: stringify({ ...masked, metadata: metaRest }, { lineWidth: 0 }),
+        owners: ownersByPath(obj),
+        managers: managersOf(obj),
+      });
+    },
+  );
+
+  app.get(
+    '/api/clusters/:cluster/events',
+    { config: { access: { action: 'app.read', scope: 'object' } } },
+    async (req) => {
+      const { cluster } = req.params as { cluster: string };
+      const q = ObjectQuery.safeParse(req.query);
+      const mc = deps.clusters.clusters.get(cluster);
+      if (!q.success) throw new HttpError(400, 'BadRequest', 'invalid object reference');
+      if (!mc) throw new HttpError(404, 'NotFound', `no cluster ${cluster}`);
+      const sel = new URLSearchParams({
+        fieldSelector: `involvedObject.kind=${q.data.kind},involvedObject.name=${q.data.name}`,
+        limit: '100',
+      });
+      const path = q.data.namespace
+        ? `/api/v1/namespaces/${encodeURIComponent(q.data.namespace)}/events?${sel}`
+        : `/api/v1/events?${sel}`;
+      try {
+        // impersonation: the user's own RBAC decides whether it may read these events
+        const conn = deps.reviewer ? mc.conn.withHeaders(AccessReviewer.headers(req.principal as Principal)) : mc.conn;
+        const list = await conn.json<{ items?: Array<Record<string, unknown>> }>('GET', path, { timeoutMs: 10_000 });
+        const events = (list.items ?? [])
+          .map((e) => ({
+            type: String(e.type ?? ''),
+            reason: String(e.reason ?? ''),
+            message: String(e.message ?? ''),
+            count: typeof e.count === 'number' ? e.count : 1,
+            lastSeen: String(
+              e.lastTimestamp ??
+                e.eventTime ??
+                (e.metadata as { creationTimestamp?: string } | undefined)?.creationTimestamp ??
+                '',
+            ),
+            source: String((e.source as { component?: string } | undefined)?.component ?? e.reportingComponent ?? ''),
+          }))
+          .sort((a, b) => b.lastSeen.localeCompare(a.lastSeen));
+        return reply(EventsResponse, { events });
+      } catch (e) {
+        if (e instanceof KubeError)
+          throw new HttpError(
+            e.status === 403 ? 403 : 502,
+            e.status === 403 ? 'Forbidden' : 'ClusterError',
+            `cannot read events: ${e.message}`,
+            cluster,
+          );
+        throw e;
+      }
+    },
+  );
 };

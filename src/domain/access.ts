@@ -1,0 +1,79 @@
+// Roles, actions and grants: who may do what, where. Pure, shared by the BFF
+// (which enforces it) and the SPA (which only uses it to explain disabled actions).
+
+export const ROLES = ['viewer', 'developer', 'reviewer', 'oncall', 'auditor', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/**
+ * What each action needs. Every role can read apps (trees, diffs, objects) in its scope;
+ * the other actions belong to the roles named here. `admin` can do everything.
+ */
+export const ACTIONS = {
+  'app.read': ['viewer', 'developer', 'reviewer', 'oncall', 'auditor', 'admin'],
+  'app.reconcile': ['developer', 'oncall', 'admin'],
+  'prune.approve': ['reviewer', 'admin'],
+  'freeze.toggle': ['oncall', 'admin'],
+  'evidence.read': ['reviewer', 'oncall', 'auditor', 'admin'],
+  'evidence.verify': ['auditor', 'admin'],
+  'users.manage': ['admin'],
+} as const satisfies Record<string, readonly Role[]>;
+export type Action = keyof typeof ACTIONS;
+
+/** A role on some clusters and environments ('*' = all). */
+export interface Grant {
+  role: Role;
+  clusters: string[];
+  envs: string[];
+}
+
+/** Where an action happens. A missing field means "anywhere": the question is then "somewhere at all?". */
+export interface Scope {
+  cluster?: string | undefined;
+  env?: string | undefined;
+}
+
+function matches(list: string[], value: string | undefined): boolean {
+  return value === undefined || list.includes('*') || list.includes(value);
+}
+
+function covers(g: Grant, scope: Scope): boolean {
+  return matches(g.clusters, scope.cluster) && matches(g.envs, scope.env);
+}
+
+export function can(grants: readonly Grant[], action: Action, scope: Scope = {}): boolean {
+  const roles: readonly Role[] = ACTIONS[action];
+  return grants.some((g) => roles.includes(g.role) && covers(g, scope));
+}
+
+function where(scope: Scope): string {
+  if (scope.cluster && scope.env) return ` on ${scope.cluster}/${scope.env}`;
+  if (scope.cluster) return ` on cluster ${scope.cluster}`;
+  if (scope.env) return ` in ${scope.env}`;
+  return '';
+}
+
+/** Why an action is not allowed, in words (undefined when it is). */
+export function whyNot(grants: readonly Grant[], action: Action, scope: Scope = {}): string | undefined {
+  if (can(grants, action, scope)) return undefined;
+  const roles = ACTIONS[action].filter((r) => r !== 'admin');
+  const names = roles.length > 1 ? `${roles.slice(0, -1).join(', ')} or ${roles.at(-1)}` : (roles[0] ?? 'admin');
+  return `needs the ${names} role${where(scope)}`;
+}
+
+/** "reviewer@nonprod/dev", "admin" — how grants are written in config and shown in the header. */
+export function formatGrant(g: Grant): string {
+  const c = g.clusters.includes('*') ? '*' : g.clusters.join(',');
+  const e = g.envs.includes('*') ? '*' : g.envs.join(',');
+  if (c === '*' && e === '*') return g.role;
+  return `${g.role}@${c}/${e}`;
+}
+
+/** Parses "role", "role@cluster", "role@cluster/env" (comma-separated lists and * allowed). */
+export function parseGrant(s: string): Grant {
+  const m = /^([a-z]+)(?:@([^/\s]+)(?:\/([^\s]+))?)?$/.exec(s.trim());
+  const role = m?.[1];
+  if (!m || !role || !(ROLES as readonly string[]).includes(role))
+    throw new Error(`invalid grant "${s}": expected role[@cluster[/env]] with role one of ${ROLES.join(', ')}`);
+  const split = (v: string | undefined) => (v ? v.split(',').filter(Boolean) : ['*']);
+  return { role: role as Role, clusters: split(m[2]), envs: split(m[3]) };
+}
