@@ -286,6 +286,7 @@ async function startCluster(name: string, namespaces: string[], gitUrl: string):
     join(ASSETS_DIR, 'crds', 'argocd'),
   ]);
   k(['apply', '--server-side', '--field-manager=sandbox', '-f', join(REPO_ROOT, 'deploy', 'rbac.yaml')]);
+  k(['apply', '--server-side', '--field-manager=sandbox', '-f', join(REPO_ROOT, 'deploy', 'rbac-impersonation.yaml')]);
   await waitFor(
     `${name} CRDs established`,
     async () => {

@@ -15,7 +15,7 @@ import { treeRoutes } from './routes/tree.ts';
 import { diffRoutes } from './routes/diff.ts';
 import type { EvidenceStore } from './store/evidence-store.ts';
 import type { Accounts } from './auth/accounts.ts';
-import { allowed, installGuard } from './auth/guard.ts';
+import { allowed, installGuard, type AccessRule } from './auth/guard.ts';
 import type { OidcLogin } from './auth/oidc.ts';
 import type { SessionStore } from './auth/sessions.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -40,6 +40,7 @@ export interface AppDeps {
   reviewer?: AccessReviewer | undefined;
   /** where log lines go (tests scan them); default stdout */
   logStream?: NodeJS.WritableStream;
+  routes?: Array<{ method: string; url: string; access: AccessRule }>;
 }
 
 export class HttpError extends Error {
@@ -123,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       catalog: deps.catalog,
       index: deps.index,
       publicOrigin: deps.publicOrigin,
+      routes: deps.routes,
     });
     api.get('/healthz', { config: { access: { public: true } } }, async () => ({ ok: true }));
     api.get('/readyz', { config: { access: { public: true } } }, async (_req, rep) => {

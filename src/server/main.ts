@@ -1,6 +1,7 @@
 // Starts the BFF: config → (sandbox) → evidence store → clusters → catalog → listen.
 import { resolve } from 'node:path';
 import { buildApp } from './app.ts';
+import type { AccessRule } from './auth/guard.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { ClusterManager } from './kube/cluster-manager.ts';
 import { APP_WATCH_KINDS } from './kube/kinds.ts';
@@ -15,6 +16,8 @@ import { join } from 'node:path';
 
 export interface RunningConsole {
   url: string;
+  /** every API route with its access rule */
+  routes: Array<{ method: string; url: string; access: AccessRule }>;
   close(): Promise<void>;
 }
 
@@ -51,7 +54,9 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
           cfg.oidc.redirectUrl ?? `${publicOrigin ?? `http://${cfg.host}:${cfg.port}`}/api/auth/oidc/callback`,
       })
     : undefined;
+  const routes: RunningConsole['routes'] = [];
   const deps = {
+    routes,
     accounts,
     sessions,
     oidc,
@@ -93,6 +98,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   app.log.info({ address, clusters: contexts.map((c) => c.name), store: store.kind }, 'console listening');
   return {
     url: address,
+    routes,
     async close() {
       await app.close();
       await clusters.stop();

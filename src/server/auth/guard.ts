@@ -48,6 +48,8 @@ export interface GuardDeps {
   index?: ObjectIndex | undefined;
   /** the console's public origin (CONSOLE_PUBLIC_URL); default: the request's own Host */
   publicOrigin?: string | undefined;
+  /** every guarded route and its rule, as registered (tests walk them all) */
+  routes?: Array<{ method: string; url: string; access: AccessRule }>;
 }
 
 export function parseCookies(header: string | undefined): Record<string, string> {
@@ -102,6 +104,7 @@ function deny(rep: FastifyReply, status: number, code: string, message: string):
 export function installGuard(app: FastifyInstance, g: GuardDeps): void {
   app.addHook('onRoute', (r) => {
     if (!r.config?.access) throw new Error(`route ${String(r.method)} ${r.url} declares no access rule`);
+    for (const m of [r.method].flat()) g.routes?.push({ method: m, url: r.url, access: r.config.access });
   });
 
   const envOfObject = (cluster: string, q: Record<string, string | undefined>): string | undefined => {
