@@ -11,7 +11,7 @@ import { ownersByPath } from '../src/domain/managed-fields.ts';
 import { bin, kubectl, startSandbox } from '../sandbox/sandbox.ts';
 import { waitFor } from '../sandbox/procs.ts';
 import { commitAndPush, waitForKustomizationRevision, writeRepoFile } from '../sandbox/scenario.ts';
-import { startTestConsole } from '../test/support/console.ts';
+import { authedFetch, startTestConsole } from '../test/support/console.ts';
 
 const N = Number(process.env.BENCH_DIFF_OBJECTS ?? 1000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -88,12 +88,12 @@ async function benchAppDiff(): Promise<void> {
       timeoutMs: 60_000,
     });
     const url = `${con.url}/api/apps/nonprod/flux-system/kustomization/bench-diff/diff`;
-    await waitFor('app known', async () => (await fetch(url)).status === 200, { timeoutMs: 60_000 });
+    await waitFor('app known', async () => (await authedFetch(url)).status === 200, { timeoutMs: 60_000 });
     const ours: number[] = [];
     let objects = 0;
     for (let i = 0; i < 3; i++) {
       const t = performance.now();
-      const d = (await (await fetch(url)).json()) as { objects: unknown[]; state: string };
+      const d = (await (await authedFetch(url)).json()) as { objects: unknown[]; state: string };
       ours.push(performance.now() - t);
       objects = d.objects.length;
       if (d.state !== 'ok') throw new Error('diff state not ok');

@@ -17,7 +17,7 @@ import { ClusterConnection } from '../src/server/kube/connection.ts';
 import { PostgresEvidenceStore } from '../src/server/store/postgres.ts';
 import { SqliteEvidenceStore } from '../src/server/store/sqlite.ts';
 import { startPostgres } from '../test/support/postgres.ts';
-import { startTestConsole } from '../test/support/console.ts';
+import { authedFetch, startTestConsole } from '../test/support/console.ts';
 
 const N_APPS = Number(process.env.BENCH_APPS ?? 500);
 const N_REQ = Number(process.env.BENCH_REQUESTS ?? 300);
@@ -74,15 +74,15 @@ async function benchApps(): Promise<void> {
     await waitFor(
       `${N_APPS} extra apps listed`,
       async () => {
-        const r = (await (await fetch(`${con.url}/api/apps`)).json()) as { total: number };
+        const r = (await (await authedFetch(`${con.url}/api/apps`)).json()) as { total: number };
         return r.total >= N_APPS;
       },
       { timeoutMs: 120_000, intervalMs: 500 },
     );
-    const total = ((await (await fetch(`${con.url}/api/apps`)).json()) as { total: number }).total;
-    const apps = await timeIt(N_REQ, async () => (await fetch(`${con.url}/api/apps`)).arrayBuffer());
+    const total = ((await (await authedFetch(`${con.url}/api/apps`)).json()) as { total: number }).total;
+    const apps = await timeIt(N_REQ, async () => (await authedFetch(`${con.url}/api/apps`)).arrayBuffer());
     const filtered = await timeIt(N_REQ, async () =>
-      (await fetch(`${con.url}/api/apps?env=prod&q=bench-app-4`)).arrayBuffer(),
+      (await authedFetch(`${con.url}/api/apps?env=prod&q=bench-app-4`)).arrayBuffer(),
     );
     const health = await timeIt(N_REQ, async () => (await fetch(`${con.url}/healthz`)).arrayBuffer());
     const kc = new KubeConfig();
@@ -93,7 +93,7 @@ async function benchApps(): Promise<void> {
       conn.request('GET', '/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations'),
     );
     conn.close();
-    const size = (await (await fetch(`${con.url}/api/apps`)).arrayBuffer()).byteLength;
+    const size = (await (await authedFetch(`${con.url}/api/apps`)).arrayBuffer()).byteLength;
     console.log(
       `\n# BFF /api/apps with ${total} apps over ${names.length} clusters (${(size / 1024).toFixed(0)} KiB response), ${N_REQ} sequential requests`,
     );

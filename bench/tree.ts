@@ -111,6 +111,7 @@ async function main(): Promise<void> {
   await startSandbox({ reuse: true });
   const bff = await spawnBff('bench-tree');
   const base = bff.base;
+  const auth = { headers: { Cookie: bff.admin.cookie } };
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: [...CHROMIUM_ARGS.filter((a) => a !== '--headless'), '--enable-precise-memory-info'],
@@ -137,7 +138,7 @@ async function main(): Promise<void> {
       await waitFor(
         'tree complete in the BFF cache',
         async () => {
-          const r = (await (await fetch(treeUrl)).json()) as { summary?: { total: number } };
+          const r = (await (await fetch(treeUrl, auth)).json()) as { summary?: { total: number } };
           return (r.summary?.total ?? 0) >= size * 0.98;
         },
         { timeoutMs: 300_000, intervalMs: 2000 },
@@ -146,12 +147,12 @@ async function main(): Promise<void> {
       let bytes = 0;
       for (let i = 0; i < 15; i++) {
         const t = performance.now();
-        bytes = (await (await fetch(treeUrl)).arrayBuffer()).byteLength;
+        bytes = (await (await fetch(treeUrl, auth)).arrayBuffer()).byteLength;
         times.push(performance.now() - t);
       }
-      const total = ((await (await fetch(treeUrl)).json()) as { summary: { total: number } }).summary.total;
+      const total = ((await (await fetch(treeUrl, auth)).json()) as { summary: { total: number } }).summary.total;
 
-      const page = await browser.newPage();
+      const page = await (await browser.newContext({ storageState: bff.storageState })).newPage();
       await page.addInitScript(() => {
         (window as unknown as { __long: number[] }).__long = [];
         new PerformanceObserver((l) =>

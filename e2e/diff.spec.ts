@@ -10,7 +10,7 @@ import {
   waitForKustomizationRevision,
 } from '../sandbox/scenario.ts';
 
-test.use({ baseURL: process.env.E2E_BASE_URL });
+test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
 
 const APP = '/apps/nonprod/flux-system/kustomization/digital-human-dev';
 const fieldRow = (page: Page, path: string) => page.locator(`[data-testid="field-row"][data-path="${path}"]`);

@@ -7,5 +7,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   const bff = await spawnBff('console-e2e');
   process.env.E2E_BASE_URL = bff.base;
   process.env.E2E_BFF_LOG = bff.log;
+  // specs start signed in as admin (test.use storageState); the auth spec signs in by itself
+  process.env.E2E_STORAGE = bff.storageState;
+  process.env.E2E_DATA_DIR = bff.dataDir;
   return () => bff.stop();
 }

@@ -3,7 +3,7 @@ import { expect, test } from '@playwright/test';
 import { startApiserver, stopApiserver } from '../sandbox/sandbox.ts';
 import { commitAndPush, repoHead, waitForKustomizationRevision, writeRepoFile } from '../sandbox/scenario.ts';
 
-test.use({ baseURL: process.env.E2E_BASE_URL });
+test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
 
 test('overview shows Flux and Argo CD apps per env with health and revision', async ({ page }) => {
   const head = repoHead().slice(0, 7);

@@ -12,7 +12,7 @@ import {
   writeRepoFile,
 } from '../sandbox/scenario.ts';
 
-test.use({ baseURL: process.env.E2E_BASE_URL });
+test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
 
 const FAIL_LABEL = 'pod-container-running-failed.stage.kwok.x-k8s.io';
 const rows = (page: Page) => page.getByTestId('tree-row');

@@ -1,6 +1,7 @@
 // The BFF as its own process against the sandbox (e2e, benchmarks), and the Chromium flags this machine needs.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync } from 'node:fs';
+import { mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import { signIn, writeTestAccounts, type Signed } from './auth.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KUBECONFIG_PATH, REPO_ROOT } from '../../sandbox/sandbox.ts';
@@ -18,12 +19,23 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-export async function spawnBff(
-  prefix: string,
-): Promise<{ base: string; log: string; child: ChildProcess; stop(): Promise<void> }> {
+/**
+ * The BFF with the test accounts (test/support/auth.ts), signed in as admin: `storageState` is a
+ * Playwright storage-state file holding that session's cookie, for browsers that start signed in.
+ */
+export async function spawnBff(prefix: string): Promise<{
+  base: string;
+  log: string;
+  child: ChildProcess;
+  dataDir: string;
+  admin: Signed;
+  storageState: string;
+  stop(): Promise<void>;
+}> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), `${prefix}-`));
   const log = join(dataDir, 'bff.log');
+  await writeTestAccounts(join(dataDir, 'auth.json'));
   const fd = openSync(log, 'a');
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/main.ts')], {
     cwd: REPO_ROOT,
@@ -42,14 +54,31 @@ export async function spawnBff(
     timeoutMs: 60_000,
     proc: { name: 'bff', pid: child.pid ?? 0, cmd: [], log, startedAt: '' },
   });
+  const admin = await signIn(base, 'admin');
+  const storageState = join(dataDir, 'storage-admin.json');
+  writeFileSync(storageState, JSON.stringify(storageStateFor(admin)));
   return {
     base,
     log,
     child,
+    dataDir,
+    admin,
+    storageState,
     async stop() {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     },
+  };
+}
+
+/** A Playwright storage state with one session cookie for 127.0.0.1. */
+export function storageStateFor(s: Signed) {
+  const [name = '', value = ''] = s.cookie.split('=');
+  return {
+    cookies: [
+      { name, value, domain: '127.0.0.1', path: '/', expires: -1, httpOnly: true, secure: false, sameSite: 'Strict' },
+    ],
+    origins: [],
   };
 }

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, Outlet } from 'react-router';
 import { clustersQueryOptions } from '../features/apps/api/apps-queries.ts';
 import { useLiveUpdates } from '../features/apps/hooks/use-live-updates.ts';
+import { UserMenu } from '../features/auth/components/user-menu.tsx';
 
 export function Layout() {
   const stream = useLiveUpdates();
@@ -28,6 +29,7 @@ export function Layout() {
         <span className="ml-auto text-xs text-slate-500" data-testid="stream-status">
           updates: {stream}
         </span>
+        <UserMenu />
       </header>
       <main className="p-6">
         <Outlet />

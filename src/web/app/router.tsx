@@ -1,5 +1,8 @@
 import type { QueryClient } from '@tanstack/react-query';
-import { createBrowserRouter, isRouteErrorResponse, Link, useRouteError } from 'react-router';
+import { createBrowserRouter, isRouteErrorResponse, Link, redirect, useRouteError } from 'react-router';
+import { sessionQueryOptions } from '../features/auth/api/session-queries.ts';
+import { SignInPage } from '../features/auth/components/sign-in-page.tsx';
+import { ApiError, signInPath } from '../lib/api-client.ts';
 import { appQueryOptions, appsQueryOptions, clustersQueryOptions } from '../features/apps/api/apps-queries.ts';
 import { treeQueryOptions } from '../features/tree/api/tree-queries.ts';
 import { Layout } from './layout.tsx';
@@ -23,10 +26,24 @@ function RouteError() {
 
 export function createRouter(qc: QueryClient) {
   return createBrowserRouter([
+    { path: '/signin', element: <SignInPage /> },
     {
       path: '/',
       element: <Layout />,
       errorElement: <RouteError />,
+      // every page needs a session: without one (or with a one-time password) go to sign-in, then come back
+      loader: async ({ request }) => {
+        const u = new URL(request.url);
+        const here = `${u.pathname}${u.search}`;
+        try {
+          const s = await qc.ensureQueryData(sessionQueryOptions());
+          if (s.mustChangePassword) return redirect(`${signInPath(here)}&change=1`);
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 401) return redirect(signInPath(here));
+          throw e;
+        }
+        return null;
+      },
       children: [
         {
           index: true,

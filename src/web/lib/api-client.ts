@@ -13,28 +13,78 @@ export class ApiError extends Error {
   }
 }
 
+/** The session's CSRF token, sent with every mutation (set when the session is read). */
+let csrfToken: string | undefined;
+export function setCsrfToken(t: string | undefined): void {
+  csrfToken = t;
+}
+
+/** Where a 401 sends the browser: the sign-in page, coming back to the same page afterwards. */
+export function signInPath(here = `${window.location.pathname}${window.location.search}`): string {
+  return here.startsWith('/signin') ? here : `/signin?next=${encodeURIComponent(here)}`;
+}
+let onUnauthenticated: () => void = () => {
+  if (!window.location.pathname.startsWith('/signin')) window.location.assign(signInPath());
+};
+export function setUnauthenticatedHandler(fn: () => void): void {
+  onUnauthenticated = fn;
+}
+
 export async function apiGet<T extends z.ZodType>(path: string, schema: T, signal?: AbortSignal): Promise<z.output<T>> {
+  return apiRequest('GET', path, schema, undefined, signal);
+}
+
+export async function apiSend<T extends z.ZodType>(
+  method: 'POST' | 'PUT' | 'DELETE',
+  path: string,
+  schema: T,
+  body?: unknown,
+): Promise<z.output<T>> {
+  return apiRequest(method, path, schema, body);
+}
+
+async function apiRequest<T extends z.ZodType>(
+  method: string,
+  path: string,
+  schema: T,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<z.output<T>> {
   let res: Response;
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (method !== 'GET') {
+    headers['X-Console-Request'] = '1';
+    if (csrfToken) headers['X-CSRF-Token'] = csrfToken;
+  }
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
   try {
-    res = await fetch(path, { headers: { Accept: 'application/json' }, credentials: 'same-origin', signal });
+    res = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      ...(signal ? { signal } : {}),
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
   } catch (e) {
     if (e instanceof DOMException && e.name === 'AbortError') throw e;
     throw new ApiError(0, 'Network', 'the console server is not reachable');
   }
   const text = await res.text();
-  let body: unknown;
+  let parsed: unknown;
   try {
-    body = text ? JSON.parse(text) : undefined;
+    parsed = text ? JSON.parse(text) : undefined;
   } catch {
     throw new ApiError(res.status, 'BadResponse', `unexpected response (${res.status})`);
   }
   if (!res.ok) {
-    const err = ErrorBody.safeParse(body);
+    // a lost session (expired, signed out elsewhere) goes to sign-in — except for the sign-in calls themselves
+    if (res.status === 401 && !path.startsWith('/api/auth/')) onUnauthenticated();
+    const err = ErrorBody.safeParse(parsed);
     if (err.success)
       throw new ApiError(res.status, err.data.error.code, err.data.error.message, err.data.error.cluster);
     throw new ApiError(res.status, 'HttpError', `request failed (${res.status})`);
   }
-  return schema.parse(body);
+  return schema.parse(parsed);
 }
 
 /** No retries for client errors that retrying cannot fix. */

@@ -11,6 +11,7 @@ import { AppDiff } from '../../diff/components/app-diff.tsx';
 import { EnvCompare } from '../../diff/components/env-compare.tsx';
 import { appQueryOptions, clustersQueryOptions } from '../api/apps-queries.ts';
 import { StaleBanner } from './stale-banner.tsx';
+import { ReconcileButton } from './reconcile-button.tsx';
 
 export function AppPage() {
   const p = useParams();
@@ -52,6 +53,7 @@ export function AppPage() {
           <span className="text-xs text-slate-500">
             updated <TimeAgo iso={app.updatedAt} />
           </span>
+          <ReconcileButton app={app} />
         </div>
         <p className="mt-1 text-sm text-slate-600" data-testid="health-message">
           {app.healthMessage}
@@ -164,7 +166,7 @@ export function AppPage() {
       <ResourceTree appId={app.id} />
       <AppDiff appId={app.id} controller={app.controller} />
       <EnvCompare appId={app.id} />
-      <AppEvidence appId={app.id} />
+      <AppEvidence appId={app.id} cluster={app.cluster} env={app.env} />
     </div>
   );
 }

@@ -6,6 +6,8 @@ import { evidenceKeys } from '../../evidence/api/evidence-queries.ts';
 import { applyToAppList, applyToClusters } from './apply-stream-message.ts';
 import { treeKeys } from '../../tree/api/tree-queries.ts';
 import { diffKeys } from '../../diff/api/diff-queries.ts';
+import { sessionKeys, sessionQueryOptions } from '../../auth/api/session-queries.ts';
+import { ApiError, signInPath } from '../../../lib/api-client.ts';
 
 export type StreamStatus = 'connecting' | 'live' | 'reconnecting';
 
@@ -20,7 +22,15 @@ export function useLiveUpdates(): StreamStatus {
       // anything missed while disconnected: refetch once
       void qc.invalidateQueries({ queryKey: appKeys.all });
     };
-    es.onerror = () => setStatus('reconnecting');
+    es.onerror = () => {
+      setStatus('reconnecting');
+      // the stream also ends when the session does (sign-out elsewhere, expiry): re-check it
+      void qc.invalidateQueries({ queryKey: sessionKeys.all }).then(() =>
+        qc.fetchQuery(sessionQueryOptions()).catch((e: unknown) => {
+          if (e instanceof ApiError && e.status === 401) window.location.assign(signInPath());
+        }),
+      );
+    };
     es.onmessage = (ev: MessageEvent<string>) => {
       const parsed = StreamMessage.safeParse(JSON.parse(ev.data));
       if (!parsed.success) return;

@@ -1,13 +1,20 @@
 import { useQuery } from '@tanstack/react-query';
 import { shortRevision } from '../../../../domain/app.ts';
 import { evidenceForAppQueryOptions } from '../api/evidence-queries.ts';
+import { usePermission } from '../../auth/hooks/use-permission.ts';
 
-export function AppEvidence({ appId }: { appId: string }) {
-  const q = useQuery(evidenceForAppQueryOptions(appId));
+export function AppEvidence({ appId, cluster, env }: { appId: string; cluster: string; env: string }) {
+  const perm = usePermission('evidence.read', { cluster, env });
+  const q = useQuery({ ...evidenceForAppQueryOptions(appId), enabled: perm.allowed });
   return (
     <section className="mt-4 rounded-lg border border-slate-200 bg-white p-4" data-testid="app-evidence">
       <h2 className="mb-2 font-semibold">Evidence</h2>
-      {q.isPending && <p className="text-sm text-slate-500">Loading…</p>}
+      {!perm.allowed && (
+        <p className="text-sm text-slate-500" data-testid="evidence-hidden">
+          Evidence of this app: {perm.reason}.
+        </p>
+      )}
+      {perm.allowed && q.isPending && <p className="text-sm text-slate-500">Loading…</p>}
       {q.data && q.data.events.length === 0 && <p className="text-sm text-slate-500">No evidence recorded yet.</p>}
       <ol className="space-y-1 text-sm">
         {q.data?.events.map((e) => (

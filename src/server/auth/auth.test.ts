@@ -1,0 +1,103 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { safeNext } from '../routes/auth.ts';
+import { Accounts } from './accounts.ts';
+import { originAllowed, parseCookies } from './guard.ts';
+import { generatePassword, hashPassword, verifyPassword } from './passwords.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { SessionStore } from './sessions.ts';
+import type { FastifyRequest } from 'fastify';
+
+const user = { name: 'alice', source: 'local' as const, groups: [], grants: [] };
+
+describe('sessions', () => {
+  it('expire after the idle time, and after the absolute time even when used', () => {
+    const s = new SessionStore(1000, 5000);
+    const { id } = s.create(user, 0);
+    expect(s.get(id, 900)?.user.name).toBe('alice');
+    expect(s.get(id, 1800)?.user.name).toBe('alice'); // touched at 900
+    expect(s.get(id, 2801)).toBeUndefined(); // idle > 1000
+    const b = s.create(user, 0);
+    for (let t = 900; t < 5000; t += 900) expect(s.get(b.id, t)).toBeDefined();
+    expect(s.get(b.id, 5001)).toBeUndefined();
+  });
+  it('keeps only a hash of the id, and revoking tells the streams', () => {
+    const s = new SessionStore(60_000, 60_000);
+    const { id, session } = s.create(user);
+    expect(session.key).not.toBe(id);
+    const revoked: string[] = [];
+    s.on('revoked', (k) => revoked.push(k));
+    s.revokeUser('alice');
+    expect(revoked).toEqual([session.key]);
+    expect(s.get(id)).toBeUndefined();
+    expect(s.get('x'.repeat(200))).toBeUndefined();
+  });
+});
+
+describe('passwords', () => {
+  it('verify only the right password', async () => {
+    const h = await hashPassword('correct horse battery');
+    expect(await verifyPassword('correct horse battery', h)).toBe(true);
+    expect(await verifyPassword('correct horse batterY', h)).toBe(false);
+    expect(await verifyPassword('x', 'md5$abc')).toBe(false);
+    expect(generatePassword()).toMatch(/^[a-zA-Z2-9]{20}$/);
+  });
+  it('first start: one admin with a one-time password, announced once, file 0600', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acc-'));
+    const lines: string[] = [];
+    const a = await Accounts.open(join(dir, 'auth.json'), (l) => lines.push(l));
+    const pw = /\n {4}(\S+)\n/.exec(lines.join(''))?.[1] ?? '';
+    expect(pw).toHaveLength(20);
+    expect(readFileSync(join(dir, 'auth.json'), 'utf8')).not.toContain(pw);
+    expect(statSync(join(dir, 'auth.json')).mode & 0o777).toBe(0o600);
+    expect((await a.check('admin', pw))?.mustChangePassword).toBe(true);
+    expect(await a.check('admin', 'wrong')).toBeUndefined();
+    const again = await Accounts.open(join(dir, 'auth.json'), (l) => lines.push(l));
+    expect(lines).toHaveLength(1);
+    await again.setPassword('admin', 'a much better password');
+    expect(await again.check('admin', pw)).toBeUndefined();
+    expect((await again.check('admin', 'a much better password'))?.mustChangePassword).toBe(false);
+  });
+  it('a broken accounts file is a clear error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acc-'));
+    const p = join(dir, 'auth.json');
+    await import('node:fs').then((fs) => fs.writeFileSync(p, '{"users":[{"name":"a b","passwordHash":"x"}]}'));
+    await expect(Accounts.open(p)).rejects.toThrow(/invalid accounts file .*users\.0\.name/);
+  });
+});
+
+describe('rate limiter', () => {
+  it('allows the limit per window, then says how long to wait', () => {
+    const r = new RateLimiter(3, 60_000);
+    expect([1, 2, 3].map(() => r.take('k', 0))).toEqual([undefined, undefined, undefined]);
+    expect(r.take('k', 1000)).toBe(59);
+    expect(r.take('other', 1000)).toBeUndefined();
+    expect(r.take('k', 60_001)).toBeUndefined();
+  });
+});
+
+describe('request checks', () => {
+  const req = (headers: Record<string, string>) =>
+    ({ headers: { host: 'console.local:8080', ...headers }, protocol: 'http' }) as unknown as FastifyRequest;
+  it('Origin must be the console itself', () => {
+    expect(originAllowed(req({ origin: 'http://console.local:8080' }), undefined)).toBe(true);
+    expect(originAllowed(req({ origin: 'http://evil.console.local:8080' }), undefined)).toBe(false);
+    expect(originAllowed(req({ origin: 'null' }), undefined)).toBe(false);
+    expect(originAllowed(req({ 'sec-fetch-site': 'same-site' }), undefined)).toBe(false);
+    expect(originAllowed(req({ 'sec-fetch-site': 'same-origin' }), undefined)).toBe(true);
+    expect(originAllowed(req({ referer: 'https://evil.example/x' }), undefined)).toBe(false);
+    expect(originAllowed(req({ origin: 'https://gitops.example.com' }), 'https://gitops.example.com')).toBe(true);
+    expect(originAllowed(req({ origin: 'http://console.local:8080' }), 'https://gitops.example.com')).toBe(false);
+  });
+  it('cookies parse; the first of duplicates wins', () => {
+    expect(parseCookies('a=1; console_session=abc%3D; a=2')).toEqual({ a: '1', console_session: 'abc=' });
+    expect(parseCookies(undefined)).toEqual({});
+  });
+  it('next is a same-origin path only', () => {
+    expect(safeNext('/apps/x?th=Degraded')).toBe('/apps/x?th=Degraded');
+    for (const bad of ['//evil.example', 'https://evil.example', '/\\evil.example', 'javascript:alert(1)', '', 5])
+      expect(safeNext(bad)).toBe('/');
+  });
+});

@@ -1,0 +1,34 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from 'react-router';
+import { formatGrant } from '../../../../domain/access.ts';
+import { sessionQueryOptions, signOut } from '../api/session-queries.ts';
+
+export function UserMenu() {
+  const s = useQuery(sessionQueryOptions());
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  if (!s.data) return null;
+  const roles = s.data.user.grants.map(formatGrant);
+  return (
+    <div className="flex items-center gap-2 text-xs" data-testid="user-menu">
+      <span className="font-medium" data-testid="current-user">
+        {s.data.user.name}
+      </span>
+      <span className="text-slate-500" data-testid="current-roles" title={s.data.user.groups.join(', ')}>
+        {roles.length ? roles.join(' · ') : 'no roles'}
+      </span>
+      <button
+        type="button"
+        className="rounded border border-slate-300 px-2 py-0.5"
+        onClick={() =>
+          void signOut().finally(() => {
+            qc.clear();
+            void navigate('/signin', { replace: true });
+          })
+        }
+      >
+        Sign out
+      </button>
+    </div>
+  );
+}
