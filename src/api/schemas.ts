@@ -59,6 +59,7 @@ export const AppSchema = z.object({
   project: z.string().optional(),
   simulated: z.string().optional(),
   warnings: z.array(z.string()),
+  links: z.array(z.object({ title: z.string(), url: z.string() })).optional(),
   generation: z.number().optional(),
   observedGeneration: z.number().optional(),
   updatedAt: z.string().optional(),

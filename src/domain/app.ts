@@ -54,6 +54,8 @@ export interface App {
   simulated?: string;
   /** problems reading the custom resource itself (missing status, unknown shape) */
   warnings: string[];
+  /** links named by annotations; untrusted text (the SPA links only http(s)) */
+  links?: Array<{ title: string; url: string }>;
   generation?: number;
   observedGeneration?: number;
   updatedAt?: string;

@@ -3,7 +3,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { RouterProvider } from 'react-router';
 import { createRouter } from './app/router.tsx';
-import { shouldRetry } from './lib/api-client.ts';
+import { setUnauthenticatedHandler, shouldRetry, signInPath } from './lib/api-client.ts';
 import './styles.css';
 
 const queryClient = new QueryClient({
@@ -21,10 +21,16 @@ async function boot() {
   }
   const root = document.getElementById('root');
   if (!root) throw new Error('no #root');
+  const router = createRouter(queryClient);
+  // a 401 anywhere: to sign-in within the SPA (no reload), coming back to this page afterwards
+  setUnauthenticatedHandler(() => {
+    const here = `${window.location.pathname}${window.location.search}`;
+    if (!here.startsWith('/signin')) void router.navigate(signInPath(here), { replace: true });
+  });
   createRoot(root).render(
     <StrictMode>
       <QueryClientProvider client={queryClient}>
-        <RouterProvider router={createRouter(queryClient)} />
+        <RouterProvider router={router} />
       </QueryClientProvider>
     </StrictMode>,
   );

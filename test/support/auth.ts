@@ -6,7 +6,8 @@ import { dirname } from 'node:path';
 import { parseGrant } from '../../src/domain/access.ts';
 import { hashPassword } from '../../src/server/auth/passwords.ts';
 
-export const TEST_PASSWORD = randomBytes(12).toString('base64url');
+// one per test run, shared with child processes (Playwright workers) through the environment
+export const TEST_PASSWORD = (process.env.CONSOLE_TEST_PASSWORD ??= randomBytes(12).toString('base64url'));
 
 /** name → grants ("role[@cluster[/env]]") */
 export const TEST_USERS: Record<string, string[]> = {

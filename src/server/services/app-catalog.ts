@@ -140,9 +140,16 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
       return key ? mc.get(key, ns, name) : undefined;
     };
     try {
-      if (kind === 'Kustomization') return kustomizationToApp(cluster, obj, lookup, this.envLabel);
-      if (kind === 'HelmRelease') return helmReleaseToApp(cluster, obj, lookup, this.envLabel);
-      if (kind === 'Application') return applicationToApp(cluster, obj, this.envLabel);
+      const app =
+        kind === 'Kustomization'
+          ? kustomizationToApp(cluster, obj, lookup, this.envLabel)
+          : kind === 'HelmRelease'
+            ? helmReleaseToApp(cluster, obj, lookup, this.envLabel)
+            : kind === 'Application'
+              ? applicationToApp(cluster, obj, this.envLabel)
+              : undefined;
+      const links = app ? linksOf(obj) : [];
+      return app && links.length ? { ...app, links } : app;
     } catch (e) {
       this.log.warn({ cluster, kind, name: obj.metadata?.name, err: String(e) }, 'cannot read app object');
     }
@@ -223,4 +230,18 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
       }
     }
   }
+}
+
+const LINK_PREFIX = 'link.argocd.argoproj.io/';
+
+/**
+ * Links from the app object's annotations (Argo CD's `link.argocd.argoproj.io/<title>: <url>` convention,
+ * honoured for Flux objects too). Kept as written: the SPA renders only http(s) URLs as links.
+ */
+export function linksOf(obj: KubeObject): Array<{ title: string; url: string }> {
+  const ann = (obj.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations ?? {};
+  return Object.entries(ann)
+    .filter((e): e is [string, string] => e[0].startsWith(LINK_PREFIX) && typeof e[1] === 'string')
+    .map(([k, v]) => ({ title: k.slice(LINK_PREFIX.length).slice(0, 100), url: v.slice(0, 2048) }))
+    .slice(0, 20);
 }

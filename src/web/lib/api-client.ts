@@ -29,6 +29,10 @@ let onUnauthenticated: () => void = () => {
 export function setUnauthenticatedHandler(fn: () => void): void {
   onUnauthenticated = fn;
 }
+/** The session is gone: go to sign-in (the router's navigation once it exists). */
+export function unauthenticated(): void {
+  onUnauthenticated();
+}
 
 export async function apiGet<T extends z.ZodType>(path: string, schema: T, signal?: AbortSignal): Promise<z.output<T>> {
   return apiRequest('GET', path, schema, undefined, signal);

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { shortRevision } from '../../../../domain/app.ts';
 import { HealthBadge, SyncBadge, Tag } from '../../../components/badges.tsx';
-import { SafeLink } from '../../../components/safe-link.tsx';
+import { SafeLink, safeHttpUrl } from '../../../components/safe-link.tsx';
 import { TimeAgo } from '../../../components/time-ago.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
 import { AppEvidence } from '../../evidence/components/app-evidence.tsx';
@@ -100,6 +100,19 @@ export function AppPage() {
             <Tag tone={a.prune ? 'amber' : 'slate'}>prune {a.prune ? 'on' : 'off'}</Tag>
             {a.suspended && <Tag tone="amber">suspended</Tag>}
           </dd>
+          {app.links && app.links.length > 0 && (
+            <>
+              <dt className="text-slate-500">Links</dt>
+              <dd className="flex flex-wrap gap-3" data-testid="app-links">
+                {app.links.map((l) => (
+                  <SafeLink key={l.title} href={l.url}>
+                    {l.title}
+                    {!safeHttpUrl(l.url) && <span className="text-slate-400"> (not a web link: {l.url})</span>}
+                  </SafeLink>
+                ))}
+              </dd>
+            </>
+          )}
           {app.project && (
             <>
               <dt className="text-slate-500">Project</dt>

@@ -7,7 +7,7 @@ import { applyToAppList, applyToClusters } from './apply-stream-message.ts';
 import { treeKeys } from '../../tree/api/tree-queries.ts';
 import { diffKeys } from '../../diff/api/diff-queries.ts';
 import { sessionKeys, sessionQueryOptions } from '../../auth/api/session-queries.ts';
-import { ApiError, signInPath } from '../../../lib/api-client.ts';
+import { ApiError, unauthenticated } from '../../../lib/api-client.ts';
 
 export type StreamStatus = 'connecting' | 'live' | 'reconnecting';
 
@@ -27,7 +27,7 @@ export function useLiveUpdates(): StreamStatus {
       // the stream also ends when the session does (sign-out elsewhere, expiry): re-check it
       void qc.invalidateQueries({ queryKey: sessionKeys.all }).then(() =>
         qc.fetchQuery(sessionQueryOptions()).catch((e: unknown) => {
-          if (e instanceof ApiError && e.status === 401) window.location.assign(signInPath());
+          if (e instanceof ApiError && e.status === 401) unauthenticated();
         }),
       );
     };
