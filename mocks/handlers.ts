@@ -1,7 +1,7 @@
 // msw handlers for UI unit tests and the offline demo. Typed by the API
 // schemas; fixtures are captured from the real sandbox (npm run capture-fixtures).
 import { http, HttpResponse } from 'msw';
-import type { AppResponse, AppsResponse, ClusterStateDto } from '../src/api/schemas.ts';
+import type { AppResponse, AppsResponse, ClusterStateDto, SessionResponse } from '../src/api/schemas.ts';
 import fixtures from './fixtures/apps.json' with { type: 'json' };
 
 export const appsFixture = fixtures as unknown as AppsResponse & {
@@ -26,4 +26,15 @@ export const handlers = [
       : HttpResponse.json({ error: { code: 'NotFound', message: `no app ${id}` } }, { status: 404 });
   }),
   http.get('/api/evidence', () => HttpResponse.json({ events: [] })),
+  // the offline demo is read-only: a viewer of everything
+  http.get('/api/auth/providers', () => HttpResponse.json({ local: true, oidc: false })),
+  http.get('/api/auth/session', () =>
+    HttpResponse.json({
+      user: { name: 'demo', source: 'local', groups: [], grants: [{ role: 'viewer', clusters: ['*'], envs: ['*'] }] },
+      csrfToken: 'demo',
+      mustChangePassword: false,
+      expiresAt: '2099-01-01T00:00:00.000Z',
+      oidc: false,
+    } satisfies SessionResponse),
+  ),
 ];

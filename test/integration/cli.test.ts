@@ -47,3 +47,33 @@ describe('diff CLI', () => {
     expect(r.stdout).toMatch(/\d+ compared without server-side dry-run \(normalized comparison\)/);
   });
 });
+
+describe('user CLI', () => {
+  it('adds a local account with grants and a one-time password printed once; it signs in and must change it', async () => {
+    const { mkdtempSync, readFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { Accounts } = await import('../../src/server/auth/accounts.ts');
+    const dataDir = mkdtempSync(join(tmpdir(), 'cli-user-'));
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/cli/main.ts'), 'user', ...args], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, CONSOLE_DATA_DIR: dataDir, KUBECONFIG: join(SANDBOX_DIR, 'kubeconfig') },
+        timeout: 60_000,
+      });
+    const r = run('add', 'erin', '--grant', 'reviewer@nonprod/dev', '--grant', 'viewer@prod');
+    expect(r.status).toBe(0);
+    const password = /shown once:\n\n {4}(\S+)\n/.exec(r.stdout)?.[1] ?? '';
+    expect(password).toHaveLength(20);
+    expect(r.stdout).toContain('user erin (reviewer@nonprod/dev, viewer@prod/*)');
+    const file = readFileSync(join(dataDir, 'auth.json'), 'utf8');
+    expect(file).not.toContain(password);
+    const accounts = await Accounts.open(join(dataDir, 'auth.json'), () => undefined);
+    expect((await accounts.check('erin', password))?.mustChangePassword).toBe(true);
+    // the same name twice, and a role that does not exist: refused with the reason
+    expect(run('add', 'erin').stderr).toContain('user erin exists');
+    const bad = run('add', 'frank', '--grant', 'superuser');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('invalid grant "superuser"');
+  });
+});

@@ -1,7 +1,7 @@
 // Local accounts and role grants: one JSON file (default <dataDir>/auth.json,
 // mode 0600). On first start it holds one admin whose one-time password is
 // printed once to stdout and must be changed at the first sign-in.
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ROLES, type Grant } from '../../domain/access.ts';
@@ -42,20 +42,40 @@ export class Accounts {
    * Loads the file, or creates it with a first-start admin. The one-time password is
    * written to `announce` (stdout by default) exactly once and never kept in clear.
    */
+  private static read(path: string): AuthFile {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (e) {
+      throw new Error(`cannot read the accounts file ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const parsed = AuthFileSchema.safeParse(raw);
+    if (!parsed.success)
+      throw new Error(
+        `invalid accounts file ${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
+    return parsed.data;
+  }
+
+  private mtime = 0;
+
+  /** Picks up edits of the file (e.g. `npm run cli -- user add`) without a restart; a broken edit keeps the last good one. */
+  private refresh(): void {
+    try {
+      const m = statSync(this.path).mtimeMs;
+      if (m === this.mtime) return;
+      this.data = Accounts.read(this.path);
+      this.mtime = m;
+    } catch {
+      /* keep what we have */
+    }
+  }
+
   static async open(path: string, announce: (line: string) => void = (l) => process.stdout.write(l)) {
     if (existsSync(path)) {
-      let raw: unknown;
-      try {
-        raw = JSON.parse(readFileSync(path, 'utf8'));
-      } catch (e) {
-        throw new Error(`cannot read the accounts file ${path}: ${e instanceof Error ? e.message : String(e)}`);
-      }
-      const parsed = AuthFileSchema.safeParse(raw);
-      if (!parsed.success)
-        throw new Error(
-          `invalid accounts file ${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-        );
-      return new Accounts(path, parsed.data);
+      const a = new Accounts(path, Accounts.read(path));
+      a.mtime = statSync(path).mtimeMs;
+      return a;
     }
     const password = generatePassword();
     const data: AuthFile = {
@@ -84,9 +104,11 @@ export class Accounts {
     writeFileSync(tmp, `${JSON.stringify(this.data, null, 2)}\n`, { mode: 0o600 });
     chmodSync(tmp, 0o600);
     renameSync(tmp, this.path);
+    this.mtime = statSync(this.path).mtimeMs;
   }
 
   user(name: string): LocalUser | undefined {
+    this.refresh();
     return this.data.users.find((u) => u.name === name);
   }
 
@@ -115,6 +137,7 @@ export class Accounts {
 
   /** Grants for a set of groups (OIDC groups claim, or a local user's own grants plus none). */
   grantsForGroups(groups: readonly string[]): Grant[] {
+    this.refresh();
     return this.data.groups.filter((g) => groups.includes(g.group)).flatMap((g) => g.grants);
   }
 }

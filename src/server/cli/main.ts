@@ -1,5 +1,9 @@
 // npm run cli -- diff <cluster>/<namespace>/<app>
 // Prints the same field diff the console shows, with owners. Exit 0: no difference, 1: differences, 2: error.
+import { formatGrant, parseGrant, type Grant } from '../../domain/access.ts';
+import { Accounts } from '../auth/accounts.ts';
+import { generatePassword } from '../auth/passwords.ts';
+import { loadConfig } from '../config.ts';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,10 +53,36 @@ export function printDiff(d: AppDiff, out: (s: string) => void): number {
   return differs ? 1 : 0;
 }
 
+/** `user add <name> [--grant role[@cluster[/env]]]...`: a local account with a one-time password, printed once. */
+async function users(argv: string[]): Promise<number> {
+  const [sub, name, ...rest] = argv;
+  const grants: Grant[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    if (rest[i] === '--grant' && rest[i + 1]) grants.push(parseGrant(String(rest[++i])));
+    else throw new Error(`unexpected argument ${rest[i]}`);
+  }
+  if (sub !== 'add' || !name) {
+    process.stderr.write('usage: npm run cli -- user add <name> --grant role[@cluster[/env]] [--grant …]\n');
+    return 2;
+  }
+  const cfg = loadConfig(process.env, []);
+  const accounts = await Accounts.open(cfg.authFile ?? join(cfg.dataDir, 'auth.json'));
+  const password = generatePassword();
+  await accounts.addUser(name, password, grants, true);
+  process.stdout.write(
+    `user ${name} (${grants.map(formatGrant).join(', ') || 'no roles'}); one-time password, shown once:\n\n    ${password}\n\n` +
+      'It must be changed at the first sign-in. A running console reads new accounts at sign-in.\n',
+  );
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [cmd, target] = argv;
+  if (cmd === 'user') return users(argv.slice(1));
   if (cmd !== 'diff' || !target || target.split('/').length !== 3) {
-    process.stderr.write('usage: npm run cli -- diff <cluster>/<namespace>/<app>\n');
+    process.stderr.write(
+      'usage: npm run cli -- diff <cluster>/<namespace>/<app>\n       npm run cli -- user add <name> --grant role[@cluster[/env]]\n',
+    );
     return 2;
   }
   const [cluster, namespace, name] = target.split('/') as [string, string, string];

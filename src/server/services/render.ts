@@ -93,7 +93,23 @@ function run(
   });
 }
 
-/** Parses rendered YAML with limits (aliases, size): a billion-laughs document is rejected. */
+/** Nesting deeper than this is not a Kubernetes object; it is an attack on the parser or the diff. */
+export const MAX_YAML_DEPTH = 64;
+
+function depthOf(v: unknown, limit: number): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[v, 0]];
+  while (stack.length) {
+    const [x, d] = stack.pop() as [unknown, number];
+    if (d > max) max = d;
+    if (max > limit) return max;
+    if (x && typeof x === 'object')
+      for (const c of Object.values(x)) if (c && typeof c === 'object') stack.push([c, d + 1]);
+  }
+  return max;
+}
+
+/** Parses rendered YAML with limits (size, aliases, depth, count): a billion-laughs document is rejected. */
 export function parseRendered(text: string, maxObjects = 20_000): Obj[] {
   if (text.length > 64 * 1024 * 1024) throw new RenderError('rendered output over 64 MiB', 'parse');
   const docs = parseAllDocuments(text);
@@ -102,6 +118,8 @@ export function parseRendered(text: string, maxObjects = 20_000): Obj[] {
     if (d.errors.length) throw new RenderError(`invalid YAML: ${d.errors[0]?.message ?? 'parse error'}`, 'parse');
     const v = d.toJS({ maxAliasCount: 100 }) as unknown;
     if (v === null || v === undefined) continue;
+    if (depthOf(v, MAX_YAML_DEPTH) > MAX_YAML_DEPTH)
+      throw new RenderError(`YAML nested deeper than ${MAX_YAML_DEPTH} levels`, 'parse');
     if (typeof v !== 'object' || Array.isArray(v) || typeof (v as Obj).kind !== 'string')
       throw new RenderError('a rendered document is not a Kubernetes object', 'parse');
     out.push(v as Obj);
