@@ -4,6 +4,8 @@ import { expect, test, type Page } from '@playwright/test';
 import { kubectl } from '../sandbox/sandbox.ts';
 import { getJson } from '../sandbox/scenario.ts';
 import { TEST_PASSWORD } from '../test/support/auth.ts';
+import { spawnBff } from '../test/support/bff-process.ts';
+import { startOidcProvider } from '../test/support/oidc-provider.ts';
 
 // these tests sign in by themselves: no stored session
 test.use({ baseURL: process.env.E2E_BASE_URL, storageState: { cookies: [], origins: [] } });
@@ -146,5 +148,41 @@ test('hostile annotations and URLs: no script runs and no javascript: link is re
   } finally {
     kubectl('nonprod', ['-n', 'argocd', 'delete', 'application', PROBE, '--ignore-not-found', '--wait=false']);
     kubectl('nonprod', ['-n', 'dev', 'annotate', 'service/tts-gateway', 'note-']);
+  }
+});
+
+test('single sign-on: OIDC code flow with PKCE through the real browser; groups become roles; a forged token is refused', async ({
+  page,
+}) => {
+  const idp = await startOidcProvider();
+  const bff = await spawnBff('console-e2e-oidc', {
+    env: {
+      CONSOLE_OIDC_ISSUER: idp.issuer,
+      CONSOLE_OIDC_CLIENT_ID: idp.clientId,
+      CONSOLE_OIDC_CLIENT_SECRET: idp.clientSecret,
+    },
+    accounts: { groups: { 'team-render': ['developer@nonprod/dev'] } },
+  });
+  try {
+    idp.setUser({ sub: 'u-123', name: 'Grace', email: 'grace@example.com', groups: ['team-render', 'other'] });
+    await page.goto(`${bff.base}${DEV_APP}?tk=Deployment`);
+    await expect(page).toHaveURL(/\/signin\?next=/);
+    await page.getByRole('link', { name: 'Sign in with single sign-on' }).click();
+    await expect(page).toHaveURL(`${bff.base}${DEV_APP}?tk=Deployment`);
+    await expect(page.getByTestId('current-user')).toHaveText('grace@example.com');
+    await expect(page.getByTestId('current-roles')).toHaveText('developer@nonprod/dev');
+    await expect(page.getByTestId('reconcile')).toBeEnabled();
+    expect(idp.tokensIssued).toBe(1);
+
+    // an ID token signed by someone else's key: no session, the reason on the page
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    idp.setMode('forged-signature');
+    await page.getByRole('link', { name: 'Sign in with single sign-on' }).click();
+    await expect(page.locator('body')).toContainText('Sign-in failed');
+    await expect(page.locator('body')).toContainText('signature');
+    expect((await page.context().cookies()).find((c) => c.name === 'console_session')).toBeUndefined();
+  } finally {
+    await bff.stop();
+    await idp.close();
   }
 });

@@ -269,7 +269,9 @@ describe('sessions', () => {
     const stream = openStream(con.url, s.cookie);
     expect(await stream.status).toBe(200);
     await waitFor('stream open', async () => stream.text.includes('retry:'), { timeoutMs: 5000 });
-    // another session of the same user stays open: only the signed-out one is cut
+    // a stream of the same user's other session, which must stay open: only the signed-out session is cut
+    const other = openStream(con.url, (users.viewer as Signed).cookie);
+    expect(await other.status).toBe(200);
     const out = await as(s, con.url, '/api/auth/signout', { method: 'POST' });
     expect(out.status).toBe(200);
     const t0 = Date.now();
@@ -282,8 +284,10 @@ describe('sessions', () => {
     const again = openStream(con.url, s.cookie);
     expect(await again.status).toBe(401);
     again.close();
-    // the viewer's other session (signed in at the start) is untouched
+    // the viewer's other session (signed in at the start) and its stream are untouched
     expect((await as(users.viewer as Signed, con.url, '/api/apps')).status).toBe(200);
+    expect(other.ended).toBe(false);
+    other.close();
   });
 });
 
@@ -538,6 +542,11 @@ describe('a Secret managed by an app', () => {
       writeFileSync(k, readFileSync(k, 'utf8').replace('  - leak-probe.yaml\n', ''));
     });
     await waitForKustomizationRevision('nonprod', 'digital-human-dev', sha);
+    await waitFor(
+      'the probe Secret pruned',
+      async () => !kubectl('nonprod', ['-n', 'dev', 'get', 'secrets', '-o', 'name']).includes('secret/leak-probe'),
+      { timeoutMs: 30_000 },
+    );
   });
 
   it('its value never appears in any API response, SSE message, log line, evidence row or data file', async () => {

@@ -23,7 +23,10 @@ export const CHROMIUM_ARGS = [
  * The BFF with the test accounts (test/support/auth.ts), signed in as admin: `storageState` is a
  * Playwright storage-state file holding that session's cookie, for browsers that start signed in.
  */
-export async function spawnBff(prefix: string): Promise<{
+export async function spawnBff(
+  prefix: string,
+  opts: { env?: Record<string, string>; accounts?: Parameters<typeof writeTestAccounts>[1] } = {},
+): Promise<{
   base: string;
   log: string;
   child: ChildProcess;
@@ -35,7 +38,7 @@ export async function spawnBff(prefix: string): Promise<{
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), `${prefix}-`));
   const log = join(dataDir, 'bff.log');
-  await writeTestAccounts(join(dataDir, 'auth.json'));
+  await writeTestAccounts(join(dataDir, 'auth.json'), opts.accounts);
   const fd = openSync(log, 'a');
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/main.ts')], {
     cwd: REPO_ROOT,
@@ -46,6 +49,7 @@ export async function spawnBff(prefix: string): Promise<{
       CONSOLE_DATA_DIR: dataDir,
       CONSOLE_STATIC_DIR: join(REPO_ROOT, 'dist/web'),
       LOG_LEVEL: 'warn',
+      ...opts.env,
     },
     stdio: ['ignore', fd, fd],
   });

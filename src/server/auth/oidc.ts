@@ -107,7 +107,9 @@ export class OidcLogin {
     const rawGroups = (claims as Record<string, unknown>)[this.settings.groupsClaim];
     const groups = Array.isArray(rawGroups) ? rawGroups.filter((g): g is string => typeof g === 'string') : [];
     const rawName = (claims as Record<string, unknown>)[this.settings.usernameClaim];
-    const name = typeof rawName === 'string' && rawName ? rawName : claims.sub;
+    const email = (claims as Record<string, unknown>).email;
+    const name =
+      typeof rawName === 'string' && rawName ? rawName : typeof email === 'string' && email ? email : claims.sub;
     return { name, groups, next: p.next };
   }
 }
