@@ -41,6 +41,7 @@ export interface AppDeps {
   /** where log lines go (tests scan them); default stdout */
   logStream?: NodeJS.WritableStream;
   routes?: Array<{ method: string; url: string; access: AccessRule }>;
+  trustProxy?: string[] | undefined;
 }
 
 export class HttpError extends Error {
@@ -89,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: 1024 * 1024,
+    ...(deps.trustProxy ? { trustProxy: deps.trustProxy } : {}),
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown; code?: string }, req, rep) => {

@@ -26,6 +26,8 @@ const ConfigSchema = z.object({
   sessionIdleMinutes: z.coerce.number().positive().default(30),
   sessionMaxHours: z.coerce.number().positive().default(12),
   clusterAccess: z.enum(['service', 'impersonate']).default('service'),
+  /** behind a reverse proxy: its address(es), so client addresses (rate limits, logs) come from X-Forwarded-For */
+  trustProxy: z.array(z.string().min(1)).optional(),
   oidc: z
     .object({
       issuer: z.url({ protocol: /^https?$/ }),
@@ -83,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     sessionIdleMinutes: env.CONSOLE_SESSION_IDLE_MINUTES || undefined,
     sessionMaxHours: env.CONSOLE_SESSION_MAX_HOURS || undefined,
     clusterAccess: env.CONSOLE_CLUSTER_ACCESS || undefined,
+    trustProxy: list(env.CONSOLE_TRUST_PROXY),
     oidc: env.CONSOLE_OIDC_ISSUER
       ? Object.fromEntries(
           Object.entries({

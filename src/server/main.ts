@@ -57,6 +57,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   const routes: RunningConsole['routes'] = [];
   const deps = {
     routes,
+    trustProxy: cfg.trustProxy,
     accounts,
     sessions,
     oidc,

@@ -113,6 +113,7 @@ describe('OIDC sign-in', () => {
     // the state cookie is single-use: cleared on the way out
     expect(r.setCookies.some((c) => /^console_oidc=;.*Max-Age=0/.test(c))).toBe(true);
     const s = await signedIn(r.session ?? '');
+    // no preferred_username claim and an email the issuer did not mark verified: sub names the user
     expect(s.body).toMatchObject({
       user: {
         name: 'olivia',
@@ -129,7 +130,7 @@ describe('OIDC sign-in', () => {
     ]);
     expect((await as(s, con.url, '/api/apps/nonprod/flux-system/kustomization/digital-human-dev')).status).toBe(403);
     const ev = await evidenceSince(seq, 'auth.signed-in');
-    expect(ev.find((e) => e.actor === 'olivia')).toMatchObject({
+    expect(ev.find((e) => e.actor === 'olivia@example.com')).toMatchObject({
       data: { method: 'oidc', groups: ['platform-oncall', 'unmapped'] },
     });
   });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AppsResponse, DiffResponse, TreeResponse } from '../../src/api/schemas.ts';
+import type { AppsResponse, DiffResponse, EnvCompareResponse, TreeResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { KUBECONFIG_PATH, kubectl } from '../../sandbox/sandbox.ts';
 import { waitFor } from '../../sandbox/procs.ts';
@@ -606,7 +606,11 @@ describe('a Secret managed by an app', () => {
     ) as DiffResponse;
     const probe = diff.objects?.find((o) => o.ref.kind === 'Secret' && o.ref.name === 'leak-probe');
     expect(probe?.liveYaml ?? '').toMatch(/<secret [0-9a-f]{12}>/);
-    expect(seen.some((s) => s.where === `GET /api/apps/${DEV}/environments (200)`)).toBe(true);
+    // and at least one environment comparison rendered dev (with the Secret) without error
+    const compared = seen
+      .filter((s) => / \/api\/apps\/.*\/environments \(200\)$/.test(s.where))
+      .map((s) => JSON.parse(s.text) as EnvCompareResponse);
+    expect(compared.some((c) => c.envs.some((e) => e.env === 'dev' && e.renderHash && !e.error))).toBe(true);
     // the stream carried app updates meanwhile
     await waitFor('an app update on the stream', async () => stream.text.includes('"app-upsert"'), {
       timeoutMs: 30_000,

@@ -30,6 +30,11 @@ function loopback(u: URL): boolean {
   return ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
 }
 
+/** Kubernetes reserves `system:` user and group names (system:masters is cluster-admin). */
+export function isReservedName(n: string): boolean {
+  return n.toLowerCase().startsWith('system:');
+}
+
 export class OidcLogin {
   private config: client.Configuration | undefined;
   private readonly pending = new Map<string, Pending>();
@@ -105,11 +110,16 @@ export class OidcLogin {
     const claims = tokens.claims();
     if (!claims) throw new Error('the issuer returned no ID token');
     const rawGroups = (claims as Record<string, unknown>)[this.settings.groupsClaim];
-    const groups = Array.isArray(rawGroups) ? rawGroups.filter((g): g is string => typeof g === 'string') : [];
+    // `system:` names belong to Kubernetes: an IdP group "system:masters" must never reach Impersonate-Group
+    const groups = Array.isArray(rawGroups)
+      ? rawGroups.filter((g): g is string => typeof g === 'string' && !isReservedName(g))
+      : [];
     const rawName = (claims as Record<string, unknown>)[this.settings.usernameClaim];
-    const email = (claims as Record<string, unknown>).email;
-    const name =
-      typeof rawName === 'string' && rawName ? rawName : typeof email === 'string' && email ? email : claims.sub;
+    const c = claims as Record<string, unknown>;
+    // an email is an identity only when the issuer verified it
+    const email = c.email_verified === true && typeof c.email === 'string' ? c.email : undefined;
+    const name = typeof rawName === 'string' && rawName ? rawName : (email ?? claims.sub);
+    if (isReservedName(name)) throw new Error(`the user name ${name} is reserved for Kubernetes (system:)`);
     return { name, groups, next: p.next };
   }
 }

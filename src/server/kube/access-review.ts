@@ -12,6 +12,7 @@ import type { Principal } from '../auth/sessions.ts';
 import type { ClusterManager } from './cluster-manager.ts';
 import { Discovery } from './discovery.ts';
 import { KINDS } from './kinds.ts';
+import { isReservedName } from '../auth/oidc.ts';
 
 export interface ReviewTarget {
   cluster: string;
@@ -20,6 +21,15 @@ export interface ReviewTarget {
   version: string;
   kind: string;
   namespace?: string | undefined;
+}
+
+/** Never impersonate a `system:` identity (system:masters is cluster-admin), whatever the IdP says. */
+function safeGroups(user: Principal): string[] {
+  return user.groups.filter((g) => !isReservedName(g));
+}
+function safeUser(user: Principal): string {
+  if (isReservedName(user.name)) throw new Error(`refusing to impersonate the reserved user name ${user.name}`);
+  return user.name;
 }
 
 export class AccessReviewer {
@@ -34,9 +44,10 @@ export class AccessReviewer {
 
   /** Headers for a request sent on the user's behalf. */
   static headers(user: Principal): Record<string, string | string[]> {
+    const groups = safeGroups(user);
     return {
-      'Impersonate-User': user.name,
-      ...(user.groups.length ? { 'Impersonate-Group': user.groups } : {}),
+      'Impersonate-User': safeUser(user),
+      ...(groups.length ? { 'Impersonate-Group': groups } : {}),
     };
   }
 
@@ -67,8 +78,8 @@ export class AccessReviewer {
             apiVersion: 'authorization.k8s.io/v1',
             kind: 'SubjectAccessReview',
             spec: {
-              user: user.name,
-              groups: [...user.groups, 'system:authenticated'],
+              user: safeUser(user),
+              groups: [...safeGroups(user), 'system:authenticated'],
               resourceAttributes: {
                 verb: t.verb,
                 group: t.group,

@@ -48,6 +48,7 @@ export function sessionBody(s: Session, oidc: boolean, absoluteMs: number) {
 export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
   const perAddress = new RateLimiter(20, 60_000);
   const perUser = new RateLimiter(5, 5 * 60_000);
+  const oidcStarts = new RateLimiter(30, 60_000);
 
   const startSession = (req: FastifyRequest, rep: FastifyReply, user: Principal): Session => {
     const { id, session } = d.sessions.create(user);
@@ -151,6 +152,11 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
 
   app.get('/api/auth/oidc/start', { config: { access: { public: true } } }, async (req, rep) => {
     if (!d.oidc) throw new HttpError(404, 'NotFound', 'OIDC sign-in is not configured');
+    const wait = oidcStarts.take(req.ip);
+    if (wait) {
+      rep.header('Retry-After', String(wait));
+      throw new HttpError(429, 'TooManyAttempts', `too many sign-ins from this address; try again in ${wait} s`);
+    }
     const next = safeNext((req.query as { next?: unknown }).next);
     let started: { url: string; state: string };
     try {

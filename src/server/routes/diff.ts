@@ -15,6 +15,7 @@ import { Discovery } from '../kube/discovery.ts';
 import { kindKey } from '../kube/kinds.ts';
 import { diffApp, renderDesired, type AppDiff, type DiffDeps } from '../services/app-diff.ts';
 import { trackerOf } from '../services/app-tree.ts';
+import { maskSecrets } from '../services/secret-mask.ts';
 import type { Obj, RenderTools } from '../services/render.ts';
 
 /** The renderers: explicit env, else the sandbox-built binaries, else PATH. */
@@ -102,7 +103,8 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           if (!raw || !mc) return { ...base, error: 'app object not in cache' };
           try {
             const render = await renderDesired(m, depsFor(m, raw, mc, req));
-            return { ...base, render };
+            // Secret values never leave the BFF: compare masks (equal values, equal masks)
+            return { ...base, render: { ...render, objects: render.objects.map((o) => maskSecrets(o)) } };
           } catch (e) {
             return { ...base, error: e instanceof Error ? e.message : String(e) };
           }

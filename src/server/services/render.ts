@@ -11,8 +11,9 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
+  readdirSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -148,11 +149,30 @@ async function toolVersion(bin: string, args: string[]): Promise<string> {
   return out;
 }
 
+/** One download per artifact at a time: parallel renders of one source (dev and staging) share it. */
+const inFlight = new Map<string, Promise<string>>();
+
 async function downloadArtifact(url: string, digest: string | undefined, tools: RenderTools): Promise<string> {
   const u = assertFetchableUrl(url);
   const key = digest?.replace(/[^a-z0-9:]/gi, '') ?? sha256hex(url);
   const dir = join(tools.workDir, 'artifacts', key.replace(':', '-'));
   if (existsSync(join(dir, '.complete'))) return dir;
+  const flightKey = `${dir}\n${url}`;
+  let p = inFlight.get(flightKey);
+  if (!p) {
+    p = fetchAndExtract(u, key, dir, digest, tools).finally(() => inFlight.delete(flightKey));
+    inFlight.set(flightKey, p);
+  }
+  return p;
+}
+
+async function fetchAndExtract(
+  u: URL,
+  key: string,
+  dir: string,
+  digest: string | undefined,
+  tools: RenderTools,
+): Promise<string> {
   let res: Response;
   try {
     res = await fetch(u, { redirect: 'error', signal: AbortSignal.timeout(tools.timeoutMs ?? 30_000) });
@@ -175,16 +195,23 @@ async function downloadArtifact(url: string, digest: string | undefined, tools: 
     if (got !== want)
       throw new RenderError(`artifact digest mismatch: status says sha256:${want}, downloaded sha256:${got}`, 'source');
   }
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  const tgz = join(dir, '..', `${key.replace(':', '-')}.tar.gz`);
-  writeFileSync(tgz, buf);
-  await run('tar', ['-xzf', tgz, '-C', dir, '--no-same-owner', '--no-same-permissions'], {
-    timeoutMs: 60_000,
-    maxBytes: 1 << 20,
-  });
-  rmSync(tgz, { force: true });
-  writeFileSync(join(dir, '.complete'), '');
+  // extract next to the final place, then rename: a reader never sees a half-extracted tree
+  const tmp = `${dir}.tmp-${process.pid}-${Date.now().toString(36)}`;
+  mkdirSync(tmp, { recursive: true });
+  const tgz = `${tmp}.tar.gz`;
+  try {
+    writeFileSync(tgz, buf);
+    await run('tar', ['-xzf', tgz, '-C', tmp, '--no-same-owner', '--no-same-permissions'], {
+      timeoutMs: 60_000,
+      maxBytes: 1 << 20,
+    });
+    writeFileSync(join(tmp, '.complete'), '');
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmp, dir);
+  } finally {
+    rmSync(tgz, { force: true });
+    rmSync(tmp, { recursive: true, force: true });
+  }
   return dir;
 }
 
