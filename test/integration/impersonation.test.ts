@@ -174,6 +174,14 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
     expect(o.status).toBe(403);
     expect(o.text).not.toContain('registry.example.com');
     expect((await as(dana, con.url, `/api/clusters/nonprod/events${obj('staging')}`)).status).toBe(403);
+    const denied = await as(con.admin, con.url, '/api/evidence?type=access.denied&limit=100');
+    expect((denied.body as { events: EvidenceEvent[] }).events.find((e) => e.actor === 'dana')).toMatchObject({
+      cluster: 'nonprod',
+      data: {
+        action: 'app.read',
+        reason: expect.stringContaining('Kubernetes RBAC does not let dana get Deployment in staging'),
+      },
+    });
     // the same reads in dev are allowed
     const ok = await as(dana, con.url, `/api/clusters/nonprod/object${obj('dev')}`);
     expect(ok.status).toBe(200);
@@ -201,6 +209,12 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
     const ev = await as(con.admin, con.url, '/api/evidence?type=app.reconcile-requested&limit=100');
     expect(ev.status).toBe(200);
     expect((ev.body as { events: EvidenceEvent[] }).events.filter((e) => e.actor === 'devon')).toEqual([]);
+    // the cluster's refusal is a denial like any other: recorded
+    const denied = await as(con.admin, con.url, '/api/evidence?type=access.denied&limit=100');
+    expect((denied.body as { events: EvidenceEvent[] }).events.find((e) => e.actor === 'devon')).toMatchObject({
+      app: DEV,
+      data: { action: 'app.reconcile', method: 'POST', reason: expect.stringContaining('forbidden') },
+    });
   });
 
   it('the console admin role does not bypass Kubernetes RBAC: no binding, no apps; a binding in nonprod shows nonprod only', async () => {

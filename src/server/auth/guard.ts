@@ -175,16 +175,27 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
         session.user.grants.some((gr) => gr.clusters.includes('*') && can([gr], rule.action, grantScope)));
     if (ok) return;
     const reason = whyNot(session.user.grants, rule.action, grantScope) ?? `needs ${rule.action}`;
-    await g.store.append({
-      time: new Date().toISOString(),
-      type: 'access.denied',
-      actor: session.user.name,
-      ...(scope.app ? { app: scope.app } : {}),
-      ...(scope.cluster && scope.cluster !== '*' ? { cluster: scope.cluster } : {}),
-      ...(scope.env && scope.env !== '*' ? { env: scope.env } : {}),
-      data: { action: rule.action, method: req.method, route: req.routeOptions.url ?? '', reason },
-    });
+    await recordDenial(g.store, req, rule.action, scope, reason);
     return deny(rep, 403, 'Forbidden', `${session.user.name} may not ${rule.action.replace('.', ' ')}: ${reason}`);
+  });
+}
+
+/** Every denial is evidence: who, what, where, by which route, and why. */
+export async function recordDenial(
+  store: EvidenceStore,
+  req: FastifyRequest,
+  action: Action,
+  scope: Scope & { app?: string },
+  reason: string,
+): Promise<void> {
+  await store.append({
+    time: new Date().toISOString(),
+    type: 'access.denied',
+    actor: req.principal?.name ?? 'anonymous',
+    ...(scope.app ? { app: scope.app } : {}),
+    ...(scope.cluster && scope.cluster !== '*' ? { cluster: scope.cluster } : {}),
+    ...(scope.env && scope.env !== '*' ? { env: scope.env } : {}),
+    data: { action, method: req.method, route: req.routeOptions.url ?? '', reason },
   });
 }
 

@@ -4,6 +4,7 @@ import { AppParams, ReconcileResponse } from '../../api/schemas.ts';
 import { HttpError, reply, type AppDeps } from '../app.ts';
 import type { Principal } from '../auth/sessions.ts';
 import { AccessReviewer } from '../kube/access-review.ts';
+import { recordDenial } from '../auth/guard.ts';
 import { KubeError } from '../kube/connection.ts';
 import { KINDS } from '../kube/kinds.ts';
 
@@ -62,6 +63,14 @@ export const actionRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           done.push(`${t.kind}/${t.namespace}/${t.name}`);
         } catch (e) {
           if (e instanceof KubeError) {
+            if (e.status === 403)
+              await recordDenial(
+                deps.store,
+                req,
+                'app.reconcile',
+                { cluster: a.cluster, env: a.env, app: a.id },
+                e.message,
+              );
             const status = e.status === 403 ? 403 : e.status === 404 ? 404 : e.status === 409 ? 409 : 502;
             throw new HttpError(
               status,

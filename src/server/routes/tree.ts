@@ -4,6 +4,7 @@ import { AppParams, EventsResponse, ObjectQuery, ObjectResponse, TreeResponse } 
 import { managersOf, ownersByPath } from '../../domain/managed-fields.ts';
 import { HttpError, reply, type AppDeps } from '../app.ts';
 import { AccessReviewer } from '../kube/access-review.ts';
+import { recordDenial } from '../auth/guard.ts';
 import type { Principal } from '../auth/sessions.ts';
 import { KubeError } from '../kube/connection.ts';
 import { appTree } from '../services/app-tree.ts';
@@ -54,13 +55,11 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         const ok = await deps.reviewer
           .allowed(user, { cluster, verb: 'get', ...q.data, namespace: q.data.namespace || undefined })
           .catch(() => false);
-        if (!ok)
-          throw new HttpError(
-            403,
-            'Forbidden',
-            `Kubernetes RBAC does not let ${user.name} get ${q.data.kind} in ${q.data.namespace || 'the cluster scope'}`,
-            cluster,
-          );
+        if (!ok) {
+          const reason = `Kubernetes RBAC does not let ${user.name} get ${q.data.kind} in ${q.data.namespace || 'the cluster scope'}`;
+          await recordDenial(deps.store, req, 'app.read', { cluster }, reason);
+          throw new HttpError(403, 'Forbidden', reason, cluster);
+        }
       }
       const obj = index.get(cluster, q.data);
       if (!obj)
