@@ -85,6 +85,49 @@ async function benchApps(): Promise<void> {
       (await authedFetch(`${con.url}/api/apps?env=prod&q=bench-app-4`)).arrayBuffer(),
     );
     const health = await timeIt(N_REQ, async () => (await fetch(`${con.url}/healthz`)).arrayBuffer());
+    const session = await timeIt(N_REQ, async () => (await authedFetch(`${con.url}/api/auth/session`)).arrayBuffer());
+    // impersonation: the same list filtered by SubjectAccessReviews for the signed-in user
+    for (const c of names)
+      kubectl(c, ['create', 'clusterrolebinding', 'bench-admin-view', '--clusterrole=cluster-admin', '--user=admin']);
+    const imp = await startTestConsole({ CONSOLE_CLUSTER_ACCESS: 'impersonate' });
+    let impCold = 0;
+    let impApps: number[] = [];
+    let impTotal = 0;
+    let svcInterleaved: number[] = [];
+    try {
+      await waitFor(
+        'impersonating console has the apps',
+        async () =>
+          (
+            (await (await authedFetch(`${imp.url}/api/clusters`)).json()) as { clusters: Array<{ status: string }> }
+          ).clusters.every((c) => c.status === 'connected'),
+        { timeoutMs: 60_000 },
+      );
+      await waitFor(
+        'impersonating console lists the apps',
+        async () => {
+          const t0 = performance.now();
+          impTotal = ((await (await authedFetch(`${imp.url}/api/apps`)).json()) as { total: number }).total;
+          impCold = performance.now() - t0;
+          return impTotal >= N_APPS;
+        },
+        { timeoutMs: 120_000, intervalMs: 11_000 },
+      );
+      // interleaved with the service-mode console, so both see the same machine load
+      const svc: number[] = [];
+      for (let i = 0; i < N_REQ; i++) {
+        let t0 = performance.now();
+        await (await authedFetch(`${imp.url}/api/apps`)).arrayBuffer();
+        impApps.push(performance.now() - t0);
+        t0 = performance.now();
+        await (await authedFetch(`${con.url}/api/apps`)).arrayBuffer();
+        svc.push(performance.now() - t0);
+      }
+      svcInterleaved = svc;
+    } finally {
+      await imp.close();
+      for (const c of names) kubectl(c, ['delete', 'clusterrolebinding', 'bench-admin-view', '--ignore-not-found']);
+    }
     const kc = new KubeConfig();
     kc.loadFromFile(KUBECONFIG_PATH);
     kc.setCurrentContext(names[0] ?? 'nonprod');
@@ -100,6 +143,12 @@ async function benchApps(): Promise<void> {
     console.log(`GET /api/apps                 p50 ${fmt(pct(apps, 50))}  p99 ${fmt(pct(apps, 99))}`);
     console.log(`GET /api/apps?env=&q=         p50 ${fmt(pct(filtered, 50))}  p99 ${fmt(pct(filtered, 99))}`);
     console.log(`reference GET /healthz        p50 ${fmt(pct(health, 50))}  p99 ${fmt(pct(health, 99))}`);
+    console.log(
+      `GET /api/auth/session (session lookup + access guard) p50 ${fmt(pct(session, 50))}  p99 ${fmt(pct(session, 99))}`,
+    );
+    console.log(
+      `impersonation: GET /api/apps (${impTotal} apps visible) p50 ${fmt(pct(impApps, 50))}  p99 ${fmt(pct(impApps, 99))}; first request after the answer cache expired ${fmt(impCold)}; service mode interleaved p50 ${fmt(pct(svcInterleaved, 50))}, ratio ${(pct(impApps, 50) / pct(svcInterleaved, 50)).toFixed(2)}x`,
+    );
     console.log(
       `reference apiserver LIST of ${per} Kustomizations (one cluster) p50 ${fmt(pct(list, 50))}  p99 ${fmt(pct(list, 99))}`,
     );
