@@ -91,7 +91,7 @@ async function benchApps(): Promise<void> {
       kubectl(c, ['create', 'clusterrolebinding', 'bench-admin-view', '--clusterrole=cluster-admin', '--user=admin']);
     const imp = await startTestConsole({ CONSOLE_CLUSTER_ACCESS: 'impersonate' });
     let impCold = 0;
-    let impApps: number[] = [];
+    const impApps: number[] = [];
     let impTotal = 0;
     let svcInterleaved: number[] = [];
     try {

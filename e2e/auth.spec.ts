@@ -169,7 +169,7 @@ test('single sign-on: OIDC code flow with PKCE through the real browser; groups 
     await expect(page).toHaveURL(/\/signin\?next=/);
     await page.getByRole('link', { name: 'Sign in with single sign-on' }).click();
     await expect(page).toHaveURL(`${bff.base}${DEV_APP}?tk=Deployment`);
-    await expect(page.getByTestId('current-user')).toHaveText('u-123');
+    await expect(page.getByTestId('current-user')).toHaveText('oidc:u-123');
     await expect(page.getByTestId('current-roles')).toHaveText('developer@nonprod/dev');
     await expect(page.getByTestId('reconcile')).toBeEnabled();
     expect(idp.tokensIssued).toBe(1);

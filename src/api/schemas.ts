@@ -182,12 +182,33 @@ export const TreeResponse = z.object({
 });
 export type TreeResponse = z.infer<typeof TreeResponse>;
 
+// Object references are spliced into apiserver paths: only the shapes Kubernetes allows (no `/`, no `..`).
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 export const ObjectQuery = z.object({
-  group: z.string().max(253).default(''),
-  version: z.string().min(1).max(63),
-  kind: z.string().min(1).max(63),
-  namespace: z.string().max(253).optional(),
-  name: z.string().min(1).max(253),
+  group: z.union([z.literal(''), z.string().max(253).regex(DNS_SUBDOMAIN, 'not an API group')]).default(''),
+  version: z
+    .string()
+    .max(63)
+    .regex(/^v[0-9]+((alpha|beta)[0-9]+)?$/, 'not an API version'),
+  kind: z
+    .string()
+    .max(63)
+    .regex(/^[A-Za-z][A-Za-z0-9]*$/, 'not a kind'),
+  namespace: z
+    .union([
+      z.literal(''),
+      z
+        .string()
+        .max(63)
+        .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'not a namespace'),
+    ])
+    .optional(),
+  name: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^[^/%]+$/, 'not an object name')
+    .refine((n) => n !== '.' && n !== '..', 'not an object name'),
 });
 export const FieldOwnerSchema = z.object({
   manager: z.string(),

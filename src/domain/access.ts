@@ -55,9 +55,13 @@ function where(scope: Scope): string {
 /** Why an action is not allowed, in words (undefined when it is). */
 export function whyNot(grants: readonly Grant[], action: Action, scope: Scope = {}): string | undefined {
   if (can(grants, action, scope)) return undefined;
+  return `needs the ${rolesFor(action)} role${where(scope)}`;
+}
+
+/** "developer or oncall" (admin, who may do everything, goes unsaid). */
+export function rolesFor(action: Action): string {
   const roles = ACTIONS[action].filter((r) => r !== 'admin');
-  const names = roles.length > 1 ? `${roles.slice(0, -1).join(', ')} or ${roles.at(-1)}` : (roles[0] ?? 'admin');
-  return `needs the ${names} role${where(scope)}`;
+  return roles.length > 1 ? `${roles.slice(0, -1).join(', ')} or ${roles.at(-1)}` : (roles[0] ?? 'admin');
 }
 
 /** "reviewer@nonprod/dev", "admin" — how grants are written in config and shown in the header. */

@@ -122,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (api) => {
     installGuard(api, {
       sessions: deps.sessions,
+      accounts: deps.accounts,
       store: deps.store,
       catalog: deps.catalog,
       index: deps.index,

@@ -36,7 +36,11 @@ const ConfigSchema = z.object({
       redirectUrl: z.url({ protocol: /^https?$/ }).optional(),
       scopes: z.string().default('openid profile email groups'),
       groupsClaim: z.string().default('groups'),
-      usernameClaim: z.string().default('preferred_username'),
+      // sub: stable and unique per issuer (preferred_username is neither, per the OIDC spec)
+      usernameClaim: z.string().default('sub'),
+      // OIDC identities never share a name with local accounts or Kubernetes' own (as kube-apiserver's --oidc-*-prefix)
+      usernamePrefix: z.string().default('oidc:'),
+      groupsPrefix: z.string().default('oidc:'),
     })
     .optional(),
 });
@@ -98,6 +102,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
             scopes: env.CONSOLE_OIDC_SCOPES,
             groupsClaim: env.CONSOLE_OIDC_GROUPS_CLAIM,
             usernameClaim: env.CONSOLE_OIDC_USERNAME_CLAIM,
+            usernamePrefix: env.CONSOLE_OIDC_USERNAME_PREFIX,
+            groupsPrefix: env.CONSOLE_OIDC_GROUPS_PREFIX,
           }).filter(([, v]) => v),
         )
       : undefined,

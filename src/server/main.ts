@@ -96,6 +96,11 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     },
   });
   const address = await app.listen({ host: cfg.host, port: cfg.port });
+  if (!['127.0.0.1', 'localhost', '::1'].includes(cfg.host) && !cfg.publicUrl)
+    app.log.warn(
+      { host: cfg.host },
+      'listening beyond loopback without CONSOLE_PUBLIC_URL: session cookies are not marked Secure; set CONSOLE_PUBLIC_URL=https://… behind TLS',
+    );
   app.log.info({ address, clusters: contexts.map((c) => c.name), store: store.kind }, 'console listening');
   return {
     url: address,

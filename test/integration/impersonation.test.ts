@@ -104,10 +104,14 @@ async function oidcSignIn(sub: string, groups: string[]): Promise<Signed | undef
 
 beforeAll(async () => {
   cleanup();
-  // dana, devon and the group dev-team may read everything in flux-system and dev of nonprod; nothing else anywhere
+  // dana, devon and the IdP group dev-team may read everything in flux-system and dev of nonprod; nothing else
+  // anywhere. OIDC groups reach Kubernetes with the console's prefix (CONSOLE_OIDC_GROUPS_PREFIX, default oidc:)
   for (const ns of ['flux-system', 'dev']) {
     apply('nonprod', readAll('Role', ns));
-    apply('nonprod', binding('RoleBinding', 'console-test-read', [user('dana'), user('devon'), group('dev-team')], ns));
+    apply(
+      'nonprod',
+      binding('RoleBinding', 'console-test-read', [user('dana'), user('devon'), group('oidc:dev-team')], ns),
+    );
   }
   apply('nonprod', readAll('ClusterRole'));
   await waitFor(

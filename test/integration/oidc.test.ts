@@ -113,12 +113,12 @@ describe('OIDC sign-in', () => {
     // the state cookie is single-use: cleared on the way out
     expect(r.setCookies.some((c) => /^console_oidc=;.*Max-Age=0/.test(c))).toBe(true);
     const s = await signedIn(r.session ?? '');
-    // no preferred_username claim and an email the issuer did not mark verified: sub names the user
+    // sub names the user (stable, unlike preferred_username); names and groups carry the oidc: prefix
     expect(s.body).toMatchObject({
       user: {
-        name: 'olivia',
+        name: 'oidc:olivia',
         source: 'oidc',
-        groups: ['platform-oncall', 'unmapped'],
+        groups: ['oidc:platform-oncall', 'oidc:unmapped'],
         grants: [{ role: 'oncall', clusters: ['prod'], envs: ['prod'] }],
       },
       mustChangePassword: false,
@@ -130,7 +130,7 @@ describe('OIDC sign-in', () => {
     ]);
     expect((await as(s, con.url, '/api/apps/nonprod/flux-system/kustomization/digital-human-dev')).status).toBe(403);
     const ev = await evidenceSince(seq, 'auth.signed-in');
-    expect(ev.find((e) => e.actor === 'olivia')).toMatchObject({
+    expect(ev.find((e) => e.actor === 'oidc:olivia')).toMatchObject({
       data: { method: 'oidc', groups: ['platform-oncall', 'unmapped'] },
     });
   });
@@ -143,7 +143,7 @@ describe('OIDC sign-in', () => {
     expect(r.status).toBe(200);
     const s = await signedIn(r.session ?? '');
     expect(s.body).toMatchObject({
-      user: { name: 'admin', source: 'oidc', grants: [{ role: 'viewer', clusters: ['nonprod'], envs: ['*'] }] },
+      user: { name: 'oidc:admin', source: 'oidc', grants: [{ role: 'viewer', clusters: ['nonprod'], envs: ['*'] }] },
     });
     expect((await as(s, con.url, '/api/evidence')).status).toBe(403);
     expect(
@@ -244,7 +244,7 @@ describe('OIDC sign-in', () => {
       expect(idp.tokensIssued).toBe(issued + 1);
       expect(r.status).toBe(401);
       expect(r.session).toBeUndefined();
-      expect(r.text).toContain(`no console role is granted to nogrant-${groups.length}`);
+      expect(r.text).toContain(`no console role is granted to oidc:nogrant-${groups.length}`);
       expect((await evidenceSince(seq, 'auth.failed')).length).toBe(1);
     }
   });

@@ -6,7 +6,7 @@ import { safeNext } from '../routes/auth.ts';
 import { Accounts } from './accounts.ts';
 import { originAllowed, parseCookies } from './guard.ts';
 import { generatePassword, hashPassword, verifyPassword } from './passwords.ts';
-import { RateLimiter } from './rate-limit.ts';
+import { clientKey, RateLimiter } from './rate-limit.ts';
 import { SessionStore } from './sessions.ts';
 import type { FastifyRequest } from 'fastify';
 
@@ -29,7 +29,9 @@ describe('sessions', () => {
     expect(session.key).not.toBe(id);
     const revoked: string[] = [];
     s.on('revoked', (k) => revoked.push(k));
-    s.revokeUser('alice');
+    s.revokeUser('oidc', 'alice');
+    expect(revoked).toEqual([]);
+    s.revokeUser('local', 'alice');
     expect(revoked).toEqual([session.key]);
     expect(s.get(id)).toBeUndefined();
     expect(s.get('x'.repeat(200))).toBeUndefined();
@@ -75,6 +77,26 @@ describe('rate limiter', () => {
     expect(r.take('k', 1000)).toBe(59);
     expect(r.take('other', 1000)).toBeUndefined();
     expect(r.take('k', 60_001)).toBeUndefined();
+  });
+});
+
+describe('rate limiter under attack', () => {
+  it('peek does not count; past the key cap the oldest windows go', () => {
+    const r = new RateLimiter(2, 60_000, 100);
+    r.take('victim', 0);
+    expect(r.peek('victim', 0)).toBeUndefined();
+    r.take('victim', 0);
+    expect(r.peek('victim', 0)).toBe(60);
+    for (let i = 0; i < 10_000; i++) r.take(`junk-${i}`, 1);
+    expect(r.size).toBeLessThanOrEqual(100);
+    expect(r.peek('victim', 2)).toBeUndefined(); // evicted, not grown without bound
+  });
+  it('keys IPv6 clients by /64 and IPv4 (also mapped) as is', () => {
+    expect(clientKey('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:db8:1:2:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('::1')).toBe('0:0:0:0::/64');
+    expect(clientKey('::ffff:10.0.0.1')).toBe('10.0.0.1');
+    expect(clientKey('10.0.0.1')).toBe('10.0.0.1');
   });
 });
 

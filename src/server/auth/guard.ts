@@ -6,12 +6,13 @@
 // 403 as `access.denied` evidence. No URL prefix decides anything.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { can, whyNot, type Action, type Scope } from '../../domain/access.ts';
+import { can, rolesFor, whyNot, type Action, type Scope } from '../../domain/access.ts';
 import type { AppCatalog } from '../services/app-catalog.ts';
 import { trackerOf } from '../services/app-tree.ts';
 import { trackersOf, type ObjectIndex } from '../services/object-index.ts';
 import type { EvidenceStore } from '../store/evidence-store.ts';
 import type { Principal, Session, SessionStore } from './sessions.ts';
+import type { Accounts } from './accounts.ts';
 
 export type ScopeFrom =
   /** :cluster/:namespace/:kind/:name of an app → its cluster and environment */
@@ -37,12 +38,22 @@ declare module 'fastify' {
 }
 
 export const SESSION_COOKIE = 'console_session';
+
+/** Over TLS the cookie is `Secure` and `__Host-` (no Domain, Path=/): a sibling subdomain cannot plant one. */
+export function secureRequest(req: FastifyRequest, publicOrigin: string | undefined): boolean {
+  return (publicOrigin ?? `${req.protocol}://`).startsWith('https:');
+}
+export function sessionCookieName(req: FastifyRequest, publicOrigin: string | undefined): string {
+  return secureRequest(req, publicOrigin) ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE;
+}
 export const CSRF_HEADER = 'x-csrf-token';
 /** Sign-in has no session yet: a custom header (which no cross-site form can send without a CORS preflight we never allow). */
 export const SIGNIN_HEADER = 'x-console-request';
 
 export interface GuardDeps {
   sessions: SessionStore;
+  /** grants are looked up again on every request: a removed or demoted user loses access at once */
+  accounts?: Accounts | undefined;
   store: EvidenceStore;
   catalog: AppCatalog;
   index?: ObjectIndex | undefined;
@@ -101,7 +112,21 @@ function deny(rep: FastifyReply, status: number, code: string, message: string):
   return rep.code(status).type('application/json').send({ error: { code, message } });
 }
 
+/** Current grants of a signed-in user; false when the account is gone or (OIDC) no group grants a role any more. */
+export function refreshGrants(user: Principal, accounts: Accounts): boolean {
+  if (user.source === 'local') {
+    const u = accounts.user(user.name);
+    if (!u) return false;
+    user.grants = u.grants;
+    return true;
+  }
+  user.grants = accounts.grantsForGroups(user.idpGroups ?? []);
+  return user.grants.length > 0;
+}
+
 export function installGuard(app: FastifyInstance, g: GuardDeps): void {
+  const accounts = g.accounts;
+  if (accounts) g.sessions.validator = (s) => refreshGrants(s.user, accounts);
   app.addHook('onRoute', (r) => {
     if (!r.config?.access) throw new Error(`route ${String(r.method)} ${r.url} declares no access rule`);
     for (const m of [r.method].flat()) g.routes?.push({ method: m, url: r.url, access: r.config.access });
@@ -124,7 +149,7 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
     return ns ?? '*';
   };
 
-  const scopeOf = (req: FastifyRequest, from: ScopeFrom): Scope & { app?: string } => {
+  const scopeOf = (req: FastifyRequest, from: ScopeFrom): (Scope & { app?: string }) | { ambiguous: true } => {
     const p = (req.params ?? {}) as Record<string, string | undefined>;
     if (from === 'anywhere') return {};
     if (from === 'cluster') return { cluster: p.cluster ?? '*' };
@@ -135,6 +160,8 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
       };
     const id = `${p.cluster}/${p.namespace}/${(p.kind ?? '').toLowerCase()}/${p.name}`;
     const a = g.catalog.get(id);
+    // ids join parts with '/', and cluster (context) names may contain one: the app found must be the app named
+    if (a && (a.cluster !== p.cluster || a.namespace !== p.namespace || a.name !== p.name)) return { ambiguous: true };
     // an app the console does not know: only someone with a grant on every env of the cluster learns it is missing
     return { cluster: p.cluster ?? '*', env: a?.env ?? '*', app: id };
   };
@@ -148,7 +175,7 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
         return deny(rep, 403, 'CsrfRejected', 'cross-site request refused');
       return;
     }
-    const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+    const cookie = parseCookies(req.headers.cookie)[sessionCookieName(req, g.publicOrigin)];
     const session = g.sessions.get(cookie);
     if (!session) return deny(rep, 401, 'Unauthenticated', 'sign in to continue');
     req.session = session;
@@ -161,7 +188,9 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
     if (session.user.mustChangePassword && !('signedIn' in rule && rule.beforePasswordChange))
       return deny(rep, 403, 'PasswordChangeRequired', 'change the one-time password first');
     if ('signedIn' in rule) return;
-    const scope = scopeOf(req, rule.scope);
+    const resolved = scopeOf(req, rule.scope);
+    if ('ambiguous' in resolved) return deny(rep, 400, 'BadRequest', 'ambiguous app id');
+    const scope = resolved;
     const grantScope: Scope = {
       ...(scope.cluster && scope.cluster !== '*' ? { cluster: scope.cluster } : {}),
       ...(scope.env && scope.env !== '*' ? { env: scope.env } : {}),
@@ -176,11 +205,19 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
     if (ok) return;
     const reason = whyNot(session.user.grants, rule.action, grantScope) ?? `needs ${rule.action}`;
     await recordDenial(g.store, req, rule.action, scope, reason);
-    return deny(rep, 403, 'Forbidden', `${session.user.name} may not ${rule.action.replace('.', ' ')}: ${reason}`);
+    // the answer does not say where the app lives (or whether it exists): that stays in the evidence
+    const said = rule.scope === 'app' ? `needs the ${rolesFor(rule.action)} role for this app` : reason;
+    return deny(rep, 403, 'Forbidden', `${session.user.name} may not ${rule.action.replace('.', ' ')}: ${said}`);
   });
 }
 
-/** Every denial is evidence: who, what, where, by which route, and why. */
+const DENIAL_WINDOW_MS = 60_000;
+const recentDenials = new WeakMap<EvidenceStore, Map<string, { until: number; repeated: number }>>();
+
+/**
+ * Every denial is evidence: who, what, where, by which route, and why. The same denial repeated within a
+ * minute is counted, not appended again (the next record carries `repeated`), so nobody can flood the chain.
+ */
 export async function recordDenial(
   store: EvidenceStore,
   req: FastifyRequest,
@@ -188,14 +225,33 @@ export async function recordDenial(
   scope: Scope & { app?: string },
   reason: string,
 ): Promise<void> {
+  let recent = recentDenials.get(store);
+  if (!recent) recentDenials.set(store, (recent = new Map()));
+  const actor = req.principal?.name ?? 'anonymous';
+  const key = JSON.stringify([actor, action, req.method, req.routeOptions.url, scope.cluster, scope.env, scope.app]);
+  const now = Date.now();
+  const r = recent.get(key);
+  if (r && r.until > now) {
+    r.repeated++;
+    return;
+  }
+  if (recent.size > 10_000) for (const [k, v] of recent) if (v.until <= now) recent.delete(k);
+  recent.set(key, { until: now + DENIAL_WINDOW_MS, repeated: 0 });
+  const repeated = r?.repeated ?? 0;
   await store.append({
     time: new Date().toISOString(),
     type: 'access.denied',
-    actor: req.principal?.name ?? 'anonymous',
+    actor,
     ...(scope.app ? { app: scope.app } : {}),
     ...(scope.cluster && scope.cluster !== '*' ? { cluster: scope.cluster } : {}),
     ...(scope.env && scope.env !== '*' ? { env: scope.env } : {}),
-    data: { action, method: req.method, route: req.routeOptions.url ?? '', reason },
+    data: {
+      action,
+      method: req.method,
+      route: req.routeOptions.url ?? '',
+      reason,
+      ...(repeated ? { repeatedSinceLastRecord: repeated } : {}),
+    },
   });
 }
 

@@ -12,6 +12,8 @@ export interface OidcSettings {
   scopes: string;
   groupsClaim: string;
   usernameClaim: string;
+  usernamePrefix: string;
+  groupsPrefix: string;
 }
 
 interface Pending {
@@ -22,8 +24,12 @@ interface Pending {
 }
 
 export interface OidcIdentity {
+  /** prefixed user name: what the console and Kubernetes (impersonation) call this person */
   name: string;
+  /** prefixed groups, for Impersonate-Group */
   groups: string[];
+  /** the issuer's own group names, which `auth.json` maps to console roles */
+  idpGroups: string[];
 }
 
 function loopback(u: URL): boolean {
@@ -34,6 +40,9 @@ function loopback(u: URL): boolean {
 export function isReservedName(n: string): boolean {
   return n.toLowerCase().startsWith('system:');
 }
+
+/** A callback for a sign-in this console did not start (or that expired): nothing to record. */
+export class UnknownSignIn extends Error {}
 
 export class OidcLogin {
   private config: client.Configuration | undefined;
@@ -69,7 +78,11 @@ export class OidcLogin {
     const config = await this.discovered();
     const now = Date.now();
     for (const [k, p] of this.pending) if (p.expires < now) this.pending.delete(k);
-    if (this.pending.size > 10_000) throw new Error('too many sign-ins in progress');
+    // bounded: past the cap the oldest pending sign-in is dropped (that person starts again), nobody is locked out
+    for (const k of this.pending.keys()) {
+      if (this.pending.size < 10_000) break;
+      this.pending.delete(k);
+    }
     const verifier = client.randomPKCECodeVerifier();
     const state = randomBytes(24).toString('base64url');
     const nonce = client.randomNonce();
@@ -89,8 +102,10 @@ export class OidcLogin {
   async finish(callbackUrl: URL, cookieState: string | undefined): Promise<OidcIdentity & { next: string }> {
     const state = callbackUrl.searchParams.get('state') ?? '';
     const p = this.pending.get(state);
-    if (!p || !cookieState || cookieState !== state || p.expires < Date.now())
-      throw new Error('unknown or expired sign-in (start again)');
+    // a state nobody started is noise; a started one arriving in another browser (login CSRF) is an attack signal
+    if (!p || p.expires < Date.now()) throw new UnknownSignIn('unknown or expired sign-in (start again)');
+    if (!cookieState || cookieState !== state)
+      throw new Error('unknown or expired sign-in (start again): its state is not bound to this browser');
     this.pending.delete(state);
     const config = await this.discovered();
     let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
@@ -109,17 +124,20 @@ export class OidcLogin {
     }
     const claims = tokens.claims();
     if (!claims) throw new Error('the issuer returned no ID token');
-    const rawGroups = (claims as Record<string, unknown>)[this.settings.groupsClaim];
-    // `system:` names belong to Kubernetes: an IdP group "system:masters" must never reach Impersonate-Group
-    const groups = Array.isArray(rawGroups)
-      ? rawGroups.filter((g): g is string => typeof g === 'string' && !isReservedName(g))
-      : [];
-    const rawName = (claims as Record<string, unknown>)[this.settings.usernameClaim];
     const c = claims as Record<string, unknown>;
+    const rawGroups = c[this.settings.groupsClaim];
+    const idpGroups = Array.isArray(rawGroups) ? rawGroups.filter((g): g is string => typeof g === 'string') : [];
+    const { usernameClaim, usernamePrefix, groupsPrefix } = this.settings;
     // an email is an identity only when the issuer verified it
-    const email = c.email_verified === true && typeof c.email === 'string' ? c.email : undefined;
-    const name = typeof rawName === 'string' && rawName ? rawName : (email ?? claims.sub);
+    if (usernameClaim === 'email' && c.email_verified !== true)
+      throw new Error('the issuer did not verify the email address that would name this user');
+    const raw = c[usernameClaim];
+    if (typeof raw !== 'string' || !raw) throw new Error(`the ID token has no ${usernameClaim} claim to name the user`);
+    const name = `${usernamePrefix}${raw}`;
+    // `system:` names belong to Kubernetes: never a user name, and an IdP group "system:masters" never reaches
+    // Impersonate-Group (even with the prefixes configured empty)
     if (isReservedName(name)) throw new Error(`the user name ${name} is reserved for Kubernetes (system:)`);
-    return { name, groups, next: p.next };
+    const groups = idpGroups.map((g) => `${groupsPrefix}${g}`).filter((g) => !isReservedName(g));
+    return { name, groups, idpGroups, next: p.next };
   }
 }

@@ -20,7 +20,29 @@ export async function hashPassword(password: string): Promise<string> {
   return `scrypt$${N}$${R}$${P}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
+/** At most 2 scrypt computations at once (16 MiB and ~50 ms each); a short queue, then `Busy`. */
+export class Busy extends Error {}
+let running = 0;
+const queue: Array<() => void> = [];
+async function slot<T>(f: () => Promise<T>): Promise<T> {
+  if (running >= 2) {
+    if (queue.length >= 32) throw new Busy('too many sign-ins at once; try again in a moment');
+    await new Promise<void>((r) => queue.push(r)); // the slot is handed over, still counted
+  } else running++;
+  try {
+    return await f();
+  } finally {
+    const next = queue.shift();
+    if (next) next();
+    else running--;
+  }
+}
+
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  return slot(() => verify(password, stored));
+}
+
+async function verify(password: string, stored: string): Promise<boolean> {
   const [alg, n, r, p, salt, hash] = stored.split('$');
   if (alg !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');

@@ -10,6 +10,8 @@ export interface Principal {
   source: 'local' | 'oidc';
   groups: string[];
   grants: Grant[];
+  /** OIDC: the issuer's group names, mapped to grants again on every request */
+  idpGroups?: string[];
   /** a first-start one-time password that must be replaced before anything else */
   mustChangePassword?: boolean;
 }
@@ -26,6 +28,11 @@ const hash = (id: string) => createHash('sha256').update(id).digest('base64url')
 
 export class SessionStore extends EventEmitter<{ revoked: [string] }> {
   private readonly byKey = new Map<string, Session>();
+  /**
+   * Re-checks a session's user on every use (and on every stream heartbeat): a removed account ends its
+   * sessions at once, and changed grants apply at once. False → the session is revoked.
+   */
+  validator: ((s: Session) => boolean) | undefined;
 
   constructor(
     readonly idleMs: number,
@@ -52,7 +59,7 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
     if (!id || id.length > 100) return undefined;
     const s = this.byKey.get(hash(id));
     if (!s) return undefined;
-    if (now - s.lastSeen > this.idleMs || now - s.createdAt > this.absoluteMs) {
+    if (now - s.lastSeen > this.idleMs || now - s.createdAt > this.absoluteMs || !this.valid(s)) {
       this.revokeKey(s.key);
       return undefined;
     }
@@ -63,15 +70,27 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
   /** Still valid, without touching it (for long-lived streams). */
   alive(key: string, now = Date.now()): boolean {
     const s = this.byKey.get(key);
-    return !!s && now - s.lastSeen <= this.idleMs && now - s.createdAt <= this.absoluteMs;
+    if (!s) return false;
+    if (now - s.lastSeen <= this.idleMs && now - s.createdAt <= this.absoluteMs && this.valid(s)) return true;
+    this.revokeKey(key);
+    return false;
+  }
+
+  private valid(s: Session): boolean {
+    try {
+      return this.validator ? this.validator(s) : true;
+    } catch {
+      return false;
+    }
   }
 
   revokeKey(key: string): void {
     if (this.byKey.delete(key)) this.emit('revoked', key);
   }
 
-  revokeUser(name: string): void {
-    for (const s of [...this.byKey.values()]) if (s.user.name === name) this.revokeKey(s.key);
+  revokeUser(source: Principal['source'], name: string): void {
+    for (const s of [...this.byKey.values()])
+      if (s.user.source === source && s.user.name === name) this.revokeKey(s.key);
   }
 
   get size(): number {

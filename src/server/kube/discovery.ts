@@ -14,7 +14,14 @@ export class Discovery {
   private load(apiVersion: string): Promise<Map<string, ResourceInfo>> {
     let p = this.cache.get(apiVersion);
     if (!p) {
-      const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+      const [g, v] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
+      // callers pass what objects say; never let it become another path
+      if (!/^[a-z0-9.-]*$/.test(g ?? '') || !/^v[0-9a-z]+$/.test(v ?? '') || apiVersion.split('/').length > 2)
+        return Promise.reject(new Error(`not an apiVersion: ${apiVersion.slice(0, 100)}`));
+      if (this.cache.size > 500) this.cache.clear();
+      const path = g
+        ? `/apis/${encodeURIComponent(g)}/${encodeURIComponent(v ?? '')}`
+        : `/api/${encodeURIComponent(v ?? '')}`;
       p = this.conn
         .json<{ resources?: Array<{ name: string; kind: string; namespaced: boolean }> }>('GET', path, {
           timeoutMs: 10_000,

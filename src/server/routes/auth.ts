@@ -3,9 +3,10 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { SessionResponse } from '../../api/schemas.ts';
 import type { Accounts } from '../auth/accounts.ts';
-import { parseCookies, SESSION_COOKIE } from '../auth/guard.ts';
-import type { OidcLogin } from '../auth/oidc.ts';
-import { RateLimiter } from '../auth/rate-limit.ts';
+import { parseCookies, secureRequest, sessionCookieName } from '../auth/guard.ts';
+import { UnknownSignIn, type OidcLogin } from '../auth/oidc.ts';
+import { clientKey, RateLimiter } from '../auth/rate-limit.ts';
+import { Busy } from '../auth/passwords.ts';
 import type { Principal, Session, SessionStore } from '../auth/sessions.ts';
 import type { EvidenceStore } from '../store/evidence-store.ts';
 import { HttpError, reply } from '../app.ts';
@@ -27,9 +28,7 @@ export function safeNext(next: unknown): string {
   return typeof next === 'string' && /^\/(?![/\\])[^\s\\]*$/.test(next) ? next : '/';
 }
 
-function secure(req: FastifyRequest, publicOrigin: string | undefined): boolean {
-  return (publicOrigin ?? `${req.protocol}://`).startsWith('https:');
-}
+const secure = secureRequest;
 
 function cookie(name: string, value: string, attrs: string[]): string {
   return [`${name}=${value}`, 'Path=/', 'HttpOnly', ...attrs].join('; ');
@@ -47,14 +46,15 @@ export function sessionBody(s: Session, oidc: boolean, absoluteMs: number) {
 
 export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
   const perAddress = new RateLimiter(20, 60_000);
-  const perUser = new RateLimiter(5, 5 * 60_000);
+  const failures = new RateLimiter(5, 5 * 60_000);
   const oidcStarts = new RateLimiter(30, 60_000);
+  const oidcCallbacks = new RateLimiter(30, 60_000);
 
   const startSession = (req: FastifyRequest, rep: FastifyReply, user: Principal): Session => {
     const { id, session } = d.sessions.create(user);
     const attrs = ['SameSite=Strict', `Max-Age=${Math.floor(d.sessions.absoluteMs / 1000)}`];
     if (secure(req, d.publicOrigin)) attrs.push('Secure');
-    rep.header('Set-Cookie', cookie(SESSION_COOKIE, id, attrs));
+    rep.header('Set-Cookie', cookie(sessionCookieName(req, d.publicOrigin), id, attrs));
     return session;
   };
 
@@ -66,21 +66,36 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
   }));
 
   app.post('/api/auth/signin', { config: { access: { public: true } } }, async (req, rep) => {
-    const wait = perAddress.take(req.ip);
+    const addr = clientKey(req.ip);
+    const tooMany = (wait: number) => {
+      rep.header('Retry-After', String(wait));
+      return new HttpError(429, 'TooManyAttempts', `too many sign-in attempts; try again in ${wait} s`);
+    };
+    const wait = perAddress.take(addr);
+    if (wait) throw tooMany(wait);
     const parsed = SignIn.safeParse(req.body);
     if (!parsed.success) throw new HttpError(400, 'BadRequest', 'username and password are required');
     const { username, password } = parsed.data;
-    const waitUser = perUser.take(username.toLowerCase());
-    if (wait ?? waitUser) {
-      rep.header('Retry-After', String(wait ?? waitUser));
-      throw new HttpError(429, 'TooManyAttempts', `too many sign-in attempts; try again in ${wait ?? waitUser} s`);
+    // failures count per user name *and* address: guessing is throttled, but nobody can lock an account
+    // for everyone else by failing on purpose from elsewhere
+    const failKey = `${username.toLowerCase()}|${addr}`;
+    const blocked = failures.peek(failKey);
+    if (blocked) throw tooMany(blocked);
+    let u: Awaited<ReturnType<Accounts['check']>>;
+    try {
+      u = await d.accounts.check(username, password);
+    } catch (e) {
+      if (e instanceof Busy) throw new HttpError(503, 'Busy', e.message);
+      throw e;
     }
-    const u = await d.accounts.check(username, password);
     if (!u) {
+      failures.take(failKey);
+      // people type passwords into the user name box: only a known account name is recorded
+      const known = d.accounts.user(username);
       await d.store.append({
         time: new Date().toISOString(),
         type: 'auth.failed',
-        actor: username,
+        actor: known ? known.name : 'unknown user',
         data: { method: 'local', address: req.ip },
       });
       throw new HttpError(401, 'BadCredentials', 'wrong user name or password');
@@ -111,7 +126,7 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
     async (req, rep) => {
       const s = req.session as Session;
       d.sessions.revokeKey(s.key);
-      rep.header('Set-Cookie', cookie(SESSION_COOKIE, '', ['SameSite=Strict', 'Max-Age=0']));
+      rep.header('Set-Cookie', cookie(sessionCookieName(req, d.publicOrigin), '', ['SameSite=Strict', 'Max-Age=0']));
       await d.store.append({ time: new Date().toISOString(), type: 'auth.signed-out', actor: s.user.name, data: {} });
       return { ok: true };
     },
@@ -126,18 +141,20 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
         throw new HttpError(400, 'BadRequest', 'passwords of OIDC users live at the issuer');
       const parsed = PasswordChange.safeParse(req.body);
       if (!parsed.success) throw new HttpError(400, 'BadRequest', 'the new password needs at least 12 characters');
-      const wait = perUser.take(s.user.name.toLowerCase());
+      const wait = failures.peek(`pw:${s.user.name}`);
       if (wait) {
         rep.header('Retry-After', String(wait));
         throw new HttpError(429, 'TooManyAttempts', `too many attempts; try again in ${wait} s`);
       }
-      if (!(await d.accounts.check(s.user.name, parsed.data.current)))
+      if (!(await d.accounts.check(s.user.name, parsed.data.current))) {
+        failures.take(`pw:${s.user.name}`);
         throw new HttpError(403, 'BadCredentials', 'the current password is wrong');
+      }
       if (parsed.data.next === parsed.data.current)
         throw new HttpError(400, 'BadRequest', 'the new password must differ from the current one');
       await d.accounts.setPassword(s.user.name, parsed.data.next);
       // every session of this user ends (streams too); this browser gets a fresh one
-      d.sessions.revokeUser(s.user.name);
+      d.sessions.revokeUser('local', s.user.name);
       const { mustChangePassword: _once, ...user } = s.user;
       const next = startSession(req, rep, user);
       await d.store.append({
@@ -152,7 +169,7 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
 
   app.get('/api/auth/oidc/start', { config: { access: { public: true } } }, async (req, rep) => {
     if (!d.oidc) throw new HttpError(404, 'NotFound', 'OIDC sign-in is not configured');
-    const wait = oidcStarts.take(req.ip);
+    const wait = oidcStarts.take(clientKey(req.ip));
     if (wait) {
       rep.header('Retry-After', String(wait));
       throw new HttpError(429, 'TooManyAttempts', `too many sign-ins from this address; try again in ${wait} s`);
@@ -176,18 +193,23 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
     const base = d.publicOrigin ?? `${req.protocol}://${req.headers.host ?? '127.0.0.1'}`;
     const url = new URL(req.url, base);
     const clear = cookie(OIDC_COOKIE, '', ['SameSite=Lax', 'Max-Age=0']);
+    const wait = oidcCallbacks.take(clientKey(req.ip));
+    if (wait) {
+      rep.header('Retry-After', String(wait));
+      throw new HttpError(429, 'TooManyAttempts', `too many sign-ins from this address; try again in ${wait} s`);
+    }
     try {
       const who = await d.oidc.finish(url, parseCookies(req.headers.cookie)[OIDC_COOKIE]);
-      const grants = d.accounts.grantsForGroups(who.groups);
+      const grants = d.accounts.grantsForGroups(who.idpGroups);
       if (!grants.length)
-        throw new Error(`no console role is granted to ${who.name} (groups: ${who.groups.join(', ') || 'none'})`);
-      startSession(req, rep, { name: who.name, source: 'oidc', groups: who.groups, grants });
+        throw new Error(`no console role is granted to ${who.name} (groups: ${who.idpGroups.join(', ') || 'none'})`);
+      startSession(req, rep, { name: who.name, source: 'oidc', groups: who.groups, idpGroups: who.idpGroups, grants });
       rep.header('Set-Cookie', [rep.getHeader('Set-Cookie') as string, clear]);
       await d.store.append({
         time: new Date().toISOString(),
         type: 'auth.signed-in',
         actor: who.name,
-        data: { method: 'oidc', groups: who.groups },
+        data: { method: 'oidc', groups: who.idpGroups },
       });
       // a same-origin page navigates on, so the SameSite=Strict session cookie is sent with it
       const next = safeNext(who.next);
@@ -198,12 +220,14 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
         );
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
-      await d.store.append({
-        time: new Date().toISOString(),
-        type: 'auth.failed',
-        actor: 'oidc',
-        data: { method: 'oidc', reason: message.slice(0, 300) },
-      });
+      // only sign-ins this console started are evidence; stray callbacks would just flood the chain
+      if (!(e instanceof UnknownSignIn))
+        await d.store.append({
+          time: new Date().toISOString(),
+          type: 'auth.failed',
+          actor: 'oidc',
+          data: { method: 'oidc', reason: message.slice(0, 300) },
+        });
       rep.header('Set-Cookie', clear);
       const safe = message.replace(/[<>&"]/g, ' ');
       return rep

@@ -35,7 +35,7 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const lastRender = new Map<string, string>();
   const tools = renderTools(deps.dataDir ?? '.data');
 
-  const depsFor = (a: App, raw: Obj, mc: ManagedCluster, req?: FastifyRequest): DiffDeps => {
+  const depsFor = async (a: App, raw: Obj, mc: ManagedCluster, req?: FastifyRequest): Promise<DiffDeps> => {
     const user = req?.principal as Principal | undefined;
     const reviewer = deps.reviewer;
     let discovery = discoveries.get(mc.name);
@@ -47,6 +47,38 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       ((raw.spec as Obj | undefined)?.sourceRef as { namespace?: string } | undefined)?.namespace ?? a.namespace,
     );
     const source = srcKey && a.source.name ? mc.get(srcKey, srcNs, a.source.name) : undefined;
+    // impersonation: what comes from the console's cache is filtered by the user's Kubernetes RBAC too
+    let tracked = index.trackedBy(a.cluster, trackerOf(a));
+    let configMapsReadable = true;
+    if (reviewer && user) {
+      const visible: Obj[] = [];
+      for (const o of tracked) {
+        const [group, version] = String(o.apiVersion ?? 'v1').includes('/')
+          ? String(o.apiVersion).split('/')
+          : ['', String(o.apiVersion ?? 'v1')];
+        const ns = (o.metadata as { namespace?: string } | undefined)?.namespace;
+        const target = {
+          cluster: a.cluster,
+          verb: 'get',
+          group: group ?? '',
+          version: version ?? 'v1',
+          kind: String(o.kind),
+          namespace: ns,
+        };
+        if (await reviewer.allowed(user, target).catch(() => false)) visible.push(o);
+      }
+      tracked = visible;
+      configMapsReadable = await reviewer
+        .allowed(user, {
+          cluster: a.cluster,
+          verb: 'get',
+          group: '',
+          version: 'v1',
+          kind: 'ConfigMap',
+          namespace: a.namespace,
+        })
+        .catch(() => false);
+    }
     return {
       // impersonation: dry-runs and reads go out as the user
       conn: reviewer && user ? mc.conn.withHeaders(AccessReviewer.headers(user)) : mc.conn,
@@ -54,8 +86,9 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       tools,
       appObject: raw,
       ...(source ? { sourceObject: source } : {}),
-      configMap: (ns, name) => index.get(a.cluster, { group: '', kind: 'ConfigMap', namespace: ns, name }),
-      tracked: () => index.trackedBy(a.cluster, trackerOf(a)),
+      configMap: (ns, name) =>
+        configMapsReadable ? index.get(a.cluster, { group: '', kind: 'ConfigMap', namespace: ns, name }) : undefined,
+      tracked: () => tracked,
       async getLive(ref) {
         const group = ref.apiVersion.includes('/') ? (ref.apiVersion.split('/')[0] ?? '') : '';
         if (reviewer && user) {
@@ -102,7 +135,7 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           const base = { env: m.env, appId: m.id, cluster: m.cluster };
           if (!raw || !mc) return { ...base, error: 'app object not in cache' };
           try {
-            const render = await renderDesired(m, depsFor(m, raw, mc, req));
+            const render = await renderDesired(m, await depsFor(m, raw, mc, req));
             // Secret values never leave the BFF: compare masks (equal values, equal masks)
             return { ...base, render: { ...render, objects: render.objects.map((o) => maskSecrets(o)) } };
           } catch (e) {
@@ -138,7 +171,7 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const mc = deps.clusters.clusters.get(p.data.cluster);
       if (!a || !raw || !mc || (deps.reviewer && !(await deps.reviewer.visibleApps(req, [a])).length))
         throw new HttpError(404, 'NotFound', `no app ${id}`);
-      const result: AppDiff = await diffApp(a, depsFor(a, raw, mc, req));
+      const result: AppDiff = await diffApp(a, await depsFor(a, raw, mc, req));
       if (result.render && lastRender.get(id) !== result.render.renderHash) {
         lastRender.set(id, result.render.renderHash);
         await deps.store.append({

@@ -15,10 +15,11 @@ export const evidenceRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => 
       ...(q.data.before ? { beforeSeq: q.data.before } : {}),
       limit: q.data.limit ?? 200,
     });
-    // each event is visible where its own cluster and environment are; console-wide events to wildcard grants
+    // each event is visible where its own cluster and environment are; events without one (console start,
+    // cluster connected, sign-ins) only to grants on every cluster / every environment
     const NOWHERE = '\u0000'; // matched only by '*' grants
     const visible = events.filter((e) =>
-      allowed(req, 'evidence.read', { cluster: e.cluster ?? NOWHERE, env: e.env ?? (e.cluster ? undefined : NOWHERE) }),
+      allowed(req, 'evidence.read', { cluster: e.cluster ?? NOWHERE, env: e.env ?? NOWHERE }),
     );
     return reply(EvidenceResponse, { events: visible });
   });

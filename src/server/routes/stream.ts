@@ -30,6 +30,8 @@ export const streamRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     });
     let id = 0;
     const send = (m: StreamMessage) => {
+      // async checks (impersonation) may answer after the stream closed
+      if (res.writableEnded || res.destroyed) return;
       res.write(`id: ${++id}\nevent: message\ndata: ${JSON.stringify(m)}\n\n`);
     };
     res.write('retry: 2000\n\n');
@@ -59,7 +61,12 @@ export const streamRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     };
     const onObjects = (id: string) => {
       const a = deps.catalog.get(id);
-      if (a && allowed(req, 'app.read', { cluster: a.cluster, env: a.env })) send({ type: 'app-objects', id });
+      if (!a || !allowed(req, 'app.read', { cluster: a.cluster, env: a.env })) return;
+      if (!deps.reviewer) return send({ type: 'app-objects', id });
+      void deps.reviewer.visibleApps(req, [a]).then(
+        (v) => (v.length ? send({ type: 'app-objects', id }) : undefined),
+        () => undefined,
+      );
     };
     deps.catalog.on('objects', onObjects);
     deps.catalog.on('app', onApp);

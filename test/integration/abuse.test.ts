@@ -1,0 +1,157 @@
+// Abuse of the identity layer itself (from the security review): account lockout from elsewhere, secrets typed
+// into the wrong box, evidence flooding, path traversal through object references, and accounts removed or
+// demoted while their sessions are open. Client addresses come from X-Forwarded-For (CONSOLE_TRUST_PROXY).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EvidenceEvent } from '../../src/domain/evidence.ts';
+import { getJson as kubeJson } from '../../sandbox/scenario.ts';
+import { as, signIn, TEST_PASSWORD } from '../support/auth.ts';
+import { startTestConsole } from '../support/console.ts';
+
+const DEV = 'nonprod/flux-system/kustomization/digital-human-dev';
+let con: Awaited<ReturnType<typeof startTestConsole>>;
+
+beforeAll(async () => {
+  con = await startTestConsole(
+    { CONSOLE_TRUST_PROXY: '127.0.0.1' },
+    { accounts: { users: { 'viewer-2': ['viewer'], 'developer-2': ['developer'] } } },
+  );
+});
+afterAll(async () => {
+  await con?.close();
+});
+
+const signInFrom = (address: string, username: string, password: string) =>
+  fetch(`${con.url}/api/auth/signin`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      'X-Console-Request': '1',
+      Origin: con.url,
+      'X-Forwarded-For': address,
+    },
+    body: JSON.stringify({ username, password }),
+  });
+
+async function evidence(type: string): Promise<EvidenceEvent[]> {
+  const r = await as(con.admin, con.url, `/api/evidence?type=${type}&limit=1000`);
+  return (r.body as { events: EvidenceEvent[] }).events;
+}
+
+describe('abuse of sign-in and evidence', () => {
+  it('locking an account from elsewhere: 8 wrong passwords from one address do not stop the owner from another', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await signInFrom('203.0.113.7', 'oncall', `guess-${i}`)).status);
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.slice(5)).toEqual([429, 429, 429]);
+    // the attacker's address is throttled even with the right password…
+    const attacker = await signInFrom('203.0.113.7', 'oncall', TEST_PASSWORD);
+    expect(attacker.status).toBe(429);
+    expect(Number(attacker.headers.get('retry-after'))).toBeGreaterThan(0);
+    // …the owner, elsewhere, is not
+    expect((await signInFrom('198.51.100.2', 'oncall', TEST_PASSWORD)).status).toBe(200);
+  });
+
+  it('a password typed into the user-name box is never written into the evidence chain', async () => {
+    const typed = `Hunter2-${Date.now().toString(36)}!`;
+    expect((await signInFrom('192.0.2.10', typed, 'x')).status).toBe(401);
+    expect((await signInFrom('192.0.2.10', 'auditor', 'wrong')).status).toBe(401);
+    const failed = await evidence('auth.failed');
+    expect(JSON.stringify(failed)).not.toContain(typed);
+    expect(failed.slice(0, 2).map((e) => e.actor)).toEqual(['auditor', 'unknown user']);
+  });
+
+  it('flooding the evidence chain: 40 identical denials make one access.denied row, 40 stray SSO callbacks none', async () => {
+    const viewer = await signIn(con.url, 'viewer');
+    const before = (await evidence('access.denied')).length;
+    for (let i = 0; i < 40; i++)
+      expect((await as(viewer, con.url, `/api/apps/${DEV}/reconcile`, { method: 'POST' })).status).toBe(403);
+    const after = await evidence('access.denied');
+    expect(after.length - before).toBe(1);
+    expect(after[0]).toMatchObject({ actor: 'viewer', app: DEV, data: { action: 'app.reconcile' } });
+    // a different denial is its own row
+    expect((await as(viewer, con.url, '/api/evidence')).status).toBe(403);
+    expect((await evidence('access.denied')).length - before).toBe(2);
+    const failedBefore = (await evidence('auth.failed')).length;
+    for (let i = 0; i < 40; i++) {
+      const r = await fetch(`${con.url}/api/auth/oidc/callback?state=s${i}&code=c${i}`, {
+        headers: { 'X-Forwarded-For': '192.0.2.99' },
+      });
+      expect([401, 404, 429]).toContain(r.status);
+    }
+    expect((await evidence('auth.failed')).length).toBe(failedBefore);
+  });
+
+  it('path traversal through an object reference is refused with 400 before any apiserver request', async () => {
+    const viewer = await signIn(con.url, 'viewer');
+    for (const q of [
+      'group=..&version=../api/v1/namespaces/kube-system/secrets&kind=Whatever&name=x&namespace=default',
+      'group=apps&version=v1&kind=Deployment&namespace=..%2Fkube-system&name=x',
+      'group=apps&version=v1&kind=Deployment&namespace=dev&name=..',
+      'group=apps&version=v1&kind=Deployment&namespace=dev&name=a%2Fb',
+      'group=apps%2Fv1&version=v1&kind=Deployment&namespace=dev&name=x',
+      'group=apps&version=v1&kind=Deploy%2Fment&namespace=dev&name=x',
+    ]) {
+      const r = await as(viewer, con.url, `/api/clusters/nonprod/object?${q}`);
+      expect(r.status, q).toBe(400);
+      expect((await as(viewer, con.url, `/api/clusters/nonprod/events?${q}`)).status, q).toBe(400);
+    }
+    const ok = await as(
+      viewer,
+      con.url,
+      '/api/clusters/nonprod/object?group=apps&version=v1&kind=Deployment&namespace=dev&name=render-worker',
+    );
+    expect(ok.status).toBe(200);
+  });
+});
+
+describe('accounts changed while signed in', () => {
+  const file = () => join(con.dataDir, 'auth.json');
+  const edit = (f: (d: { users: Array<{ name: string; grants: unknown[] }> }) => void) => {
+    const d = JSON.parse(readFileSync(file(), 'utf8')) as { users: Array<{ name: string; grants: unknown[] }> };
+    f(d);
+    writeFileSync(file(), JSON.stringify(d));
+  };
+
+  it('a demoted developer cannot reconcile any more, without signing in again', async () => {
+    const dev = await signIn(con.url, 'developer-2');
+    const ann = () =>
+      (
+        kubeJson('nonprod', ['-n', 'flux-system', 'get', 'kustomization', 'digital-human-dev']).metadata as {
+          annotations?: Record<string, string>;
+        }
+      ).annotations?.['reconcile.fluxcd.io/requestedAt'];
+    expect((await as(dev, con.url, `/api/apps/${DEV}/reconcile`, { method: 'POST' })).status).toBe(200);
+    edit((d) => {
+      const u = d.users.find((x) => x.name === 'developer-2');
+      if (u) u.grants = [{ role: 'viewer', clusters: ['*'], envs: ['*'] }];
+    });
+    const before = ann();
+    const r = await as(dev, con.url, `/api/apps/${DEV}/reconcile`, { method: 'POST' });
+    expect(r.status).toBe(403);
+    expect(ann()).toBe(before);
+    expect(((await as(dev, con.url, '/api/auth/session')).body.user as { grants: unknown[] }).grants).toEqual([
+      { role: 'viewer', clusters: ['*'], envs: ['*'] },
+    ]);
+  });
+
+  it('a removed account is signed out at once, and its open event stream is cut', async () => {
+    const v = await signIn(con.url, 'viewer-2');
+    const ac = new AbortController();
+    const res = await fetch(`${con.url}/api/stream`, { headers: { Cookie: v.cookie }, signal: ac.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body?.getReader();
+    const ended = (async () => {
+      for (;;) if ((await reader?.read())?.done !== false) return true;
+    })();
+    edit((d) => {
+      d.users = d.users.filter((x) => x.name !== 'viewer-2');
+    });
+    expect((await as(v, con.url, '/api/apps')).status).toBe(401);
+    // the stream re-checks its session at its next heartbeat (15 s)
+    const cut = await Promise.race([ended, new Promise((r) => setTimeout(() => r(false), 25_000))]);
+    ac.abort();
+    expect(cut).toBe(true);
+  }, 40_000);
+});
