@@ -37,6 +37,7 @@ test('a signed-out visit goes to sign-in and comes back to the same page; a view
     'needs the developer or oncall role on nonprod/dev',
   );
   await expect(page.getByTestId('evidence-hidden')).toContainText('needs the reviewer, oncall or auditor role');
+  await page.screenshot({ path: 'test-results/roles-viewer.png' });
   // the session cookie is not readable by scripts
   expect(await page.evaluate(() => document.cookie)).not.toContain('console_session');
   const cookie = (await page.context().cookies()).find((c) => c.name === 'console_session');
