@@ -5,7 +5,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
-import { getJson as kubeJson } from '../../sandbox/scenario.ts';
+import { kubectl, mustState } from '../../sandbox/sandbox.ts';
+import { commitAndPush, getJson as kubeJson, removeFromGit, writeRepoFile } from '../../sandbox/scenario.ts';
 import { as, signIn, TEST_PASSWORD } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
 
@@ -154,4 +155,71 @@ describe('accounts changed while signed in', () => {
     ac.abort();
     expect(cut).toBe(true);
   }, 40_000);
+});
+
+describe('hostile YAML in Git', () => {
+  it('a billion-laughs document in an app\'s Git path: the diff answers quickly with "desired state unknown", and the BFF stays up', async () => {
+    const lol = [
+      'apiVersion: v1',
+      'kind: ConfigMap',
+      'metadata: {name: lol}',
+      'data:',
+      '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+    ];
+    for (let i = 1; i < 9; i++) {
+      const prev = i === 1 ? 'a' : `l${i - 1}`;
+      lol.push(`  l${i}: &l${i} [${Array(9).fill(`*${prev}`).join(',')}]`);
+    }
+    const sha = commitAndPush('Add a billion laughs', (w) =>
+      writeRepoFile(w, 'argo/lol/lol.yaml', `${lol.join('\n')}\n`),
+    );
+    const st = mustState();
+    kubectl(
+      'nonprod',
+      ['apply', '--server-side', '--field-manager=abuse-test', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'argoproj.io/v1alpha1',
+        kind: 'Application',
+        metadata: { name: 'lol-probe', namespace: 'argocd', labels: { env: 'staging' } },
+        spec: {
+          project: 'default',
+          source: { repoURL: st.git.url, path: 'argo/lol', targetRevision: 'main' },
+          destination: { server: 'https://kubernetes.default.svc', namespace: 'staging' },
+        },
+      }),
+    );
+    kubectl('nonprod', [
+      '-n',
+      'argocd',
+      'patch',
+      'application',
+      'lol-probe',
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({
+        status: { sync: { status: 'Synced', revision: sha }, health: { status: 'Healthy' }, sourceType: 'Directory' },
+      }),
+    ]);
+    try {
+      const id = 'nonprod/argocd/application/lol-probe';
+      let r = await as(con.admin, con.url, `/api/apps/${id}`);
+      for (let i = 0; i < 60 && r.status !== 200; i++) {
+        await new Promise((res) => setTimeout(res, 500));
+        r = await as(con.admin, con.url, `/api/apps/${id}`);
+      }
+      expect(r.status).toBe(200);
+      const t0 = Date.now();
+      const d = await as(con.admin, con.url, `/api/apps/${id}/diff`);
+      const ms = Date.now() - t0;
+      expect(d.status).toBe(200);
+      expect(d.body).toMatchObject({ state: 'unknown' });
+      expect(String((d.body as { error?: string }).error)).toMatch(/alias/i);
+      expect(ms).toBeLessThan(10_000);
+      expect((await fetch(`${con.url}/healthz`)).status).toBe(200);
+    } finally {
+      kubectl('nonprod', ['-n', 'argocd', 'delete', 'application', 'lol-probe', '--ignore-not-found', '--wait=false']);
+      removeFromGit('argo/lol/lol.yaml');
+    }
+  });
 });
