@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { safeNext } from '../routes/auth.ts';
 import { Accounts } from './accounts.ts';
 import { originAllowed, parseCookies } from './guard.ts';
-import { generatePassword, hashPassword, verifyPassword } from './passwords.ts';
+import { Busy, generatePassword, hashPassword, verifyPassword } from './passwords.ts';
 import { clientKey, RateLimiter } from './rate-limit.ts';
 import { SessionStore } from './sessions.ts';
 import type { FastifyRequest } from 'fastify';
@@ -45,6 +45,13 @@ describe('passwords', () => {
     expect(await verifyPassword('correct horse batterY', h)).toBe(false);
     expect(await verifyPassword('x', 'md5$abc')).toBe(false);
     expect(generatePassword()).toMatch(/^[a-zA-Z2-9]{20}$/);
+  });
+  it('a burst of sign-ins cannot queue unbounded scrypt work: 2 run, 32 wait, the rest are told Busy', async () => {
+    const h = await hashPassword('pw');
+    const results = await Promise.allSettled(Array.from({ length: 40 }, () => verifyPassword('pw', h)));
+    const busy = results.filter((r) => r.status === 'rejected' && r.reason instanceof Busy);
+    expect(busy).toHaveLength(6);
+    expect(results.filter((r) => r.status === 'fulfilled' && r.value === true)).toHaveLength(34);
   });
   it('first start: one admin with a one-time password, announced once, file 0600', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'acc-'));

@@ -146,7 +146,11 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
         rep.header('Retry-After', String(wait));
         throw new HttpError(429, 'TooManyAttempts', `too many attempts; try again in ${wait} s`);
       }
-      if (!(await d.accounts.check(s.user.name, parsed.data.current))) {
+      const ok = await d.accounts.check(s.user.name, parsed.data.current).catch((e: unknown) => {
+        if (e instanceof Busy) throw new HttpError(503, 'Busy', e.message);
+        throw e;
+      });
+      if (!ok) {
         failures.take(`pw:${s.user.name}`);
         throw new HttpError(403, 'BadCredentials', 'the current password is wrong');
       }
