@@ -135,6 +135,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const synced = states.filter((s) => s.status === 'connected').length;
       // ready once every cluster has been tried: connected, or known to be unreachable
       const ready = states.every((s) => s.status !== 'connecting');
+      // health from just-listed objects is applied in batches: apply it before saying "ready"
+      if (ready) deps.catalog.settleNow();
       return rep
         .code(ready ? 200 : 503)
         .send({ ready, clusters: states.length, connected: synced, store: deps.store.kind });

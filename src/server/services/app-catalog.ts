@@ -69,6 +69,13 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     });
   }
 
+  /** Applies pending object-health updates now (readiness: "ready" must mean the apps reflect the synced caches). */
+  settleNow(): void {
+    if (!this.flushTimer) return;
+    clearTimeout(this.flushTimer);
+    this.flushDirty();
+  }
+
   private flushDirty(): void {
     this.flushTimer = undefined;
     const ids = [...this.dirty];
