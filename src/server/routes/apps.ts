@@ -47,6 +47,8 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     const q = AppsQuery.safeParse(req.query);
     if (!q.success)
       throw new HttpError(400, 'BadRequest', q.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    // a read sees every object change the BFF has observed (health updates are otherwise batched for 250 ms)
+    deps.catalog.settleNow();
     const visible = deps.reviewer ? await deps.reviewer.visibleApps(req, deps.catalog.list()) : deps.catalog.list();
     const all = visible.filter((a) => allowed(req, 'app.read', { cluster: a.cluster, env: a.env }));
     const apps = filterApps(all, q.data).sort(
@@ -69,6 +71,7 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const p = AppParams.safeParse(req.params);
       if (!p.success) throw new HttpError(400, 'BadRequest', 'invalid app id');
       const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
+      deps.catalog.settleNow();
       const a = deps.catalog.get(id);
       if (!a || (deps.reviewer && !(await deps.reviewer.visibleApps(req, [a])).length))
         throw new HttpError(404, 'NotFound', `no app ${id}`);
