@@ -223,3 +223,45 @@ describe('hostile YAML in Git', () => {
     }
   });
 });
+
+describe('behind a TLS proxy (CONSOLE_PUBLIC_URL=https://…)', () => {
+  it('cookie tossing: the session cookie is __Host- and Secure; a planted plain console_session cookie is ignored', async () => {
+    const pub = 'https://console.example.test';
+    const tls = await startTestConsole({ CONSOLE_PUBLIC_URL: pub });
+    try {
+      const r = await fetch(`${tls.url}/api/auth/signin`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Console-Request': '1', Origin: pub },
+        body: JSON.stringify({ username: 'viewer', password: TEST_PASSWORD }),
+      });
+      expect(r.status).toBe(200);
+      const set = r.headers.get('set-cookie') ?? '';
+      expect(set).toMatch(/^__Host-console_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/);
+      const value = set.split(';')[0]?.split('=')[1] ?? '';
+      // the same id under the plain name (what a sibling subdomain could plant) does not authenticate
+      expect((await fetch(`${tls.url}/api/apps`, { headers: { Cookie: `console_session=${value}` } })).status).toBe(
+        401,
+      );
+      expect(
+        (await fetch(`${tls.url}/api/apps`, { headers: { Cookie: `__Host-console_session=${value}` } })).status,
+      ).toBe(200);
+      // the console's own http origin is not its public origin: a mutation from it is cross-site
+      const csrf = (
+        (await (
+          await fetch(`${tls.url}/api/auth/session`, { headers: { Cookie: `__Host-console_session=${value}` } })
+        ).json()) as { csrfToken: string }
+      ).csrfToken;
+      const out = (origin: string) =>
+        fetch(`${tls.url}/api/auth/signout`, {
+          method: 'POST',
+          headers: { Cookie: `__Host-console_session=${value}`, 'X-CSRF-Token': csrf, Origin: origin },
+        });
+      expect((await out(tls.url)).status).toBe(403);
+      const signedOut = await out(pub);
+      expect(signedOut.status).toBe(200);
+      expect(signedOut.headers.get('set-cookie')).toMatch(/^__Host-console_session=; .*Max-Age=0; Secure$/);
+    } finally {
+      await tls.close();
+    }
+  });
+});

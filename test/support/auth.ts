@@ -47,10 +47,10 @@ export interface Signed {
   csrf: string;
 }
 
-export async function signIn(base: string, user: string, password = TEST_PASSWORD): Promise<Signed> {
+export async function signIn(base: string, user: string, password = TEST_PASSWORD, origin = base): Promise<Signed> {
   const r = await fetch(`${base}/api/auth/signin`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-Console-Request': '1', Origin: base },
+    headers: { 'Content-Type': 'application/json', 'X-Console-Request': '1', Origin: origin },
     body: JSON.stringify({ username: user, password }),
   });
   if (r.status !== 200) throw new Error(`sign-in as ${user}: ${r.status} ${await r.text()}`);

@@ -24,7 +24,9 @@ export async function startTestConsole(
     [],
   );
   const c = await startConsole(cfg, opts);
-  const admin = await signIn(c.url, 'admin');
+  // behind a (simulated) proxy the browser's Origin is the public URL's
+  const origin = extraEnv.CONSOLE_PUBLIC_URL ? new URL(extraEnv.CONSOLE_PUBLIC_URL).origin : c.url;
+  const admin = await signIn(c.url, 'admin', undefined, origin);
   defaultSessions.set(c.url, admin);
   return {
     ...c,

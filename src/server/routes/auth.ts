@@ -126,7 +126,9 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
     async (req, rep) => {
       const s = req.session as Session;
       d.sessions.revokeKey(s.key);
-      rep.header('Set-Cookie', cookie(sessionCookieName(req, d.publicOrigin), '', ['SameSite=Strict', 'Max-Age=0']));
+      // a __Host- cookie is only replaced by one with the same attributes (Secure included)
+      const attrs = ['SameSite=Strict', 'Max-Age=0', ...(secure(req, d.publicOrigin) ? ['Secure'] : [])];
+      rep.header('Set-Cookie', cookie(sessionCookieName(req, d.publicOrigin), '', attrs));
       await d.store.append({ time: new Date().toISOString(), type: 'auth.signed-out', actor: s.user.name, data: {} });
       return { ok: true };
     },
