@@ -4,7 +4,9 @@ import { existsSync } from 'node:fs';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import { ClustersResponse, type ErrorBody } from '../api/schemas.ts';
+import { AppParams, ClustersResponse, type ErrorBody } from '../api/schemas.ts';
+import { appId, type App } from '../domain/app.ts';
+import type { FastifyRequest } from 'fastify';
 import type { ClusterManager } from './kube/cluster-manager.ts';
 import { appRoutes } from './routes/apps.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
@@ -69,6 +71,21 @@ export function sendError(
 /** Validates a response body against its schema before sending (a contract bug becomes a 500, not bad data). */
 export function reply<T extends z.ZodType>(schema: T, value: z.input<T>): z.output<T> {
   return schema.parse(value);
+}
+
+/**
+ * The app a route's `:cluster/:namespace/:kind/:name` names, with pending health updates applied, as this user
+ * may see it (in impersonation mode: only if its Kubernetes RBAC lets it get the app object); 400 / 404 otherwise.
+ */
+export async function appOf(req: FastifyRequest, deps: Pick<AppDeps, 'catalog' | 'reviewer'>): Promise<App> {
+  const p = AppParams.safeParse(req.params);
+  if (!p.success) throw new HttpError(400, 'BadRequest', 'invalid app id');
+  const id = appId(p.data.cluster, p.data.namespace, p.data.kind, p.data.name);
+  deps.catalog.settleNow();
+  const a = deps.catalog.get(id);
+  if (!a || (deps.reviewer && !(await deps.reviewer.visibleApps(req, [a])).length))
+    throw new HttpError(404, 'NotFound', `no app ${id}`);
+  return a;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {

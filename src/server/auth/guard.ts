@@ -7,6 +7,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { can, rolesFor, whyNot, type Action, type Scope } from '../../domain/access.ts';
+import { appId } from '../../domain/app.ts';
 import type { AppCatalog } from '../services/app-catalog.ts';
 import { trackerOf } from '../services/app-tree.ts';
 import { trackersOf, type ObjectIndex } from '../services/object-index.ts';
@@ -158,7 +159,7 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
         cluster: p.cluster ?? '*',
         env: envOfObject(p.cluster ?? '', (req.query ?? {}) as Record<string, string | undefined>),
       };
-    const id = `${p.cluster}/${p.namespace}/${(p.kind ?? '').toLowerCase()}/${p.name}`;
+    const id = appId(p.cluster ?? '', p.namespace ?? '', p.kind ?? '', p.name ?? '');
     const a = g.catalog.get(id);
     // ids join parts with '/', and cluster (context) names may contain one: the app found must be the app named
     if (a && (a.cluster !== p.cluster || a.namespace !== p.namespace || a.name !== p.name)) return { ambiguous: true };

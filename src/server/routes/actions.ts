@@ -1,7 +1,7 @@
 // Mutations on apps. Each declares its action; the guard checks role, scope and CSRF.
 import type { FastifyPluginAsync } from 'fastify';
-import { AppParams, ReconcileResponse } from '../../api/schemas.ts';
-import { HttpError, reply, type AppDeps } from '../app.ts';
+import { ReconcileResponse } from '../../api/schemas.ts';
+import { appOf, HttpError, reply, type AppDeps } from '../app.ts';
 import type { Principal } from '../auth/sessions.ts';
 import { AccessReviewer } from '../kube/access-review.ts';
 import { recordDenial } from '../auth/guard.ts';
@@ -18,12 +18,9 @@ export const actionRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     '/api/apps/:cluster/:namespace/:kind/:name/reconcile',
     { config: { access: { action: 'app.reconcile', scope: 'app' } } },
     async (req) => {
-      const p = AppParams.safeParse(req.params);
-      if (!p.success) throw new HttpError(400, 'BadRequest', 'invalid app id');
-      const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
-      const a = deps.catalog.get(id);
-      const mc = deps.clusters.clusters.get(p.data.cluster);
-      if (!a || !mc) throw new HttpError(404, 'NotFound', `no app ${id}`);
+      const a = await appOf(req, deps);
+      const mc = deps.clusters.clusters.get(a.cluster);
+      if (!mc) throw new HttpError(404, 'NotFound', `no cluster ${a.cluster}`);
       const user = req.principal as Principal;
       const conn = deps.reviewer ? mc.conn.withHeaders(AccessReviewer.headers(user)) : mc.conn;
       const now = new Date().toISOString();

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { AppParams, AppResponse, AppsQuery, AppsResponse, type AppSummary } from '../../api/schemas.ts';
+import { AppResponse, AppsQuery, AppsResponse, type AppSummary } from '../../api/schemas.ts';
 import type { App } from '../../domain/app.ts';
-import { HttpError, reply, type AppDeps } from '../app.ts';
+import { appOf, HttpError, reply, type AppDeps } from '../app.ts';
 import { allowed } from '../auth/guard.ts';
 
 export function summarize(a: App): AppSummary {
@@ -68,13 +68,7 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     '/api/apps/:cluster/:namespace/:kind/:name',
     { config: { access: { action: 'app.read', scope: 'app' } } },
     async (req) => {
-      const p = AppParams.safeParse(req.params);
-      if (!p.success) throw new HttpError(400, 'BadRequest', 'invalid app id');
-      const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
-      deps.catalog.settleNow();
-      const a = deps.catalog.get(id);
-      if (!a || (deps.reviewer && !(await deps.reviewer.visibleApps(req, [a])).length))
-        throw new HttpError(404, 'NotFound', `no app ${id}`);
+      const a = await appOf(req, deps);
       const cluster = deps.clusters.clusters.get(a.cluster)?.state;
       return reply(AppResponse, { app: a, ...(cluster ? { cluster } : {}) });
     },

@@ -28,8 +28,6 @@ export function safeNext(next: unknown): string {
   return typeof next === 'string' && /^\/(?![/\\])[^\s\\]*$/.test(next) ? next : '/';
 }
 
-const secure = secureRequest;
-
 function cookie(name: string, value: string, attrs: string[]): string {
   return [`${name}=${value}`, 'Path=/', 'HttpOnly', ...attrs].join('; ');
 }
@@ -53,7 +51,7 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
   const startSession = (req: FastifyRequest, rep: FastifyReply, user: Principal): Session => {
     const { id, session } = d.sessions.create(user);
     const attrs = ['SameSite=Strict', `Max-Age=${Math.floor(d.sessions.absoluteMs / 1000)}`];
-    if (secure(req, d.publicOrigin)) attrs.push('Secure');
+    if (secureRequest(req, d.publicOrigin)) attrs.push('Secure');
     rep.header('Set-Cookie', cookie(sessionCookieName(req, d.publicOrigin), id, attrs));
     return session;
   };
@@ -127,7 +125,7 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
       const s = req.session as Session;
       d.sessions.revokeKey(s.key);
       // a __Host- cookie is only replaced by one with the same attributes (Secure included)
-      const attrs = ['SameSite=Strict', 'Max-Age=0', ...(secure(req, d.publicOrigin) ? ['Secure'] : [])];
+      const attrs = ['SameSite=Strict', 'Max-Age=0', ...(secureRequest(req, d.publicOrigin) ? ['Secure'] : [])];
       rep.header('Set-Cookie', cookie(sessionCookieName(req, d.publicOrigin), '', attrs));
       await d.store.append({ time: new Date().toISOString(), type: 'auth.signed-out', actor: s.user.name, data: {} });
       return { ok: true };
@@ -189,7 +187,7 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
     }
     // Lax: the issuer sends the browser back with a cross-site top-level GET
     const attrs = ['SameSite=Lax', 'Max-Age=600'];
-    if (secure(req, d.publicOrigin)) attrs.push('Secure');
+    if (secureRequest(req, d.publicOrigin)) attrs.push('Secure');
     rep.header('Set-Cookie', cookie(OIDC_COOKIE, started.state, attrs));
     return rep.redirect(started.url, 302);
   });

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
-import { AppParams, DiffResponse, EnvCompareResponse } from '../../api/schemas.ts';
+import { DiffResponse, EnvCompareResponse } from '../../api/schemas.ts';
 import type { App } from '../../domain/app.ts';
 import type { ManagedCluster } from '../kube/cluster-manager.ts';
 import type { ObjectIndex } from '../services/object-index.ts';
 import { compareRenders, familyOf } from '../services/env-compare.ts';
-import { HttpError, type AppDeps } from '../app.ts';
+import { appOf, HttpError, type AppDeps } from '../app.ts';
 import { allowed } from '../auth/guard.ts';
 import type { Principal } from '../auth/sessions.ts';
 import { AccessReviewer } from '../kube/access-review.ts';
@@ -47,7 +47,9 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       ((raw.spec as Obj | undefined)?.sourceRef as { namespace?: string } | undefined)?.namespace ?? a.namespace,
     );
     const source = srcKey && a.source.name ? mc.get(srcKey, srcNs, a.source.name) : undefined;
-    // impersonation: what comes from the console's cache is filtered by the user's Kubernetes RBAC too
+    // impersonation: dry-runs and reads go out as the user, and what comes from the console's cache is
+    // filtered by the user's Kubernetes RBAC too
+    const conn = reviewer && user ? mc.conn.withHeaders(AccessReviewer.headers(user)) : mc.conn;
     let tracked = index.trackedBy(a.cluster, trackerOf(a));
     let configMapsReadable = true;
     if (reviewer && user) {
@@ -80,8 +82,7 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         .catch(() => false);
     }
     return {
-      // impersonation: dry-runs and reads go out as the user
-      conn: reviewer && user ? mc.conn.withHeaders(AccessReviewer.headers(user)) : mc.conn,
+      conn,
       discovery: d,
       tools,
       appObject: raw,
@@ -107,7 +108,6 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
             name: ref.name,
           });
         const path = await d.path(ref.apiVersion, ref.kind, ref.namespace, ref.name);
-        const conn = reviewer && user ? mc.conn.withHeaders(AccessReviewer.headers(user)) : mc.conn;
         const res = await conn.request('GET', path, { timeoutMs: 10_000 });
         if (res.status === 404) return undefined;
         if (res.status !== 200) throw mc.conn.httpError(res, `GET ${ref.kind}`);
@@ -120,11 +120,8 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     '/api/apps/:cluster/:namespace/:kind/:name/environments',
     { config: { access: { action: 'app.read', scope: 'app' } } },
     async (req) => {
-      const p = AppParams.safeParse(req.params);
-      if (!p.success || !deps.index) throw new HttpError(400, 'BadRequest', 'invalid app id');
-      const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
-      const a = deps.catalog.get(id);
-      if (!a) throw new HttpError(404, 'NotFound', `no app ${id}`);
+      if (!deps.index) throw new HttpError(400, 'BadRequest', 'no object index');
+      const a = await appOf(req, deps);
       // only the environments this user may read
       const mine = deps.catalog.list().filter((m) => allowed(req, 'app.read', { cluster: m.cluster, env: m.env }));
       const family = familyOf(a, deps.reviewer ? await deps.reviewer.visibleApps(req, mine) : mine, deps.envOrder);
@@ -163,14 +160,12 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     '/api/apps/:cluster/:namespace/:kind/:name/diff',
     { config: { access: { action: 'app.read', scope: 'app' } } },
     async (req) => {
-      const p = AppParams.safeParse(req.params);
-      if (!p.success || !deps.index) throw new HttpError(400, 'BadRequest', 'invalid app id');
-      const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
-      const a = deps.catalog.get(id);
+      if (!deps.index) throw new HttpError(400, 'BadRequest', 'no object index');
+      const a = await appOf(req, deps);
+      const id = a.id;
       const raw = deps.catalog.rawObject(id);
-      const mc = deps.clusters.clusters.get(p.data.cluster);
-      if (!a || !raw || !mc || (deps.reviewer && !(await deps.reviewer.visibleApps(req, [a])).length))
-        throw new HttpError(404, 'NotFound', `no app ${id}`);
+      const mc = deps.clusters.clusters.get(a.cluster);
+      if (!raw || !mc) throw new HttpError(404, 'NotFound', `no app ${id}`);
       const result: AppDiff = await diffApp(a, await depsFor(a, raw, mc, req));
       if (result.render && lastRender.get(id) !== result.render.renderHash) {
         lastRender.set(id, result.render.renderHash);

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { stringify } from 'yaml';
-import { AppParams, EventsResponse, ObjectQuery, ObjectResponse, TreeResponse } from '../../api/schemas.ts';
+import { EventsResponse, ObjectQuery, ObjectResponse, TreeResponse } from '../../api/schemas.ts';
 import { managersOf, ownersByPath } from '../../domain/managed-fields.ts';
-import { HttpError, reply, type AppDeps } from '../app.ts';
+import { appOf, HttpError, reply, type AppDeps } from '../app.ts';
 import { AccessReviewer } from '../kube/access-review.ts';
 import { recordDenial } from '../auth/guard.ts';
 import type { Principal } from '../auth/sessions.ts';
@@ -16,12 +16,9 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     '/api/apps/:cluster/:namespace/:kind/:name/tree',
     { config: { access: { action: 'app.read', scope: 'app' } } },
     async (req) => {
-      const p = AppParams.safeParse(req.params);
-      if (!p.success || !index) throw new HttpError(400, 'BadRequest', 'invalid app id');
-      const id = `${p.data.cluster}/${p.data.namespace}/${p.data.kind.toLowerCase()}/${p.data.name}`;
-      const a = deps.catalog.get(id);
-      if (!a || (deps.reviewer && !(await deps.reviewer.visibleApps(req, [a])).length))
-        throw new HttpError(404, 'NotFound', `no app ${id}`);
+      if (!index) throw new HttpError(400, 'BadRequest', 'no object index');
+      const a = await appOf(req, deps);
+      const id = a.id;
       const tree = appTree(a, index);
       const summary = tree.summary;
       // impersonation: what the user's Kubernetes RBAC forbids is not in its tree at all
