@@ -1,9 +1,17 @@
 // Lint: typescript-eslint (type-aware off for speed), React hooks rules, and
 // import boundaries: web and server never import each other; domain imports
-// nothing of ours but domain; api imports only domain.
+// nothing of ours but domain; api imports only domain; no import cycles
+// anywhere; SPA features never import each other (shared code lives in
+// src/web/components or src/web/lib).
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
+
+const features = readdirSync(new URL('./src/web/features', import.meta.url), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
 
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 
@@ -22,6 +30,33 @@ export default tseslint.config(
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    files: ['**/*.{ts,tsx,js,mjs}'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.tsx', '.js', '.mjs'] })],
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+    },
+  },
+  {
+    files: ['src/web/features/**/*.{ts,tsx}'],
+    plugins: { 'import-x': importX },
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: features.map((f) => ({
+            target: `./src/web/features/${f}`,
+            from: './src/web/features',
+            except: [`./${f}`],
+            message: 'features never import each other: move shared code to src/web/components or src/web/lib',
+          })),
+        },
+      ],
+    },
+  },
   {
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',

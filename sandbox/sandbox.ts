@@ -9,19 +9,44 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { ensurePki, type ClusterPki } from './pki.ts';
 import { alive, freePort, startProcess, stopProcess, tail, waitFor, type ProcRecord } from './procs.ts';
 import { SEED_REPO, seedFiles } from './seed.ts';
+import { ensureExtras, extrasProcs, startServices, startSimulations, stopExtras, type ExtrasState } from './extras.ts';
+import {
+  ASSETS_DIR,
+  BIN_DIR,
+  CONSOLE_KUBECONFIG_PATH,
+  KUBECONFIG_PATH,
+  REPO_ROOT,
+  RUN_DIR,
+  SANDBOX_DIR,
+  STATE_PATH,
+  bin,
+  kubectl,
+  mustState,
+  readState,
+  writeState,
+  type ClusterState,
+  type SandboxState,
+} from './state.ts';
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const SANDBOX_DIR = process.env.GITOPS_SANDBOX_DIR ?? join(REPO_ROOT, '.sandbox');
-export const RUN_DIR = join(SANDBOX_DIR, 'run');
-export const BIN_DIR = join(SANDBOX_DIR, 'bin');
-export const ASSETS_DIR = join(SANDBOX_DIR, 'assets');
-export const KUBECONFIG_PATH = join(SANDBOX_DIR, 'kubeconfig');
-const STATE_PATH = join(RUN_DIR, 'state.json');
+export {
+  ASSETS_DIR,
+  BIN_DIR,
+  CONSOLE_KUBECONFIG_PATH,
+  KUBECONFIG_PATH,
+  REPO_ROOT,
+  RUN_DIR,
+  SANDBOX_DIR,
+  bin,
+  kubectl,
+  mustState,
+  readState,
+  type ClusterState,
+  type SandboxState,
+};
 
 /** Default topology: two independent clusters, each with its own control plane and Flux. */
 export const DEFAULT_CLUSTERS: Record<string, string[]> = {
@@ -29,41 +54,10 @@ export const DEFAULT_CLUSTERS: Record<string, string[]> = {
   prod: ['prod'],
 };
 
-export interface ClusterState {
-  name: string;
-  namespaces: string[];
-  dir: string;
-  ports: Record<string, number>;
-  procs: ProcRecord[];
-  apiserver: string;
-  kubeconfig: string;
-}
-
-export interface SandboxState {
-  startedAt: string;
-  clusters: ClusterState[];
-  git: { port: number; root: string; proc: ProcRecord; url: string };
-  kubeconfig: string;
-}
-
-export function bin(name: string): string {
-  return join(BIN_DIR, name);
-}
-
 const log = (msg: string) => {
   if (process.env.SANDBOX_QUIET !== '1')
     process.stderr.write(`[sandbox ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 };
-
-export function readState(): SandboxState | undefined {
-  if (!existsSync(STATE_PATH)) return undefined;
-  return JSON.parse(readFileSync(STATE_PATH, 'utf8')) as SandboxState;
-}
-
-function writeState(s: SandboxState): void {
-  mkdirSync(RUN_DIR, { recursive: true });
-  writeFileSync(STATE_PATH, JSON.stringify(s, null, 2));
-}
 
 /** Builds (or finds cached) binaries and assets. */
 export function buildSandbox(): void {
@@ -113,25 +107,6 @@ function kubeconfigYaml(
     .map((e) => `- name: ${e.name}\n  context:\n    cluster: ${e.name}\n    user: ${e.name}-${e.client}\n`)
     .join('');
   return `apiVersion: v1\nkind: Config\nclusters:\n${clusters}users:\n${users}contexts:\n${contexts}current-context: ${current}\npreferences: {}\n`;
-}
-
-/** Runs kubectl against one sandbox cluster (its admin identity). */
-export function kubectl(cluster: string, args: string[], input?: string): string {
-  const state = readState();
-  const c = state?.clusters.find((x) => x.name === cluster);
-  const kc = c?.kubeconfig ?? KUBECONFIG_PATH;
-  try {
-    return execFileSync(bin('kubectl'), ['--kubeconfig', kc, ...args], {
-      input,
-      encoding: 'utf8',
-      stdio: ['pipe', 'pipe', 'pipe'],
-      maxBuffer: 256 * 1024 * 1024,
-      timeout: 60_000,
-    });
-  } catch (e) {
-    const err = e as { stderr?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')} (${cluster}): ${err.stderr?.trim() || err.message}`);
-  }
 }
 
 function git(args: string[], cwd: string, env: Record<string, string> = {}): string {
@@ -285,8 +260,7 @@ async function startCluster(name: string, namespaces: string[], gitUrl: string):
     '-f',
     join(ASSETS_DIR, 'crds', 'argocd'),
   ]);
-  k(['apply', '--server-side', '--field-manager=sandbox', '-f', join(REPO_ROOT, 'deploy', 'rbac.yaml')]);
-  k(['apply', '--server-side', '--field-manager=sandbox', '-f', join(REPO_ROOT, 'deploy', 'rbac-impersonation.yaml')]);
+  applyConsoleRbac(kubeconfig);
   await waitFor(
     `${name} CRDs established`,
     async () => {
@@ -434,6 +408,15 @@ status:
   k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], fluxObjects(namespaces, gitUrl));
   k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], argoObjects(name, namespaces, gitUrl, apiserver));
   return state;
+}
+
+/** The console's RBAC exactly as shipped in deploy/ (re-applied on reuse, so an edited file takes effect). */
+function applyConsoleRbac(kubeconfig: string): void {
+  for (const f of ['rbac.yaml', 'rbac-impersonation.yaml'])
+    kubectlRaw(kubeconfig, [
+      ...['apply', '--server-side', '--field-manager=sandbox', '--force-conflicts'],
+      ...['-f', join(REPO_ROOT, 'deploy', f)],
+    ]);
 }
 
 function kubectlRaw(kubeconfig: string, args: string[], input?: string): string {
@@ -595,7 +578,11 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
     const st = readState();
     if (st && (await sandboxHealthy(st)) && sameTopology(st, topology)) {
       log('reusing the running sandbox');
-      return st;
+      for (const c of st.clusters) applyConsoleRbac(c.kubeconfig);
+      // the forge, registry and simulations: start the ones missing from an older or partly dead sandbox
+      const more = await ensureExtras(st as SandboxState & ExtrasState, extrasPaths(), st.clusters, st.git.root);
+      if (more) writeState({ ...(readState() ?? st), ...more } as SandboxState);
+      return readState() ?? st;
     }
   }
   await stopSandbox();
@@ -605,6 +592,11 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   mkdirSync(RUN_DIR, { recursive: true });
   const gitState = await startGit();
   writeState({ ...emptyState(), git: gitState });
+  // the registry and the forge start beside the clusters (their own processes, mostly idle CPU)
+  const servicesStarted = startServices({}, extrasPaths(), gitState.root, { require: true }).then(
+    (v) => ({ v }),
+    (e: unknown) => ({ e }),
+  );
   const clusters: ClusterState[] = [];
   // Clusters start one after the other: two cores, and each apiserver start is CPU-bound.
   for (const [name, nss] of Object.entries(topology)) {
@@ -619,18 +611,22 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   writeFileSync(KUBECONFIG_PATH, kubeconfigYaml(entries, clusters[0]?.name ?? ''), { mode: 0o600 });
   // A second kubeconfig with the console's own least-privilege identity (deploy/rbac.yaml).
   writeFileSync(
-    join(SANDBOX_DIR, 'kubeconfig-console'),
+    CONSOLE_KUBECONFIG_PATH,
     kubeconfigYaml(
       entries.map((e) => ({ ...e, client: 'gitops-console' })),
       clusters[0]?.name ?? '',
     ),
     { mode: 0o600 },
   );
-  const state: SandboxState = {
+  const services = await servicesStarted;
+  if ('e' in services) throw services.e;
+  const extras = await startSimulations(services.v, extrasPaths(), clusters);
+  const state: SandboxState & ExtrasState = {
     startedAt: new Date().toISOString(),
     clusters,
     git: gitState,
     kubeconfig: KUBECONFIG_PATH,
+    ...extras,
   };
   writeState(state);
   if (opts.waitReady !== false) {
@@ -662,8 +658,11 @@ function sameTopology(st: SandboxState, t: Record<string, string[]>): boolean {
 
 async function sandboxHealthy(st: SandboxState): Promise<boolean> {
   const s = await sandboxStatus(st);
-  return s.every((c) => c.ok);
+  // a dead forge/registry/simulation is restarted on its own (ensureExtras), not with the clusters
+  return s.every((c) => c.ok || c.extra);
 }
+
+const extrasPaths = () => ({ runDir: RUN_DIR, binDir: BIN_DIR, repoRoot: REPO_ROOT });
 
 export interface ComponentStatus {
   cluster: string;
@@ -671,6 +670,8 @@ export interface ComponentStatus {
   pid: number;
   ok: boolean;
   logTail?: string;
+  /** forge, registry, kubelet stand-in, business endpoints */
+  extra?: boolean;
 }
 
 export async function sandboxStatus(st = readState()): Promise<ComponentStatus[]> {
@@ -684,12 +685,24 @@ export async function sandboxStatus(st = readState()): Promise<ComponentStatus[]
     const ok = p.pid > 0 && alive(p.pid);
     out.push({ cluster, component: p.name, pid: p.pid, ok, ...(ok ? {} : { logTail: tail(p.log, 15) }) });
   }
+  for (const p of extrasProcs(st as SandboxState & ExtrasState)) {
+    const ok = p.pid > 0 && alive(p.pid);
+    out.push({
+      cluster: '-',
+      component: p.name,
+      pid: p.pid,
+      ok,
+      extra: true,
+      ...(ok ? {} : { logTail: tail(p.log, 15) }),
+    });
+  }
   return out;
 }
 
 export async function stopSandbox(): Promise<void> {
   const st = readState();
   if (!st) return;
+  await stopExtras(st as SandboxState & ExtrasState);
   const procs = [...st.clusters.flatMap((c) => [...c.procs].reverse()), st.git.proc];
   await Promise.all(procs.filter((p) => p.pid > 0).map((p) => stopProcess(p.pid)));
   rmSync(STATE_PATH, { force: true });
@@ -735,12 +748,6 @@ export async function startApiserver(cluster: string): Promise<void> {
     async () => (await httpsGet(`${c.apiserver}/readyz`, pki)).status === 200,
     { proc: next, timeoutMs: 90_000 },
   );
-}
-
-export function mustState(): SandboxState {
-  const st = readState();
-  if (!st) throw new Error('the sandbox is not running (npm run sandbox -- up)');
-  return st;
 }
 
 export { httpsGet as sandboxHttpsGet, ensurePki };

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { parseAllDocuments } from 'yaml';
 import { dirname, join } from 'node:path';
-import { bin, kubectl, mustState, type SandboxState } from './sandbox.ts';
+import { bin, kubectl, mustState, type SandboxState } from './state.ts';
 import { sleep, waitFor } from './procs.ts';
 
 type Json = Record<string, unknown>;

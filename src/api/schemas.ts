@@ -8,7 +8,13 @@ import { NODE_SYNC } from '../domain/tree.ts';
 import { CHANGE_CLASSES } from '../domain/field-diff.ts';
 
 export const ErrorBody = z.object({
-  error: z.object({ code: z.string(), message: z.string(), cluster: z.string().optional() }),
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    cluster: z.string().optional(),
+    /** names the BFF's log lines of a failed request (5xx) */
+    requestId: z.string().optional(),
+  }),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 

@@ -19,6 +19,9 @@ export const EVIDENCE_TYPES = [
   'prune.executed',
   'drift.detected',
   'app.rendered',
+  // the outcome of an action whose intent was recorded first (data.intentSeq names it)
+  'action.completed',
+  'action.failed',
 ] as const;
 export type EvidenceType = (typeof EVIDENCE_TYPES)[number];
 

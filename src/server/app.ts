@@ -1,92 +1,25 @@
 // The BFF as a Fastify app (main.ts only listens). Thin routes validated with
 // the src/api schemas; one error handler; 5xx bodies are generic.
+// The BFF as a Fastify app (main.ts only listens). Thin routes validated with
+// the src/api schemas; one error handler; 5xx bodies are generic and name the request id.
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import type { z } from 'zod';
-import { AppParams, ClustersResponse, type ErrorBody } from '../api/schemas.ts';
-import { appId, type App } from '../domain/app.ts';
-import type { FastifyRequest } from 'fastify';
-import type { ClusterManager } from './kube/cluster-manager.ts';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { ClustersResponse } from '../api/schemas.ts';
+import { allowed, installGuard } from './auth/guard.ts';
+import type { AppDeps } from './deps.ts';
+import { HttpError, sendError } from './http/errors.ts';
+import { validated } from './http/respond.ts';
+import { actionRoutes } from './routes/actions.ts';
 import { appRoutes } from './routes/apps.ts';
+import { authRoutes } from './routes/auth.ts';
+import { diffRoutes } from './routes/diff.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { streamRoutes } from './routes/stream.ts';
-import type { AppCatalog } from './services/app-catalog.ts';
-import type { ObjectIndex } from './services/object-index.ts';
 import { treeRoutes } from './routes/tree.ts';
-import { diffRoutes } from './routes/diff.ts';
-import type { EvidenceStore } from './store/evidence-store.ts';
-import type { Accounts } from './auth/accounts.ts';
-import { allowed, installGuard, type AccessRule } from './auth/guard.ts';
-import type { OidcLogin } from './auth/oidc.ts';
-import type { SessionStore } from './auth/sessions.ts';
-import { authRoutes } from './routes/auth.ts';
-import { actionRoutes } from './routes/actions.ts';
-import type { AccessReviewer } from './kube/access-review.ts';
 
-export interface AppDeps {
-  clusters: ClusterManager;
-  catalog: AppCatalog;
-  index?: ObjectIndex;
-  dataDir?: string;
-  store: EvidenceStore;
-  envOrder: string[];
-  staticDir?: string;
-  loggerLevel?: string;
-  accounts: Accounts;
-  sessions: SessionStore;
-  oidc?: OidcLogin | undefined;
-  /** CONSOLE_PUBLIC_URL's origin: what Origin headers must say; https → Secure cookies */
-  publicOrigin?: string | undefined;
-  /** set in impersonation mode: Kubernetes RBAC of the signed-in user decides what it sees */
-  reviewer?: AccessReviewer | undefined;
-  /** where log lines go (tests scan them); default stdout */
-  logStream?: NodeJS.WritableStream;
-  routes?: Array<{ method: string; url: string; access: AccessRule }>;
-  trustProxy?: string[] | undefined;
-}
-
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly cluster?: string,
-  ) {
-    super(message);
-  }
-}
-
-export function sendError(
-  reply: FastifyReply,
-  status: number,
-  code: string,
-  message: string,
-  cluster?: string,
-): FastifyReply {
-  const body: ErrorBody = { error: { code, message, ...(cluster ? { cluster } : {}) } };
-  return reply.code(status).type('application/json').send(body);
-}
-
-/** Validates a response body against its schema before sending (a contract bug becomes a 500, not bad data). */
-export function reply<T extends z.ZodType>(schema: T, value: z.input<T>): z.output<T> {
-  return schema.parse(value);
-}
-
-/**
- * The app a route's `:cluster/:namespace/:kind/:name` names, with pending health updates applied, as this user
- * may see it (in impersonation mode: only if its Kubernetes RBAC lets it get the app object); 400 / 404 otherwise.
- */
-export async function appOf(req: FastifyRequest, deps: Pick<AppDeps, 'catalog' | 'reviewer'>): Promise<App> {
-  const p = AppParams.safeParse(req.params);
-  if (!p.success) throw new HttpError(400, 'BadRequest', 'invalid app id');
-  const id = appId(p.data.cluster, p.data.namespace, p.data.kind, p.data.name);
-  deps.catalog.settleNow();
-  const a = deps.catalog.get(id);
-  if (!a || (deps.reviewer && !(await deps.reviewer.visibleApps(req, [a])).length))
-    throw new HttpError(404, 'NotFound', `no app ${id}`);
-  return a;
-}
+export type { AppDeps } from './deps.ts';
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -107,11 +40,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: 1024 * 1024,
+    // a request id the user sees in error bodies and the log carries on every line of that request
+    genReqId: () => randomUUID().slice(0, 8),
     ...(deps.trustProxy ? { trustProxy: deps.trustProxy } : {}),
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown; code?: string }, req, rep) => {
-    if (err instanceof HttpError) return sendError(rep, err.status, err.code, err.message, err.cluster);
+    if (err instanceof HttpError) {
+      if (err.retryAfterSeconds !== undefined) rep.header('Retry-After', String(err.retryAfterSeconds));
+      if (err.detail) req.log.warn({ status: err.status, detail: err.detail }, err.message);
+      if (err.status >= 500)
+        return sendError(rep, err.status, err.code, `${err.message} (request ${req.id})`, {
+          cluster: err.cluster,
+          requestId: req.id,
+        });
+      return sendError(rep, err.status, err.code, err.message, { cluster: err.cluster });
+    }
     if (err.validation || err.name === 'ZodError') {
       if (rep.sent) return rep;
       const msg = err.name === 'ZodError' ? 'invalid request' : err.message;
@@ -120,7 +64,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const status = err.statusCode ?? 500;
     if (status < 500) return sendError(rep, status, err.code ?? 'BadRequest', err.message);
     req.log.error({ err: { message: err.message, stack: err.stack } }, 'request failed');
-    return sendError(rep, 500, 'Internal', 'internal error (see the console log)');
+    return sendError(rep, 500, 'Internal', `internal error (request ${req.id}; see the console log)`, {
+      requestId: req.id,
+    });
   });
 
   app.addHook('onSend', async (_req, rep, payload) => {
@@ -140,13 +86,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     installGuard(api, {
       sessions: deps.sessions,
       accounts: deps.accounts,
-      store: deps.store,
+      recorder: deps.recorder,
       catalog: deps.catalog,
       index: deps.index,
       publicOrigin: deps.publicOrigin,
       routes: deps.routes,
     });
-    api.get('/healthz', { config: { access: { public: true } } }, async () => ({ ok: true }));
+    // liveness: the process answers; the evidence backlog is reported, not fatal (the console stays up)
+    api.get('/healthz', { config: { access: { public: true } } }, async () => {
+      const ev = deps.recorder.status();
+      return { ok: true, evidence: { pending: ev.pending, failing: ev.failing, refused: ev.refused } };
+    });
     api.get('/readyz', { config: { access: { public: true } } }, async (_req, rep) => {
       const states = deps.clusters.states();
       const synced = states.filter((s) => s.status === 'connected').length;
@@ -156,10 +106,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       if (ready) deps.catalog.settleNow();
       return rep
         .code(ready ? 200 : 503)
-        .send({ ready, clusters: states.length, connected: synced, store: deps.store.kind });
+        .send({
+          ready,
+          clusters: states.length,
+          connected: synced,
+          store: deps.store.kind,
+          evidence: deps.recorder.status(),
+        });
     });
     api.get('/api/clusters', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) =>
-      reply(ClustersResponse, {
+      validated(ClustersResponse, {
         clusters: deps.clusters.states().filter((c) => allowed(req, 'app.read', { cluster: c.name })),
       }),
     );

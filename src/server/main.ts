@@ -7,7 +7,9 @@ import { ClusterManager } from './kube/cluster-manager.ts';
 import { APP_WATCH_KINDS } from './kube/kinds.ts';
 import { AppCatalog } from './services/app-catalog.ts';
 import { ObjectIndex } from './services/object-index.ts';
-import { openEvidenceStore } from './store/evidence-store.ts';
+import { loadMaskKey } from './services/secret-mask.ts';
+import { openEvidenceStore } from './store/open.ts';
+import { EvidenceRecorder } from './evidence/recorder.ts';
 import { Accounts } from './auth/accounts.ts';
 import { OidcLogin } from './auth/oidc.ts';
 import { SessionStore } from './auth/sessions.ts';
@@ -39,6 +41,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   }
   if (!kubeconfig) throw new ConfigError('no kubeconfig');
   const contexts = ClusterManager.loadContexts(kubeconfig, cfg.contexts);
+  loadMaskKey(cfg.dataDir); // Secret masks and render hashes stay equal across restarts
   const store = await openEvidenceStore({
     dataDir: cfg.dataDir,
     ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}),
@@ -55,6 +58,13 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       })
     : undefined;
   const routes: RunningConsole['routes'] = [];
+  // the one writer of evidence; its log is Fastify's once the app exists
+  const log = {
+    info: (o: object, m: string) => app.log.info(o, m),
+    warn: (o: object, m: string) => app.log.warn(o, m),
+    error: (o: object, m: string) => app.log.error(o, m),
+  };
+  const recorder = new EvidenceRecorder(store, log);
   const deps = {
     routes,
     trustProxy: cfg.trustProxy,
@@ -66,17 +76,14 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     ...(opts.logStream ? { logStream: opts.logStream } : {}),
     clusters,
     store,
+    recorder,
     envOrder: cfg.envOrder,
     dataDir: cfg.dataDir,
     staticDir: cfg.staticDir ?? resolve('dist/web'),
     loggerLevel: cfg.logLevel,
   };
   // the catalog needs a logger before the app exists; use a console-backed one until Fastify's is ready
-  const catalog = new AppCatalog(clusters, store, cfg.envLabel, {
-    info: (o, m) => app.log.info(o, m),
-    warn: (o, m) => app.log.warn(o, m),
-    error: (o, m) => app.log.error(o, m),
-  });
+  const catalog = new AppCatalog(clusters, recorder, cfg.envLabel, log);
   const index = new ObjectIndex(clusters);
   catalog.attachIndex(index);
   const app = await buildApp({ ...deps, catalog, index });
@@ -84,7 +91,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   for (const c of contexts) clusters.add(c.name, c.kc);
   clusters.watchEverywhere(APP_WATCH_KINDS);
   index.start();
-  await store.append({
+  recorder.observe({
     time: new Date().toISOString(),
     type: 'console.started',
     actor: 'console',
@@ -108,13 +115,15 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     async close() {
       await app.close();
       await clusters.stop();
-      await catalog.flush();
+      await recorder.flush();
+      recorder.close();
       await store.close();
     },
   };
 }
 
 async function main(): Promise<void> {
+  process.umask(0o077); // the data dir and whatever the renderers write are owner-only
   let cfg: Config;
   try {
     cfg = loadConfig();

@@ -11,7 +11,7 @@ import { appId } from '../../domain/app.ts';
 import type { AppCatalog } from '../services/app-catalog.ts';
 import { trackerOf } from '../services/app-tree.ts';
 import { trackersOf, type ObjectIndex } from '../services/object-index.ts';
-import type { EvidenceStore } from '../store/evidence-store.ts';
+import type { EvidenceRecorder } from '../evidence/recorder.ts';
 import type { Principal, Session, SessionStore } from './sessions.ts';
 import type { Accounts } from './accounts.ts';
 
@@ -55,7 +55,7 @@ export interface GuardDeps {
   sessions: SessionStore;
   /** grants are looked up again on every request: a removed or demoted user loses access at once */
   accounts?: Accounts | undefined;
-  store: EvidenceStore;
+  recorder: EvidenceRecorder;
   catalog: AppCatalog;
   index?: ObjectIndex | undefined;
   /** the console's public origin (CONSOLE_PUBLIC_URL); default: the request's own Host */
@@ -205,7 +205,7 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
         session.user.grants.some((gr) => gr.clusters.includes('*') && can([gr], rule.action, grantScope)));
     if (ok) return;
     const reason = whyNot(session.user.grants, rule.action, grantScope) ?? `needs ${rule.action}`;
-    await recordDenial(g.store, req, rule.action, scope, reason);
+    recordDenial(g.recorder, req, rule.action, scope, reason);
     // the answer does not say where the app lives (or whether it exists): that stays in the evidence
     const said = rule.scope === 'app' ? `needs the ${rolesFor(rule.action)} role for this app` : reason;
     return deny(rep, 403, 'Forbidden', `${session.user.name} may not ${rule.action.replace('.', ' ')}: ${said}`);
@@ -213,21 +213,21 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
 }
 
 const DENIAL_WINDOW_MS = 60_000;
-const recentDenials = new WeakMap<EvidenceStore, Map<string, { until: number; repeated: number }>>();
+const recentDenials = new WeakMap<EvidenceRecorder, Map<string, { until: number; repeated: number }>>();
 
 /**
  * Every denial is evidence: who, what, where, by which route, and why. The same denial repeated within a
  * minute is counted, not appended again (the next record carries `repeated`), so nobody can flood the chain.
  */
-export async function recordDenial(
-  store: EvidenceStore,
+export function recordDenial(
+  recorder: EvidenceRecorder,
   req: FastifyRequest,
   action: Action,
   scope: Scope & { app?: string },
   reason: string,
-): Promise<void> {
-  let recent = recentDenials.get(store);
-  if (!recent) recentDenials.set(store, (recent = new Map()));
+): void {
+  let recent = recentDenials.get(recorder);
+  if (!recent) recentDenials.set(recorder, (recent = new Map()));
   const actor = req.principal?.name ?? 'anonymous';
   const key = JSON.stringify([actor, action, req.method, req.routeOptions.url, scope.cluster, scope.env, scope.app]);
   const now = Date.now();
@@ -239,7 +239,8 @@ export async function recordDenial(
   if (recent.size > 10_000) for (const [k, v] of recent) if (v.until <= now) recent.delete(k);
   recent.set(key, { until: now + DENIAL_WINDOW_MS, repeated: 0 });
   const repeated = r?.repeated ?? 0;
-  await store.append({
+  // an observation: the 403 stands even when the store is down; the record is retried until written
+  recorder.observe({
     time: new Date().toISOString(),
     type: 'access.denied',
     actor,

@@ -16,7 +16,7 @@ import { ClusterConnection } from '../kube/connection.ts';
 import { Discovery } from '../kube/discovery.ts';
 import { KINDS } from '../kube/kinds.ts';
 import { resourcePath } from '../kube/informer.ts';
-import { renderTools } from '../routes/diff.ts';
+import { renderTools } from '../services/diff-service.ts';
 import { diffApp, type AppDiff } from '../services/app-diff.ts';
 import type { Obj } from '../services/render.ts';
 

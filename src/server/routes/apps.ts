@@ -1,7 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { AppResponse, AppsQuery, AppsResponse, type AppSummary } from '../../api/schemas.ts';
 import type { App } from '../../domain/app.ts';
-import { appOf, HttpError, reply, type AppDeps } from '../app.ts';
+import { parsed, validated } from '../http/respond.ts';
+import { appOf } from '../http/app-of.ts';
+import type { AppDeps } from '../deps.ts';
 import { allowed } from '../auth/guard.ts';
 
 export function summarize(a: App): AppSummary {
@@ -44,17 +46,15 @@ export function sortEnvs(envs: Iterable<string>, order: string[]): string[] {
 
 export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   app.get('/api/apps', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
-    const q = AppsQuery.safeParse(req.query);
-    if (!q.success)
-      throw new HttpError(400, 'BadRequest', q.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    const q = parsed(AppsQuery, req.query);
     // a read sees every object change the BFF has observed (health updates are otherwise batched for 250 ms)
     deps.catalog.settleNow();
     const visible = deps.reviewer ? await deps.reviewer.visibleApps(req, deps.catalog.list()) : deps.catalog.list();
     const all = visible.filter((a) => allowed(req, 'app.read', { cluster: a.cluster, env: a.env }));
-    const apps = filterApps(all, q.data).sort(
+    const apps = filterApps(all, q).sort(
       (a, b) => a.env.localeCompare(b.env) || a.cluster.localeCompare(b.cluster) || a.name.localeCompare(b.name),
     );
-    return reply(AppsResponse, {
+    return validated(AppsResponse, {
       apps: apps.map(summarize),
       total: all.length,
       envs: sortEnvs(
@@ -70,7 +70,7 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     async (req) => {
       const a = await appOf(req, deps);
       const cluster = deps.clusters.clusters.get(a.cluster)?.state;
-      return reply(AppResponse, { app: a, ...(cluster ? { cluster } : {}) });
+      return validated(AppResponse, { app: a, ...(cluster ? { cluster } : {}) });
     },
   );
 };

@@ -9,7 +9,8 @@ import { clientKey, RateLimiter } from '../auth/rate-limit.ts';
 import { Busy } from '../auth/passwords.ts';
 import type { Principal, Session, SessionStore } from '../auth/sessions.ts';
 import type { EvidenceStore } from '../store/evidence-store.ts';
-import { HttpError, reply } from '../app.ts';
+import { HttpError } from '../http/errors.ts';
+import { validated } from '../http/respond.ts';
 
 export interface AuthDeps {
   accounts: Accounts;
@@ -56,7 +57,7 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
     return session;
   };
 
-  const body = (s: Session) => reply(SessionResponse, sessionBody(s, !!d.oidc, d.sessions.absoluteMs));
+  const body = (s: Session) => validated(SessionResponse, sessionBody(s, !!d.oidc, d.sessions.absoluteMs));
 
   app.get('/api/auth/providers', { config: { access: { public: true } } }, async () => ({
     local: true,

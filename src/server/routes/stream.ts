@@ -2,7 +2,7 @@
 // updates without polling. A heartbeat comment keeps proxies from closing it.
 import type { FastifyPluginAsync } from 'fastify';
 import type { StreamMessage } from '../../api/schemas.ts';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../deps.ts';
 import { allowed } from '../auth/guard.ts';
 import type { Session } from '../auth/sessions.ts';
 import type { CatalogEvents } from '../services/app-catalog.ts';

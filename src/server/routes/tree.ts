@@ -2,11 +2,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import { stringify } from 'yaml';
 import { EventsResponse, ObjectQuery, ObjectResponse, TreeResponse } from '../../api/schemas.ts';
 import { managersOf, ownersByPath } from '../../domain/managed-fields.ts';
-import { appOf, HttpError, reply, type AppDeps } from '../app.ts';
-import { AccessReviewer } from '../kube/access-review.ts';
+import { clusterHttpError, HttpError } from '../http/errors.ts';
+import { validated } from '../http/respond.ts';
+import { appOf } from '../http/app-of.ts';
+import type { AppDeps } from '../deps.ts';
 import { recordDenial } from '../auth/guard.ts';
 import type { Principal } from '../auth/sessions.ts';
-import { KubeError } from '../kube/connection.ts';
+import { connectionFor } from '../kube/user-connection.ts';
 import { appTree } from '../services/app-tree.ts';
 import { maskSecrets } from '../services/secret-mask.ts';
 
@@ -54,7 +56,7 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           .catch(() => false);
         if (!ok) {
           const reason = `Kubernetes RBAC does not let ${user.name} get ${q.data.kind} in ${q.data.namespace || 'the cluster scope'}`;
-          await recordDenial(deps.store, req, 'app.read', { cluster }, reason);
+          recordDenial(deps.recorder, req, 'app.read', { cluster }, reason);
           throw new HttpError(403, 'Forbidden', reason, cluster);
         }
       }
@@ -68,7 +70,7 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         );
       const masked = maskSecrets(obj);
       const { managedFields: _mf, ...metaRest } = (masked.metadata ?? {}) as Record<string, unknown>;
-      return reply(ObjectResponse, {
+      return validated(ObjectResponse, {
         ref: {
           cluster,
           group: q.data.group,
@@ -102,7 +104,7 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         : `/api/v1/events?${sel}`;
       try {
         // impersonation: the user's own RBAC decides whether it may read these events
-        const conn = deps.reviewer ? mc.conn.withHeaders(AccessReviewer.headers(req.principal as Principal)) : mc.conn;
+        const conn = connectionFor(mc, deps.reviewer, req.principal as Principal);
         const list = await conn.json<{ items?: Array<Record<string, unknown>> }>('GET', path, { timeoutMs: 10_000 });
         const events = (list.items ?? [])
           .map((e) => ({
@@ -119,16 +121,9 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
             source: String((e.source as { component?: string } | undefined)?.component ?? e.reportingComponent ?? ''),
           }))
           .sort((a, b) => b.lastSeen.localeCompare(a.lastSeen));
-        return reply(EventsResponse, { events });
+        return validated(EventsResponse, { events });
       } catch (e) {
-        if (e instanceof KubeError)
-          throw new HttpError(
-            e.status === 403 ? 403 : 502,
-            e.status === 403 ? 'Forbidden' : 'ClusterError',
-            `cannot read events: ${e.message}`,
-            cluster,
-          );
-        throw e;
+        throw clusterHttpError(e, 'cannot read events', cluster);
       }
     },
   );

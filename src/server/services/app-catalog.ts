@@ -12,7 +12,8 @@ import { helmReleaseToApp, kustomizationToApp } from '../adapters/flux.ts';
 import type { ClusterManager, ClusterState } from '../kube/cluster-manager.ts';
 import type { InformerEvent, KubeObject } from '../kube/informer.ts';
 import { KINDS, SOURCE_KINDS, kindKey } from '../kube/kinds.ts';
-import type { EvidenceStore } from '../store/evidence-store.ts';
+import type { EvidenceInput } from '../../domain/evidence.ts';
+import type { EvidenceRecorder } from '../evidence/recorder.ts';
 
 export interface CatalogEvents {
   app: [{ type: 'upsert'; app: App } | { type: 'delete'; id: string }];
@@ -30,7 +31,6 @@ export interface Logger {
 export class AppCatalog extends EventEmitter<CatalogEvents> {
   private readonly apps = new Map<string, App>();
   private lastRevision = new Map<string, string>();
-  private evidenceQueue: Promise<unknown> = Promise.resolve();
   private index?: ObjectIndex;
   /** refId of a managed object → ids of apps whose inventory lists it */
   private readonly byObject = new Map<string, Set<string>>();
@@ -40,7 +40,7 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
 
   constructor(
     private readonly clusters: ClusterManager,
-    private readonly store: EvidenceStore,
+    private readonly recorder: EvidenceRecorder,
     private readonly envLabel: string,
     private readonly log: Logger,
   ) {
@@ -49,7 +49,7 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
   }
 
   async start(): Promise<void> {
-    this.lastRevision = await this.store.latestDataByApp('app.revision-observed', 'revision');
+    this.lastRevision = await this.recorder.store.latestDataByApp('app.revision-observed', 'revision');
     this.clusters.on('object', (cluster, e) => this.onObject(cluster, e));
     this.clusters.on('state', (s) => this.onClusterState(s));
   }
@@ -102,20 +102,14 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     return this.apps.get(id);
   }
 
-  private record(ev: Parameters<EvidenceStore['append']>[0]): void {
-    this.evidenceQueue = this.evidenceQueue
-      .then(() => this.store.append(ev))
-      .catch((err: unknown) =>
-        this.log.error(
-          { err: err instanceof Error ? err.message : String(err), type: ev.type },
-          'evidence append failed',
-        ),
-      );
+  /** observations: queued in order and retried until the store takes them */
+  private record(ev: EvidenceInput): void {
+    this.recorder.observe(ev);
   }
 
   /** waits for queued evidence writes (tests, shutdown) */
   async flush(): Promise<void> {
-    await this.evidenceQueue;
+    await this.recorder.flush();
   }
 
   private onClusterState(s: ClusterState): void {

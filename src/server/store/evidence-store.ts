@@ -1,5 +1,5 @@
 // The evidence store: one repository interface, two backends (SQLite file by
-// default, PostgreSQL when DATABASE_URL is set), one migration set.
+// default, PostgreSQL when DATABASE_URL is set; opened by open.ts), one migration set.
 // Events are append-only: the tables carry triggers that refuse UPDATE and
 // DELETE, and every event is hash-chained to the one before it.
 import { createHash } from 'node:crypto';
@@ -127,13 +127,4 @@ export function verifyRows(rows: Iterable<Row>, head?: { seq: number; hash: stri
     for (const r of rows) yield rowToEvent(r);
   }
   return verifyChain(events(), sha256, head);
-}
-
-export async function openEvidenceStore(opts: { databaseUrl?: string; dataDir: string }): Promise<EvidenceStore> {
-  if (opts.databaseUrl) {
-    const { PostgresEvidenceStore } = await import('./postgres.ts');
-    return PostgresEvidenceStore.open(opts.databaseUrl);
-  }
-  const { SqliteEvidenceStore } = await import('./sqlite.ts');
-  return SqliteEvidenceStore.open(opts.dataDir);
 }

@@ -1,0 +1,74 @@
+// The sandbox's shared basics: where it lives, its state file, its binaries and kubectl as admin.
+// Both the sandbox's start-up (sandbox.ts) and the scenario helpers (scenario.ts) import this; they do
+// not import each other's internals.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ProcRecord } from './procs.ts';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const SANDBOX_DIR = process.env.GITOPS_SANDBOX_DIR ?? join(REPO_ROOT, '.sandbox');
+export const RUN_DIR = join(SANDBOX_DIR, 'run');
+export const BIN_DIR = join(SANDBOX_DIR, 'bin');
+export const ASSETS_DIR = join(SANDBOX_DIR, 'assets');
+export const KUBECONFIG_PATH = join(SANDBOX_DIR, 'kubeconfig');
+/** The console's own least-privilege identity (user gitops-console, deploy/rbac.yaml), one context per cluster. */
+export const CONSOLE_KUBECONFIG_PATH = join(SANDBOX_DIR, 'kubeconfig-console');
+export const STATE_PATH = join(RUN_DIR, 'state.json');
+
+export interface ClusterState {
+  name: string;
+  namespaces: string[];
+  dir: string;
+  ports: Record<string, number>;
+  procs: ProcRecord[];
+  apiserver: string;
+  kubeconfig: string;
+}
+
+export interface SandboxState {
+  startedAt: string;
+  clusters: ClusterState[];
+  git: { port: number; root: string; proc: ProcRecord; url: string };
+  kubeconfig: string;
+}
+
+export function bin(name: string): string {
+  return join(BIN_DIR, name);
+}
+
+export function readState(): SandboxState | undefined {
+  if (!existsSync(STATE_PATH)) return undefined;
+  return JSON.parse(readFileSync(STATE_PATH, 'utf8')) as SandboxState;
+}
+
+export function writeState(s: SandboxState): void {
+  mkdirSync(RUN_DIR, { recursive: true });
+  writeFileSync(STATE_PATH, JSON.stringify(s, null, 2));
+}
+
+/** Runs kubectl against one sandbox cluster (its admin identity). */
+export function kubectl(cluster: string, args: string[], input?: string): string {
+  const state = readState();
+  const c = state?.clusters.find((x) => x.name === cluster);
+  const kc = c?.kubeconfig ?? KUBECONFIG_PATH;
+  try {
+    return execFileSync(bin('kubectl'), ['--kubeconfig', kc, ...args], {
+      input,
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'pipe'],
+      maxBuffer: 256 * 1024 * 1024,
+      timeout: 60_000,
+    });
+  } catch (e) {
+    const err = e as { stderr?: string; message: string };
+    throw new Error(`kubectl ${args.join(' ')} (${cluster}): ${err.stderr?.trim() || err.message}`);
+  }
+}
+
+export function mustState(): SandboxState {
+  const st = readState();
+  if (!st) throw new Error('the sandbox is not running (npm run sandbox -- up)');
+  return st;
+}

@@ -1,0 +1,36 @@
+// What the BFF's routes and services are given (built once in main.ts, or by tests).
+import type { Accounts } from './auth/accounts.ts';
+import type { AccessRule } from './auth/guard.ts';
+import type { OidcLogin } from './auth/oidc.ts';
+import type { SessionStore } from './auth/sessions.ts';
+import type { EvidenceRecorder } from './evidence/recorder.ts';
+import type { AccessReviewer } from './kube/access-review.ts';
+import type { ClusterManager } from './kube/cluster-manager.ts';
+import type { AppCatalog } from './services/app-catalog.ts';
+import type { ObjectIndex } from './services/object-index.ts';
+import type { EvidenceStore } from './store/evidence-store.ts';
+
+export interface AppDeps {
+  clusters: ClusterManager;
+  catalog: AppCatalog;
+  index?: ObjectIndex;
+  dataDir?: string;
+  /** reads of the evidence (lists, verification); every write goes through `recorder` */
+  store: EvidenceStore;
+  /** the one way to write evidence: intents fail closed, observations are retried */
+  recorder: EvidenceRecorder;
+  envOrder: string[];
+  staticDir?: string;
+  loggerLevel?: string;
+  accounts: Accounts;
+  sessions: SessionStore;
+  oidc?: OidcLogin | undefined;
+  /** CONSOLE_PUBLIC_URL's origin: what Origin headers must say; https → Secure cookies */
+  publicOrigin?: string | undefined;
+  /** set in impersonation mode: Kubernetes RBAC of the signed-in user decides what it sees */
+  reviewer?: AccessReviewer | undefined;
+  /** where log lines go (tests scan them); default stdout */
+  logStream?: NodeJS.WritableStream;
+  routes?: Array<{ method: string; url: string; access: AccessRule }>;
+  trustProxy?: string[] | undefined;
+}

@@ -1,0 +1,216 @@
+// The one way the BFF writes evidence.
+//
+// Actions fail closed: `act()` records the intent (who, what, why, on which snapshot) before acting; a store
+// that cannot write refuses the action with a 503 and nothing happens. The outcome (done or failed) is
+// recorded after, linked to the intent by its sequence number; if the store fails just then, the outcome is
+// queued like an observation.
+// Observations (what the console saw happen) never block anything: they are queued in order and retried
+// with back-off until the store takes them; the counts of pending and failed appends are visible (health
+// endpoint, UI banner), nothing is dropped silently.
+import { EventEmitter } from 'node:events';
+import type { EvidenceEvent, EvidenceInput } from '../../domain/evidence.ts';
+import { HttpError } from '../http/errors.ts';
+import type { EvidenceStore } from '../store/evidence-store.ts';
+
+export interface RecorderLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface RecorderStatus {
+  /** observations and outcomes waiting for the store */
+  pending: number;
+  /** append attempts that failed since start (each retry counts) */
+  failedAttempts: number;
+  /** actions refused because their intent could not be recorded */
+  refused: number;
+  /** the store is failing now (the last attempt failed and nothing succeeded since) */
+  failing: boolean;
+  lastError?: string;
+  lastFailureAt?: string;
+}
+
+export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+export interface RecorderOptions {
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+}
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+export class EvidenceRecorder extends EventEmitter {
+  private readonly queue: EvidenceInput[] = [];
+  private draining: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private attempt = 0;
+  private closed = false;
+  private readonly st: RecorderStatus = { pending: 0, failedAttempts: 0, refused: 0, failing: false };
+
+  constructor(
+    readonly store: EvidenceStore,
+    private readonly log: RecorderLog,
+    private readonly opts: RecorderOptions = {},
+  ) {
+    super();
+  }
+
+  status(): RecorderStatus {
+    return { ...this.st, pending: this.queue.length };
+  }
+
+  /** Fail closed: records an action's intent; when the store cannot write, the action is refused (503). */
+  async intent(e: EvidenceInput): Promise<EvidenceEvent> {
+    try {
+      const ev = await this.store.append(e);
+      this.succeeded();
+      return ev;
+    } catch (err) {
+      this.failed(err);
+      this.st.refused++;
+      this.log.error({ err: message(err), type: e.type }, 'evidence store cannot write: action refused');
+      throw new HttpError(
+        503,
+        'EvidenceUnavailable',
+        'the evidence store cannot record this action right now, so it was not done; nothing changed — try again shortly',
+        undefined,
+        message(err),
+      );
+    }
+  }
+
+  /** Records an outcome now; if the store fails, it waits in the queue and is retried (never lost). */
+  async outcome(e: EvidenceInput): Promise<void> {
+    if (this.queue.length === 0) {
+      try {
+        await this.store.append(e);
+        this.succeeded();
+        return;
+      } catch (err) {
+        this.failed(err);
+      }
+    }
+    this.observe(e);
+  }
+
+  /**
+   * An action: intent first (fail closed), then the action, then its outcome (`action.completed` or
+   * `action.failed`, naming the intent's sequence number). The action's error is re-thrown.
+   */
+  async act<T>(
+    intent: EvidenceInput,
+    action: (intent: EvidenceEvent) => Promise<T>,
+    describe: (o: Outcome<T>) => Record<string, unknown> = () => ({}),
+  ): Promise<T> {
+    const rec = await this.intent(intent);
+    const base = {
+      actor: intent.actor,
+      app: intent.app ?? null,
+      cluster: intent.cluster ?? null,
+      env: intent.env ?? null,
+    };
+    try {
+      const value = await action(rec);
+      await this.outcome({
+        ...base,
+        time: new Date().toISOString(),
+        type: 'action.completed',
+        data: { action: intent.type, intentSeq: rec.seq, ...describe({ ok: true, value }) },
+      });
+      return value;
+    } catch (error) {
+      await this.outcome({
+        ...base,
+        time: new Date().toISOString(),
+        type: 'action.failed',
+        data: {
+          action: intent.type,
+          intentSeq: rec.seq,
+          error: error instanceof HttpError ? error.message : 'failed (see the console log)',
+          ...describe({ ok: false, error }),
+        },
+      });
+      throw error;
+    }
+  }
+
+  /** An observation: appended in order, retried with back-off while the store fails. */
+  observe(e: EvidenceInput): void {
+    this.queue.push(e);
+    this.kick();
+  }
+
+  /** Waits until every queued record is written (or the store is failing: then resolves with the backlog). */
+  async flush(): Promise<void> {
+    while (this.queue.length && !this.st.failing && !this.closed) {
+      this.kick();
+      if (!this.draining) return;
+      await this.draining;
+    }
+  }
+
+  /** Tries the queue now instead of waiting for the back-off (the store came back). */
+  retryNow(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.kick();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private kick(): void {
+    if (this.draining || this.timer || this.closed) return;
+    this.draining = this.drain().finally(() => {
+      this.draining = undefined;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length && !this.closed) {
+      const next = this.queue[0] as EvidenceInput;
+      try {
+        await this.store.append(next);
+        this.queue.shift();
+        this.succeeded();
+      } catch (err) {
+        this.failed(err);
+        const base = this.opts.retryBaseMs ?? 250;
+        const delay = Math.min(this.opts.retryMaxMs ?? 30_000, base * 2 ** Math.min(this.attempt - 1, 16));
+        if (this.attempt === 1 || this.attempt % 10 === 0)
+          this.log.warn(
+            { err: message(err), pending: this.queue.length, retryInMs: delay },
+            'evidence append failed; will retry',
+          );
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          this.kick();
+        }, delay);
+        this.timer.unref();
+        return;
+      }
+    }
+  }
+
+  private succeeded(): void {
+    const was = this.st.failing;
+    this.attempt = 0;
+    this.st.failing = false;
+    if (was) {
+      this.emit('status', this.status());
+      this.kick();
+    }
+  }
+
+  private failed(err: unknown): void {
+    const was = this.st.failing;
+    this.attempt++;
+    this.st.failedAttempts++;
+    this.st.failing = true;
+    this.st.lastError = message(err).slice(0, 300);
+    this.st.lastFailureAt = new Date().toISOString();
+    if (!was) this.emit('status', this.status());
+  }
+}
