@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fieldDiff, flattenObject, isInteractiveManager } from './field-diff.ts';
+import { fieldDiff, flattenObject, isKeyLeaf, pointerPaths } from './field-diff.ts';
 
 const dep = (replicas: number, env: Array<{ name: string; value: string }>, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'apps/v1',
@@ -73,6 +73,83 @@ describe('flattenObject', () => {
   });
 });
 
+describe('flattenObject paths (the managed-fields format)', () => {
+  it('brackets keys that are not identifiers without a dot before them', () => {
+    const f = flattenObject({
+      metadata: { annotations: { 'service.beta.kubernetes.io/foo': 'x' }, labels: { 'app.kubernetes.io/name': 'r' } },
+      data: { 'api-key': 'k', 'tls.crt': 'c' },
+    });
+    expect([...f.keys()]).toEqual([
+      'metadata.annotations["service.beta.kubernetes.io/foo"]',
+      'metadata.labels["app.kubernetes.io/name"]',
+      'data["api-key"]',
+      'data["tls.crt"]',
+    ]);
+  });
+  it('keys a port Git writes without a protocol with protocol=TCP, as Server-Side Apply does', () => {
+    const f = flattenObject({
+      spec: {
+        ports: [{ port: 80, targetPort: 8080 }],
+        template: {
+          spec: {
+            containers: [{ name: 'r', ports: [{ containerPort: 53, protocol: 'UDP' }, { containerPort: 8080 }] }],
+          },
+        },
+      },
+    });
+    expect([...f.keys()]).toEqual([
+      'spec.ports[port=80,protocol=TCP].port',
+      'spec.ports[port=80,protocol=TCP].targetPort',
+      'spec.template.spec.containers[name=r].name',
+      'spec.template.spec.containers[name=r].ports[containerPort=53,protocol=UDP].containerPort',
+      'spec.template.spec.containers[name=r].ports[containerPort=53,protocol=UDP].protocol',
+      'spec.template.spec.containers[name=r].ports[containerPort=8080,protocol=TCP].containerPort',
+    ]);
+  });
+});
+
+describe('isKeyLeaf', () => {
+  it.each<[string, boolean]>([
+    ['spec.containers[name=render].name', true],
+    ['spec.containers[name=render].image', false],
+    ['spec.ports[containerPort=8080,protocol=TCP].protocol', true],
+    ['spec.ports[containerPort=8080,protocol=TCP].name', false],
+    ['env[name="a].name"].name', true],
+    ['env[name="a].name"].value', false],
+    ['data["name"]', false],
+    ['spec.finalizers[=name]', false],
+    ['name', false],
+  ])('%s → %s', (path, want) => expect(isKeyLeaf(path)).toBe(want));
+});
+
+describe('pointerPaths (Argo CD jsonPointers)', () => {
+  const live = {
+    metadata: { annotations: { 'service.beta.kubernetes.io/foo': 'x' } },
+    spec: { template: { spec: { containers: [{ name: 'render', ports: [{ containerPort: 8080 }] }] } } },
+  };
+  it.each<[string, string[]]>([
+    ['/spec/replicas', ['spec.replicas']],
+    [
+      '/metadata/annotations/service.beta.kubernetes.io~1foo',
+      ['metadata.annotations["service.beta.kubernetes.io/foo"]'],
+    ],
+    ['/data/a~0b', ['data["a~b"]']],
+    [
+      '/spec/template/spec/containers/0/image',
+      ['spec.template.spec.containers[0].image', 'spec.template.spec.containers[name=render].image'],
+    ],
+    [
+      '/spec/template/spec/containers/0/ports/0',
+      [
+        'spec.template.spec.containers[0].ports[0]',
+        'spec.template.spec.containers[name=render].ports[containerPort=8080,protocol=TCP]',
+      ],
+    ],
+    ['/spec/template/spec/containers/3/image', ['spec.template.spec.containers[3].image']],
+    ['spec/replicas', []],
+  ])('%s → %j', (ptr, want) => expect(pointerPaths(ptr, [live])).toEqual(want));
+});
+
 describe('fieldDiff', () => {
   const desired = dep(4, [{ name: 'RENDER_QUALITY', value: 'standard' }]);
   it('classifies a kubectl-edit change of Git-owned fields as drift, with the manager', () => {
@@ -107,7 +184,13 @@ describe('fieldDiff', () => {
       { name: 'RENDER_QUALITY', value: 'standard' },
       { name: 'DEBUG', value: '1' },
     ]);
-    const changes = fieldDiff({ desired, predicted, live, controllerManagers: ['kustomize-controller'] });
+    const changes = fieldDiff({
+      desired,
+      predicted,
+      live,
+      controllerManagers: ['kustomize-controller'],
+      mode: 'server-dry-run',
+    });
     const byPath = Object.fromEntries(changes.map((c) => [c.path, c]));
     expect(byPath['spec.replicas']).toMatchObject({
       predicted: 4,
@@ -129,7 +212,15 @@ describe('fieldDiff', () => {
         mf('kube-controller-manager', 'Update', { 'f:spec': { 'f:replicas': {} } }, 'scale'),
       ],
     });
-    expect(fieldDiff({ desired, predicted: desired, live, controllerManagers: ['kustomize-controller'] })).toEqual([
+    expect(
+      fieldDiff({
+        desired,
+        predicted: desired,
+        live,
+        controllerManagers: ['kustomize-controller'],
+        mode: 'server-dry-run',
+      }),
+    ).toEqual([
       expect.objectContaining({
         path: 'spec.replicas',
         class: 'conflict',
@@ -142,6 +233,7 @@ describe('fieldDiff', () => {
         predicted: desired,
         live,
         controllerManagers: ['kustomize-controller'],
+        mode: 'server-dry-run',
         ignore: { jsonPointers: ['/spec/replicas'] },
       })[0]?.class,
     ).toBe('ignored');
@@ -151,6 +243,7 @@ describe('fieldDiff', () => {
         predicted: desired,
         live,
         controllerManagers: ['kustomize-controller'],
+        mode: 'server-dry-run',
         ignore: { managedFieldsManagers: ['kube-controller-manager'] },
       })[0]?.class,
     ).toBe('ignored');
@@ -160,7 +253,13 @@ describe('fieldDiff', () => {
     const live = dep(4, [{ name: 'RENDER_QUALITY', value: 'standard' }], {
       managedFields: [mf('kustomize-controller', 'Apply', controllerFields)],
     });
-    const changes = fieldDiff({ desired: next, predicted: next, live, controllerManagers: ['kustomize-controller'] });
+    const changes = fieldDiff({
+      desired: next,
+      predicted: next,
+      live,
+      controllerManagers: ['kustomize-controller'],
+      mode: 'server-dry-run',
+    });
     expect(changes).toEqual([
       expect.objectContaining({
         path: 'spec.template.spec.containers[name=render].env[name=RENDER_QUALITY].value',
@@ -176,15 +275,13 @@ describe('fieldDiff', () => {
       ...predicted,
       metadata: { ...predicted.metadata, managedFields: [mf('kustomize-controller', 'Apply', controllerFields)] },
     };
-    const changes = fieldDiff({ desired, predicted, live, controllerManagers: ['kustomize-controller'] });
+    const changes = fieldDiff({
+      desired,
+      predicted,
+      live,
+      controllerManagers: ['kustomize-controller'],
+      mode: 'server-dry-run',
+    });
     expect(changes).toEqual([expect.objectContaining({ path: 'spec.revisionHistoryLimit', class: 'defaulted' })]);
-  });
-  it('knows interactive tools', () => {
-    expect(['kubectl-edit', 'kubectl', 'kubectl-client-side-apply', 'kubectl-patch'].every(isInteractiveManager)).toBe(
-      true,
-    );
-    expect(['kube-controller-manager', 'kustomize-controller', 'cloud-lb-controller'].some(isInteractiveManager)).toBe(
-      false,
-    );
   });
 });

@@ -5,14 +5,23 @@
  * time, fieldsType, fieldsV1, subresource, with k:/v: keys as compact JSON.
  */
 import { describe, expect, it } from 'vitest';
+import sandbox from './fixtures/managed-fields-sandbox.json' with { type: 'json' };
+import handwritten from './fixtures/field-paths-handwritten.json' with { type: 'json' };
 import {
   childPath,
+  fieldPath,
+  fieldPathToPointer,
+  fieldSegmentName,
   formatFieldSegment,
+  formatKeyFieldsSegment,
   formatKeyedSegment,
   formatKeyValue,
   formatSetSegment,
+  joinFieldPath,
+  keyedSegmentFields,
   managersOf,
   ownersByPath,
+  splitFieldPath,
   type FieldOwner,
 } from './managed-fields.ts';
 
@@ -281,6 +290,100 @@ describe('segment formatting', () => {
     ['spec', 'x:y', 'spec["x:y"]'],
     ['spec', '.', undefined],
   ])('childPath(%j, %j) → %j', (parent, key, want) => expect(childPath(parent, key)).toBe(want));
+});
+
+// ---------------------------------------------------------------- the one path format
+
+describe('joining and splitting paths', () => {
+  it.each<[string, string, string]>([
+    ['', 'spec', 'spec'],
+    ['spec', 'replicas', 'spec.replicas'],
+    // a bracket takes no dot before it (the diff once wrote `data.["api-key"]`)
+    ['data', '["api-key"]', 'data["api-key"]'],
+    ['', '["a.b"]', '["a.b"]'],
+    ['metadata.labels', '["app.kubernetes.io/name"]', 'metadata.labels["app.kubernetes.io/name"]'],
+    ['spec.ports', '[port=80,protocol=TCP]', 'spec.ports[port=80,protocol=TCP]'],
+    ['metadata.finalizers', '[=x]', 'metadata.finalizers[=x]'],
+  ])('joinFieldPath(%j, %j) → %j', (parent, segment, want) => expect(joinFieldPath(parent, segment)).toBe(want));
+
+  it.each<[string, string, string]>([
+    ['data', 'api-key', 'data["api-key"]'],
+    ['data', 'tls.crt', 'data["tls.crt"]'],
+    [
+      'metadata.annotations',
+      'service.beta.kubernetes.io/foo',
+      'metadata.annotations["service.beta.kubernetes.io/foo"]',
+    ],
+    ['', 'spec', 'spec'],
+  ])('fieldPath(%j, %j) → %j', (parent, name, want) => expect(fieldPath(parent, name)).toBe(want));
+
+  it.each<[string, string[]]>([
+    ['spec.replicas', ['spec', 'replicas']],
+    ['data["api-key"]', ['data', '["api-key"]']],
+    ['metadata.annotations["a.b/c[d]"]', ['metadata', 'annotations', '["a.b/c[d]"]']],
+    ['x["q\\"].y"]', ['x', '["q\\"].y"]']],
+    [
+      'spec.ports[containerPort=8080,protocol=TCP].name',
+      ['spec', 'ports', '[containerPort=8080,protocol=TCP]', 'name'],
+    ],
+    ['env[name="a]b.c"].value', ['env', '[name="a]b.c"]', 'value']],
+    ['env[name=a"b].value', ['env', '[name=a"b]', 'value']],
+    ['metadata.finalizers[=example.com/x]', ['metadata', 'finalizers', '[=example.com/x]']],
+    ['list[3].a', ['list', '[3]', 'a']],
+    ['', []],
+  ])('splitFieldPath(%j) → %j', (path, want) => expect(splitFieldPath(path)).toEqual(want));
+
+  it('splits every path ownersByPath writes back into the segments it was joined from', () => {
+    const objects = [sandbox.deployment, sandbox.service, handwritten.secret.live, handwritten.configMap.live];
+    for (const obj of [...objects, handwritten.service.live, deployment, service]) {
+      for (const path of Object.keys(ownersByPath(obj)))
+        expect(splitFieldPath(path).reduce(joinFieldPath, ''), path).toBe(path);
+    }
+  });
+
+  it.each<[ReadonlyArray<readonly [string, unknown]>, string | undefined]>([
+    [[['name', 'render']], '[name=render]'],
+    [
+      [
+        ['containerPort', 8080],
+        ['protocol', 'TCP'],
+      ],
+      '[containerPort=8080,protocol=TCP]',
+    ],
+    [[['name', 'a,b']], '[name="a,b"]'],
+    [[], undefined],
+  ])('formatKeyFieldsSegment(%j) → %j', (keys, want) => expect(formatKeyFieldsSegment(keys)).toBe(want));
+
+  it.each<[string, string[] | undefined]>([
+    ['[name=render]', ['name']],
+    ['[containerPort=8080,protocol=TCP]', ['containerPort', 'protocol']],
+    ['[name="a=b,c"]', ['name']],
+    ['["quoted key"=1]', ['quoted key']],
+    ['["api-key"]', undefined],
+    ['[=x]', undefined],
+    ['[3]', undefined],
+    ['[not json]', undefined],
+    ['spec', undefined],
+  ])('keyedSegmentFields(%j) → %j', (segment, want) => expect(keyedSegmentFields(segment)).toEqual(want));
+
+  it.each<[string, string | undefined]>([
+    ['replicas', 'replicas'],
+    ['["api-key"]', 'api-key'],
+    ['["q\\"]"]', 'q"]'],
+    ['["quoted key"=1]', undefined],
+    ['[name=render]', undefined],
+    ['[=x]', undefined],
+    ['[3]', undefined],
+    ['', undefined],
+  ])('fieldSegmentName(%j) → %j', (segment, want) => expect(fieldSegmentName(segment)).toBe(want));
+
+  it.each<[string, string | undefined]>([
+    ['spec.replicas', '/spec/replicas'],
+    ['metadata.annotations["service.beta.kubernetes.io/foo"]', '/metadata/annotations/service.beta.kubernetes.io~1foo'],
+    ['data["a~b"]', '/data/a~0b'],
+    ['spec.template.spec.containers[name=render].image', undefined],
+    ['metadata.finalizers[=x]', undefined],
+  ])('fieldPathToPointer(%j) → %j', (path, want) => expect(fieldPathToPointer(path)).toBe(want));
 });
 
 // ---------------------------------------------------------------- decoding

@@ -14,6 +14,11 @@
  * `metadata.labels["app.kubernetes.io/name"]` or
  * `metadata.finalizers[=example.com/finalizer]`, each mapped to the managers
  * that own it, in managedFields order. Pure: never throws on malformed input.
+ *
+ * This is the console's one path format: {@link joinFieldPath} joins every path
+ * (the field diff builds its paths with it, so each change finds its owners),
+ * {@link splitFieldPath} takes one apart, {@link fieldPathToPointer} turns one
+ * into a JSON pointer.
  */
 
 export type FieldOperation = 'Apply' | 'Update';
@@ -39,7 +44,8 @@ const NEEDS_QUOTES = /[,\]=\s]/;
 
 /**
  * A field name as a path segment: the plain name when it is an identifier,
- * otherwise `["<name>"]` (JSON string in brackets).
+ * otherwise `["<name>"]` (JSON string in brackets). Join segments with
+ * {@link joinFieldPath}, never by hand: a bracket takes no dot before it.
  */
 export function formatFieldSegment(name: string): string {
   return IDENTIFIER.test(name) ? name : `[${JSON.stringify(name)}]`;
@@ -71,6 +77,16 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 }
 
 /**
+ * The bracket segment of a keyed list item from its key fields in order:
+ * `[['containerPort', 8080], ['protocol', 'TCP']]` → `[containerPort=8080,protocol=TCP]`.
+ * Empty input gives `undefined` (an item needs at least one key).
+ */
+export function formatKeyFieldsSegment(keys: ReadonlyArray<readonly [string, unknown]>): string | undefined {
+  if (keys.length === 0) return undefined;
+  return `[${keys.map(([k, v]) => `${formatKeyValue(k)}=${formatKeyValue(v)}`).join(',')}]`;
+}
+
+/**
  * The bracket segment for a `k:` element, given the text after `k:`:
  * `{"containerPort":8080,"protocol":"TCP"}` → `[containerPort=8080,protocol=TCP]`,
  * keys in the order they appear in the JSON. Text that is not a non-empty JSON
@@ -79,9 +95,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 export function formatKeyedSegment(keyJson: string): string {
   const parsed = parseJson(keyJson);
   if (!parsed.ok || !isObj(parsed.value)) return `[${keyJson}]`;
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(parsed.value)) parts.push(`${formatKeyValue(k)}=${formatKeyValue(v)}`);
-  return parts.length > 0 ? `[${parts.join(',')}]` : `[${keyJson}]`;
+  return formatKeyFieldsSegment(Object.entries(parsed.value)) ?? `[${keyJson}]`;
 }
 
 /**
@@ -95,32 +109,161 @@ export function formatSetSegment(valueJson: string): string {
 }
 
 /**
- * The path of the child reached from `parent` (`''` for the root) through one
- * FieldsV1 key, or `undefined` for `.` (the node itself). Identifier fields
- * are dot-joined; every other segment is appended as a bracket. A key with an
- * unknown prefix is treated as a field named by the whole key.
+ * The one joiner of the path format: appends a segment (from
+ * {@link formatFieldSegment}, {@link formatKeyFieldsSegment},
+ * {@link formatKeyedSegment}, {@link formatSetSegment} or `[<n>]`) to `parent`
+ * (`''` for the root). Identifier fields are dot-joined (no dot at the root);
+ * bracket segments are appended as they are: `data` + `["api-key"]` →
+ * `data["api-key"]`.
  */
-export function childPath(parent: string, key: string): string | undefined {
-  if (key === '.') return undefined;
-  const prefix = key.slice(0, 2);
+export function joinFieldPath(parent: string, segment: string): string {
+  if (segment.startsWith('[')) return parent + segment;
+  return parent === '' ? segment : `${parent}.${segment}`;
+}
+
+/** The path of field `name` of the node at `parent`: `joinFieldPath(parent, formatFieldSegment(name))`. */
+export function fieldPath(parent: string, name: string): string {
+  return joinFieldPath(parent, formatFieldSegment(name));
+}
+
+/** The segment one FieldsV1 key other than `.` stands for; a key with an unknown prefix is a field named by the whole key. */
+function segmentOf(key: string): string {
   const rest = key.slice(2);
-  switch (prefix) {
+  switch (key.slice(0, 2)) {
     case 'f:':
-      return joinField(parent, rest);
+      return formatFieldSegment(rest);
     case 'k:':
-      return parent + formatKeyedSegment(rest);
+      return formatKeyedSegment(rest);
     case 'v:':
-      return parent + formatSetSegment(rest);
+      return formatSetSegment(rest);
     case 'i:':
-      return parent + `[${rest}]`;
+      return `[${rest}]`;
     default:
-      return joinField(parent, key);
+      return formatFieldSegment(key);
   }
 }
 
-function joinField(parent: string, name: string): string {
-  if (!IDENTIFIER.test(name)) return parent + formatFieldSegment(name);
-  return parent === '' ? name : `${parent}.${name}`;
+/**
+ * The path of the child reached from `parent` (`''` for the root) through one
+ * FieldsV1 key, or `undefined` for `.` (the node itself).
+ */
+export function childPath(parent: string, key: string): string | undefined {
+  return key === '.' ? undefined : joinFieldPath(parent, segmentOf(key));
+}
+
+/**
+ * The segments of a path, as {@link joinFieldPath} joined them:
+ * `metadata.annotations["a.b/c"]` → `['metadata', 'annotations', '["a.b/c"]']`.
+ * Dots and brackets inside JSON-quoted names and values do not split.
+ */
+export function splitFieldPath(path: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < path.length) {
+    const c = path[i];
+    if (c === '.') {
+      i++;
+      continue;
+    }
+    let j = i;
+    if (c === '[') {
+      // a `"` right after `[`, `=` or `,` opens a JSON string (raw values never start with one)
+      let quoted = false;
+      for (j = i + 1; j < path.length; j++) {
+        const ch = path[j];
+        if (quoted) {
+          if (ch === '\\') j++;
+          else if (ch === '"') quoted = false;
+        } else if (ch === '"' && '[=,'.includes(path[j - 1]!)) quoted = true;
+        else if (ch === ']') break;
+      }
+      j++;
+    } else {
+      while (j < path.length && path[j] !== '.' && path[j] !== '[') j++;
+    }
+    out.push(path.slice(i, j));
+    i = j;
+  }
+  return out;
+}
+
+/** Splits the inside of a bracket at top-level commas (not inside JSON strings). */
+function splitKeyFields(inner: string): string[] {
+  const parts: string[] = [];
+  let quoted = false;
+  let start = 0;
+  for (let j = 0; j < inner.length; j++) {
+    const ch = inner[j];
+    if (quoted) {
+      if (ch === '\\') j++;
+      else if (ch === '"') quoted = false;
+    } else if (ch === '"' && (j === 0 || '=,'.includes(inner[j - 1]!))) quoted = true;
+    else if (ch === ',') {
+      parts.push(inner.slice(start, j));
+      start = j + 1;
+    }
+  }
+  parts.push(inner.slice(start));
+  return parts;
+}
+
+/** The index just after the JSON string that opens `text`, or -1 when it is not closed. */
+function jsonStringEnd(text: string): number {
+  for (let j = 1; j < text.length; j++) {
+    if (text[j] === '\\') j++;
+    else if (text[j] === '"') return j + 1;
+  }
+  return -1;
+}
+
+/**
+ * The key field names of a keyed list item segment (`[name=render]` →
+ * `['name']`, `[containerPort=8080,protocol=TCP]` → `['containerPort', 'protocol']`),
+ * or `undefined` for any other segment (field, set value, index, raw).
+ */
+export function keyedSegmentFields(segment: string): string[] | undefined {
+  if (!segment.startsWith('[') || !segment.endsWith(']') || fieldSegmentName(segment) !== undefined) return undefined;
+  if (segment.startsWith('[=') || /^\[\d+\]$/.test(segment)) return undefined;
+  const names: string[] = [];
+  for (const part of splitKeyFields(segment.slice(1, -1))) {
+    const eq = part.startsWith('"') ? jsonStringEnd(part) : part.indexOf('=');
+    if (eq <= 0 || part[eq] !== '=') return undefined;
+    const name = part.slice(0, eq);
+    if (!name.startsWith('"')) names.push(name);
+    else {
+      const parsed = parseJson(name);
+      if (!parsed.ok || typeof parsed.value !== 'string') return undefined;
+      names.push(parsed.value);
+    }
+  }
+  return names;
+}
+
+/**
+ * The field name a segment stands for (`replicas` → `replicas`, `["api-key"]`
+ * → `api-key`), or `undefined` for a list item, set value or index segment.
+ */
+export function fieldSegmentName(segment: string): string | undefined {
+  if (!segment.startsWith('[')) return segment === '' ? undefined : segment;
+  const inner = segment.slice(1, -1);
+  if (!segment.endsWith(']') || !inner.startsWith('"') || jsonStringEnd(inner) !== inner.length) return undefined;
+  const parsed = parseJson(inner);
+  return parsed.ok && typeof parsed.value === 'string' ? parsed.value : undefined;
+}
+
+/**
+ * The RFC 6901 JSON pointer of a path made of fields only
+ * (`metadata.annotations["a.b/c"]` → `/metadata/annotations/a.b~1c`), or
+ * `undefined` when the path names a list item (a pointer needs its index).
+ */
+export function fieldPathToPointer(path: string): string | undefined {
+  let out = '';
+  for (const segment of splitFieldPath(path)) {
+    const name = fieldSegmentName(segment);
+    if (name === undefined) return undefined;
+    out += `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------- entries
@@ -169,19 +312,17 @@ function entriesOf(obj: unknown): Entry[] {
 }
 
 /**
- * The suffix a FieldsV1 key other than `.` appends to its parent's path:
- * `.name` for an identifier field (the dot is dropped at the root), a bracket
- * otherwise. Memoised per decode, since keys such as `f:name` or
- * `k:{"name":"render"}` repeat across nodes and entries.
+ * The segment a FieldsV1 key other than `.` stands for. Memoised per decode,
+ * since keys such as `f:name` or `k:{"name":"render"}` repeat across nodes and
+ * entries.
  */
-function suffixOf(key: string, cache: Map<string, string>): string {
-  let suffix = cache.get(key);
-  if (suffix === undefined) {
-    const p = childPath('', key)!;
-    suffix = p.startsWith('[') ? p : `.${p}`;
-    cache.set(key, suffix);
+function cachedSegmentOf(key: string, cache: Map<string, string>): string {
+  let segment = cache.get(key);
+  if (segment === undefined) {
+    segment = segmentOf(key);
+    cache.set(key, segment);
   }
-  return suffix;
+  return segment;
 }
 
 /**
@@ -212,8 +353,7 @@ function ownedPaths(fields: Obj, cache: Map<string, string>): string[] {
       const key = keys[i]!;
       const child = node[key];
       if (key === '.' || !isObj(child)) continue;
-      const suffix = suffixOf(key, cache);
-      paths.push(depth > 0 ? path + suffix : suffix.startsWith('.') ? suffix.slice(1) : suffix);
+      paths.push(joinFieldPath(path, cachedSegmentOf(key, cache)));
       nodes.push(child);
       depths.push(depth + 1);
     }

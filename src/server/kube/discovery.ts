@@ -1,4 +1,5 @@
 // kind → resource (plural, namespaced) from the apiserver's discovery documents, cached per group/version.
+import { splitApiVersion } from '../../domain/refs.ts';
 import type { ClusterConnection } from './connection.ts';
 
 export interface ResourceInfo {
@@ -14,7 +15,7 @@ export class Discovery {
   private load(apiVersion: string): Promise<Map<string, ResourceInfo>> {
     let p = this.cache.get(apiVersion);
     if (!p) {
-      const [g, v] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
+      const { group: g, version: v } = splitApiVersion(apiVersion);
       // callers pass what objects say; never let it become another path
       if (!/^[a-z0-9.-]*$/.test(g ?? '') || !/^v[0-9a-z]+$/.test(v ?? '') || apiVersion.split('/').length > 2)
         return Promise.reject(new Error(`not an apiVersion: ${apiVersion.slice(0, 100)}`));

@@ -2,7 +2,7 @@
 // uid, objects tracked by a GitOps app (Flux labels / Argo CD tracking
 // annotation), and which apps contain a given object (to push tree updates).
 import { EventEmitter } from 'node:events';
-import type { ObjectRef } from '../../domain/refs.ts';
+import { splitApiVersion, type ObjectRef } from '../../domain/refs.ts';
 import type { ClusterManager } from '../kube/cluster-manager.ts';
 import type { InformerEvent, KubeObject, ResourceKind } from '../kube/informer.ts';
 
@@ -149,7 +149,7 @@ export class ObjectIndex extends EventEmitter<{ changed: [string, KubeObject] }>
         )?.ownerReferences ?? [];
       const owner: OwnerRef | undefined = refs[0];
       if (!owner) break;
-      const group: string = owner.apiVersion.includes('/') ? (owner.apiVersion.split('/')[0] ?? '') : '';
+      const { group } = splitApiVersion(owner.apiVersion);
       const next: KubeObject | undefined = i.byKey.get(
         `${group}/${owner.kind}/${cur.metadata?.namespace ?? ''}/${owner.name}`,
       )?.obj;

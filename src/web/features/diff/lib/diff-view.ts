@@ -1,4 +1,6 @@
 import type { FieldChangeDto, ObjectDiffDto } from '../../../../api/schemas.ts';
+import { isGitOpsControllerManager } from '../../../../domain/field-managers.ts';
+import { fieldPathToPointer } from '../../../../domain/managed-fields.ts';
 import { lineOfPath } from './yaml-lines.ts';
 import type { LineBadge } from '../../../components/editor/monaco-diff.tsx';
 
@@ -17,15 +19,9 @@ export function visibleChanges(changes: FieldChangeDto[], t: DiffToggles): Field
   );
 }
 
-export const CONTROLLER_MANAGERS = new Set([
-  'kustomize-controller',
-  'argocd-controller',
-  'argocd-application-controller',
-]);
-
 /** The manager to name on a change: the non-controller owner if any, else the controller. */
 export function ownerLabel(c: FieldChangeDto): string {
-  const other = c.owners.find((o) => !CONTROLLER_MANAGERS.has(o.manager));
+  const other = c.owners.find((o) => !isGitOpsControllerManager(o.manager));
   return (other ?? c.owners[0])?.manager ?? 'no owner';
 }
 
@@ -58,20 +54,10 @@ export function fixFor(
   path: string,
   manager: string,
 ): string {
-  const pointer =
-    '/' +
-    path
-      .replace(/\[[^\]]*\]/g, '')
-      .split('.')
-      .map((s) =>
-        s
-          .replace(/^\["|"\]$/g, '')
-          .replace(/~/g, '~0')
-          .replace(/\//g, '~1'),
-      )
-      .join('/');
+  // a pointer needs list indexes, which a keyed path does not carry: then only the manager rule is offered
+  const pointer = fieldPathToPointer(path);
   if (controller === 'argocd') {
-    return `spec:\n  ignoreDifferences:\n    - group: "${target.group}"\n      kind: ${target.kind}\n      name: ${target.name}\n      managedFieldsManagers:\n        - ${manager}\n      # or: jsonPointers: ["${pointer}"]`;
+    return `spec:\n  ignoreDifferences:\n    - group: "${target.group}"\n      kind: ${target.kind}\n      name: ${target.name}\n      managedFieldsManagers:\n        - ${manager}${pointer === undefined ? '' : `\n      # or: jsonPointers: [${JSON.stringify(pointer)}]`}`;
   }
   return `# Flux: stop declaring ${path} in Git (remove it from the manifest), or let ${manager} keep the object's fields:\nmetadata:\n  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent   # on ${target.kind}/${target.name}: Flux creates it, never overrides it`;
 }
