@@ -1,3 +1,4 @@
+import type { AppDrift } from './drift.ts';
 import type { ObjectRef } from './refs.ts';
 
 export const HEALTH_STATES = ['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown'] as const;
@@ -59,6 +60,8 @@ export interface App {
   generation?: number;
   observedGeneration?: number;
   updatedAt?: string;
+  /** open drift episodes seen from managedFields (fast signal; the diff is the precise view) */
+  drift?: AppDrift;
 }
 
 export function appId(cluster: string, namespace: string, kind: string, name: string): string {

@@ -111,11 +111,15 @@ describe('driftWrites', () => {
     // replicas was Git's before the first write: the second write still changes a field Git declared,
     // but the console only knows that from the first version; between the two, Git no longer owns it
     expect(driftWrites(first, second, FLUX)).toEqual([]);
+    // with the open episode's fields known to be Git's, the second write is seen (and coalesced by the caller)
+    expect(driftWrites(first, second, FLUX, ['spec.replicas']).map((w) => w.fields)).toEqual([
+      [{ path: 'spec.replicas', from: 3, to: 5 }],
+    ]);
   });
 });
 
 describe('driftEnded', () => {
-  const episode = { manager: 'kubectl-scale', fields: [{ path: 'spec.replicas', from: 1, to: 3 }] };
+  const episode = { managers: ['kubectl-scale'], fields: [{ path: 'spec.replicas', from: 1, to: 3 }] };
 
   it('open while the drifting manager still owns the field', () => {
     expect(driftEnded(deploy(3, [fluxApply(T0, false), scaled('kubectl-scale', T1, 'scale')]), episode, FLUX)).toBe(

@@ -17,6 +17,7 @@
 import { isGitOpsControllerManager, isInteractiveManager } from './field-managers.ts';
 import { flattenObject } from './field-diff.ts';
 import { ownersByPath, type FieldOwner } from './managed-fields.ts';
+import type { ObjectRef } from './refs.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -67,8 +68,15 @@ function valueAt(flat: Map<string, unknown>, path: string): unknown {
  * managedFields entry is new or refreshed (time or fields changed), the Git-declared fields it owns now
  * whose value changed.
  */
-export function driftWrites(prev: Obj | undefined, next: Obj, controllerManagers: readonly string[]): DriftWrite[] {
+export function driftWrites(
+  prev: Obj | undefined,
+  next: Obj,
+  controllerManagers: readonly string[],
+  /** paths known to be Git's although the controller no longer owns them (an open drift episode's fields) */
+  known: Iterable<string> = [],
+): DriftWrite[] {
   if (!prev) return [];
+  const knownPaths = new Set(known);
   const isController = (m: string) => controllerManagers.includes(m) || isGitOpsControllerManager(m);
   const before = new Map(entries(prev).map((e) => [entryKey(e), e]));
   const fresh = entries(next).filter((e) => {
@@ -80,6 +88,7 @@ export function driftWrites(prev: Obj | undefined, next: Obj, controllerManagers
   const ownersPrev = ownersByPath(prev);
   const ownersNext = ownersByPath(next);
   const gitDeclared = (path: string) =>
+    knownPaths.has(path) ||
     (ownersPrev[path] ?? []).some((o) => isController(o.manager)) ||
     (ownersNext[path] ?? []).some((o) => isController(o.manager));
   const flatPrev = flattenObject(prev);
@@ -110,6 +119,33 @@ export function driftWrites(prev: Obj | undefined, next: Obj, controllerManagers
 
 export type DriftEnd = 'reverted' | 'adopted';
 
+/** One object's open drift episode, as the app shows it. */
+export interface ObjectDrift {
+  ref: ObjectRef;
+  kind: DriftWrite['kind'];
+  /** the drifting managers, first writer first */
+  managers: string[];
+  fields: DriftField[];
+  /** the managedFields time of the first write of the episode, and of the latest */
+  since: string;
+  lastWriteAt: string;
+  /** writes coalesced into this episode */
+  writes: number;
+  /** how long after the controller's last apply the first write came, when that apply's time is known */
+  afterApplyMs?: number;
+}
+
+/** An app's drift: its objects' open episodes (bounded), newest write first. */
+export interface AppDrift {
+  since: string;
+  lastWriteAt: string;
+  /** person when any object's drift is a person's, else conflict */
+  kind: DriftWrite['kind'];
+  managers: string[];
+  objectCount: number;
+  objects: ObjectDrift[];
+}
+
 /**
  * Whether an open drift episode on this object ended with `next`: every drifted field is owned by the
  * controller again (no longer by the drifting manager). `adopted` when Git now has the drifted value
@@ -118,7 +154,7 @@ export type DriftEnd = 'reverted' | 'adopted';
  */
 export function driftEnded(
   next: Obj,
-  episode: { manager: string; fields: DriftField[] },
+  episode: { managers: readonly string[]; fields: DriftField[] },
   controllerManagers: readonly string[],
 ): DriftEnd | undefined {
   const owners = ownersByPath(next);
@@ -128,7 +164,7 @@ export function driftEnded(
   for (const f of episode.fields) {
     const os = owners[f.path] ?? [];
     const now = valueAt(flat, f.path);
-    const stillTheirs = os.some((o) => o.manager === episode.manager);
+    const stillTheirs = os.some((o) => episode.managers.includes(o.manager));
     const controllerOwns = os.some((o) => isController(o.manager));
     // the field is back with the controller; or its value is Git's again (a field Git left out is gone)
     if (stillTheirs && !controllerOwns && !same(now, f.from)) return undefined;
