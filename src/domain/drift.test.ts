@@ -15,7 +15,9 @@ const fluxApply = (time: string, withReplicas = true) => ({
     'f:metadata': { 'f:labels': { 'f:app.kubernetes.io/name': {} } },
     'f:spec': {
       ...(withReplicas ? { 'f:replicas': {} } : {}),
-      'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"render"}': { '.': {}, 'f:image': {}, 'f:name': {} } } } },
+      'f:template': {
+        'f:spec': { 'f:containers': { 'k:{"name":"render"}': { '.': {}, 'f:image': {}, 'f:name': {} } } },
+      },
     },
   },
 });
@@ -73,12 +75,18 @@ describe('driftWrites', () => {
       apiVersion: 'apps/v1',
       time: T1,
       fieldsType: 'FieldsV1',
-      fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"render"}': { 'f:image': {} } } } } } },
+      fieldsV1: {
+        'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"render"}': { 'f:image': {} } } } } },
+      },
     };
     const after = deploy(1, [fluxApply(T0), kcm(T0), edit], 'render:2');
     const w = driftWrites(deploy(1, [fluxApply(T0), kcm(T0)]), after, FLUX);
     expect(w.map((x) => [x.kind, x.manager, x.fields])).toEqual([
-      ['person', 'kubectl-edit', [{ path: 'spec.template.spec.containers[name=render].image', from: 'render:1', to: 'render:2' }]],
+      [
+        'person',
+        'kubectl-edit',
+        [{ path: 'spec.template.spec.containers[name=render].image', from: 'render:1', to: 'render:2' }],
+      ],
     ]);
   });
 
@@ -99,9 +107,9 @@ describe('driftWrites', () => {
     expect(driftWrites(before, deploy(1, [fluxApply(T1), kcm(T0)]), FLUX)).toEqual([]);
     expect(driftWrites(before, deploy(1, [fluxApply(T0), kcm(T1)]), FLUX)).toEqual([]);
     // kubectl apply of the same value: shared ownership, nothing changed
-    expect(driftWrites(before, deploy(1, [fluxApply(T0), kcm(T0), scaled('kubectl-client-side-apply', T1)]), FLUX)).toEqual(
-      [],
-    );
+    expect(
+      driftWrites(before, deploy(1, [fluxApply(T0), kcm(T0), scaled('kubectl-client-side-apply', T1)]), FLUX),
+    ).toEqual([]);
     expect(driftWrites(undefined, deploy(3, [fluxApply(T0, false), scaled('kubectl-edit', T1)]), FLUX)).toEqual([]);
   });
 

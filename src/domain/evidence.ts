@@ -18,6 +18,8 @@ export const EVIDENCE_TYPES = [
   'prune.approved',
   'prune.executed',
   'drift.detected',
+  'drift.reverted',
+  'drift.adopted',
   'app.rendered',
   // the outcome of an action whose intent was recorded first (data.intentSeq names it)
   'action.completed',

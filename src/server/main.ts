@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { ClusterManager } from './kube/cluster-manager.ts';
 import { APP_WATCH_KINDS } from './kube/kinds.ts';
 import { AppCatalog } from './services/app-catalog.ts';
+import { DriftTracker } from './services/drift-tracker.ts';
 import { ObjectIndex } from './services/object-index.ts';
 import { loadMaskKey } from './services/secret-mask.ts';
 import { openEvidenceStore } from './store/open.ts';
@@ -86,6 +87,10 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   const catalog = new AppCatalog(clusters, recorder, cfg.envLabel, log);
   const index = new ObjectIndex(clusters);
   catalog.attachIndex(index);
+  // drift as a live signal, from the same informer updates (no dry-run)
+  const drift = new DriftTracker({ recorder, apps: () => catalog.list() });
+  index.on('updated', (cluster, prev, next) => drift.onObject(cluster, prev, next));
+  catalog.attachDrift(drift);
   const app = await buildApp({ ...deps, catalog, index });
   await catalog.start();
   for (const c of contexts) clusters.add(c.name, c.kc);

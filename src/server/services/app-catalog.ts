@@ -6,6 +6,7 @@ import { worseHealth, type App } from '../../domain/app.ts';
 import { refId } from '../../domain/refs.ts';
 import { refOf } from '../../domain/tree.ts';
 import { appTree } from './app-tree.ts';
+import type { DriftTracker } from './drift-tracker.ts';
 import type { ObjectIndex } from './object-index.ts';
 import { applicationToApp } from '../adapters/argocd.ts';
 import { helmReleaseToApp, kustomizationToApp } from '../adapters/flux.ts';
@@ -32,6 +33,7 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
   private readonly apps = new Map<string, App>();
   private lastRevision = new Map<string, string>();
   private index?: ObjectIndex;
+  private drift?: DriftTracker;
   /** refId of a managed object → ids of apps whose inventory lists it */
   private readonly byObject = new Map<string, Set<string>>();
   private readonly raw = new Map<string, { cluster: string; kind: string; obj: KubeObject }>();
@@ -63,6 +65,20 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
         if (ids) for (const id of ids) this.dirty.add(id);
       }
       if (this.dirty.size && !this.flushTimer) {
+        this.flushTimer = setTimeout(() => this.flushDirty(), 250);
+        this.flushTimer.unref();
+      }
+    });
+  }
+
+  /** With a drift tracker, each app carries its open drift episodes (updated as they open and end). */
+  attachDrift(drift: DriftTracker): void {
+    this.drift = drift;
+    drift.on('changed', (id) => {
+      this.dirty.add(id);
+      // drift is shown "at once": flush on the next tick, not after the 250 ms health batch
+      setImmediate(() => this.settleNow());
+      if (!this.flushTimer) {
         this.flushTimer = setTimeout(() => this.flushDirty(), 250);
         this.flushTimer.unref();
       }
@@ -166,7 +182,9 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
   }
 
   private upsert(input: App): void {
-    const app = this.withObjectHealth(input);
+    const withHealth = this.withObjectHealth(input);
+    const drift = this.drift?.forApp(withHealth.id);
+    const app = drift ? { ...withHealth, drift } : withHealth;
     const prev = this.apps.get(app.id);
     if (prev) for (const r of prev.inventory) this.byObject.get(refId(r))?.delete(app.id);
     for (const r of app.inventory) {

@@ -67,7 +67,11 @@ export function trackersOf(o: KubeObject): string[] {
   return out;
 }
 
-export class ObjectIndex extends EventEmitter<{ changed: [string, KubeObject] }> {
+export class ObjectIndex extends EventEmitter<{
+  changed: [string, KubeObject];
+  /** an object's version before and after (next undefined: deleted; prev undefined: first seen) */
+  updated: [string, KubeObject | undefined, KubeObject | undefined];
+}> {
   private readonly clusters = new Map<string, ClusterIndex>();
 
   constructor(private readonly cm: ClusterManager) {
@@ -100,6 +104,7 @@ export class ObjectIndex extends EventEmitter<{ changed: [string, KubeObject] }>
       this.link(i, key, e.obj);
     }
     this.emit('changed', cluster, e.obj);
+    this.emit('updated', cluster, prev, e.type === 'delete' ? undefined : e.obj);
   }
 
   private link(i: ClusterIndex, key: string, o: KubeObject): void {

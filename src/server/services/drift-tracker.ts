@@ -1,0 +1,264 @@
+// Drift as a live signal: every update of an object a GitOps app manages is checked against the write
+// before it (managedFields, no dry-run). A write by someone other than the app's controller to a field Git
+// declares opens a drift episode on that object at once; later writes to the same object are coalesced
+// into it (counted); the episode ends when the controller owns every drifted field again — `reverted`
+// (Git's value is back) or `adopted` (Git changed to the live value). Each episode is one
+// `drift.detected` record when it opens and one `drift.reverted` / `drift.adopted` record when it ends,
+// whatever happened in between. No Fastify types here.
+import { EventEmitter } from 'node:events';
+import type { App } from '../../domain/app.ts';
+import {
+  driftEnded,
+  driftWrites,
+  type AppDrift,
+  type DriftField,
+  type DriftWrite,
+  type ObjectDrift,
+} from '../../domain/drift.ts';
+import { controllerManagersOf } from '../../domain/field-managers.ts';
+import { refId } from '../../domain/refs.ts';
+import { refOf } from '../../domain/tree.ts';
+import type { EvidenceRecorder } from '../evidence/recorder.ts';
+import type { KubeObject } from '../kube/informer.ts';
+import { trackerOf } from './app-tree.ts';
+import { trackersOf } from './object-index.ts';
+import { maskValue } from './secret-mask.ts';
+
+type Obj = Record<string, unknown>;
+
+interface Episode extends ObjectDrift {
+  appId: string;
+  detectedAt: number;
+}
+
+export interface DriftTrackerDeps {
+  recorder: EvidenceRecorder;
+  /** the apps, to find which app manages an object (its tracker label / annotation) */
+  apps(): Iterable<App>;
+  now?: () => number;
+}
+
+/** At most this many objects and fields per app are carried in the app (the evidence has them all). */
+const MAX_OBJECTS = 20;
+const MAX_FIELDS = 20;
+
+export class DriftTracker extends EventEmitter<{ changed: [string] }> {
+  /** object refId → its open episode */
+  private readonly open = new Map<string, Episode>();
+  private readonly byApp = new Map<string, Set<string>>();
+  private trackerIndex = new Map<string, string>();
+  private trackerIndexBuilt = 0;
+  private enabled = true;
+
+  constructor(private readonly deps: DriftTrackerDeps) {
+    super();
+    this.setMaxListeners(100);
+  }
+
+  /** benchmarks measure the cost of detection by turning it off */
+  setEnabled(on: boolean): void {
+    this.enabled = on;
+  }
+
+  /** the open episodes of one app, as the app shows them */
+  forApp(appId: string): AppDrift | undefined {
+    const keys = this.byApp.get(appId);
+    if (!keys?.size) return undefined;
+    const eps = [...keys]
+      .map((k) => this.open.get(k))
+      .filter((e): e is Episode => !!e)
+      .sort((a, b) => b.lastWriteAt.localeCompare(a.lastWriteAt));
+    if (!eps.length) return undefined;
+    return {
+      since: eps.map((e) => e.since).sort()[0] as string,
+      lastWriteAt: eps[0]?.lastWriteAt as string,
+      kind: eps.some((e) => e.kind === 'person') ? 'person' : 'conflict',
+      managers: [...new Set(eps.flatMap((e) => e.managers))],
+      objectCount: eps.length,
+      objects: eps.slice(0, MAX_OBJECTS).map(({ appId: _a, detectedAt: _d, ...o }) => ({
+        ...o,
+        fields: o.fields.slice(0, MAX_FIELDS),
+      })),
+    };
+  }
+
+  /** the open episode of one object */
+  forObject(cluster: string, o: Obj): ObjectDrift | undefined {
+    return this.open.get(refId(refOf(cluster, o)));
+  }
+
+  /** An object changed (prev: the version before; next: undefined when deleted). */
+  onObject(cluster: string, prev: KubeObject | undefined, next: KubeObject | undefined): void {
+    if (!this.enabled) return;
+    const obj = (next ?? prev) as Obj | undefined;
+    if (!obj) return;
+    const key = refId(refOf(cluster, obj));
+    const ep = this.open.get(key);
+    if (!next) {
+      if (ep) this.close(ep, key, 'deleted', obj);
+      return;
+    }
+    const app = ep ? undefined : this.appOf(cluster, next as Obj);
+    if (!ep && !app) return;
+    const appId = ep?.appId ?? (app as App).id;
+    const controller = app?.controller ?? this.controllerOf(appId);
+    if (!controller) return;
+    const mgrs = controllerManagersOf(controller);
+    const writes = driftWrites(prev as Obj | undefined, next as Obj, mgrs, ep?.fields.map((f) => f.path) ?? []);
+    if (writes.length) {
+      if (ep) this.coalesce(ep, writes, next as Obj);
+      else this.start(key, app as App, cluster, next as Obj, prev as Obj, writes);
+      this.emit('changed', appId);
+      return;
+    }
+    if (ep) {
+      const end = driftEnded(next as Obj, ep, mgrs);
+      if (end) this.close(ep, key, end, next as Obj);
+    }
+  }
+
+  private controllerOf(appId: string): App['controller'] | undefined {
+    for (const a of this.deps.apps()) if (a.id === appId) return a.controller;
+    return undefined;
+  }
+
+  /** the app managing an object, by its Flux labels / Argo CD tracking annotation */
+  private appOf(cluster: string, o: Obj): App | undefined {
+    const trackers = trackersOf(o as KubeObject);
+    if (!trackers.length) return undefined;
+    const now = Date.now();
+    if (now - this.trackerIndexBuilt > 5_000) {
+      const m = new Map<string, string>();
+      for (const a of this.deps.apps()) m.set(`${a.cluster}\u0000${trackerOf(a)}`, a.id);
+      this.trackerIndex = m;
+      this.trackerIndexBuilt = now;
+    }
+    for (const t of trackers) {
+      const id = this.trackerIndex.get(`${cluster}\u0000${t}`);
+      if (id) for (const a of this.deps.apps()) if (a.id === id) return a;
+    }
+    return undefined;
+  }
+
+  private start(key: string, app: App, cluster: string, next: Obj, prev: Obj, writes: DriftWrite[]): void {
+    const secret = next.kind === 'Secret';
+    const fields = mergeFields([], writes, secret);
+    const since =
+      writes
+        .map((w) => w.time ?? '')
+        .filter(Boolean)
+        .sort()[0] ?? new Date(this.now()).toISOString();
+    const lastApply = controllerApplyTime(prev, controllerManagersOf(app.controller));
+    const ep: Episode = {
+      appId: app.id,
+      ref: refOf(cluster, next),
+      kind: writes.some((w) => w.kind === 'person') ? 'person' : 'conflict',
+      managers: [...new Set(writes.map((w) => w.manager))],
+      fields,
+      since,
+      lastWriteAt:
+        writes
+          .map((w) => w.time ?? since)
+          .sort()
+          .at(-1) ?? since,
+      writes: 1,
+      detectedAt: this.now(),
+      ...(lastApply ? { afterApplyMs: Math.max(0, Date.parse(since) - Date.parse(lastApply)) } : {}),
+    };
+    this.open.set(key, ep);
+    let set = this.byApp.get(app.id);
+    if (!set) this.byApp.set(app.id, (set = new Set()));
+    set.add(key);
+    this.deps.recorder.observe({
+      time: new Date(this.now()).toISOString(),
+      type: 'drift.detected',
+      actor: ep.managers[0] ?? 'unknown',
+      app: app.id,
+      cluster,
+      env: app.env,
+      data: {
+        object: refId(ep.ref),
+        kind: ep.kind,
+        managers: ep.managers,
+        fields: ep.fields,
+        writtenAt: ep.since,
+        ...(ep.afterApplyMs !== undefined ? { afterControllerApplyMs: ep.afterApplyMs } : {}),
+      },
+    });
+  }
+
+  private coalesce(ep: Episode, writes: DriftWrite[], next: Obj): void {
+    ep.writes++;
+    ep.fields = mergeFields(ep.fields, writes, next.kind === 'Secret');
+    for (const w of writes) if (!ep.managers.includes(w.manager)) ep.managers.push(w.manager);
+    if (writes.some((w) => w.kind === 'person')) ep.kind = 'person';
+    const latest = writes
+      .map((w) => w.time ?? '')
+      .sort()
+      .at(-1);
+    if (latest && latest > ep.lastWriteAt) ep.lastWriteAt = latest;
+  }
+
+  private close(ep: Episode, key: string, how: 'reverted' | 'adopted' | 'deleted', obj: Obj): void {
+    this.open.delete(key);
+    this.byApp.get(ep.appId)?.delete(key);
+    const endedAt = this.now();
+    const app = [...this.deps.apps()].find((a) => a.id === ep.appId);
+    this.deps.recorder.observe({
+      time: new Date(endedAt).toISOString(),
+      type: how === 'adopted' ? 'drift.adopted' : 'drift.reverted',
+      actor: how === 'deleted' ? 'console' : (controllerManagersOf(app?.controller ?? 'flux')[0] ?? 'controller'),
+      app: ep.appId,
+      cluster: ep.ref.cluster,
+      env: app?.env ?? null,
+      data: {
+        object: refId(ep.ref),
+        kind: ep.kind,
+        managers: ep.managers,
+        fields: ep.fields,
+        startedAt: ep.since,
+        lastWriteAt: ep.lastWriteAt,
+        endedAt: new Date(endedAt).toISOString(),
+        durationMs: Math.max(0, endedAt - Date.parse(ep.since)),
+        writes: ep.writes,
+        ...(how === 'deleted' ? { objectDeleted: true } : {}),
+        resourceVersion: (obj.metadata as { resourceVersion?: string } | undefined)?.resourceVersion ?? null,
+      },
+    });
+    this.emit('changed', ep.appId);
+  }
+
+  private now(): number {
+    return this.deps.now?.() ?? Date.now();
+  }
+}
+
+/** Fields of an episode: the first `from` of each path is kept (Git's value), `to` follows the latest write. */
+function mergeFields(have: DriftField[], writes: DriftWrite[], secret: boolean): DriftField[] {
+  const byPath = new Map(have.map((f) => [f.path, { ...f }]));
+  for (const w of writes)
+    for (const f of w.fields) {
+      const mask = (v: unknown) => (secret && v !== undefined ? maskValue(v) : v);
+      const cur = byPath.get(f.path);
+      if (cur) {
+        if (f.to !== undefined) cur.to = mask(f.to);
+        else delete cur.to;
+      } else
+        byPath.set(f.path, {
+          path: f.path,
+          ...(f.from !== undefined ? { from: mask(f.from) } : {}),
+          ...(f.to !== undefined ? { to: mask(f.to) } : {}),
+        });
+    }
+  return [...byPath.values()].sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** The time of the controller's last apply of this object (its managedFields entry), if known. */
+function controllerApplyTime(o: Obj, managers: readonly string[]): string | undefined {
+  const mf = (o.metadata as { managedFields?: Array<{ manager?: string; time?: string }> } | undefined)?.managedFields;
+  return (mf ?? [])
+    .filter((e) => e.manager && managers.includes(e.manager) && e.time)
+    .map((e) => e.time as string)
+    .sort()
+    .at(-1);
+}
