@@ -1,7 +1,13 @@
 // msw handlers for UI unit tests and the offline demo. Typed by the API
 // schemas; fixtures are captured from the real sandbox (npm run capture-fixtures).
 import { http, HttpResponse } from 'msw';
-import type { AppResponse, AppsResponse, ClusterStateDto, SessionResponse } from '../src/api/schemas.ts';
+import type {
+  AppResponse,
+  AppsResponse,
+  ClusterStateDto,
+  HealthzResponse,
+  SessionResponse,
+} from '../src/api/schemas.ts';
 import fixtures from './fixtures/apps.json' with { type: 'json' };
 
 export const appsFixture = fixtures as unknown as AppsResponse & {
@@ -26,6 +32,10 @@ export const handlers = [
       : HttpResponse.json({ error: { code: 'NotFound', message: `no app ${id}` } }, { status: 404 });
   }),
   http.get('/api/evidence', () => HttpResponse.json({ events: [] })),
+  // the evidence store keeps up
+  http.get('/healthz', () =>
+    HttpResponse.json({ ok: true, evidence: { pending: 0, failing: false, refused: 0 } } satisfies HealthzResponse),
+  ),
   // the offline demo is read-only: a viewer of everything
   http.get('/api/auth/providers', () => HttpResponse.json({ local: true, oidc: false })),
   http.get('/api/auth/session', () =>

@@ -35,6 +35,27 @@ export const ConditionSchema = z.object({
   lastTransitionTime: z.string().optional(),
 });
 
+const DriftFieldSchema = z.object({ path: z.string(), from: z.unknown().optional(), to: z.unknown().optional() });
+export const AppDriftSchema = z.object({
+  since: z.string(),
+  lastWriteAt: z.string(),
+  kind: z.enum(['person', 'conflict']),
+  managers: z.array(z.string()),
+  objectCount: z.number(),
+  objects: z.array(
+    z.object({
+      ref: ObjectRefSchema,
+      kind: z.enum(['person', 'conflict']),
+      managers: z.array(z.string()),
+      fields: z.array(DriftFieldSchema),
+      since: z.string(),
+      lastWriteAt: z.string(),
+      writes: z.number(),
+      afterApplyMs: z.number().optional(),
+    }),
+  ),
+});
+
 export const AppSchema = z.object({
   id: z.string(),
   cluster: z.string(),
@@ -69,6 +90,8 @@ export const AppSchema = z.object({
   generation: z.number().optional(),
   observedGeneration: z.number().optional(),
   updatedAt: z.string().optional(),
+  /** open drift episodes seen from managedFields (fast signal; the diff is the precise view) */
+  drift: AppDriftSchema.optional(),
 });
 export type AppDto = z.infer<typeof AppSchema>;
 
@@ -289,6 +312,19 @@ export const DiffResponse = z.object({
       conflicts: z.array(z.object({ object: z.string(), path: z.string(), with: z.array(z.string()) })),
     }),
   ),
+  /**
+   * What the BFF did for this diff: renders run (0 when the render for this revision was cached), server-side
+   * dry-runs sent (only objects whose desired or live state changed), object results reused, and whether the
+   * request shared a concurrent identical one.
+   */
+  work: z
+    .object({
+      renders: z.number().int().nonnegative(),
+      dryRuns: z.number().int().nonnegative(),
+      cachedObjects: z.number().int().nonnegative(),
+      coalesced: z.boolean(),
+    })
+    .optional(),
 });
 export type DiffResponse = z.infer<typeof DiffResponse>;
 
@@ -335,3 +371,17 @@ export const SessionResponse = z.object({
 export type SessionResponse = z.infer<typeof SessionResponse>;
 export const ProvidersResponse = z.object({ local: z.boolean(), oidc: z.boolean() });
 export const ReconcileResponse = z.object({ requestedAt: z.string(), objects: z.array(z.string()) });
+
+// --- liveness (public GET /healthz) ---
+/** The error code of an action refused because the evidence store cannot record it (503). */
+export const EVIDENCE_UNAVAILABLE = 'EvidenceUnavailable';
+export const HealthzResponse = z.object({
+  ok: z.literal(true),
+  /** the evidence recorder's backlog: records waiting to be written, whether writes fail, actions refused */
+  evidence: z.object({
+    pending: z.number().int().nonnegative(),
+    failing: z.boolean(),
+    refused: z.number().int().nonnegative(),
+  }),
+});
+export type HealthzResponse = z.infer<typeof HealthzResponse>;

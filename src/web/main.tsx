@@ -1,17 +1,15 @@
-import { QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { RouterProvider } from 'react-router';
+import { AppProviders } from './app/providers.tsx';
+import { createQueryClient } from './app/query-client.ts';
 import { createRouter } from './app/router.tsx';
-import { setUnauthenticatedHandler, shouldRetry, signInPath } from './lib/api-client.ts';
+import { setUnauthenticatedHandler, signInPath } from './lib/api-client.ts';
+import { createToastStore } from './lib/toasts.ts';
 import './styles.css';
 
-const queryClient = new QueryClient({
-  queryCache: new QueryCache({
-    onError: (err) => console.warn('query failed:', err.message),
-  }),
-  defaultOptions: { queries: { retry: shouldRetry, staleTime: 30_000, refetchOnWindowFocus: false } },
-});
+const toasts = createToastStore();
+const queryClient = createQueryClient(toasts);
 
 async function boot() {
   if (import.meta.env.VITE_DEMO === '1') {
@@ -29,9 +27,9 @@ async function boot() {
   });
   createRoot(root).render(
     <StrictMode>
-      <QueryClientProvider client={queryClient}>
+      <AppProviders client={queryClient} toasts={toasts}>
         <RouterProvider router={router} />
-      </QueryClientProvider>
+      </AppProviders>
     </StrictMode>,
   );
 }

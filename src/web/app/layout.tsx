@@ -1,8 +1,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, Outlet } from 'react-router';
 import { clustersQueryOptions } from '../features/apps/api/apps-queries.ts';
-import { useLiveUpdates } from '../features/apps/hooks/use-live-updates.ts';
 import { UserMenu } from '../features/auth/components/user-menu.tsx';
+import { EvidenceBanner } from '../features/evidence/components/evidence-banner.tsx';
+import { useLiveUpdates } from './use-live-updates.ts';
 
 export function Layout() {
   const stream = useLiveUpdates();
@@ -31,6 +32,7 @@ export function Layout() {
         </span>
         <UserMenu />
       </header>
+      <EvidenceBanner />
       <main className="p-6">
         <Outlet />
       </main>

@@ -1,10 +1,10 @@
 import type { QueryClient } from '@tanstack/react-query';
 import { createBrowserRouter, isRouteErrorResponse, Link, redirect, useRouteError } from 'react-router';
-import { sessionQueryOptions } from '../features/auth/api/session-queries.ts';
-import { SignInPage } from '../features/auth/components/sign-in-page.tsx';
-import { ApiError, signInPath } from '../lib/api-client.ts';
 import { appQueryOptions, appsQueryOptions, clustersQueryOptions } from '../features/apps/api/apps-queries.ts';
+import { SignInPage } from '../features/auth/components/sign-in-page.tsx';
 import { treeQueryOptions } from '../features/tree/api/tree-queries.ts';
+import { ApiError, signInPath } from '../lib/api-client.ts';
+import { sessionQueryOptions } from '../lib/session.ts';
 import { Layout } from './layout.tsx';
 
 function RouteError() {
@@ -68,7 +68,7 @@ export function createRouter(qc: QueryClient) {
             await Promise.allSettled([qc.ensureQueryData(appQueryOptions(id))]);
             return null;
           },
-          lazy: async () => ({ Component: (await import('../features/apps/components/app-page.tsx')).AppPage }),
+          lazy: async () => ({ Component: (await import('./routes/app-page.tsx')).AppPage }),
         },
       ],
     },

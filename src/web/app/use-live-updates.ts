@@ -1,13 +1,14 @@
+// The live stream: touches every feature's cached data, so it lives in the composition layer.
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { StreamMessage } from '../../../../api/schemas.ts';
-import { appKeys, clusterKeys } from '../api/apps-queries.ts';
-import { evidenceKeys } from '../../evidence/api/evidence-queries.ts';
-import { applyToAppList, applyToClusters } from './apply-stream-message.ts';
-import { treeKeys } from '../../tree/api/tree-queries.ts';
-import { diffKeys } from '../../diff/api/diff-queries.ts';
-import { sessionKeys, sessionQueryOptions } from '../../auth/api/session-queries.ts';
-import { ApiError, unauthenticated } from '../../../lib/api-client.ts';
+import { StreamMessage } from '../../api/schemas.ts';
+import { appKeys, clusterKeys } from '../features/apps/api/apps-queries.ts';
+import { applyToAppList, applyToClusters } from '../features/apps/hooks/apply-stream-message.ts';
+import { diffKeys } from '../features/diff/api/diff-queries.ts';
+import { evidenceKeys } from '../features/evidence/api/evidence-queries.ts';
+import { treeKeys } from '../features/tree/api/tree-queries.ts';
+import { ApiError, unauthenticated } from '../lib/api-client.ts';
+import { sessionKeys, sessionQueryOptions } from '../lib/session.ts';
 
 export type StreamStatus = 'connecting' | 'live' | 'reconnecting';
 

@@ -8,6 +8,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly cluster?: string,
+    /** names the BFF's log lines of a failed request (sent with 5xx answers): what the user quotes */
+    readonly requestId?: string,
   ) {
     super(message);
   }
@@ -34,8 +36,22 @@ export function unauthenticated(): void {
   onUnauthenticated();
 }
 
-export async function apiGet<T extends z.ZodType>(path: string, schema: T, signal?: AbortSignal): Promise<z.output<T>> {
-  return apiRequest('GET', path, schema, undefined, signal);
+export interface RequestOptions {
+  signal?: AbortSignal | undefined;
+  /**
+   * What a 401 answer does. 'sign-in' (default): the session is gone, go to sign-in, then throw.
+   * 'throw': only throw; for the calls that ask about the session or create one (the session
+   * query, sign-in, password change, sign-out), whose callers handle the 401 themselves.
+   */
+  on401?: 'sign-in' | 'throw';
+}
+
+export async function apiGet<T extends z.ZodType>(
+  path: string,
+  schema: T,
+  opts: RequestOptions = {},
+): Promise<z.output<T>> {
+  return apiRequest('GET', path, schema, undefined, opts);
 }
 
 export async function apiSend<T extends z.ZodType>(
@@ -43,16 +59,17 @@ export async function apiSend<T extends z.ZodType>(
   path: string,
   schema: T,
   body?: unknown,
+  opts: RequestOptions = {},
 ): Promise<z.output<T>> {
-  return apiRequest(method, path, schema, body);
+  return apiRequest(method, path, schema, body, opts);
 }
 
 async function apiRequest<T extends z.ZodType>(
   method: string,
   path: string,
   schema: T,
-  body?: unknown,
-  signal?: AbortSignal,
+  body: unknown,
+  { signal, on401 = 'sign-in' }: RequestOptions,
 ): Promise<z.output<T>> {
   let res: Response;
   const headers: Record<string, string> = { Accept: 'application/json' };
@@ -81,11 +98,13 @@ async function apiRequest<T extends z.ZodType>(
     throw new ApiError(res.status, 'BadResponse', `unexpected response (${res.status})`);
   }
   if (!res.ok) {
-    // a lost session (expired, signed out elsewhere) goes to sign-in — except for the sign-in calls themselves
-    if (res.status === 401 && !path.startsWith('/api/auth/')) onUnauthenticated();
+    // a lost session (expired, signed out elsewhere) goes to sign-in, unless the caller said it handles 401
+    if (res.status === 401 && on401 === 'sign-in') onUnauthenticated();
     const err = ErrorBody.safeParse(parsed);
-    if (err.success)
-      throw new ApiError(res.status, err.data.error.code, err.data.error.message, err.data.error.cluster);
+    if (err.success) {
+      const e = err.data.error;
+      throw new ApiError(res.status, e.code, e.message, e.cluster, e.requestId);
+    }
     throw new ApiError(res.status, 'HttpError', `request failed (${res.status})`);
   }
   return schema.parse(parsed);

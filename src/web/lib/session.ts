@@ -1,38 +1,25 @@
+// The signed-in user's session: read by the router (every page needs one), the permission hook, the live
+// stream and the sign-in feature. Its 401 is an answer ("not signed in"), not a lost session: 'throw'.
 import { queryOptions } from '@tanstack/react-query';
-import { z } from 'zod';
-import { ProvidersResponse, SessionResponse } from '../../../../api/schemas.ts';
-import { apiGet, apiSend, setCsrfToken } from '../../../lib/api-client.ts';
+import { SessionResponse } from '../../api/schemas.ts';
+import { apiGet, setCsrfToken } from './api-client.ts';
 
-export const sessionKeys = { all: ['session'] as const, providers: ['auth-providers'] as const };
+export const sessionKeys = { all: ['session'] as const };
 
-async function remember(p: Promise<SessionResponse>): Promise<SessionResponse> {
+/** Keeps the session's CSRF token for the mutations that follow; returns the session. */
+export async function rememberSession(p: Promise<SessionResponse>): Promise<SessionResponse> {
   const s = await p;
   setCsrfToken(s.csrfToken);
   return s;
 }
 
+export const getSession = (signal?: AbortSignal) =>
+  rememberSession(apiGet('/api/auth/session', SessionResponse, { signal, on401: 'throw' }));
+
 export const sessionQueryOptions = () =>
   queryOptions({
     queryKey: sessionKeys.all,
-    queryFn: ({ signal }) => remember(apiGet('/api/auth/session', SessionResponse, signal)),
+    queryFn: ({ signal }) => getSession(signal),
     staleTime: 60_000,
     retry: false,
   });
-
-export const providersQueryOptions = () =>
-  queryOptions({
-    queryKey: sessionKeys.providers,
-    queryFn: ({ signal }) => apiGet('/api/auth/providers', ProvidersResponse, signal),
-    staleTime: Infinity,
-  });
-
-export const signIn = (username: string, password: string) =>
-  remember(apiSend('POST', '/api/auth/signin', SessionResponse, { username, password }));
-
-export const changePassword = (current: string, next: string) =>
-  remember(apiSend('POST', '/api/auth/password', SessionResponse, { current, next }));
-
-export const signOut = async () => {
-  await apiSend('POST', '/api/auth/signout', z.object({ ok: z.boolean() }));
-  setCsrfToken(undefined);
-};

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
-import { can, whyNot, type Action, type Scope } from '../../../../domain/access.ts';
-import { sessionQueryOptions } from '../api/session-queries.ts';
+import { can, whyNot, type Action, type Scope } from '../../domain/access.ts';
+import { sessionQueryOptions } from './session.ts';
 
 /** Whether the signed-in user may do `action` here, and why not. The BFF decides; this only explains. */
 export function usePermission(action: Action, scope: Scope): { allowed: boolean; reason?: string } {

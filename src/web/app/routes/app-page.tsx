@@ -1,17 +1,18 @@
+// The app page composes the apps, tree, diff and evidence features: a route of the composition layer.
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
-import { shortRevision } from '../../../../domain/app.ts';
-import { HealthBadge, SyncBadge, Tag } from '../../../components/badges.tsx';
-import { SafeLink, safeHttpUrl } from '../../../components/safe-link.tsx';
-import { TimeAgo } from '../../../components/time-ago.tsx';
-import { ApiError } from '../../../lib/api-client.ts';
-import { AppEvidence } from '../../evidence/components/app-evidence.tsx';
-import { ResourceTree } from '../../tree/components/resource-tree.tsx';
-import { AppDiff } from '../../diff/components/app-diff.tsx';
-import { EnvCompare } from '../../diff/components/env-compare.tsx';
-import { appQueryOptions, clustersQueryOptions } from '../api/apps-queries.ts';
-import { StaleBanner } from './stale-banner.tsx';
-import { ReconcileButton } from './reconcile-button.tsx';
+import { shortRevision } from '../../../domain/app.ts';
+import { HealthBadge, SyncBadge, Tag } from '../../components/badges.tsx';
+import { SafeLink, safeHttpUrl } from '../../components/safe-link.tsx';
+import { TimeAgo } from '../../components/time-ago.tsx';
+import { appQueryOptions, clustersQueryOptions } from '../../features/apps/api/apps-queries.ts';
+import { ReconcileButton } from '../../features/apps/components/reconcile-button.tsx';
+import { StaleBanner } from '../../features/apps/components/stale-banner.tsx';
+import { AppDiff } from '../../features/diff/components/app-diff.tsx';
+import { EnvCompare } from '../../features/diff/components/env-compare.tsx';
+import { AppEvidence } from '../../features/evidence/components/app-evidence.tsx';
+import { ResourceTree } from '../../features/tree/components/resource-tree.tsx';
+import { ApiError } from '../../lib/api-client.ts';
 
 export function AppPage() {
   const p = useParams();

@@ -9,14 +9,14 @@ export const appKeys = {
 };
 export const clusterKeys = { all: ['clusters'] as const };
 
-export const getApps = (signal?: AbortSignal) => apiGet('/api/apps', AppsResponse, signal);
+export const getApps = (signal?: AbortSignal) => apiGet('/api/apps', AppsResponse, { signal });
 export const appsQueryOptions = () =>
   queryOptions({ queryKey: appKeys.list(), queryFn: ({ signal }) => getApps(signal) });
 
-export const getApp = (id: string, signal?: AbortSignal) => apiGet(`/api/apps/${appPath(id)}`, AppResponse, signal);
+export const getApp = (id: string, signal?: AbortSignal) => apiGet(`/api/apps/${appPath(id)}`, AppResponse, { signal });
 export const appQueryOptions = (id: string) =>
   queryOptions({ queryKey: appKeys.detail(id), queryFn: ({ signal }) => getApp(id, signal) });
 
-export const getClusters = (signal?: AbortSignal) => apiGet('/api/clusters', ClustersResponse, signal);
+export const getClusters = (signal?: AbortSignal) => apiGet('/api/clusters', ClustersResponse, { signal });
 export const clustersQueryOptions = () =>
   queryOptions({ queryKey: clusterKeys.all, queryFn: ({ signal }) => getClusters(signal) });

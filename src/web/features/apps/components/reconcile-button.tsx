@@ -1,18 +1,11 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { appPath, ReconcileResponse } from '../../../../api/schemas.ts';
 import type { App } from '../../../../domain/app.ts';
-import { apiSend } from '../../../lib/api-client.ts';
-import { usePermission } from '../../auth/hooks/use-permission.ts';
-import { appKeys } from '../api/apps-queries.ts';
+import { usePermission } from '../../../lib/use-permission.ts';
+import { useReconcileApp } from '../api/reconcile-app.ts';
 
 /** "Reconcile now": asks the controller to reconcile from Git now. Disabled, with the reason, without the role. */
 export function ReconcileButton({ app }: { app: Pick<App, 'id' | 'cluster' | 'env' | 'controller'> }) {
   const perm = usePermission('app.reconcile', { cluster: app.cluster, env: app.env });
-  const qc = useQueryClient();
-  const m = useMutation({
-    mutationFn: () => apiSend('POST', `/api/apps/${appPath(app.id)}/reconcile`, ReconcileResponse),
-    onSuccess: () => void qc.invalidateQueries({ queryKey: appKeys.detail(app.id) }),
-  });
+  const m = useReconcileApp(app);
   return (
     <span className="ml-auto flex items-center gap-2 text-xs">
       {!perm.allowed && (
@@ -21,11 +14,6 @@ export function ReconcileButton({ app }: { app: Pick<App, 'id' | 'cluster' | 'en
         </span>
       )}
       {m.isSuccess && <span className="text-emerald-700">requested at {m.data.requestedAt.slice(11, 19)}</span>}
-      {m.isError && (
-        <span role="alert" className="text-red-700">
-          {m.error.message}
-        </span>
-      )}
       <button
         type="button"
         data-testid="reconcile"

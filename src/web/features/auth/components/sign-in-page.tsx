@@ -1,9 +1,14 @@
 // Sign-in: local account or OIDC; a first-start one-time password is replaced here.
+// The two forms keep their errors inline (meta errors: 'inline'), next to the fields they are about:
+// the sign-in page has no other content, a toast would be far from the fields, and there is nothing
+// else on the page for the user to do until the form succeeds.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 import { ApiError } from '../../../lib/api-client.ts';
-import { changePassword, providersQueryOptions, sessionKeys, signIn } from '../api/session-queries.ts';
+import { useChangePassword } from '../api/change-password.ts';
+import { providersQueryOptions } from '../api/get-providers.ts';
+import { useSignIn } from '../api/sign-in.ts';
 
 /** Same-origin paths only (never `//host` or a scheme): no open redirect through ?next=. */
 export function safeNext(next: string | null): string {
@@ -12,59 +17,56 @@ export function safeNext(next: string | null): string {
 
 const input = 'mt-1 w-full rounded border border-slate-300 px-2 py-1.5 text-sm';
 
+const messageOf = (err: Error | null, fallback: string) =>
+  err ? (err instanceof ApiError ? err.message : fallback) : undefined;
+
 export function SignInPage() {
   const [params] = useSearchParams();
   const next = safeNext(params.get('next'));
   const navigate = useNavigate();
   const qc = useQueryClient();
   const providers = useQuery(providersQueryOptions());
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const signIn = useSignIn();
+  const changePassword = useChangePassword();
+  const [mismatch, setMismatch] = useState(false);
   const [mustChange, setMustChange] = useState(params.get('change') === '1');
   const [current, setCurrent] = useState('');
+  const busy = signIn.isPending || changePassword.isPending;
+  const error = mustChange
+    ? mismatch
+      ? 'the two new passwords differ'
+      : messageOf(changePassword.error, 'could not change the password')
+    : messageOf(signIn.error, 'sign-in failed');
 
   const done = async () => {
     await qc.invalidateQueries();
     await navigate(next, { replace: true });
   };
 
-  const onSignIn = async (e: FormEvent<HTMLFormElement>) => {
+  const onSignIn = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const f = new FormData(e.currentTarget);
-    const username = String(f.get('username') ?? '');
     const password = String(f.get('password') ?? '');
-    setBusy(true);
-    setError(undefined);
-    try {
-      const s = await signIn(username, password);
-      qc.setQueryData(sessionKeys.all, s);
-      if (s.mustChangePassword) {
-        setCurrent(password);
-        setMustChange(true);
-      } else await done();
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : 'sign-in failed');
-    } finally {
-      setBusy(false);
-    }
+    signIn.mutate(
+      { username: String(f.get('username') ?? ''), password },
+      {
+        onSuccess: (s) => {
+          if (!s.mustChangePassword) return void done();
+          setCurrent(password);
+          setMustChange(true);
+        },
+      },
+    );
   };
 
-  const onChange = async (e: FormEvent<HTMLFormElement>) => {
+  const onChange = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const f = new FormData(e.currentTarget);
     const pw = String(f.get('new') ?? '');
-    if (pw !== String(f.get('repeat') ?? '')) return setError('the two new passwords differ');
-    setBusy(true);
-    setError(undefined);
-    try {
-      const s = await changePassword(String(f.get('current') ?? current), pw);
-      qc.setQueryData(sessionKeys.all, s);
-      await done();
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : 'could not change the password');
-    } finally {
-      setBusy(false);
-    }
+    const differ = pw !== String(f.get('repeat') ?? '');
+    setMismatch(differ);
+    if (differ) return;
+    changePassword.mutate({ current: String(f.get('current') ?? current), next: pw }, { onSuccess: () => void done() });
   };
 
   return (
@@ -79,7 +81,7 @@ export function SignInPage() {
           </p>
         )}
         {mustChange ? (
-          <form onSubmit={(e) => void onChange(e)} aria-label="Change password">
+          <form onSubmit={onChange} aria-label="Change password">
             <p className="mb-3 text-sm text-slate-600">
               This is a one-time password. Choose your own (at least 12 characters) to continue.
             </p>
@@ -107,7 +109,7 @@ export function SignInPage() {
           </form>
         ) : (
           <>
-            <form onSubmit={(e) => void onSignIn(e)} aria-label="Sign in">
+            <form onSubmit={onSignIn} aria-label="Sign in">
               <label className="mb-2 block text-sm">
                 User name
                 <input name="username" autoComplete="username" required className={input} />

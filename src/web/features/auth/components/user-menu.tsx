@@ -1,11 +1,12 @@
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { formatGrant } from '../../../../domain/access.ts';
-import { sessionQueryOptions, signOut } from '../api/session-queries.ts';
+import { sessionQueryOptions } from '../../../lib/session.ts';
+import { useSignOut } from '../api/sign-out.ts';
 
 export function UserMenu() {
   const s = useQuery(sessionQueryOptions());
-  const qc = useQueryClient();
+  const signOut = useSignOut();
   const navigate = useNavigate();
   if (!s.data) return null;
   const roles = s.data.user.grants.map(formatGrant);
@@ -21,12 +22,8 @@ export function UserMenu() {
       <button
         type="button"
         className="rounded border border-slate-300 px-2 py-0.5"
-        onClick={() =>
-          void signOut().finally(() => {
-            qc.clear();
-            void navigate('/signin', { replace: true });
-          })
-        }
+        disabled={signOut.isPending}
+        onClick={() => signOut.mutate(undefined, { onSettled: () => void navigate('/signin', { replace: true }) })}
       >
         Sign out
       </button>

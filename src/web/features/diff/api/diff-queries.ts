@@ -7,6 +7,6 @@ export const diffKeys = { app: (appId: string) => ['diff', appId] as const };
 export const diffQueryOptions = (appId: string) =>
   queryOptions({
     queryKey: diffKeys.app(appId),
-    queryFn: ({ signal }) => apiGet(`/api/apps/${appPath(appId)}/diff`, DiffResponse, signal),
+    queryFn: ({ signal }) => apiGet(`/api/apps/${appPath(appId)}/diff`, DiffResponse, { signal }),
     staleTime: 5_000,
   });

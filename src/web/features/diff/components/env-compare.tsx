@@ -8,7 +8,7 @@ const show = (v: unknown) => (v === undefined ? '∅' : typeof v === 'string' ? 
 export function EnvCompare({ appId }: { appId: string }) {
   const q = useQuery({
     queryKey: ['environments', appId],
-    queryFn: ({ signal }) => apiGet(`/api/apps/${appPath(appId)}/environments`, EnvCompareResponse, signal),
+    queryFn: ({ signal }) => apiGet(`/api/apps/${appPath(appId)}/environments`, EnvCompareResponse, { signal }),
     staleTime: 15_000,
   });
   if (q.isPending) return <p className="mt-4 text-sm text-slate-500">Rendering every environment…</p>;

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { shortRevision } from '../../../../domain/app.ts';
 import { evidenceForAppQueryOptions } from '../api/evidence-queries.ts';
-import { usePermission } from '../../auth/hooks/use-permission.ts';
+import { usePermission } from '../../../lib/use-permission.ts';
 
 export function AppEvidence({ appId, cluster, env }: { appId: string; cluster: string; env: string }) {
   const perm = usePermission('evidence.read', { cluster, env });

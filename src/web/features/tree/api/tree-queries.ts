@@ -55,19 +55,19 @@ export const treeQueryOptions = (appId: string, depth: number | 'all' = 'all') =
   queryOptions({
     queryKey: treeKeys.level(appId, depth),
     queryFn: ({ signal }) =>
-      apiGet(`/api/apps/${appPath(appId)}/tree${depth === 'all' ? '' : `?depth=${depth}`}`, TreeFast, signal),
+      apiGet(`/api/apps/${appPath(appId)}/tree${depth === 'all' ? '' : `?depth=${depth}`}`, TreeFast, { signal }),
   });
 
 export const objectQueryOptions = (r: Ref) =>
   queryOptions({
     queryKey: treeKeys.object(r),
     queryFn: ({ signal }) =>
-      apiGet(`/api/clusters/${encodeURIComponent(r.cluster)}/object?${refQuery(r)}`, ObjectResponse, signal),
+      apiGet(`/api/clusters/${encodeURIComponent(r.cluster)}/object?${refQuery(r)}`, ObjectResponse, { signal }),
   });
 
 export const eventsQueryOptions = (r: Ref) =>
   queryOptions({
     queryKey: treeKeys.events(r),
     queryFn: ({ signal }) =>
-      apiGet(`/api/clusters/${encodeURIComponent(r.cluster)}/events?${refQuery(r)}`, EventsResponse, signal),
+      apiGet(`/api/clusters/${encodeURIComponent(r.cluster)}/events?${refQuery(r)}`, EventsResponse, { signal }),
   });
