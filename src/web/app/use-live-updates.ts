@@ -8,6 +8,7 @@ import { diffKeys } from '../features/diff/api/diff-queries.ts';
 import { evidenceKeys } from '../features/evidence/api/evidence-queries.ts';
 import { treeKeys } from '../features/tree/api/tree-queries.ts';
 import { ApiError, unauthenticated } from '../lib/api-client.ts';
+import { keyedDebounce } from '../lib/keyed-debounce.ts';
 import { sessionKeys, sessionQueryOptions } from '../lib/session.ts';
 
 export type StreamStatus = 'connecting' | 'live' | 'reconnecting';
@@ -18,6 +19,8 @@ export function useLiveUpdates(): StreamStatus {
   const [status, setStatus] = useState<StreamStatus>('connecting');
   useEffect(() => {
     const es = new EventSource('/api/stream');
+    const trees = keyedDebounce(300, 2_000);
+    const diffs = keyedDebounce(2_000, 10_000);
     es.onopen = () => {
       setStatus('live');
       // anything missed while disconnected: refetch once
@@ -41,8 +44,10 @@ export function useLiveUpdates(): StreamStatus {
         return;
       }
       if (m.type === 'app-objects') {
-        void qc.invalidateQueries({ queryKey: treeKeys.app(m.id) });
-        void qc.invalidateQueries({ queryKey: diffKeys.app(m.id) });
+        // every pod status change of the app sends one: refetch the tree and the diff once per burst (the
+        // BFF answers an unchanged diff from its caches, without rendering or dry-running again)
+        trees.run(m.id, () => void qc.invalidateQueries({ queryKey: treeKeys.app(m.id) }));
+        diffs.run(m.id, () => void qc.invalidateQueries({ queryKey: diffKeys.app(m.id) }));
         return;
       }
       qc.setQueryData(appKeys.list(), (d: Parameters<typeof applyToAppList>[0]) => applyToAppList(d, m));
@@ -51,7 +56,11 @@ export function useLiveUpdates(): StreamStatus {
       void qc.invalidateQueries({ queryKey: evidenceKeys.forApp(id) });
       void qc.invalidateQueries({ queryKey: treeKeys.app(id) });
     };
-    return () => es.close();
+    return () => {
+      es.close();
+      trees.cancelAll();
+      diffs.cancelAll();
+    };
   }, [qc]);
   return status;
 }
