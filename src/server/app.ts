@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { ClustersResponse } from '../api/schemas.ts';
 import { allowed, installGuard } from './auth/guard.ts';
 import type { AppDeps } from './deps.ts';
-import { HttpError, sendError } from './http/errors.ts';
+import { installErrorHandler, sendError } from './http/errors.ts';
 import { validated } from './http/respond.ts';
 import { actionRoutes } from './routes/actions.ts';
 import { appRoutes } from './routes/apps.ts';
@@ -45,29 +45,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.trustProxy ? { trustProxy: deps.trustProxy } : {}),
   });
 
-  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown; code?: string }, req, rep) => {
-    if (err instanceof HttpError) {
-      if (err.retryAfterSeconds !== undefined) rep.header('Retry-After', String(err.retryAfterSeconds));
-      if (err.detail) req.log.warn({ status: err.status, detail: err.detail }, err.message);
-      if (err.status >= 500)
-        return sendError(rep, err.status, err.code, `${err.message} (request ${req.id})`, {
-          cluster: err.cluster,
-          requestId: req.id,
-        });
-      return sendError(rep, err.status, err.code, err.message, { cluster: err.cluster });
-    }
-    if (err.validation || err.name === 'ZodError') {
-      if (rep.sent) return rep;
-      const msg = err.name === 'ZodError' ? 'invalid request' : err.message;
-      return sendError(rep, 400, 'BadRequest', msg);
-    }
-    const status = err.statusCode ?? 500;
-    if (status < 500) return sendError(rep, status, err.code ?? 'BadRequest', err.message);
-    req.log.error({ err: { message: err.message, stack: err.stack } }, 'request failed');
-    return sendError(rep, 500, 'Internal', `internal error (request ${req.id}; see the console log)`, {
-      requestId: req.id,
-    });
-  });
+  installErrorHandler(app);
 
   app.addHook('onSend', async (_req, rep, payload) => {
     rep.header('X-Content-Type-Options', 'nosniff');
@@ -104,15 +82,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const ready = states.every((s) => s.status !== 'connecting');
       // health from just-listed objects is applied in batches: apply it before saying "ready"
       if (ready) deps.catalog.settleNow();
-      return rep
-        .code(ready ? 200 : 503)
-        .send({
-          ready,
-          clusters: states.length,
-          connected: synced,
-          store: deps.store.kind,
-          evidence: deps.recorder.status(),
-        });
+      return rep.code(ready ? 200 : 503).send({
+        ready,
+        clusters: states.length,
+        connected: synced,
+        store: deps.store.kind,
+        evidence: deps.recorder.status(),
+      });
     });
     api.get('/api/clusters', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) =>
       validated(ClustersResponse, {

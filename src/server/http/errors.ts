@@ -1,7 +1,8 @@
 // One error type for routes and services, one mapping from cluster errors to it, one way to send it.
-import type { FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ErrorBody } from '../../api/schemas.ts';
 import { KubeError } from '../kube/connection.ts';
+import { maskSecretsInText } from '../services/secret-mask.ts';
 
 /**
  * An expected failure with its HTTP status. `message` is shown to the user; `detail` (the cluster's or a
@@ -73,4 +74,35 @@ export function clusterHttpError(e: unknown, what: string, cluster: string): unk
         e.message,
       );
   }
+}
+
+/**
+ * The one error handler: expected errors (HttpError) keep their status and message; a cluster's or tool's own
+ * text goes to the log only (Secret values masked); 5xx bodies are generic and name the request id that
+ * every log line of the request carries; validation errors are 400s.
+ */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown; code?: string }, req, rep) => {
+    if (err instanceof HttpError) {
+      if (err.retryAfterSeconds !== undefined) rep.header('Retry-After', String(err.retryAfterSeconds));
+      if (err.detail) req.log.warn({ status: err.status, detail: maskSecretsInText(err.detail) }, err.message);
+      if (err.status >= 500)
+        return sendError(rep, err.status, err.code, `${err.message} (request ${req.id})`, {
+          cluster: err.cluster,
+          requestId: req.id,
+        });
+      return sendError(rep, err.status, err.code, err.message, { cluster: err.cluster });
+    }
+    if (err.validation || err.name === 'ZodError') {
+      if (rep.sent) return rep;
+      const msg = err.name === 'ZodError' ? 'invalid request' : err.message;
+      return sendError(rep, 400, 'BadRequest', msg);
+    }
+    const status = err.statusCode ?? 500;
+    if (status < 500) return sendError(rep, status, err.code ?? 'BadRequest', err.message);
+    req.log.error({ err: { message: maskSecretsInText(err.message), stack: err.stack } }, 'request failed');
+    return sendError(rep, 500, 'Internal', `internal error (request ${req.id}; see the console log)`, {
+      requestId: req.id,
+    });
+  });
 }

@@ -1,0 +1,75 @@
+import { Writable } from 'node:stream';
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { KubeError } from '../kube/connection.ts';
+import { clusterHttpError, HttpError, installErrorHandler } from './errors.ts';
+
+describe('clusterHttpError: the one mapping from a cluster answer to the console answer', () => {
+  const cases: Array<[number, number, string]> = [
+    [403, 403, 'Forbidden'],
+    [404, 404, 'NotFound'],
+    [409, 409, 'Conflict'],
+    [410, 409, 'Conflict'],
+    [422, 422, 'Invalid'],
+    [429, 429, 'TooManyRequests'],
+    [500, 502, 'ClusterError'],
+    [503, 502, 'ClusterError'],
+    [0, 502, 'ClusterUnreachable'],
+  ];
+  it.each(cases)('cluster %i → %i %s', (from, to, code) => {
+    const e = clusterHttpError(new KubeError('PATCH x: boom', 'nonprod', from, undefined, 2500), 'annotate', 'nonprod');
+    expect(e).toBeInstanceOf(HttpError);
+    expect([(e as HttpError).status, (e as HttpError).code]).toEqual([to, code]);
+    if (from === 429) expect((e as HttpError).retryAfterSeconds).toBe(3);
+  });
+  it('leaves other errors alone', () => {
+    const e = new Error('x');
+    expect(clusterHttpError(e, 'a', 'b')).toBe(e);
+  });
+});
+
+describe('the error handler', () => {
+  async function app() {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        lines.push(chunk.toString());
+        cb();
+      },
+    });
+    const a = Fastify({ logger: { level: 'info', stream }, genReqId: () => 'req12345' });
+    installErrorHandler(a);
+    a.get('/cluster-down', async () => {
+      throw clusterHttpError(new KubeError('GET x: etcd leader lost', 'prod', 500), 'read', 'prod');
+    });
+    a.get('/crash', async () => {
+      throw new Error('TypeError in the internals: token=abc');
+    });
+    a.get('/slow-down', async () => {
+      throw clusterHttpError(new KubeError('too many', 'prod', 429, undefined, 4000), 'read', 'prod');
+    });
+    return { a, lines };
+  }
+
+  it("5xx bodies are generic and name the request id; the cluster's text goes to the log only", async () => {
+    const { a, lines } = await app();
+    const r = await a.inject('/cluster-down');
+    expect(r.statusCode).toBe(502);
+    const body = r.json() as { error: { code: string; message: string; requestId: string } };
+    expect(body.error.requestId).toBe('req12345');
+    expect(body.error.message).not.toContain('etcd leader lost');
+    expect(body.error.message).toContain('req12345');
+    expect(lines.join('')).toContain('etcd leader lost');
+    const crash = await a.inject('/crash');
+    expect(crash.statusCode).toBe(500);
+    expect(crash.body).not.toContain('TypeError');
+    expect(crash.json()).toMatchObject({ error: { code: 'Internal', requestId: 'req12345' } });
+  });
+
+  it('429 passes Retry-After on', async () => {
+    const { a } = await app();
+    const r = await a.inject('/slow-down');
+    expect(r.statusCode).toBe(429);
+    expect(r.headers['retry-after']).toBe('4');
+  });
+});
