@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest';
+import { planPrune, protectionOf, type PruneLimits } from './prune.ts';
+import type { ObjectRef } from './refs.ts';
+
+const C = 'nonprod';
+const ref = (kind: string, name: string, namespace?: string, group = '', version = 'v1'): ObjectRef => ({
+  cluster: C,
+  group,
+  version,
+  kind,
+  ...(namespace ? { namespace } : {}),
+  name,
+});
+const live = (
+  r: ObjectRef,
+  md: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> => ({
+  apiVersion: r.group ? `${r.group}/${r.version}` : r.version,
+  kind: r.kind,
+  metadata: { name: r.name, ...(r.namespace ? { namespace: r.namespace } : {}), uid: `uid-${r.kind}-${r.name}`, ...md },
+  ...extra,
+});
+const LOOSE: PruneLimits = { maxDeletions: 100, maxFraction: 1 };
+
+const cm = ref('ConfigMap', 'render-config', 'dev');
+const deploy = ref('Deployment', 'render-worker', 'dev', 'apps');
+const svc = ref('Service', 'tts-gateway', 'dev');
+const inventory = [cm, deploy, svc];
+
+describe('planPrune', () => {
+  it('unknown render: unknown, no candidates (unknown is never empty)', () => {
+    const p = planPrune({ controller: 'flux', inventory, desired: null, live: [], limits: LOOSE });
+    expect(p.state).toBe('unknown');
+    expect(p.candidates).toEqual([]);
+    expect(p.reasons[0]).toMatch(/unknown/);
+  });
+
+  it('nothing to prune when the render has every inventory object (another version is the same object)', () => {
+    const desired = [cm, { ...deploy, version: 'v1beta1' }, svc];
+    expect(planPrune({ controller: 'flux', inventory, desired, live: [], limits: LOOSE })).toEqual({
+      state: 'nothing',
+      reasons: [],
+      candidates: [],
+    });
+  });
+
+  it('a ConfigMap removed from Git is the one candidate, with its finalizers', () => {
+    const p = planPrune({
+      controller: 'flux',
+      inventory,
+      desired: [deploy, svc],
+      live: [live(cm, { finalizers: ['example.com/keep'] }), live(deploy), live(svc)],
+      limits: LOOSE,
+    });
+    expect(p.state).toBe('ready');
+    expect(p.candidates).toEqual([{ ref: cm, protectedBy: null, cascades: [], finalizers: ['example.com/keep'] }]);
+  });
+
+  it('an empty render of a non-empty inventory needs an override', () => {
+    const p = planPrune({
+      controller: 'flux',
+      inventory,
+      desired: [],
+      live: inventory.map((r) => live(r)),
+      limits: LOOSE,
+    });
+    expect(p.state).toBe('needs-override');
+    expect(p.reasons.join()).toMatch(/render is empty: all 3 objects/);
+    expect(p.candidates).toHaveLength(3);
+  });
+
+  it('over the count or the fraction limit needs an override, each reason named', () => {
+    const p = planPrune({
+      controller: 'argocd',
+      inventory,
+      desired: [svc],
+      live: [],
+      limits: { maxDeletions: 1, maxFraction: 0.5 },
+    });
+    expect(p.state).toBe('needs-override');
+    expect(p.reasons).toEqual([
+      '2 deletions exceed the limit of 1',
+      "67% of the app's objects would be deleted, over the limit of 50%",
+    ]);
+  });
+
+  it.each([
+    [
+      'argocd',
+      { annotations: { 'argocd.argoproj.io/sync-options': 'Prune=false' } },
+      'argocd.argoproj.io/sync-options: Prune=false',
+    ],
+    [
+      'argocd',
+      { annotations: { 'argocd.argoproj.io/sync-options': 'ServerSideApply=true, Delete=false' } },
+      'argocd.argoproj.io/sync-options: ServerSideApply=true, Delete=false',
+    ],
+    [
+      'flux',
+      { annotations: { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' } },
+      'kustomize.toolkit.fluxcd.io/prune: disabled',
+    ],
+    [
+      'flux',
+      { labels: { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' } },
+      'kustomize.toolkit.fluxcd.io/prune: disabled (label)',
+    ],
+  ] as const)('%s protection %j is named verbatim and not counted as a deletion', (controller, md, by) => {
+    const p = planPrune({ controller, inventory, desired: [deploy, svc], live: [live(cm, md)], limits: LOOSE });
+    expect(p.candidates[0]?.protectedBy).toBe(by);
+    expect(p.state).toBe('nothing');
+  });
+
+  it('not protected: Prune=true, another option, enabled', () => {
+    expect(protectionOf(live(cm, { annotations: { 'argocd.argoproj.io/sync-options': 'Prune=true' } }))).toBeNull();
+    expect(protectionOf(live(cm, { annotations: { 'kustomize.toolkit.fluxcd.io/prune': 'enabled' } }))).toBeNull();
+  });
+
+  it('cascades: owner references recursively, a Namespace’s contents, a CRD’s custom resources', () => {
+    const ns = ref('Namespace', 'team-a');
+    const crd = ref('CustomResourceDefinition', 'widgets.example.com', undefined, 'apiextensions.k8s.io');
+    const rs = ref('ReplicaSet', 'render-worker-7d9', 'dev', 'apps');
+    const pod = ref('Pod', 'render-worker-7d9-abc', 'dev');
+    const inTeam = ref('ConfigMap', 'x', 'team-a');
+    const widget = ref('Widget', 'w1', 'dev', 'example.com');
+    const p = planPrune({
+      controller: 'flux',
+      inventory: [deploy, ns, crd, svc],
+      desired: [svc],
+      live: [
+        live(deploy),
+        live(rs, { ownerReferences: [{ uid: 'uid-Deployment-render-worker' }] }),
+        live(pod, { ownerReferences: [{ uid: 'uid-ReplicaSet-render-worker-7d9' }] }),
+        live(ns),
+        live(inTeam),
+        live(crd, {}, { spec: { group: 'example.com', names: { kind: 'Widget' } } }),
+        live(widget),
+        live(svc),
+      ],
+      limits: LOOSE,
+    });
+    const by = Object.fromEntries(p.candidates.map((c) => [c.ref.kind, c.cascades.map((x) => `${x.kind}/${x.name}`)]));
+    expect(by).toEqual({
+      CustomResourceDefinition: ['Widget/w1'],
+      Deployment: ['Pod/render-worker-7d9-abc', 'ReplicaSet/render-worker-7d9'],
+      Namespace: ['ConfigMap/x'],
+    });
+  });
+});

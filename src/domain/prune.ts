@@ -1,0 +1,177 @@
+/**
+ * The prune plan: which objects a controller's prune would delete, what each
+ * deletion takes with it, what protects an object, and whether the plan is
+ * safe to approve as is. Pure; table-tested (prune.test.ts).
+ *
+ * Candidates are the controller's inventory minus the desired render, by
+ * group, kind, namespace and name (the version may differ). An unknown render
+ * (`desired === null`: the render or the fetch failed) gives `unknown` and no
+ * candidates — unknown is never empty. An empty render of a non-empty
+ * inventory, more deletions than `maxDeletions`, or a larger fraction of the
+ * inventory than `maxFraction` needs an override (two approvers and a typed
+ * confirmation). Protected candidates are listed, never deleted, and do not
+ * count as deletions.
+ */
+import type { ObjectRef } from './refs.ts';
+
+type Obj = Record<string, unknown>;
+
+export interface PruneLimits {
+  maxDeletions: number;
+  maxFraction: number;
+}
+
+export interface PruneCandidate {
+  ref: ObjectRef;
+  /** the annotation/label that protects it, verbatim, e.g. 'argocd.argoproj.io/sync-options: Prune=false' */
+  protectedBy: string | null;
+  /** also deleted: ownerReferences children (recursively), a Namespace's contents, a CRD's custom resources */
+  cascades: ObjectRef[];
+  finalizers: string[];
+}
+
+export type PruneState = 'unknown' | 'nothing' | 'ready' | 'needs-override';
+
+export interface PrunePlan {
+  state: PruneState;
+  reasons: string[];
+  candidates: PruneCandidate[];
+}
+
+export const DEFAULT_PRUNE_LIMITS: PruneLimits = { maxDeletions: 20, maxFraction: 0.25 };
+
+export const ARGO_SYNC_OPTIONS = 'argocd.argoproj.io/sync-options';
+export const FLUX_PRUNE = 'kustomize.toolkit.fluxcd.io/prune';
+
+/** group/kind/namespace/name: how the plan compares objects (the version may differ) */
+export const pruneKey = (r: Pick<ObjectRef, 'group' | 'kind' | 'namespace' | 'name'>): string =>
+  `${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`;
+
+interface Meta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: Array<{ uid?: string }>;
+}
+const meta = (o: Obj): Meta => (o.metadata && typeof o.metadata === 'object' ? (o.metadata as Meta) : {});
+
+function refOfLive(cluster: string, o: Obj): ObjectRef {
+  const av = String(o.apiVersion ?? 'v1');
+  const i = av.indexOf('/');
+  const m = meta(o);
+  return {
+    cluster,
+    group: i < 0 ? '' : av.slice(0, i),
+    version: i < 0 ? av : av.slice(i + 1),
+    kind: String(o.kind ?? ''),
+    ...(m.namespace ? { namespace: m.namespace } : {}),
+    name: m.name ?? '',
+  };
+}
+
+/** What protects a live object from pruning, verbatim; null when nothing does. */
+export function protectionOf(o: Obj | undefined): string | null {
+  if (!o) return null;
+  const m = meta(o);
+  const opts = m.annotations?.[ARGO_SYNC_OPTIONS];
+  if (opts && opts.split(',').some((x) => ['Prune=false', 'Delete=false'].includes(x.trim())))
+    return `${ARGO_SYNC_OPTIONS}: ${opts}`;
+  if (m.annotations?.[FLUX_PRUNE] === 'disabled') return `${FLUX_PRUNE}: disabled`;
+  if (m.labels?.[FLUX_PRUNE] === 'disabled') return `${FLUX_PRUNE}: disabled (label)`;
+  return null;
+}
+
+export function planPrune(input: {
+  controller: 'flux' | 'argocd';
+  inventory: ObjectRef[];
+  desired: ObjectRef[] | null;
+  live: Record<string, unknown>[];
+  limits: PruneLimits;
+}): PrunePlan {
+  if (input.desired === null)
+    return {
+      state: 'unknown',
+      reasons: ['the desired state is unknown (the render or the source fetch failed): nothing can be planned'],
+      candidates: [],
+    };
+  const desired = new Set(input.desired.map(pruneKey));
+  const seen = new Set<string>();
+  const cluster = input.inventory[0]?.cluster ?? '';
+  // live objects by key, children by owner uid, namespaced objects by namespace, custom resources by group/kind
+  const liveByKey = new Map<string, Obj>();
+  const childrenOf = new Map<string, Obj[]>();
+  const inNamespace = new Map<string, Obj[]>();
+  const byGroupKind = new Map<string, Obj[]>();
+  const push = (m: Map<string, Obj[]>, k: string, o: Obj) => {
+    const l = m.get(k);
+    if (l) l.push(o);
+    else m.set(k, [o]);
+  };
+  for (const o of input.live) {
+    const r = refOfLive(cluster, o);
+    liveByKey.set(pruneKey(r), o);
+    const m = meta(o);
+    for (const ow of m.ownerReferences ?? []) if (ow.uid) push(childrenOf, ow.uid, o);
+    if (m.namespace) push(inNamespace, m.namespace, o);
+    push(byGroupKind, `${r.group}/${r.kind}`, o);
+  }
+  const cascadesOf = (root: Obj, ref: ObjectRef): ObjectRef[] => {
+    const out = new Map<string, ObjectRef>();
+    const rootKey = pruneKey(ref);
+    const queue: Obj[] = [root];
+    const add = (o: Obj) => {
+      const r = refOfLive(ref.cluster, o);
+      const k = pruneKey(r);
+      if (k === rootKey || out.has(k)) return;
+      out.set(k, r);
+      queue.push(o);
+    };
+    for (let i = 0; i < queue.length; i++) {
+      const o = queue[i] as Obj;
+      const r = i === 0 ? ref : refOfLive(ref.cluster, o);
+      const uid = meta(o).uid;
+      if (uid) for (const c of childrenOf.get(uid) ?? []) add(c);
+      if (r.group === '' && r.kind === 'Namespace') for (const c of inNamespace.get(r.name) ?? []) add(c);
+      if (r.group === 'apiextensions.k8s.io' && r.kind === 'CustomResourceDefinition') {
+        const spec = (o.spec ?? {}) as { group?: string; names?: { kind?: string } };
+        if (spec.group && spec.names?.kind)
+          for (const c of byGroupKind.get(`${spec.group}/${spec.names.kind}`) ?? []) add(c);
+      }
+    }
+    return [...out.values()].sort((a, b) => pruneKey(a).localeCompare(pruneKey(b)));
+  };
+  const candidates: PruneCandidate[] = [];
+  for (const ref of input.inventory) {
+    const k = pruneKey(ref);
+    if (desired.has(k) || seen.has(k)) continue;
+    seen.add(k);
+    const live = liveByKey.get(k);
+    candidates.push({
+      ref,
+      protectedBy: protectionOf(live),
+      cascades: live ? cascadesOf(live, ref) : [],
+      finalizers: live ? [...(meta(live).finalizers ?? [])] : [],
+    });
+  }
+  candidates.sort((a, b) => pruneKey(a.ref).localeCompare(pruneKey(b.ref)));
+  const deletions = candidates.filter((c) => !c.protectedBy).length;
+  // nothing will be deleted: no candidates, or every candidate is protected (listed all the same)
+  if (deletions === 0) return { state: 'nothing', reasons: [], candidates };
+  const inventory = new Set(input.inventory.map(pruneKey)).size;
+  const reasons: string[] = [];
+  if (input.desired.length === 0 && input.inventory.length > 0)
+    reasons.push(
+      `the render is empty: all ${inventory} object${inventory === 1 ? '' : 's'} the app manages would be deleted (an empty directory, a failed generator or a wrong path look like this)`,
+    );
+  if (deletions > input.limits.maxDeletions)
+    reasons.push(`${deletions} deletions exceed the limit of ${input.limits.maxDeletions}`);
+  const fraction = inventory ? deletions / inventory : 0;
+  if (fraction > input.limits.maxFraction)
+    reasons.push(
+      `${Math.round(fraction * 100)}% of the app's objects would be deleted, over the limit of ${Math.round(input.limits.maxFraction * 100)}%`,
+    );
+  return { state: reasons.length ? 'needs-override' : 'ready', reasons, candidates };
+}
