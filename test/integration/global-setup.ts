@@ -1,11 +1,17 @@
 // Integration tests share one real sandbox (started here, or reused when
-// scripts/test.mjs already started it).
-import { startSandbox, stopSandbox } from '../../sandbox/sandbox.ts';
+// scripts/test.mjs already started it). The BFF under test runs as the console's own identity
+// (test/support/kubeconfig.ts); the sandbox re-applies deploy/rbac.yaml as shipped on every start/reuse.
+import { readState, sandboxStatus, startSandbox, stopSandbox } from '../../sandbox/sandbox.ts';
+import { assertBffIdentityIsLeastPrivilege } from '../support/kubeconfig.ts';
 
 export default async function setup(): Promise<() => Promise<void>> {
   const managed = process.env.GITOPS_SANDBOX_MANAGED === '1';
-  await startSandbox({ reuse: true });
+  // a sandbox that was already running belongs to whoever started it: reuse it, never stop it
+  const before = readState();
+  const wasRunning = !!before && (await sandboxStatus(before)).every((c) => c.ok);
+  const st = await startSandbox({ reuse: true });
+  await assertBffIdentityIsLeastPrivilege(st.clusters.map((c) => c.name));
   return async () => {
-    if (!managed && process.env.SANDBOX_KEEP !== '1') await stopSandbox();
+    if (!managed && !wasRunning && process.env.SANDBOX_KEEP !== '1') await stopSandbox();
   };
 }

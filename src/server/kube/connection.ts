@@ -69,6 +69,10 @@ export class ClusterConnection {
     };
     await this.kc.applyToHTTPSOptions(o);
     if (opts.contentType) (o.headers as Record<string, string>)['Content-Type'] = opts.contentType;
+    // a body without Content-Length goes out chunked; after a DELETE with a chunked body the apiserver
+    // answered the next request on the same keep-alive connection with a bare 400
+    if (opts.body !== undefined)
+      (o.headers as Record<string, string>)['Content-Length'] = String(Buffer.byteLength(opts.body));
     return { ...o, agent: url.protocol === 'https:' ? this.agent : undefined, url };
   }
 

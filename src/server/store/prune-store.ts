@@ -1,0 +1,403 @@
+// Prune previews, their approvals and the intent journal of their execution, in the evidence store's
+// database (tables: migration 2 in evidence-store.ts). Both dialects, one repository.
+//
+// State changes are row transitions guarded by the current state (`UPDATE … WHERE status = 'approved'`):
+// whoever changes the row runs the prune, so concurrent approvals and several BFF replicas execute a
+// preview at most once. One decision per identity per preview (primary key issuer + subject).
+import type pg from 'pg';
+import type Database from 'better-sqlite3';
+import type { PRUNE_PREVIEW_STATUSES } from '../../api/schemas.ts';
+import type { EvidenceStore } from './evidence-store.ts';
+
+export type PreviewStatus = (typeof PRUNE_PREVIEW_STATUSES)[number];
+
+export interface Identity {
+  /** who issued the identity: 'console' for local accounts, the OIDC issuer otherwise */
+  issuer: string;
+  subject: string;
+  /** the console's name for the person */
+  name: string;
+}
+
+export interface Decision extends Identity {
+  decision: 'approve' | 'reject';
+  comment: string;
+  time: string;
+  evidenceSeq?: number;
+}
+
+export interface PreviewRow<Doc> {
+  id: string;
+  app: string;
+  cluster: string;
+  env: string;
+  status: PreviewStatus;
+  statusReason: string | null;
+  snapshotHash: string;
+  requiredApprovals: number;
+  requester: Identity;
+  createdAt: string;
+  expiresAt: string;
+  updatedAt: string;
+  executor: string | null;
+  doc: Doc;
+  decisions: Decision[];
+}
+
+export type JournalState = 'planned' | 'deleting' | 'deleted' | 'gone' | 'failed' | 'not-deleted';
+
+export interface JournalEntry {
+  position: number;
+  batch: number;
+  object: string;
+  uid: string;
+  resourceVersion: string;
+  state: JournalState;
+  detail: string | null;
+  updatedAt: string;
+}
+
+export type DecideResult<Doc> =
+  | {
+      ok: true;
+      preview: PreviewRow<Doc>;
+      /** this decision moved the preview to approved or rejected */ decided: boolean;
+    }
+  | { ok: false; reason: 'not-found' | 'not-pending' | 'already-decided'; status?: PreviewStatus };
+
+interface SqlPreview {
+  id: string;
+  app: string;
+  cluster: string;
+  env: string;
+  status: string;
+  status_reason: string | null;
+  snapshot_hash: string;
+  required_approvals: number | string;
+  requester_name: string;
+  requester_issuer: string;
+  requester_subject: string;
+  created_at: string;
+  expires_at: string;
+  updated_at: string;
+  executor: string | null;
+  doc: string;
+}
+interface SqlDecision {
+  preview_id: string;
+  issuer: string;
+  subject: string;
+  name: string;
+  decision: string;
+  comment: string;
+  time: string;
+  evidence_seq: number | string | null;
+}
+interface SqlJournal {
+  position: number | string;
+  batch: number | string;
+  object: string;
+  uid: string;
+  resource_version: string;
+  state: string;
+  detail: string | null;
+  updated_at: string;
+}
+
+/** One statement: `?` placeholders (numbered for PostgreSQL); `all` gives rows, `run` the changed-row count. */
+interface Step {
+  op: 'all' | 'run';
+  sql: string;
+  args: unknown[];
+}
+const all = (sql: string, args: unknown[] = []): Step => ({ op: 'all', sql, args });
+const run = (sql: string, args: unknown[] = []): Step => ({ op: 'run', sql, args });
+/**
+ * A unit of work written once for both dialects: it yields statements and receives their results. SQLite
+ * runs it synchronously inside one IMMEDIATE transaction (nothing else on the connection can interleave);
+ * PostgreSQL in one transaction on one client.
+ */
+type Work<T> = Generator<Step, T, unknown>;
+
+interface Dialect {
+  exec(s: Step): Promise<unknown>;
+  tx<T>(work: () => Work<T>): Promise<T>;
+  /** reads the preview row and holds it until the transaction ends (its other writers wait) */
+  lockPreview: string;
+}
+
+function sqliteDialect(db: Database.Database): Dialect {
+  const exec = (s: Step): unknown =>
+    s.op === 'all' ? db.prepare(s.sql).all(...s.args) : db.prepare(s.sql).run(...s.args).changes;
+  return {
+    async exec(s) {
+      return exec(s);
+    },
+    lockPreview: 'SELECT * FROM prune_previews WHERE id = ?',
+    async tx<T>(work: () => Work<T>): Promise<T> {
+      // BEGIN IMMEDIATE takes the write lock first: another process on the same file waits for the whole unit
+      return db
+        .transaction(() => {
+          const it = work();
+          let r = it.next();
+          while (!r.done) r = it.next(exec(r.value));
+          return r.value;
+        })
+        .immediate();
+    },
+  };
+}
+
+const numbered = (sql: string) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
+
+function postgresDialect(pool: pg.Pool): Dialect {
+  const exec = async (c: pg.Pool | pg.PoolClient, s: Step): Promise<unknown> => {
+    const r = await c.query(numbered(s.sql), s.args);
+    return s.op === 'all' ? r.rows : (r.rowCount ?? 0);
+  };
+  return {
+    exec: (s) => exec(pool, s),
+    lockPreview: 'SELECT * FROM prune_previews WHERE id = ? FOR UPDATE',
+    async tx<T>(work: () => Work<T>): Promise<T> {
+      const c = await pool.connect();
+      // a checked-out client whose server goes away emits 'error': the query in flight fails anyway
+      const onError = () => undefined;
+      c.on('error', onError);
+      try {
+        await c.query('BEGIN');
+        const it = work();
+        let r = it.next();
+        while (!r.done) r = it.next(await exec(c, r.value));
+        await c.query('COMMIT');
+        c.off('error', onError);
+        c.release();
+        return r.value;
+      } catch (e) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        c.off('error', onError);
+        c.release(e instanceof Error ? e : new Error(String(e)));
+        throw e;
+      }
+    },
+  };
+}
+
+const toDecision = (r: SqlDecision): Decision => ({
+  issuer: r.issuer,
+  subject: r.subject,
+  name: r.name,
+  decision: r.decision as Decision['decision'],
+  comment: r.comment,
+  time: r.time,
+  ...(r.evidence_seq !== null ? { evidenceSeq: Number(r.evidence_seq) } : {}),
+});
+
+const toJournal = (r: SqlJournal): JournalEntry => ({
+  position: Number(r.position),
+  batch: Number(r.batch),
+  object: r.object,
+  uid: r.uid,
+  resourceVersion: r.resource_version,
+  state: r.state as JournalState,
+  detail: r.detail,
+  updatedAt: r.updated_at,
+});
+
+function toPreview<Doc>(r: SqlPreview, ds: SqlDecision[]): PreviewRow<Doc> {
+  return {
+    id: r.id,
+    app: r.app,
+    cluster: r.cluster,
+    env: r.env,
+    status: r.status as PreviewStatus,
+    statusReason: r.status_reason,
+    snapshotHash: r.snapshot_hash,
+    requiredApprovals: Number(r.required_approvals),
+    requester: { name: r.requester_name, issuer: r.requester_issuer, subject: r.requester_subject },
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    updatedAt: r.updated_at,
+    executor: r.executor,
+    doc: JSON.parse(r.doc) as Doc,
+    decisions: ds.filter((d) => d.preview_id === r.id).map(toDecision),
+  };
+}
+
+function* withDecisions<Doc>(rows: SqlPreview[]): Work<PreviewRow<Doc>[]> {
+  if (!rows.length) return [];
+  const ds = (yield all(
+    `SELECT * FROM prune_approvals WHERE preview_id IN (${rows.map(() => '?').join(', ')}) ORDER BY time, name`,
+    rows.map((r) => r.id),
+  )) as SqlDecision[];
+  return rows.map((r) => toPreview<Doc>(r, ds));
+}
+
+const inList = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
+export class PruneStore<Doc> {
+  private readonly d: Dialect;
+
+  constructor(store: EvidenceStore) {
+    // the evidence store's own connection (SQLite) or pool (PostgreSQL): one database, one migration list
+    if (store.kind === 'sqlite') this.d = sqliteDialect((store as unknown as { db: Database.Database }).db);
+    else this.d = postgresDialect((store as unknown as { pool: pg.Pool }).pool);
+  }
+
+  async create(p: Omit<PreviewRow<Doc>, 'decisions' | 'executor' | 'updatedAt'>): Promise<void> {
+    await this.d.exec(
+      run(
+        `INSERT INTO prune_previews (id, app, cluster, env, status, status_reason, snapshot_hash, required_approvals,
+          requester_name, requester_issuer, requester_subject, created_at, expires_at, updated_at, executor, doc)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+        [
+          p.id,
+          p.app,
+          p.cluster,
+          p.env,
+          p.status,
+          p.statusReason,
+          p.snapshotHash,
+          p.requiredApprovals,
+          p.requester.name,
+          p.requester.issuer,
+          p.requester.subject,
+          p.createdAt,
+          p.expiresAt,
+          p.createdAt,
+          JSON.stringify(p.doc),
+        ],
+      ),
+    );
+  }
+
+  async get(id: string): Promise<PreviewRow<Doc> | undefined> {
+    return (
+      await this.d.tx(function* () {
+        const rows = (yield all('SELECT * FROM prune_previews WHERE id = ?', [id])) as SqlPreview[];
+        return yield* withDecisions<Doc>(rows);
+      })
+    )[0];
+  }
+
+  async list(status?: PreviewStatus, limit = 200): Promise<PreviewRow<Doc>[]> {
+    return this.d.tx(function* () {
+      const rows = (yield status
+        ? all('SELECT * FROM prune_previews WHERE status = ? ORDER BY created_at DESC LIMIT ?', [status, limit])
+        : all('SELECT * FROM prune_previews ORDER BY created_at DESC LIMIT ?', [limit])) as SqlPreview[];
+      return yield* withDecisions<Doc>(rows);
+    });
+  }
+
+  /**
+   * One approval or rejection, in one transaction holding the preview row: the preview must still be pending
+   * and the identity must not have decided before; a rejection rejects, enough approvals approve.
+   */
+  async decide(id: string, d: Decision): Promise<DecideResult<Doc>> {
+    const lock = this.d.lockPreview;
+    return this.d.tx(function* (): Work<DecideResult<Doc>> {
+      const row = ((yield all(lock, [id])) as SqlPreview[])[0];
+      if (!row) return { ok: false, reason: 'not-found' };
+      if (row.status !== 'pending') return { ok: false, reason: 'not-pending', status: row.status as PreviewStatus };
+      const prior = (yield all('SELECT * FROM prune_approvals WHERE preview_id = ? AND issuer = ? AND subject = ?', [
+        id,
+        d.issuer,
+        d.subject,
+      ])) as SqlDecision[];
+      if (prior.length) return { ok: false, reason: 'already-decided' };
+      yield run(
+        `INSERT INTO prune_approvals (preview_id, issuer, subject, name, decision, comment, time, evidence_seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [id, d.issuer, d.subject, d.name, d.decision, d.comment, d.time, d.evidenceSeq ?? null],
+      );
+      const approvals = (
+        (yield all("SELECT COUNT(*) AS n FROM prune_approvals WHERE preview_id = ? AND decision = 'approve'", [
+          id,
+        ])) as Array<{ n: number | string }>
+      )[0];
+      let next: PreviewStatus | undefined;
+      if (d.decision === 'reject') next = 'rejected';
+      else if (Number(approvals?.n ?? 0) >= Number(row.required_approvals)) next = 'approved';
+      if (next)
+        yield run("UPDATE prune_previews SET status = ?, updated_at = ? WHERE id = ? AND status = 'pending'", [
+          next,
+          d.time,
+          id,
+        ]);
+      const fresh = (yield all('SELECT * FROM prune_previews WHERE id = ?', [id])) as SqlPreview[];
+      const [preview] = yield* withDecisions<Doc>(fresh);
+      return { ok: true, preview: preview as PreviewRow<Doc>, decided: !!next };
+    });
+  }
+
+  /** Moves a preview from one of `from` to `to`; false when it was in none of them (someone else moved it). */
+  async transition(
+    id: string,
+    from: PreviewStatus[],
+    to: PreviewStatus,
+    reason: string | null,
+    now: string,
+  ): Promise<boolean> {
+    const n = await this.d.exec(
+      run(
+        `UPDATE prune_previews SET status = ?, status_reason = ?, updated_at = ? WHERE id = ? AND status IN (${inList(from.length)})`,
+        [to, reason, now, id, ...from],
+      ),
+    );
+    return n === 1;
+  }
+
+  /**
+   * Claims an approved preview for execution (approved → executing) and writes its journal, in one
+   * transaction: exactly one claimant wins, across requests and BFF replicas; the others get false.
+   */
+  async claim(
+    id: string,
+    executor: string,
+    entries: Array<Pick<JournalEntry, 'batch' | 'object' | 'uid' | 'resourceVersion'>>,
+    now: string,
+  ): Promise<boolean> {
+    return this.d.tx(function* () {
+      const n = (yield run(
+        "UPDATE prune_previews SET status = 'executing', executor = ?, updated_at = ? WHERE id = ? AND status = 'approved'",
+        [executor, now, id],
+      )) as number;
+      if (n !== 1) return false;
+      let position = 0;
+      for (const e of entries)
+        yield run(
+          `INSERT INTO prune_journal (preview_id, position, batch, object, uid, resource_version, state, detail, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, 'planned', NULL, ?)`,
+          [id, position++, e.batch, e.object, e.uid, e.resourceVersion, now],
+        );
+      return true;
+    });
+  }
+
+  async journal(id: string): Promise<JournalEntry[]> {
+    const rows = (await this.d.exec(
+      all('SELECT * FROM prune_journal WHERE preview_id = ? ORDER BY position', [id]),
+    )) as SqlJournal[];
+    return rows.map(toJournal);
+  }
+
+  /** One journal step, guarded by the state it leaves (each step is taken once). */
+  async mark(
+    id: string,
+    position: number,
+    from: JournalState[],
+    to: JournalState,
+    detail: string | null,
+    now: string,
+  ): Promise<boolean> {
+    const n = await this.d.exec(
+      run(
+        `UPDATE prune_journal SET state = ?, detail = ?, updated_at = ? WHERE preview_id = ? AND position = ? AND state IN (${inList(from.length)})`,
+        [to, detail, now, id, position, ...from],
+      ),
+    );
+    return n === 1;
+  }
+}

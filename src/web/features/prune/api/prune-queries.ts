@@ -1,0 +1,50 @@
+// Prune previews: one preview (polled while it runs, for the progress of its batches) and the reviewer queue.
+import { queryOptions, useQuery } from '@tanstack/react-query';
+import { z } from 'zod';
+import {
+  PrunePreviewResponse,
+  PrunePreviewsResponse,
+  PrunePreviewStatusSchema,
+  type PrunePreviewResponse as PreviewResponse,
+} from '../../../../api/schemas.ts';
+import { apiGet } from '../../../lib/api-client.ts';
+
+export type PrunePreviewState = z.infer<typeof PrunePreviewStatusSchema>;
+
+export const pruneKeys = {
+  all: ['prune-previews'] as const,
+  list: (state: PrunePreviewState | 'all') => [...pruneKeys.all, 'list', state] as const,
+  detail: (id: string) => [...pruneKeys.all, 'detail', id] as const,
+};
+
+export const getPrunePreview = (id: string, signal?: AbortSignal) =>
+  apiGet(`/api/prune-previews/${encodeURIComponent(id)}`, PrunePreviewResponse, { signal });
+
+/** While approved or executing, polled each second: the batches' progress. */
+export const prunePreviewRefetchMs = (data: PreviewResponse | undefined): number | false =>
+  data && ['approved', 'executing'].includes(data.preview.status) ? 1000 : false;
+
+export const prunePreviewQueryOptions = (id: string) =>
+  queryOptions({
+    queryKey: pruneKeys.detail(id),
+    queryFn: ({ signal }) => getPrunePreview(id, signal),
+    refetchInterval: (q) => prunePreviewRefetchMs(q.state.data),
+  });
+
+export function usePrunePreview(id: string) {
+  return useQuery(prunePreviewQueryOptions(id));
+}
+
+export const getPrunePreviews = (state: PrunePreviewState | 'all', signal?: AbortSignal) =>
+  apiGet(`/api/prune-previews${state === 'all' ? '' : `?state=${state}`}`, PrunePreviewsResponse, { signal });
+
+export const prunePreviewsQueryOptions = (state: PrunePreviewState | 'all' = 'pending') =>
+  queryOptions({
+    queryKey: pruneKeys.list(state),
+    queryFn: ({ signal }) => getPrunePreviews(state, signal),
+    refetchInterval: 15_000,
+  });
+
+export function usePrunePreviews(state: PrunePreviewState | 'all' = 'pending') {
+  return useQuery(prunePreviewsQueryOptions(state));
+}

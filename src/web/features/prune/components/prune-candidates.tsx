@@ -1,0 +1,78 @@
+import type { PrunePreview } from '../../../../api/schemas.ts';
+import { age } from '../lib/prune-risk.ts';
+
+const where = (r: { namespace?: string | undefined; name: string }) =>
+  r.namespace ? `${r.namespace}/${r.name}` : r.name;
+
+/** Per object: kind, name, age, last writer, finalizers, what cascades, and whether it will be deleted. */
+export function PruneCandidates({ preview }: { preview: PrunePreview }) {
+  if (!preview.candidates.length) return null;
+  const state = new Map(preview.journal.map((j) => [j.object, j]));
+  return (
+    <table className="mt-4 w-full text-left text-sm" data-testid="prune-candidates">
+      <caption className="sr-only">Objects the prune would delete</caption>
+      <thead className="text-xs text-slate-500">
+        <tr>
+          <th className="py-1 pr-3">Kind</th>
+          <th className="py-1 pr-3">Object</th>
+          <th className="py-1 pr-3">Age</th>
+          <th className="py-1 pr-3">Last writer</th>
+          <th className="py-1 pr-3">Finalizers</th>
+          <th className="py-1 pr-3">Cascades to</th>
+          <th className="py-1">Outcome</th>
+        </tr>
+      </thead>
+      <tbody>
+        {preview.candidates.map((c) => {
+          const j = state.get(c.id);
+          return (
+            <tr
+              key={c.id}
+              className="border-t border-slate-100 align-top"
+              data-testid="prune-candidate"
+              data-name={c.ref.name}
+            >
+              <td className="py-1 pr-3">{c.ref.kind}</td>
+              <td className="py-1 pr-3 font-mono break-all">{where(c.ref)}</td>
+              <td className="py-1 pr-3">{age(c.createdAt)}</td>
+              <td className="py-1 pr-3 font-mono">{c.lastWriter ?? '—'}</td>
+              <td className="py-1 pr-3 font-mono">{c.finalizers.length ? c.finalizers.join(', ') : '—'}</td>
+              <td className="py-1 pr-3">
+                {c.cascades.length ? (
+                  <details>
+                    <summary className="cursor-pointer">{c.cascades.length} objects</summary>
+                    <ul className="font-mono text-xs">
+                      {c.cascades.map((r) => (
+                        <li key={`${r.kind}/${where(r)}`}>
+                          {r.kind} {where(r)}
+                        </li>
+                      ))}
+                    </ul>
+                  </details>
+                ) : (
+                  '—'
+                )}
+              </td>
+              <td className="py-1">
+                {c.protectedBy ? (
+                  <span className="text-emerald-800" data-testid="protected">
+                    protected: <code>{c.protectedBy}</code> — never deleted
+                  </span>
+                ) : !c.deletable ? (
+                  <span className="text-slate-500">not live: nothing to delete</span>
+                ) : j ? (
+                  <span className={j.state === 'failed' ? 'text-red-700' : 'text-slate-700'}>
+                    {j.state}
+                    {j.detail ? ` (${j.detail})` : ''}
+                  </span>
+                ) : (
+                  <span className="text-amber-800">will be deleted</span>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}

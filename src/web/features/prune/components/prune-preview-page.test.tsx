@@ -1,0 +1,141 @@
+// @vitest-environment jsdom
+// The prune preview page: the risk summary, "nothing will be deleted", the requester's disabled approve
+// button with its reason, and the typed confirmation of a needs-override prune.
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { http, HttpResponse } from 'msw';
+import { setupServer } from 'msw/node';
+import { createMemoryRouter, RouterProvider } from 'react-router';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { handlers } from '../../../../../mocks/handlers.ts';
+import type { PrunePreviewResponse } from '../../../../api/schemas.ts';
+import { PrunePreviewPage } from './prune-preview-page.tsx';
+
+const server = setupServer(...handlers);
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+afterEach(() => {
+  cleanup();
+  server.resetHandlers();
+});
+afterAll(() => server.close());
+
+const ID = '0b7b2f4e-5d0e-4a43-9d43-1f0f0e0b0c01';
+const ref = (name: string) => ({
+  cluster: 'prod',
+  group: '',
+  version: 'v1',
+  kind: 'ConfigMap',
+  namespace: 'prod',
+  name,
+});
+const candidate = (name: string, protectedBy: string | null = null) => ({
+  ref: ref(name),
+  id: `prod/core/ConfigMap/prod/${name}`,
+  uid: `uid-${name}`,
+  resourceVersion: '12',
+  protectedBy,
+  cascades: [],
+  finalizers: [],
+  createdAt: '2026-11-30T12:00:00Z',
+  lastWriter: 'kustomize-controller',
+  deletable: !protectedBy,
+});
+
+function preview(
+  over: Partial<PrunePreviewResponse['preview']> = {},
+  viewer: PrunePreviewResponse['viewer'] = { canApprove: true, reason: null },
+) {
+  const candidates = [candidate('old-config'), candidate('kept', 'kustomize.toolkit.fluxcd.io/prune: disabled')];
+  return {
+    preview: {
+      id: ID,
+      appId: 'prod/flux-system/kustomization/digital-human-prod',
+      cluster: 'prod',
+      env: 'prod',
+      controller: 'flux',
+      revision: 'main@sha1:abc',
+      renderHash: 'r',
+      plan: 'ready',
+      reasons: [],
+      status: 'pending',
+      statusReason: null,
+      snapshotHash: 'f'.repeat(64),
+      requestedBy: { issuer: 'console', subject: 'dev', name: 'dev' },
+      createdAt: '2026-12-01T00:00:00Z',
+      expiresAt: '2026-12-01T01:00:00Z',
+      requiredApprovals: 1,
+      confirmation: null,
+      propagationPolicy: 'Background',
+      batchSize: 10,
+      decisions: [],
+      candidates,
+      summary: { candidates: 2, protected: 1, deletions: 1, cascades: 0 },
+      journal: [],
+      ...over,
+    },
+    viewer,
+  } satisfies PrunePreviewResponse;
+}
+
+function renderPage(body: PrunePreviewResponse) {
+  server.use(http.get(`/api/prune-previews/${ID}`, () => HttpResponse.json(body)));
+  const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  const router = createMemoryRouter([{ path: '/prune-previews/:id', element: <PrunePreviewPage /> }], {
+    initialEntries: [`/prune-previews/${ID}`],
+  });
+  render(
+    <QueryClientProvider client={qc}>
+      <RouterProvider router={router} />
+    </QueryClientProvider>,
+  );
+}
+
+describe('PrunePreviewPage', () => {
+  it('summarizes the risk and lists protected objects as never deleted', async () => {
+    renderPage(preview());
+    expect(await screen.findByTestId('prune-risk')).toHaveProperty('textContent', '1 object to delete, 1 protected');
+    expect(screen.getByTestId('protected').textContent).toContain('never deleted');
+  });
+
+  it('the requester sees a disabled approve button and why', async () => {
+    renderPage(
+      preview({}, { canApprove: false, reason: 'You requested this prune: a different person must approve it' }),
+    );
+    const approve = await screen.findByTestId('prune-approve');
+    expect(approve).toHaveProperty('disabled', true);
+    expect(screen.getByTestId('prune-approve-reason').textContent).toMatch(/different person/);
+  });
+
+  it('says clearly when nothing will be deleted (no decision asked)', async () => {
+    renderPage(
+      preview({
+        plan: 'nothing',
+        status: 'void',
+        statusReason: 'nothing will be deleted',
+        summary: { candidates: 0, protected: 0, deletions: 0, cascades: 0 },
+        candidates: [],
+      }),
+    );
+    expect((await screen.findByTestId('prune-risk')).textContent).toBe('Nothing will be deleted');
+    expect(screen.queryByTestId('prune-approve')).toBeNull();
+  });
+
+  it('needs-override: approve stays disabled until the confirmation is typed', async () => {
+    renderPage(
+      preview({
+        plan: 'needs-override',
+        reasons: ['the render is empty'],
+        requiredApprovals: 2,
+        confirmation: 'delete 1 objects of digital-human-prod',
+      }),
+    );
+    const approve = await screen.findByTestId('prune-approve');
+    fireEvent.change(screen.getByTestId('prune-comment'), { target: { value: 'reviewed' } });
+    expect(approve).toHaveProperty('disabled', true);
+    fireEvent.change(screen.getByTestId('prune-confirmation'), {
+      target: { value: 'delete 1 objects of digital-human-prod' },
+    });
+    await waitFor(() => expect(approve).toHaveProperty('disabled', false));
+    expect(screen.getByTestId('prune-reasons').textContent).toContain('render is empty');
+  });
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { age, batchProgress, riskSummary } from './prune-risk.ts';
+
+const s = (deletions: number, protectedN: number, cascades: number) => ({
+  candidates: deletions + protectedN,
+  deletions,
+  protected: protectedN,
+  cascades,
+});
+
+describe('riskSummary', () => {
+  it.each([
+    ['ready', s(3, 1, 240), '3 objects to delete, 1 protected, cascades to 240 more objects'],
+    ['ready', s(1, 0, 0), '1 object to delete'],
+    ['nothing', s(0, 0, 0), 'Nothing will be deleted'],
+    ['nothing', s(0, 2, 0), 'Nothing will be deleted (2 protected objects kept)'],
+    ['unknown', s(0, 0, 0), 'Unknown: the desired state could not be determined, so nothing can be deleted'],
+  ] as const)('%s %o → %s', (plan, summary, text) => {
+    expect(riskSummary({ plan, summary })).toBe(text);
+  });
+});
+
+describe('batchProgress', () => {
+  const j = (batch: number, state: 'planned' | 'deleted' | 'failed') => ({
+    position: 0,
+    batch,
+    object: 'x',
+    state,
+    detail: null,
+    updatedAt: '',
+  });
+  it('counts finished batches and failures', () => {
+    expect(batchProgress({ journal: [] })).toEqual({ done: 0, total: 0, failed: false });
+    expect(batchProgress({ journal: [j(0, 'deleted'), j(0, 'deleted'), j(1, 'planned')] })).toEqual({
+      done: 1,
+      total: 2,
+      failed: false,
+    });
+    expect(batchProgress({ journal: [j(0, 'deleted'), j(1, 'failed')] })).toMatchObject({ done: 1, failed: true });
+  });
+});
+
+describe('age', () => {
+  const now = Date.parse('2026-12-01T12:00:00Z');
+  it.each([
+    [null, '—'],
+    ['2026-12-01T11:59:30Z', '30s'],
+    ['2026-12-01T11:00:00Z', '1h'],
+    ['2026-11-28T12:00:00Z', '3d'],
+  ])('%s → %s', (iso, text) => expect(age(iso, now)).toBe(text));
+});

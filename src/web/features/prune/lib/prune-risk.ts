@@ -1,0 +1,39 @@
+// Words for a prune preview: the risk summary and what each state means. Plain functions, unit-tested.
+import type { PrunePreview } from '../../../../api/schemas.ts';
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** "3 objects, 1 protected, cascades to 240 objects" — or the clear "nothing will be deleted". */
+export function riskSummary(p: Pick<PrunePreview, 'plan' | 'summary'>): string {
+  if (p.plan === 'unknown') return 'Unknown: the desired state could not be determined, so nothing can be deleted';
+  if (p.summary.deletions === 0)
+    return p.summary.protected
+      ? `Nothing will be deleted (${plural(p.summary.protected, 'protected object')} kept)`
+      : 'Nothing will be deleted';
+  const parts = [plural(p.summary.deletions, 'object') + ' to delete'];
+  if (p.summary.protected) parts.push(`${p.summary.protected} protected`);
+  if (p.summary.cascades) parts.push(`cascades to ${plural(p.summary.cascades, 'more object')}`);
+  return parts.join(', ');
+}
+
+/** Batches done out of all, from the journal (for the progress bar). */
+export function batchProgress(p: Pick<PrunePreview, 'journal'>): { done: number; total: number; failed: boolean } {
+  const batches = new Map<number, boolean>();
+  let failed = false;
+  for (const j of p.journal) {
+    const finished = j.state === 'deleted' || j.state === 'gone';
+    if (j.state === 'failed') failed = true;
+    batches.set(j.batch, (batches.get(j.batch) ?? true) && finished);
+  }
+  return { done: [...batches.values()].filter(Boolean).length, total: batches.size, failed };
+}
+
+/** Age of an object as "3d", "5h", "12m" (null: unknown). */
+export function age(createdAt: string | null, now = Date.now()): string {
+  if (!createdAt) return '—';
+  const s = Math.max(0, Math.floor((now - Date.parse(createdAt)) / 1000));
+  if (s >= 86_400) return `${Math.floor(s / 86_400)}d`;
+  if (s >= 3600) return `${Math.floor(s / 3600)}h`;
+  if (s >= 60) return `${Math.floor(s / 60)}m`;
+  return `${s}s`;
+}
