@@ -1,6 +1,7 @@
 // Issue #5 in Chromium against the real sandbox: Git versus live, every field naming its owner.
 import { expect, test, type Page } from '@playwright/test';
 import { kubectl } from '../sandbox/sandbox.ts';
+import { PROD_RENDER_WORKER_DIGEST } from '../sandbox/seed.ts';
 import {
   incidentEditRenderWorker,
   repoHead,
@@ -73,7 +74,7 @@ test('environment comparison: images per env, digest-pinned in prod, mutable tag
     '[data-testid="env-image"][data-object="Deployment render-worker"][data-container="render"]',
   );
   await expect(img.locator('[data-env="prod"]')).toHaveAttribute('data-pinned', 'digest');
-  await expect(img.locator('[data-env="prod"]')).toContainText('@sha256:5b0f4b3a');
+  await expect(img.locator('[data-env="prod"]')).toContainText(`@${PROD_RENDER_WORKER_DIGEST.slice(0, 15)}`);
   await expect(img.locator('[data-env="dev"]')).toHaveAttribute('data-pinned', 'tag');
   await expect(img.locator('[data-env="dev"]')).toContainText(':1.5.0-rc.1');
   await expect(img.locator('[data-env="staging"]')).toContainText(':1.4.2');

@@ -27,6 +27,11 @@ if ! command -v git >/dev/null 2>&1; then
   exit 3
 fi
 
+if [[ "$only" == all || " $only " == *" gitea "* ]] && ! command -v cc >/dev/null 2>&1; then
+  echo "sandbox: a C compiler is needed for the forge (Gitea's SQLite driver uses cgo): apt-get install -y gcc" >&2
+  exit 3
+fi
+
 KUBE_VERSION="v1.36.3"
 export CGO_ENABLED=0
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
@@ -40,10 +45,12 @@ key_of() { # component extra...
 }
 
 # build COMPONENT "LDFLAGS" PKG:NAME...
+# (optional: BUILD_TAGS=... BUILD_CGO=1 in the environment of the call; they are part of the key)
 build() {
   local comp="$1" ldflags="$2"; shift 2
-  local key dest names=()
-  key="$(key_of "$comp" "$ldflags" "$@")"
+  local key dest names=() tags="${BUILD_TAGS:-}" cgo="${BUILD_CGO:-0}" keyextra=()
+  [[ -n "$tags" || "$cgo" != 0 ]] && keyextra=("tags=$tags" "cgo=$cgo")
+  key="$(key_of "$comp" "$ldflags" "$@" "${keyextra[@]}")"
   dest="$cache_root/bin/$comp-$key"
   for spec in "$@"; do names+=("${spec##*:}"); done
   local missing=0
@@ -54,8 +61,9 @@ build() {
     rm -rf "$tmp"; mkdir -p "$tmp"
     for spec in "$@"; do
       local pkg="${spec%%:*}" n="${spec##*:}"
-      (cd "$here/go/$comp" && go build -ldflags "$ldflags" -o "$tmp/$n" "$pkg")
+      (cd "$here/go/$comp" && CGO_ENABLED="$cgo" go build ${tags:+-tags "$tags"} -ldflags "$ldflags" -o "$tmp/$n" "$pkg")
     done
+    if [[ -n "${BUILD_POST:-}" ]]; then "$BUILD_POST" "$tmp"; fi
     rm -rf "$dest"; mv "$tmp" "$dest"
     log "built $comp in $((SECONDS - t0))s"
   else
@@ -95,6 +103,26 @@ want flux && build flux-render "-s -w" ".:flux-render"
 # Argo CD renderers and ignore rules: helm (helm template) and our jq-del on the gojq library
 want argo && build helm "-s -w -X helm.sh/helm/v3/internal/version.version=v3.22.0" "helm.sh/helm/v3/cmd/helm:helm"
 want argo && build jq-del "-s -w" ".:jq-del"
+
+# The forge: Gitea (SQLite needs cgo). Its templates and options/ (locales) are read from
+# disk at run time; they are copied from the module next to the binary (gitea-static/).
+GITEA_VERSION="v1.26.0"
+gitea_static() { # dest-dir
+  local d; d="$(moddir gitea code.gitea.io/gitea)"
+  mkdir -p "$1/gitea-static"
+  cp -r "$d/options" "$d/templates" "$1/gitea-static/"
+  mkdir -p "$1/gitea-static/public"; cp -r "$d/public/." "$1/gitea-static/public/" 2>/dev/null || true
+  chmod -R u+w "$1/gitea-static"
+}
+if want gitea; then
+  BUILD_CGO=1 BUILD_TAGS="sqlite sqlite_unlock_notify" BUILD_POST=gitea_static \
+    build gitea "-s -w -X main.Version=${GITEA_VERSION#v} -X 'main.Tags=sqlite sqlite_unlock_notify'" "code.gitea.io/gitea:gitea"
+  ln -sfn "$(readlink "$out_bin/gitea" | xargs dirname)/gitea-static" "$out_bin/gitea-static"
+fi
+# The registry: CNCF Distribution, and our image pusher on go-containerregistry.
+want registry && build registry "-s -w -X github.com/distribution/distribution/v3/version.version=v3.1.2" \
+  "github.com/distribution/distribution/v3/cmd/registry:registry"
+want registry && build imagepush "-s -w" ".:imagepush"
 
 if want assets; then
   # CRDs and stages, straight from the modules that ship them.

@@ -8,7 +8,27 @@ import {
   sandboxStatus,
   startSandbox,
   stopSandbox,
+  type SandboxState,
 } from './sandbox.ts';
+import type { ExtrasState } from './extras.ts';
+
+/** Where the forge, registry and business endpoints listen (no credentials: those stay in their files). */
+function extrasLines(st: SandboxState & ExtrasState): string[] {
+  const out: string[] = [];
+  if (st.forge)
+    out.push(
+      `forge      ${st.forge.url}  (Gitea ${st.forge.version}; repo ${st.forge.repo.cloneUrl}; users and tokens in ${st.forge.credentialsFile})`,
+    );
+  if (st.registry)
+    out.push(`registry   ${st.registry.url}  (mirror of ${st.registry.mirrorOf}; ${st.registry.images.length} images)`);
+  if (st.business)
+    out.push(
+      `business   ${Object.entries(st.business.endpoints)
+        .map(([env, e]) => `${env} ${e.url}`)
+        .join(', ')}  (stand-ins, simulated)`,
+    );
+  return out;
+}
 
 function parseClusters(spec: string | undefined): Record<string, string[]> {
   if (!spec) return DEFAULT_CLUSTERS;
@@ -42,6 +62,7 @@ async function main(): Promise<number> {
       for (const c of st.clusters)
         console.log(`  ${c.name.padEnd(10)} ${c.apiserver}  namespaces: ${c.namespaces.join(', ')}`);
       console.log(`  git        ${st.git.url}`);
+      for (const line of extrasLines(st as SandboxState & ExtrasState)) console.log(`  ${line}`);
       console.log(`  kubeconfig ${KUBECONFIG_PATH}  (contexts: ${st.clusters.map((c) => c.name).join(', ')})`);
       return 0;
     }
@@ -73,6 +94,7 @@ async function main(): Promise<number> {
           );
         }
       }
+      for (const line of extrasLines(st as SandboxState & ExtrasState)) console.log(`     ${line}`);
       return bad ? 1 : 0;
     }
     default:

@@ -452,3 +452,6 @@ export function setSuspended(cluster: string, name: string, suspend: boolean): v
     JSON.stringify({ spec: { suspend } }),
   ]);
 }
+
+// forge, registry and business-endpoint scenarios
+export * from './scenario-forge.ts';

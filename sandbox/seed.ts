@@ -5,6 +5,14 @@
 
 export const SEED_REPO = 'digital-human';
 
+/** The image host the seed names; the sandbox registry serves it as a mirror (sandbox/registry.ts). */
+export const SEED_IMAGE_HOST = 'registry.example.com';
+/**
+ * prod pins the render worker by digest: the real digest of the sandbox registry's
+ * `digital-human/render-worker:1.4.2` (images are deterministic; startRegistry checks it).
+ */
+export const PROD_RENDER_WORKER_DIGEST = 'sha256:8cc8fc4c2c2e86f074aa1b0fb7744683cad5476c3d8b98f3df8d249fc6dc0c90';
+
 const deployment = (name: string, image: string, port: number, extra = '') => `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -56,7 +64,7 @@ export function seedFiles(): Record<string, string> {
     '# digital-human\n\nGitOps repository seeded by the console sandbox. `overlays/<env>` are reconciled by Flux; `argo/` by the (simulated) Argo CD Applications.\n';
   files['base/render-worker.yaml'] = deployment(
     'render-worker',
-    'registry.example.com/digital-human/render-worker:1.4.0',
+    `${SEED_IMAGE_HOST}/digital-human/render-worker:1.4.0`,
     8080,
     `          env:
             - name: RENDER_QUALITY
@@ -93,13 +101,13 @@ spec:
 `;
   files['base/tts-gateway.yaml'] = deployment(
     'tts-gateway',
-    'registry.example.com/digital-human/tts-gateway:2.1.0',
+    `${SEED_IMAGE_HOST}/digital-human/tts-gateway:2.1.0`,
     9000,
   );
   files['base/tts-gateway-svc.yaml'] = service('tts-gateway', 9000);
   files['base/session-cache.yaml'] = deployment(
     'session-cache',
-    'registry.example.com/digital-human/session-cache:7.2',
+    `${SEED_IMAGE_HOST}/digital-human/session-cache:7.2`,
     6379,
   );
   files['base/session-cache-svc.yaml'] = service('session-cache', 6379);
@@ -129,7 +137,7 @@ resources:
     prod: {
       replicas: [8, 3, 2],
       // prod pins the render worker by digest; the TTS gateway stays on a mutable tag.
-      render: 'digest: sha256:5b0f4b3a7c1f1a9d2e8f6c4b3a2d1e0f9c8b7a6d5e4f3c2b1a0f9e8d7c6b5a49',
+      render: `digest: ${PROD_RENDER_WORKER_DIGEST}`,
       tts: 'newTag: 2.1.0',
     },
   };
@@ -150,9 +158,9 @@ replicas:
   - name: session-cache
     count: ${o.replicas[2]}
 images:
-  - name: registry.example.com/digital-human/render-worker
+  - name: ${SEED_IMAGE_HOST}/digital-human/render-worker
     ${o.render}
-  - name: registry.example.com/digital-human/tts-gateway
+  - name: ${SEED_IMAGE_HOST}/digital-human/tts-gateway
     ${o.tts}
 configMapGenerator:
   - name: env-settings
@@ -163,7 +171,7 @@ configMapGenerator:
   }
   files['argo/edge-gateway/deployment.yaml'] = deployment(
     'edge-gateway',
-    'registry.example.com/digital-human/edge-gateway:0.9.3',
+    `${SEED_IMAGE_HOST}/digital-human/edge-gateway:0.9.3`,
     8443,
   ).replace('replicas: 1', 'replicas: 2');
   files['argo/edge-gateway/service.yaml'] = service('edge-gateway', 8443);

@@ -1,0 +1,442 @@
+// The sandbox forge: Gitea (built from its Go module by build.sh) on its own
+// 127.0.0.1 port with SQLite. First start: an admin, a developer, a reviewer
+// and the console's bot user, each with an API token (stored under the forge
+// dir, mode 0600, never logged); the org `platform` with the seed repo
+// `digital-human` pushed; `main` protected: no direct pushes, one approving
+// review to merge.
+//
+// startForge() runs standalone (tests, dev scripts) or from startSandbox().
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
+import { alive, freePort, startProcess, stopProcess, waitFor, type ProcRecord } from './procs.ts';
+import { SEED_REPO, seedFiles } from './seed.ts';
+
+export const FORGE_ORG = 'platform';
+export const FORGE_USERS = {
+  admin: 'forge-admin',
+  developer: 'developer',
+  reviewer: 'reviewer',
+  /** the console's own identity on the forge (opens write-back PRs, posts commit statuses) */
+  console: 'gitops-console',
+} as const;
+export type ForgeRole = keyof typeof FORGE_USERS;
+
+export interface ForgeState {
+  kind: 'gitea';
+  version: string;
+  port: number;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  dir: string;
+  proc: ProcRecord;
+  repo: { owner: string; name: string; cloneUrl: string };
+  /** users, passwords and tokens (mode 0600); read with forgeCredentials() */
+  credentialsFile: string;
+  /** the console's forge token file (host → kind + token), mode 0600 */
+  consoleTokensFile: string;
+}
+
+interface Credentials {
+  url: string;
+  users: Record<ForgeRole, { username: string; password: string; token: string }>;
+}
+
+export function forgeCredentials(st: Pick<ForgeState, 'credentialsFile'>): Credentials {
+  return JSON.parse(readFileSync(st.credentialsFile, 'utf8')) as Credentials;
+}
+
+const log = (msg: string) => {
+  if (process.env.SANDBOX_QUIET !== '1')
+    process.stderr.write(`[sandbox ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+};
+
+function appIni(dir: string, port: number, staticRoot: string): string {
+  const secret = randomBytes(32).toString('hex');
+  return `APP_NAME = gitops-console sandbox forge
+RUN_MODE = prod
+RUN_USER = ${userInfo().username}
+WORK_PATH = ${dir}
+
+[server]
+PROTOCOL = http
+HTTP_ADDR = 127.0.0.1
+HTTP_PORT = ${port}
+DOMAIN = 127.0.0.1
+ROOT_URL = http://127.0.0.1:${port}/
+LOCAL_ROOT_URL = http://127.0.0.1:${port}/
+DISABLE_SSH = true
+START_SSH_SERVER = false
+OFFLINE_MODE = true
+LFS_START_SERVER = false
+STATIC_ROOT_PATH = ${staticRoot}
+APP_DATA_PATH = ${join(dir, 'data')}
+
+[database]
+DB_TYPE = sqlite3
+PATH = ${join(dir, 'data', 'gitea.db')}
+SQLITE_JOURNAL_MODE = WAL
+
+[repository]
+ROOT = ${join(dir, 'repos')}
+DEFAULT_BRANCH = main
+
+[security]
+INSTALL_LOCK = true
+SECRET_KEY = ${secret}
+PASSWORD_HASH_ALGO = pbkdf2_hi
+MIN_PASSWORD_LENGTH = 8
+
+[service]
+DISABLE_REGISTRATION = true
+DEFAULT_KEEP_EMAIL_PRIVATE = true
+DEFAULT_ALLOW_CREATE_ORGANIZATION = false
+
+[oauth2]
+ENABLED = false
+
+[mailer]
+ENABLED = false
+
+[session]
+PROVIDER = memory
+
+[cache]
+ADAPTER = memory
+
+[queue]
+TYPE = channel
+
+[indexer]
+ISSUE_INDEXER_TYPE = db
+REPO_INDEXER_ENABLED = false
+
+[actions]
+ENABLED = false
+
+[packages]
+ENABLED = false
+
+[cron]
+ENABLED = false
+
+[cron.update_checker]
+ENABLED = false
+
+[migrations]
+ALLOW_LOCALNETWORKS = true
+
+[webhook]
+ALLOWED_HOST_LIST = loopback
+
+[log]
+MODE = console
+LEVEL = Warn
+ROOT_PATH = ${join(dir, 'log')}
+`;
+}
+
+async function api(
+  base: string,
+  method: string,
+  path: string,
+  auth: { token?: string; basic?: [string, string] },
+  body?: unknown,
+): Promise<{ status: number; json: unknown }> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (auth.token) headers.authorization = `token ${auth.token}`;
+  if (auth.basic) headers.authorization = `Basic ${Buffer.from(auth.basic.join(':')).toString('base64')}`;
+  const r = await fetch(`${base}/api/v1${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await r.text();
+  let json: unknown = text;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON */
+  }
+  return { status: r.status, json };
+}
+
+async function must(
+  what: string,
+  p: Promise<{ status: number; json: unknown }>,
+  ok: number[] = [200, 201, 204],
+): Promise<unknown> {
+  const r = await p;
+  if (!ok.includes(r.status)) {
+    // the body is Gitea's error message; it never contains the credentials we sent
+    throw new Error(`forge set-up: ${what}: HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+  }
+  return r.json;
+}
+
+function gitEnv(username: string, token: string): Record<string, string> {
+  // credentials travel in an environment-only git config entry: never in argv, URLs or logs
+  return {
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'http.extraHeader',
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(`${username}:${token}`).toString('base64')}`,
+    GIT_AUTHOR_NAME: 'Sandbox Seeder',
+    GIT_AUTHOR_EMAIL: 'seeder@sandbox.invalid',
+    GIT_COMMITTER_NAME: 'Sandbox Seeder',
+    GIT_COMMITTER_EMAIL: 'seeder@sandbox.invalid',
+  };
+}
+
+/** Runs git with a forge user's token (environment only). Errors carry git's stderr, which has no token. */
+export function forgeGit(args: string[], cwd: string, user: { username: string; token: string }): string {
+  try {
+    return execFileSync('git', args, {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, ...gitEnv(user.username, user.token) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 60_000,
+    });
+  } catch (e) {
+    const err = e as { stderr?: string; message: string };
+    const sub = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-c' && args[i - 1] !== '--git-dir');
+    throw new Error(`git ${sub ?? ''}: ${err.stderr?.trim() || err.message}`);
+  }
+}
+
+export interface StartForgeOptions {
+  /** state dir (fresh or from an earlier start: then users and repo are kept) */
+  dir: string;
+  binDir: string;
+  /** a bare repo to push as the seed (the plain git server's), else the seed files are committed afresh */
+  seedFrom?: string;
+}
+
+export async function startForge(opts: StartForgeOptions): Promise<ForgeState> {
+  const { dir } = opts;
+  const giteaBin = join(opts.binDir, 'gitea');
+  const staticRoot = join(opts.binDir, 'gitea-static');
+  if (!existsSync(giteaBin) || !existsSync(staticRoot))
+    throw new Error(`gitea is not built (${giteaBin}); run: bash sandbox/build.sh gitea`);
+  const custom = join(dir, 'custom');
+  const ini = join(custom, 'conf', 'app.ini');
+  const credentialsFile = join(dir, 'credentials.json');
+  const consoleTokensFile = join(dir, 'console-forge-tokens.json');
+  const fresh = !existsSync(credentialsFile);
+  if (fresh) rmSync(dir, { recursive: true, force: true });
+  mkdirSync(join(custom, 'conf'), { recursive: true });
+  mkdirSync(join(dir, 'data'), { recursive: true });
+  const port = await freePort();
+  // the port changes at every start; the rest of app.ini (secrets, paths) stays
+  const prior = existsSync(ini) ? readFileSync(ini, 'utf8') : appIni(dir, port, staticRoot);
+  writeFileSync(
+    ini,
+    prior
+      .replace(/^HTTP_PORT = .*$/m, `HTTP_PORT = ${port}`)
+      .replace(/^ROOT_URL = .*$/m, `ROOT_URL = http://127.0.0.1:${port}/`)
+      .replace(/^LOCAL_ROOT_URL = .*$/m, `LOCAL_ROOT_URL = http://127.0.0.1:${port}/`),
+    { mode: 0o600 },
+  );
+  const env = {
+    GITEA_WORK_DIR: dir,
+    GITEA_CUSTOM: custom,
+    // CI runs as root; Gitea refuses that without this
+    GITEA_I_AM_BEING_UNSAFE_RUNNING_AS_ROOT: 'true',
+    HOME: join(dir, 'home'),
+  };
+  mkdirSync(env.HOME, { recursive: true });
+  const cli = (args: string[]) =>
+    execFileSync(giteaBin, ['--work-path', dir, '--custom-path', custom, '--config', ini, ...args], {
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 120_000,
+    });
+  const url = `http://127.0.0.1:${port}`;
+  const proc = startProcess(
+    'gitea',
+    giteaBin,
+    ['--work-path', dir, '--custom-path', custom, '--config', ini, 'web'],
+    join(dir, 'gitea.log'),
+    env,
+  );
+  let version = '';
+  await waitFor(
+    'gitea /api/v1/version',
+    async () => {
+      const r = await fetch(`${url}/api/v1/version`, { signal: AbortSignal.timeout(2000) });
+      if (!r.ok) return false;
+      version = ((await r.json()) as { version: string }).version;
+      return true;
+    },
+    { proc, timeoutMs: 120_000, intervalMs: 300 },
+  );
+  const repo = { owner: FORGE_ORG, name: SEED_REPO, cloneUrl: `${url}/${FORGE_ORG}/${SEED_REPO}.git` };
+  const state: ForgeState = {
+    kind: 'gitea',
+    version,
+    port,
+    url,
+    dir,
+    proc,
+    repo,
+    credentialsFile,
+    consoleTokensFile,
+  };
+  if (fresh) {
+    log(`forge: first start, creating users and ${FORGE_ORG}/${SEED_REPO}`);
+    await provision(state, cli, opts.seedFrom);
+  }
+  writeConsoleTokens(state);
+  return state;
+}
+
+function writeConsoleTokens(st: ForgeState): void {
+  const c = forgeCredentials(st);
+  const host = new URL(st.url).host;
+  writeFileSync(st.consoleTokensFile, JSON.stringify({ [host]: { kind: 'gitea', token: c.users.console.token } }), {
+    mode: 0o600,
+  });
+  chmodSync(st.consoleTokensFile, 0o600);
+}
+
+async function provision(st: ForgeState, cli: (args: string[]) => string, seedFrom?: string): Promise<void> {
+  const pw = () => randomBytes(18).toString('base64url');
+  const users = {} as Credentials['users'];
+  const adminName = FORGE_USERS.admin;
+  const adminPw = pw();
+  cli([
+    'admin',
+    'user',
+    'create',
+    '--admin',
+    '--username',
+    adminName,
+    '--password',
+    adminPw,
+    '--email',
+    `${adminName}@sandbox.invalid`,
+    '--must-change-password=false',
+  ]);
+  const basicAdmin = { basic: [adminName, adminPw] as [string, string] };
+  const token = async (username: string, password: string, scopes: string[]) => {
+    const t = (await must(
+      `token for ${username}`,
+      api(st.url, 'POST', `/users/${username}/tokens`, { basic: [username, password] }, { name: 'sandbox', scopes }),
+    )) as { sha1: string };
+    return t.sha1;
+  };
+  users.admin = { username: adminName, password: adminPw, token: await token(adminName, adminPw, ['all']) };
+  for (const role of ['developer', 'reviewer', 'console'] as const) {
+    const username = FORGE_USERS[role];
+    const password = pw();
+    await must(
+      `user ${username}`,
+      api(st.url, 'POST', '/admin/users', basicAdmin, {
+        username,
+        password,
+        email: `${username}@sandbox.invalid`,
+        full_name: role === 'console' ? 'GitOps console (bot)' : `Sandbox ${role}`,
+        must_change_password: false,
+        send_notify: false,
+        visibility: 'public',
+      }),
+    );
+    users[role] = {
+      username,
+      password,
+      token: await token(username, password, ['write:repository', 'write:issue', 'read:user', 'read:organization']),
+    };
+  }
+  const creds: Credentials = { url: st.url, users };
+  writeFileSync(st.credentialsFile + '.tmp', JSON.stringify(creds, null, 2), { mode: 0o600 });
+  const adminTok = { token: users.admin.token };
+  await must(
+    `org ${FORGE_ORG}`,
+    api(st.url, 'POST', '/orgs', adminTok, { username: FORGE_ORG, visibility: 'public', full_name: 'Platform team' }),
+  );
+  await must(
+    `repo ${FORGE_ORG}/${SEED_REPO}`,
+    api(st.url, 'POST', `/orgs/${FORGE_ORG}/repos`, adminTok, {
+      name: SEED_REPO,
+      default_branch: 'main',
+      private: false,
+      auto_init: false,
+      description: 'GitOps repository seeded by the console sandbox',
+    }),
+  );
+  for (const role of ['developer', 'reviewer', 'console'] as const) {
+    await must(
+      `collaborator ${users[role].username}`,
+      api(st.url, 'PUT', `/repos/${FORGE_ORG}/${SEED_REPO}/collaborators/${users[role].username}`, adminTok, {
+        permission: 'write',
+      }),
+    );
+  }
+  // seed: the plain git server's history (same commits), or the seed files committed afresh
+  const tmp = join(st.dir, 'seed-work');
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const admin = { username: adminName, token: users.admin.token };
+  if (seedFrom && existsSync(seedFrom)) {
+    forgeGit(['--git-dir', seedFrom, 'push', st.repo.cloneUrl, 'refs/heads/main:refs/heads/main'], tmp, admin);
+  } else {
+    forgeGit(['init', '-q', '--initial-branch=main', tmp], st.dir, admin);
+    for (const [f, content] of Object.entries(seedFiles())) {
+      mkdirSync(dirname(join(tmp, f)), { recursive: true });
+      writeFileSync(join(tmp, f), content);
+    }
+    forgeGit(['add', '-A'], tmp, admin);
+    forgeGit(['commit', '-q', '-m', 'Seed digital-human services'], tmp, admin);
+    forgeGit(['push', '-q', st.repo.cloneUrl, 'main'], tmp, admin);
+  }
+  rmSync(tmp, { recursive: true, force: true });
+  await must(
+    'protect main',
+    api(st.url, 'POST', `/repos/${FORGE_ORG}/${SEED_REPO}/branch_protections`, adminTok, {
+      rule_name: 'main',
+      enable_push: false,
+      required_approvals: 1,
+      block_on_rejected_reviews: true,
+      dismiss_stale_approvals: true,
+      block_admin_merge_override: true,
+    }),
+  );
+  // written last: its presence means "provisioned"
+  writeFileSync(st.credentialsFile, readFileSync(st.credentialsFile + '.tmp'), { mode: 0o600 });
+  rmSync(st.credentialsFile + '.tmp');
+}
+
+export async function stopForge(st: Pick<ForgeState, 'proc'>): Promise<void> {
+  if (st.proc.pid > 0) await stopProcess(st.proc.pid);
+}
+
+/** Restarts Gitea with the same command line and port (after makeForgeUnreachable). */
+export async function restartForge(st: ForgeState): Promise<ForgeState> {
+  if (alive(st.proc.pid)) return st;
+  const [binPath = '', ...args] = st.proc.cmd;
+  const proc = startProcess('gitea', binPath, args, st.proc.log, {
+    GITEA_WORK_DIR: st.dir,
+    GITEA_CUSTOM: join(st.dir, 'custom'),
+    GITEA_I_AM_BEING_UNSAFE_RUNNING_AS_ROOT: 'true',
+    HOME: join(st.dir, 'home'),
+  });
+  await waitFor('gitea /api/v1/version', async () => (await fetch(`${st.url}/api/v1/version`)).ok, {
+    proc,
+    timeoutMs: 120_000,
+  });
+  return { ...st, proc };
+}
+
+export async function forgeReady(st: Pick<ForgeState, 'url'>): Promise<boolean> {
+  try {
+    return (await fetch(`${st.url}/api/v1/version`, { signal: AbortSignal.timeout(2000) })).ok;
+  } catch {
+    return false;
+  }
+}

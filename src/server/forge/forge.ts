@@ -1,0 +1,113 @@
+// The forge adapter's contract: what the console asks a Git forge (Gitea, later GitHub, GitLab).
+// Kept small on purpose: who reviewed and merged a commit, open a change as a pull request,
+// and post/read commit statuses. Every call answers a ForgeResult; nothing throws for an
+// expected failure (no forge configured, forge unreachable, refused, not found).
+
+/** A repository on a forge, as parsed from a Git URL. */
+export interface RepoRef {
+  /** host[:port], the key of the token file */
+  host: string;
+  owner: string;
+  name: string;
+}
+
+export interface Approval {
+  login: string;
+  at?: string;
+  /** the commit the approval was given on */
+  commit?: string;
+}
+
+export interface MergedPullRequest {
+  number: number;
+  url: string;
+  title: string;
+  author: string;
+  mergedAt: string;
+  mergedBy?: string;
+  mergeCommit: string;
+  baseBranch: string;
+  headBranch: string;
+  /** users whose latest review is an approval that was not dismissed */
+  approvers: Approval[];
+}
+
+export interface FileChange {
+  path: string;
+  /** the whole new content of the file (UTF-8) */
+  content: string;
+}
+
+export interface ProposedChange {
+  baseBranch: string;
+  /** the new branch; must not exist */
+  branch: string;
+  title: string;
+  body?: string;
+  commitMessage: string;
+  files: FileChange[];
+}
+
+export interface OpenedPullRequest {
+  number: number;
+  url: string;
+  branch: string;
+  headCommit: string;
+}
+
+export type CommitState = 'pending' | 'success' | 'failure' | 'error';
+
+export interface CommitStatus {
+  state: CommitState;
+  /** e.g. `gitops-console/prod` */
+  context: string;
+  description?: string;
+  targetUrl?: string;
+  creator?: string;
+  updatedAt?: string;
+}
+
+export type ForgeFailure =
+  /** no token configured for the repo's host, or the URL names no forge repository */
+  | 'no-forge-configured'
+  /** network error, timeout, or a 5xx from the forge */
+  | 'forge-unreachable'
+  /** the forge refused: bad or insufficient token, protected branch, validation */
+  | 'refused'
+  | 'not-found';
+
+export const FORGE_FAILURE_MESSAGES: Record<ForgeFailure, string> = {
+  'no-forge-configured': 'no forge configured',
+  'forge-unreachable': 'forge unreachable',
+  refused: 'the forge refused the request',
+  'not-found': 'not found on the forge',
+};
+
+export type ForgeResult<T> =
+  | { ok: true; value: T }
+  | {
+      ok: false;
+      state: ForgeFailure;
+      /** one line for people; never contains a token */
+      message: string;
+      /** HTTP status when the forge answered */
+      status?: number;
+    };
+
+export interface Forge {
+  readonly kind: 'gitea';
+  /** The pull request whose merge produced `sha`, with its approvers and merge time; `null` when none did. */
+  mergedPullRequest(repo: RepoRef, sha: string): Promise<ForgeResult<MergedPullRequest | null>>;
+  /** Creates `change.branch` from `change.baseBranch` with one commit of `change.files`, and a pull request. */
+  openPullRequest(repo: RepoRef, change: ProposedChange): Promise<ForgeResult<OpenedPullRequest>>;
+  setCommitStatus(repo: RepoRef, sha: string, status: CommitStatus): Promise<ForgeResult<void>>;
+  /** The latest status per context. */
+  commitStatuses(repo: RepoRef, sha: string): Promise<ForgeResult<CommitStatus[]>>;
+}
+
+export const failure = <T>(state: ForgeFailure, message?: string, status?: number): ForgeResult<T> => ({
+  ok: false,
+  state,
+  message: message ? `${FORGE_FAILURE_MESSAGES[state]}: ${message}` : FORGE_FAILURE_MESSAGES[state],
+  ...(status !== undefined ? { status } : {}),
+});
