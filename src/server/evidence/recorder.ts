@@ -44,6 +44,7 @@ export class EvidenceRecorder extends EventEmitter {
   private draining: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private attempt = 0;
+  private retryRequested = false;
   private closed = false;
   private readonly st: RecorderStatus = { pending: 0, failedAttempts: 0, refused: 0, failing: false };
 
@@ -79,18 +80,30 @@ export class EvidenceRecorder extends EventEmitter {
     }
   }
 
-  /** Records an outcome now; if the store fails, it waits in the queue and is retried (never lost). */
-  async outcome(e: EvidenceInput): Promise<void> {
-    if (this.queue.length === 0) {
+  /**
+   * An observation written before the caller goes on when the store takes it now (a read right after sees
+   * it); when the store fails, or older records still wait, it joins the queue and is retried (never lost).
+   * Never throws: what the caller answers does not depend on the store.
+   */
+  async record(e: EvidenceInput): Promise<void> {
+    if (this.queue.length === 0 && !this.closed) {
       try {
         await this.store.append(e);
         this.succeeded();
         return;
       } catch (err) {
         this.failed(err);
+        this.queue.push(e);
+        this.retryLater();
+        return;
       }
     }
     this.observe(e);
+  }
+
+  /** An action's outcome: recorded like `record()` (now if possible, else queued and retried). */
+  async outcome(e: EvidenceInput): Promise<void> {
+    await this.record(e);
   }
 
   /**
@@ -151,20 +164,34 @@ export class EvidenceRecorder extends EventEmitter {
 
   /** Tries the queue now instead of waiting for the back-off (the store came back). */
   retryNow(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.kick();
+    this.cancelTimer();
+    // an attempt in flight that fails is then followed by one more at once, not by the back-off
+    if (this.draining) this.retryRequested = true;
+    else this.kick();
   }
 
+  /** Stops retrying; what is still queued then is logged as lost (call `flush()` first). */
   close(): void {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.cancelTimer();
+    if (this.queue.length)
+      this.log.error(
+        { lost: this.queue.length, types: [...new Set(this.queue.map((e) => e.type))], err: this.st.lastError },
+        'evidence store could not write these records before shutdown: they are lost',
+      );
   }
 
   private kick(): void {
     if (this.draining || this.timer || this.closed) return;
     this.draining = this.drain().finally(() => {
       this.draining = undefined;
+      // retryNow() came while the last attempt was failing: try again now instead of after the back-off
+      if (this.retryRequested && this.queue.length) {
+        this.retryRequested = false;
+        this.cancelTimer();
+        this.kick();
+      }
+      this.retryRequested = false;
     });
   }
 
@@ -177,21 +204,36 @@ export class EvidenceRecorder extends EventEmitter {
         this.succeeded();
       } catch (err) {
         this.failed(err);
-        const base = this.opts.retryBaseMs ?? 250;
-        const delay = Math.min(this.opts.retryMaxMs ?? 30_000, base * 2 ** Math.min(this.attempt - 1, 16));
-        if (this.attempt === 1 || this.attempt % 10 === 0)
-          this.log.warn(
-            { err: message(err), pending: this.queue.length, retryInMs: delay },
-            'evidence append failed; will retry',
-          );
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          this.kick();
-        }, delay);
-        this.timer.unref();
+        if (this.retryRequested) {
+          this.retryRequested = false;
+          continue;
+        }
+        this.retryLater();
         return;
       }
     }
+  }
+
+  private cancelTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Back-off: base × 2^(failures − 1), capped; the queue is tried again then (or at the next success). */
+  private retryLater(): void {
+    if (this.timer || this.closed) return;
+    const base = this.opts.retryBaseMs ?? 250;
+    const delay = Math.min(this.opts.retryMaxMs ?? 30_000, base * 2 ** Math.min(this.attempt - 1, 16));
+    if (this.attempt === 1 || this.attempt % 10 === 0)
+      this.log.warn(
+        { err: this.st.lastError, pending: this.queue.length, retryInMs: delay },
+        'evidence append failed; will retry',
+      );
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.kick();
+    }, delay);
+    this.timer.unref();
   }
 
   private succeeded(): void {
@@ -200,6 +242,8 @@ export class EvidenceRecorder extends EventEmitter {
     this.st.failing = false;
     if (was) {
       this.emit('status', this.status());
+      // the store is back: the backlog goes now, not when the back-off timer would have fired
+      this.cancelTimer();
       this.kick();
     }
   }

@@ -13,18 +13,46 @@ import {
 // advisory lock key that serializes appends across BFF replicas
 const APPEND_LOCK = 0x6e76_6964;
 
+/**
+ * A client checked out of the pool for a transaction. The pool only listens for errors of idle clients: a
+ * checked-out one whose server goes away (stopped, restarted, network cut) emits 'error' with nobody
+ * listening, which would crash the BFF. The query in flight fails with that error anyway, so the listener
+ * only has to exist; `done(err)` hands the client back, or drops it when the transaction failed (it may be
+ * the broken connection: it is never handed out again). Every `pool.connect()` in the BFF goes through it.
+ */
+export async function checkOut(pool: pg.Pool): Promise<pg.PoolClient & { done(err?: unknown): void }> {
+  const c = await pool.connect();
+  const onError = () => undefined;
+  c.on('error', onError);
+  return Object.assign(c, {
+    done(err?: unknown) {
+      c.off('error', onError);
+      c.release(err === undefined ? undefined : err instanceof Error ? err : new Error(String(err)));
+    },
+  });
+}
+
 export class PostgresEvidenceStore implements EvidenceStore {
   readonly kind = 'postgres' as const;
 
   private constructor(readonly pool: pg.Pool) {}
 
   static async open(url: string): Promise<PostgresEvidenceStore> {
-    const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: 10_000 });
+    // A pool, not one client: a connection that loses its server is dropped and the next append opens a new
+    // one, so appends resume by themselves once PostgreSQL is back. Timeouts bound how long an action waits
+    // for a server that is down or hangs: the recorder then refuses it (503) instead of hanging with it.
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: 8,
+      connectionTimeoutMillis: 10_000,
+      query_timeout: 15_000,
+      keepAlive: true,
+    });
     // an idle client that loses its server must not crash the BFF; the next query reconnects
     pool.on('error', (err) =>
       process.stderr.write(`evidence store: idle PostgreSQL connection failed: ${err.message}\n`),
     );
-    const c = await pool.connect();
+    const c = await checkOut(pool);
     try {
       await c.query('BEGIN');
       await c.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK + 1]);
@@ -41,17 +69,17 @@ export class PostgresEvidenceStore implements EvidenceStore {
         ]);
       }
       await c.query('COMMIT');
+      c.done();
     } catch (e) {
       await c.query('ROLLBACK').catch(() => undefined);
+      c.done(e);
       throw e;
-    } finally {
-      c.release();
     }
     return new PostgresEvidenceStore(pool);
   }
 
   async append(e: EvidenceInput): Promise<EvidenceEvent> {
-    const c = await this.pool.connect();
+    const c = await checkOut(this.pool);
     try {
       await c.query('BEGIN');
       await c.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
@@ -68,12 +96,12 @@ export class PostgresEvidenceStore implements EvidenceStore {
         [ev.seq, ev.hash],
       );
       await c.query('COMMIT');
+      c.done();
       return ev;
     } catch (err) {
       await c.query('ROLLBACK').catch(() => undefined);
+      c.done(err);
       throw err;
-    } finally {
-      c.release();
     }
   }
 
