@@ -9,15 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { KubeConfig } from '@kubernetes/client-node';
-import { KUBECONFIG_PATH, kubectl, startSandbox } from '../sandbox/sandbox.ts';
+import { kubectl, startSandbox } from '../sandbox/sandbox.ts';
 import { waitFor } from '../sandbox/procs.ts';
 import type { EvidenceInput } from '../src/domain/evidence.ts';
-import { ClusterConnection } from '../src/server/kube/connection.ts';
 import { PostgresEvidenceStore } from '../src/server/store/postgres.ts';
 import { SqliteEvidenceStore } from '../src/server/store/sqlite.ts';
 import { startPostgres } from '../test/support/postgres.ts';
 import { authedFetch, startTestConsole } from '../test/support/console.ts';
+import { consoleConnection } from '../test/support/kubeconfig.ts';
 
 const N_APPS = Number(process.env.BENCH_APPS ?? 500);
 const N_REQ = Number(process.env.BENCH_REQUESTS ?? 300);
@@ -128,10 +127,8 @@ async function benchApps(): Promise<void> {
       await imp.close();
       for (const c of names) kubectl(c, ['delete', 'clusterrolebinding', 'bench-admin-view', '--ignore-not-found']);
     }
-    const kc = new KubeConfig();
-    kc.loadFromFile(KUBECONFIG_PATH);
-    kc.setCurrentContext(names[0] ?? 'nonprod');
-    const conn = new ClusterConnection(names[0] ?? 'nonprod', kc);
+    // the reference LIST as the same identity the BFF runs with (test/support/kubeconfig.ts)
+    const conn = consoleConnection(names[0] ?? 'nonprod');
     const list = await timeIt(Math.min(N_REQ, 100), async () =>
       conn.request('GET', '/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations'),
     );

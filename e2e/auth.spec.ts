@@ -34,9 +34,11 @@ test('a signed-out visit goes to sign-in and comes back to the same page; a view
   await expect(page.getByTestId('current-roles')).toHaveText('viewer');
   await expect(page.getByTestId('reconcile')).toBeDisabled();
   await expect(page.getByTestId('reconcile-disabled-reason')).toHaveText(
-    'needs the developer or oncall role on nonprod/dev',
+    'You need the developer or oncall role on nonprod/dev to reconcile this app',
   );
-  await expect(page.getByTestId('evidence-hidden')).toContainText('needs the reviewer, oncall or auditor role');
+  await expect(page.getByTestId('evidence-hidden')).toContainText(
+    "You need the reviewer, oncall or auditor role on nonprod/dev to see this app's evidence",
+  );
   await page.screenshot({ path: 'test-results/roles-viewer.png' });
   // the session cookie is not readable by scripts
   expect(await page.evaluate(() => document.cookie)).not.toContain('console_session');

@@ -6,6 +6,7 @@ import type {
   AppsResponse,
   ClusterStateDto,
   HealthzResponse,
+  ReconcileStatusResponse,
   SessionResponse,
 } from '../src/api/schemas.ts';
 import fixtures from './fixtures/apps.json' with { type: 'json' };
@@ -31,6 +32,15 @@ export const handlers = [
       ? HttpResponse.json(d)
       : HttpResponse.json({ error: { code: 'NotFound', message: `no app ${id}` } }, { status: 404 });
   }),
+  // what became of a "reconcile now": the demo's controller never answers
+  http.get('/api/apps/:cluster/:namespace/:kind/:name/reconcile-status', ({ request }) =>
+    HttpResponse.json({
+      state: 'pending',
+      requestedAt: new URL(request.url).searchParams.get('requestedAt') ?? '',
+      reverted: [],
+      timeoutMs: 60_000,
+    } satisfies ReconcileStatusResponse),
+  ),
   http.get('/api/evidence', () => HttpResponse.json({ events: [] })),
   // the evidence store keeps up
   http.get('/healthz', () =>

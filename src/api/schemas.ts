@@ -130,6 +130,8 @@ export const AppsQuery = z.object({
   health: z.enum(HEALTH_STATES).optional(),
   sync: z.enum(SYNC_STATES).optional(),
   q: z.string().max(200).optional(),
+  /** true: only apps with an open drift episode; false: only apps without */
+  drifted: z.enum(['true', 'false']).optional(),
 });
 export type AppsQuery = z.infer<typeof AppsQuery>;
 
@@ -180,6 +182,17 @@ export function appPath(id: string): string {
 
 // ---- resource tree (issue: per-app sync and health tree)
 
+/** An object's open drift episode, as a tree node carries it */
+export const NodeDriftSchema = z.object({
+  kind: z.enum(['person', 'conflict']),
+  managers: z.array(z.string()),
+  fields: z.array(DriftFieldSchema),
+  since: z.string(),
+  lastWriteAt: z.string(),
+  writes: z.number(),
+});
+export type NodeDriftDto = z.infer<typeof NodeDriftSchema>;
+
 export const TreeNodeSchema = z.object({
   id: z.string(),
   ref: ObjectRefSchema,
@@ -192,7 +205,16 @@ export const TreeNodeSchema = z.object({
   sync: z.enum(NODE_SYNC).optional(),
   reason: z.string(),
   createdAt: z.string().optional(),
-  lastManager: z.object({ manager: z.string(), operation: z.string(), time: z.string().optional() }).optional(),
+  lastManager: z
+    .object({
+      manager: z.string(),
+      operation: z.string(),
+      time: z.string().optional(),
+      subresource: z.string().optional(),
+    })
+    .optional(),
+  /** set when the object has an open drift episode (the tracker's fast signal) */
+  drift: NodeDriftSchema.optional(),
 });
 export type TreeNodeDto = z.infer<typeof TreeNodeSchema>;
 export const TreeResponse = z.object({
@@ -372,6 +394,26 @@ export type SessionResponse = z.infer<typeof SessionResponse>;
 export const ProvidersResponse = z.object({ local: z.boolean(), oidc: z.boolean() });
 export const ReconcileResponse = z.object({ requestedAt: z.string(), objects: z.array(z.string()) });
 
+/** What became of a "reconcile now" request: the controller's acknowledgement, followed by the SPA. */
+export const RECONCILE_STATES = ['pending', 'reconciled', 'failed', 'timeout'] as const;
+export const ReconcileStatusQuery = z.object({ requestedAt: z.iso.datetime() });
+export const ReconcileStatusResponse = z.object({
+  state: z.enum(RECONCILE_STATES),
+  requestedAt: z.string(),
+  /** when the controller finished handling the request (its status write), once it has */
+  reconciledAt: z.string().optional(),
+  /** the revision applied (Flux lastAppliedRevision; Argo CD status.sync.revision) */
+  revision: z.string().optional(),
+  /** drifted fields the controller took back after the request (ended drift episodes) */
+  reverted: z.array(z.object({ object: z.string(), path: z.string(), managers: z.array(z.string()) })),
+  /** Ready=False (Flux) or the failed operation (Argo CD), or why nothing happened */
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  /** after this long without an acknowledgement the state is `timeout` */
+  timeoutMs: z.number(),
+});
+export type ReconcileStatusResponse = z.infer<typeof ReconcileStatusResponse>;
+
 // --- liveness (public GET /healthz) ---
 /** The error code of an action refused because the evidence store cannot record it (503). */
 export const EVIDENCE_UNAVAILABLE = 'EvidenceUnavailable';
@@ -385,3 +427,100 @@ export const HealthzResponse = z.object({
   }),
 });
 export type HealthzResponse = z.infer<typeof HealthzResponse>;
+
+// --- prune previews (issue 9): a plan, approved by a second person, executed by the BFF ---
+export const PRUNE_PREVIEW_STATUSES = [
+  'pending',
+  'approved',
+  'rejected',
+  'executing',
+  'done',
+  'failed',
+  'void',
+] as const;
+export const PrunePreviewStatusSchema = z.enum(PRUNE_PREVIEW_STATUSES);
+export const PRUNE_PLAN_STATES = ['unknown', 'nothing', 'ready', 'needs-override'] as const;
+const PruneIdentitySchema = z.object({ issuer: z.string(), subject: z.string(), name: z.string() });
+export const PruneCandidateSchema = z.object({
+  ref: ObjectRefSchema,
+  id: z.string(),
+  uid: z.string().nullable(),
+  resourceVersion: z.string().nullable(),
+  /** the annotation/label that protects it, verbatim: listed, never deleted */
+  protectedBy: z.string().nullable(),
+  cascades: z.array(ObjectRefSchema),
+  finalizers: z.array(z.string()),
+  createdAt: z.string().nullable(),
+  lastWriter: z.string().nullable(),
+  deletable: z.boolean(),
+});
+export const PruneDecisionSchema = PruneIdentitySchema.extend({
+  decision: z.enum(['approve', 'reject']),
+  comment: z.string(),
+  time: z.string(),
+  evidenceSeq: z.number().optional(),
+});
+export const PruneJournalEntrySchema = z.object({
+  position: z.number(),
+  batch: z.number(),
+  object: z.string(),
+  state: z.enum(['planned', 'deleting', 'deleted', 'gone', 'failed', 'not-deleted']),
+  detail: z.string().nullable(),
+  updatedAt: z.string(),
+});
+export const PrunePreviewSchema = z.object({
+  id: z.string(),
+  appId: z.string(),
+  cluster: z.string(),
+  env: z.string(),
+  controller: z.enum(['flux', 'argocd']),
+  revision: z.string().nullable(),
+  renderHash: z.string().nullable(),
+  plan: z.enum(PRUNE_PLAN_STATES),
+  /** why the plan is unknown, or why it needs an override */
+  reasons: z.array(z.string()),
+  status: PrunePreviewStatusSchema,
+  statusReason: z.string().nullable(),
+  snapshotHash: z.string(),
+  requestedBy: PruneIdentitySchema,
+  createdAt: z.string(),
+  expiresAt: z.string(),
+  requiredApprovals: z.number(),
+  /** needs-override: the text an approver types to confirm */
+  confirmation: z.string().nullable(),
+  propagationPolicy: z.enum(['Background', 'Foreground', 'Orphan']),
+  batchSize: z.number(),
+  decisions: z.array(PruneDecisionSchema),
+  candidates: z.array(PruneCandidateSchema),
+  summary: z.object({
+    candidates: z.number(),
+    protected: z.number(),
+    deletions: z.number(),
+    cascades: z.number(),
+  }),
+  journal: z.array(PruneJournalEntrySchema),
+});
+export type PrunePreview = z.infer<typeof PrunePreviewSchema>;
+export const PrunePreviewResponse = z.object({
+  preview: PrunePreviewSchema,
+  /** whether the signed-in user may approve it now, and why not */
+  viewer: z.object({ canApprove: z.boolean(), reason: z.string().nullable() }),
+});
+export type PrunePreviewResponse = z.infer<typeof PrunePreviewResponse>;
+export const PrunePreviewsQuery = z.object({ state: PrunePreviewStatusSchema.optional() });
+export const PrunePreviewSummarySchema = PrunePreviewSchema.omit({
+  candidates: true,
+  journal: true,
+  decisions: true,
+}).extend({
+  approvals: z.number(),
+});
+export const PrunePreviewsResponse = z.object({ previews: z.array(PrunePreviewSummarySchema) });
+export type PrunePreviewsResponse = z.infer<typeof PrunePreviewsResponse>;
+export const PrunePreviewParams = z.object({ id: z.uuid() });
+export const PruneDecisionBody = z.object({
+  comment: z.string().trim().min(1, 'say why').max(2000),
+  /** needs-override only: the preview's confirmation text, typed */
+  confirmation: z.string().max(500).optional(),
+});
+export type PruneDecisionBody = z.infer<typeof PruneDecisionBody>;

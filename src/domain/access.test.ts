@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ACTIONS, can, formatGrant, parseGrant, ROLES, whyNot, type Grant } from './access.ts';
+import { ACTIONS, can, formatGrant, parseGrant, ROLES, whyNot, whyNotOnApp, type Grant } from './access.ts';
 
 const g = (s: string): Grant => parseGrant(s);
 
@@ -42,9 +42,21 @@ describe('can: roles per cluster and environment', () => {
 describe('whyNot', () => {
   it('names the roles and the place', () => {
     expect(whyNot([g('viewer')], 'app.reconcile', { cluster: 'nonprod', env: 'dev' })).toBe(
-      'needs the developer or oncall role on nonprod/dev',
+      'You need the developer or oncall role on nonprod/dev to reconcile this app',
     );
     expect(whyNot([g('developer')], 'app.reconcile', { cluster: 'nonprod', env: 'dev' })).toBeUndefined();
+  });
+  it('says it as a person would: any role reads an app', () => {
+    expect(whyNot([g('viewer@prod')], 'app.read', { cluster: 'nonprod', env: 'dev' })).toBe(
+      'You need a role on nonprod/dev to see this app',
+    );
+    expect(whyNot([], 'evidence.read', { env: 'dev' })).toBe(
+      "You need the reviewer, oncall or auditor role in dev to see this app's evidence",
+    );
+  });
+  it('names the cluster of a refused app but not its environment', () => {
+    expect(whyNotOnApp('app.read', 'prod')).toBe("You need a role on this app's environment in prod to see this app");
+    expect(whyNotOnApp('app.reconcile', '*')).toBe('You need the developer or oncall role to reconcile this app');
   });
 });
 

@@ -11,6 +11,8 @@ export type Role = (typeof ROLES)[number];
 export const ACTIONS = {
   'app.read': ['viewer', 'developer', 'reviewer', 'oncall', 'auditor', 'admin'],
   'app.reconcile': ['developer', 'oncall', 'admin'],
+  // a prune preview (read-only planning); approving one is a different person's job
+  'prune.request': ['developer', 'reviewer', 'oncall', 'admin'],
   'prune.approve': ['reviewer', 'admin'],
   'freeze.toggle': ['oncall', 'admin'],
   'evidence.read': ['reviewer', 'oncall', 'auditor', 'admin'],
@@ -52,10 +54,36 @@ function where(scope: Scope): string {
   return '';
 }
 
+/** What each action lets someone do, as the end of "You need … to …". */
+const PURPOSE: { readonly [A in Action]?: string } = {
+  'app.read': 'see this app',
+  'app.reconcile': 'reconcile this app',
+  'prune.request': 'request a prune preview',
+  'prune.approve': 'approve this prune',
+  'freeze.toggle': 'freeze or unfreeze deployments',
+  'evidence.read': "see this app's evidence",
+  'evidence.verify': 'verify the evidence chain',
+  'users.manage': 'manage users',
+};
+
+/** "You need the developer or oncall role on nonprod/dev to reconcile this app"; every role can read: "a role". */
+function youNeed(action: Action, place: string): string {
+  const who = action === 'app.read' ? 'a role' : `the ${rolesFor(action)} role`;
+  return `You need ${who}${place} to ${PURPOSE[action] ?? action.replace('.', ' ')}`;
+}
+
 /** Why an action is not allowed, in words (undefined when it is). */
 export function whyNot(grants: readonly Grant[], action: Action, scope: Scope = {}): string | undefined {
   if (can(grants, action, scope)) return undefined;
-  return `needs the ${rolesFor(action)} role${where(scope)}`;
+  return youNeed(action, where(scope));
+}
+
+/**
+ * The same for a refused app, said to the user: the cluster (it is in the URL) but not the app's
+ * environment, which would tell someone without access that the app exists and where it runs.
+ */
+export function whyNotOnApp(action: Action, cluster: string | undefined): string {
+  return youNeed(action, cluster && cluster !== '*' ? ` on this app's environment in ${cluster}` : '');
 }
 
 /** "developer or oncall" (admin, who may do everything, goes unsaid). */

@@ -116,18 +116,109 @@ describe('driftWrites', () => {
   it('a second write by the same manager (refreshed time) is seen again', () => {
     const first = deploy(3, [fluxApply(T0, false), scaled('kubectl-scale', T1, 'scale')]);
     const second = deploy(5, [fluxApply(T0, false), scaled('kubectl-scale', T2, 'scale')]);
-    // replicas was Git's before the first write: the second write still changes a field Git declared,
-    // but the console only knows that from the first version; between the two, Git no longer owns it
-    expect(driftWrites(first, second, FLUX)).toEqual([]);
-    // with the open episode's fields known to be Git's, the second write is seen (and coalesced by the caller)
-    expect(driftWrites(first, second, FLUX, ['spec.replicas']).map((w) => w.fields)).toEqual([
-      [{ path: 'spec.replicas', from: 3, to: 5 }],
+    // a person's tool changing a field is drift whether or not the console still knows Git declares it
+    expect(driftWrites(first, second, FLUX).map((w) => [w.kind, w.fields])).toEqual([
+      ['person', [{ path: 'spec.replicas', from: 3, to: 5 }]],
+    ]);
+    // with the open episode's fields known to be Git's, another controller's write is seen too
+    const hpa = deploy(6, [fluxApply(T0, false), scaled('kube-controller-manager', T2, 'scale')]);
+    expect(driftWrites(first, hpa, FLUX)).toEqual([]);
+    expect(driftWrites(first, hpa, FLUX, ['spec.replicas']).map((w) => [w.kind, w.manager, w.fields])).toEqual([
+      ['conflict', 'kube-controller-manager', [{ path: 'spec.replicas', from: 3, to: 6 }]],
+    ]);
+  });
+
+  it('writes within the same second (managedFields unchanged) are seen through an open episode', () => {
+    const first = deploy(3, [fluxApply(T0, false), scaled('kubectl-scale', T1, 'scale')]);
+    const again = deploy(4, [fluxApply(T0, false), scaled('kubectl-scale', T1, 'scale')]);
+    expect(driftWrites(first, again, FLUX)).toEqual([]);
+    expect(driftWrites(first, again, FLUX, ['spec.replicas']).map((w) => w.fields)).toEqual([
+      [{ path: 'spec.replicas', from: 3, to: 4 }],
+    ]);
+  });
+
+  it('a field added by hand is drift (as the diff says), by another controller it is not', () => {
+    const svc = (annotations: Record<string, string>, mf: unknown[]): Obj => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'tts-gateway', namespace: 'dev', labels: { env: 'dev' }, annotations, managedFields: mf },
+      spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+    });
+    const flux = {
+      manager: 'kustomize-controller',
+      operation: 'Apply',
+      time: T0,
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:metadata': { 'f:labels': { 'f:env': {} } } },
+    };
+    const annotate = (manager: string, key: string) => ({
+      manager,
+      operation: 'Update',
+      time: T1,
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${key}`]: {} } } },
+    });
+    const before = svc({}, [flux]);
+    const lb = svc({ 'lb-id': 'x' }, [flux, annotate('cloud-lb-controller', 'lb-id')]);
+    expect(driftWrites(before, lb, FLUX)).toEqual([]);
+    const hand = svc({ note: 'hi' }, [flux, annotate('kubectl-annotate', 'note')]);
+    expect(driftWrites(before, hand, FLUX).map((w) => [w.kind, w.manager, w.fields])).toEqual([
+      ['person', 'kubectl-annotate', [{ path: 'metadata.annotations.note', to: 'hi' }]],
+    ]);
+    // another controller taking a label Git declares: a conflict
+    const label = {
+      ...svc({}, [
+        { ...flux, fieldsV1: { 'f:metadata': {} } },
+        {
+          manager: 'cloud-lb-controller',
+          operation: 'Update',
+          time: T1,
+          fieldsType: 'FieldsV1',
+          fieldsV1: { 'f:metadata': { 'f:labels': { 'f:env': {} } } },
+        },
+      ]),
+    };
+    (label.metadata as { labels: Record<string, string> }).labels = { env: 'lb' };
+    expect(driftWrites(before, label, FLUX).map((w) => [w.kind, w.manager, w.fields])).toEqual([
+      ['conflict', 'cloud-lb-controller', [{ path: 'metadata.labels.env', from: 'dev', to: 'lb' }]],
+    ]);
+  });
+
+  it("an env item added by kubectl edit: its leaves, not the item and its key (the diff's paths)", () => {
+    const edit = {
+      manager: 'kubectl-edit',
+      operation: 'Update',
+      time: T1,
+      fieldsType: 'FieldsV1',
+      fieldsV1: {
+        'f:spec': {
+          'f:template': {
+            'f:spec': {
+              'f:containers': {
+                'k:{"name":"render"}': {
+                  'f:env': { 'k:{"name":"DEBUG_TRACE"}': { '.': {}, 'f:name': {}, 'f:value': {} } },
+                },
+              },
+            },
+          },
+        },
+      },
+    };
+    const after = deploy(1, [fluxApply(T0), kcm(T0), edit]);
+    const spec = after.spec as { template: { spec: { containers: Array<Record<string, unknown>> } } };
+    spec.template.spec.containers[0]!.env = [{ name: 'DEBUG_TRACE', value: '1' }];
+    expect(driftWrites(before, after, FLUX).map((w) => w.fields)).toEqual([
+      [{ path: 'spec.template.spec.containers[name=render].env[name=DEBUG_TRACE].value', to: '1' }],
     ]);
   });
 });
 
 describe('driftEnded', () => {
-  const episode = { managers: ['kubectl-scale'], fields: [{ path: 'spec.replicas', from: 1, to: 3 }] };
+  const episode = {
+    managers: ['kubectl-scale'],
+    fields: [{ path: 'spec.replicas', from: 1, to: 3 }],
+    lastWriteAt: T1,
+  };
 
   it('open while the drifting manager still owns the field', () => {
     expect(driftEnded(deploy(3, [fluxApply(T0, false), scaled('kubectl-scale', T1, 'scale')]), episode, FLUX)).toBe(
@@ -137,7 +228,23 @@ describe('driftEnded', () => {
   it('reverted when the controller applies Git again', () => {
     expect(driftEnded(deploy(1, [fluxApply(T2)]), episode, FLUX)).toBe('reverted');
   });
-  it('adopted when Git changed to the live value', () => {
+  it('adopted when Git changed to the live value (the controller applied it after the write)', () => {
     expect(driftEnded(deploy(3, [fluxApply(T2)]), episode, FLUX)).toBe('adopted');
+    // applied with the same value: the controller shares the field with the person's tool
+    expect(driftEnded(deploy(3, [fluxApply(T2), scaled('kubectl-scale', T1, 'scale')]), episode, FLUX)).toBe('adopted');
+  });
+  it("open while Flux has handed kubectl's fields to itself but not applied Git yet", () => {
+    // Flux's cleanup merges a kubectl-* entry into its own Apply entry (keeping that entry's older time)
+    expect(driftEnded(deploy(3, [fluxApply(T0)]), episode, FLUX)).toBe(undefined);
+    // …and its apply that follows puts Git's value back
+    expect(driftEnded(deploy(1, [fluxApply(T2)]), episode, FLUX)).toBe('reverted');
+  });
+  it('a field added by hand is reverted when it is gone', () => {
+    const added = {
+      managers: ['kubectl-edit'],
+      fields: [{ path: 'metadata.annotations.note', to: 'x' }],
+      lastWriteAt: T1,
+    };
+    expect(driftEnded(deploy(1, [fluxApply(T2)]), added, FLUX)).toBe('reverted');
   });
 });

@@ -10,13 +10,15 @@
  * Git's. A write by an interactive tool (`kubectl-edit`, `kubectl-scale`…) to
  * such a field is drift by a person; by any other manager (an HPA through
  * `/scale`, a cloud controller) it is a conflict. A field Git does not declare
- * (an HPA scaling a Deployment whose replicas Git leaves out) is no drift.
- * Status writes, the controller's own writes and writes that change no value
- * are no drift either (the full diff would show nothing).
+ * is another controller's business (an HPA scaling a Deployment whose replicas
+ * Git leaves out is no drift), unless a person's tool wrote it: the diff calls
+ * a field added by hand drift too. Status writes, the controller's own writes
+ * and writes that change no value are no drift (the full diff shows nothing).
+ * Paths are the diff's leaves (flattenObject's), so both name the same fields.
  */
 import { isGitOpsControllerManager, isInteractiveManager } from './field-managers.ts';
-import { flattenObject } from './field-diff.ts';
-import { ownersByPath, type FieldOwner } from './managed-fields.ts';
+import { flattenObject, isKeyLeaf } from './field-diff.ts';
+import { ownersByPath, ownersOfPath, type FieldOwner } from './managed-fields.ts';
 import type { ObjectRef } from './refs.ts';
 
 type Obj = Record<string, unknown>;
@@ -52,8 +54,30 @@ const entries = (o: Obj | undefined): Entry[] => {
   const mf = (o?.metadata as { managedFields?: unknown } | undefined)?.managedFields;
   return Array.isArray(mf) ? (mf.filter((e) => e && typeof e === 'object') as Entry[]) : [];
 };
-const entryKey = (e: Entry) => `${e.manager}\u0000${e.operation}\u0000${e.subresource ?? ''}`;
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const entryKey = (e: { manager: string; operation: string; subresource?: string | undefined }) =>
+  `${e.manager}\u0000${e.operation}\u0000${e.subresource ?? ''}`;
+const same = (a: unknown, b: unknown) =>
+  a === b || (typeof a === 'object' && typeof b === 'object' && JSON.stringify(a) === JSON.stringify(b));
+
+/** Deep equality of two JSON trees (managedFields tries), stopping at the first difference. */
+function sameTree(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (!a || !b || typeof a !== 'object' || typeof b !== 'object') return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (!sameTree((a as Obj)[k], (b as Obj)[k])) return false;
+  return true;
+}
+
+/** Whether a GitOps controller's (non-status) managedFields entry lost fields or disappeared. */
+function controllerLost(prev: Obj, next: Obj, isController: (m: string) => boolean): boolean {
+  const after = new Map(entries(next).map((e) => [entryKey(e), e]));
+  return entries(prev).some((e) => {
+    if (!e.manager || !isController(e.manager) || e.subresource === 'status') return false;
+    const now = after.get(entryKey(e));
+    return !now || !sameTree(e.fieldsV1, now.fieldsV1);
+  });
+}
 
 /** The value at a path: the leaf, or the subtree's leaves when the path names a map or list item. */
 function valueAt(flat: Map<string, unknown>, path: string): unknown {
@@ -63,10 +87,26 @@ function valueAt(flat: Map<string, unknown>, path: string): unknown {
   return Object.keys(sub).length ? sub : undefined;
 }
 
+/** The leaf paths (the diff's: flattenObject's, without keyed items' own keys) whose value differs. */
+function changedLeaves(before: Map<string, unknown>, after: Map<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const [p, v] of after) if (!same(v, before.get(p)) && !isKeyLeaf(p)) out.push(p);
+  for (const p of before.keys()) if (!after.has(p) && !isKeyLeaf(p)) out.push(p);
+  return out;
+}
+
 /**
- * The drifting writes between `prev` and `next` of one object: for each non-controller manager whose
- * managedFields entry is new or refreshed (time or fields changed), the Git-declared fields it owns now
- * whose value changed.
+ * The drifting writes between `prev` and `next` of one object, as the full diff would class them: each
+ * changed leaf whose owner now is neither a GitOps controller nor a status writer, grouped by that owner's
+ * managedFields entry. A field Git declares (the controller owned it before, shares it now, or an open
+ * episode knows it) is drift by an interactive tool (`person`) or a `conflict` with any other manager; a
+ * field Git does not declare is drift only when a person's tool wrote it (the diff's "added by hand"),
+ * another controller's business otherwise.
+ *
+ * A write changes the value it takes, so the owner of a changed value is its writer (an Update or a forced
+ * Apply takes the field). The checks run only when a non-controller entry is new or refreshed (time or
+ * fields) — or, with an open episode (`known`), always: managedFields times have second resolution, so a
+ * second write within the same second leaves them as they were.
  */
 export function driftWrites(
   prev: Obj | undefined,
@@ -78,42 +118,61 @@ export function driftWrites(
   if (!prev) return [];
   const knownPaths = new Set(known);
   const isController = (m: string) => controllerManagers.includes(m) || isGitOpsControllerManager(m);
-  const before = new Map(entries(prev).map((e) => [entryKey(e), e]));
-  const fresh = entries(next).filter((e) => {
-    if (!e.manager || isController(e.manager) || e.subresource === 'status') return false;
-    const old = before.get(entryKey(e));
-    return !old || old.time !== e.time || !same(old.fieldsV1, e.fieldsV1);
-  });
-  if (!fresh.length) return [];
-  const ownersPrev = ownersByPath(prev);
-  const ownersNext = ownersByPath(next);
-  const gitDeclared = (path: string) =>
-    knownPaths.has(path) ||
-    (ownersPrev[path] ?? []).some((o) => isController(o.manager)) ||
-    (ownersNext[path] ?? []).some((o) => isController(o.manager));
+  const isWriter = (e: { manager?: string; subresource?: string | undefined }) =>
+    !!e.manager && !isController(e.manager) && e.subresource !== 'status';
+  const writers = entries(next).filter(isWriter);
+  if (!writers.length) return [];
+  if (!knownPaths.size) {
+    const before = new Map(entries(prev).map((e) => [entryKey(e), e]));
+    const refreshed = writers.filter((e) => {
+      const old = before.get(entryKey(e));
+      return !old || old.time !== e.time || !sameTree(old.fieldsV1, e.fieldsV1);
+    });
+    if (!refreshed.length) return [];
+    // Another controller can only have taken a field Git declares if the GitOps controller lost one: a
+    // changed value belongs to its writer alone. Most updates (an agent's annotation, a sidecar's label)
+    // end here, before both versions are flattened.
+    if (!refreshed.some((e) => isInteractiveManager(e.manager)) && !controllerLost(prev, next, isController))
+      return [];
+  }
   const flatPrev = flattenObject(prev);
   const flatNext = flattenObject(next);
-  const out: DriftWrite[] = [];
-  for (const e of fresh) {
-    const fields: DriftField[] = [];
-    for (const [path, owners] of Object.entries(ownersNext)) {
-      if (!owners.some((o) => o.manager === e.manager && o.operation === e.operation)) continue;
-      if (!gitDeclared(path)) continue;
-      const from = valueAt(flatPrev, path);
-      const to = valueAt(flatNext, path);
-      if (same(from, to)) continue;
-      fields.push({ path, ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) });
+  const changed = changedLeaves(flatPrev, flatNext);
+  if (!changed.length) return [];
+  const ownersPrev = ownersByPath(prev);
+  const ownersNext = ownersByPath(next);
+  const byEntry = new Map<string, DriftWrite>();
+  for (const path of changed) {
+    const now = ownersOfPath(ownersNext, path);
+    const them = now.filter(isWriter);
+    if (!them.length) continue;
+    const declared =
+      knownPaths.has(path) ||
+      now.some((o) => isController(o.manager)) ||
+      ownersOfPath(ownersPrev, path).some((o) => isController(o.manager));
+    const from = flatPrev.get(path);
+    const to = flatNext.get(path);
+    for (const o of them) {
+      const interactive = isInteractiveManager(o.manager);
+      if (!declared && !interactive) continue;
+      const k = entryKey(o);
+      let w = byEntry.get(k);
+      if (!w) {
+        w = {
+          kind: interactive ? 'person' : 'conflict',
+          manager: o.manager,
+          operation: o.operation === 'Apply' ? 'Apply' : 'Update',
+          ...(o.subresource ? { subresource: o.subresource } : {}),
+          ...(o.time ? { time: o.time } : {}),
+          fields: [],
+        };
+        byEntry.set(k, w);
+      }
+      w.fields.push({ path, ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) });
     }
-    if (!fields.length) continue;
-    out.push({
-      kind: isInteractiveManager(e.manager) ? 'person' : 'conflict',
-      manager: e.manager,
-      operation: e.operation === 'Apply' ? 'Apply' : 'Update',
-      ...(e.subresource ? { subresource: e.subresource } : {}),
-      ...(e.time ? { time: e.time } : {}),
-      fields: fields.sort((a, b) => a.path.localeCompare(b.path)),
-    });
   }
+  const out = [...byEntry.values()];
+  for (const w of out) w.fields.sort((a, b) => a.path.localeCompare(b.path));
   return out;
 }
 
@@ -147,28 +206,40 @@ export interface AppDrift {
 }
 
 /**
- * Whether an open drift episode on this object ended with `next`: every drifted field is owned by the
- * controller again (no longer by the drifting manager). `adopted` when Git now has the drifted value
- * (someone changed Git to the live value), `reverted` otherwise (the controller put Git's value back).
- * undefined while any field is still the drifting manager's.
+ * Whether an open drift episode on this object ended with `next`, field by field:
+ * - a field holds Git's value again (`from`; a field added by hand is gone): reverted;
+ * - the controller owns it with the drifted value and applied after the episode's last write: adopted
+ *   (someone changed Git to the live value);
+ * - otherwise it is still open — in particular while the controller owns the drifted value without having
+ *   applied since: Flux first hands kubectl's fields to itself (a managedFields patch) and then applies Git,
+ *   so that moment is neither a revert nor an adoption.
+ * The episode ends when every field has: `adopted` when all were adopted, `reverted` otherwise.
  */
 export function driftEnded(
   next: Obj,
-  episode: { managers: readonly string[]; fields: DriftField[] },
+  episode: { managers: readonly string[]; fields: DriftField[]; lastWriteAt?: string },
   controllerManagers: readonly string[],
 ): DriftEnd | undefined {
   const owners = ownersByPath(next);
   const isController = (m: string) => controllerManagers.includes(m) || isGitOpsControllerManager(m);
   const flat = flattenObject(next);
+  const seconds = (t: string | undefined) => (t ? Math.floor(Date.parse(t) / 1000) : NaN);
+  const lastWrite = seconds(episode.lastWriteAt);
+  const appliedSince = entries(next).some(
+    (e) =>
+      isController(e.manager) &&
+      e.subresource !== 'status' &&
+      (Number.isNaN(lastWrite) || seconds(e.time) >= lastWrite),
+  );
   let adopted = true;
   for (const f of episode.fields) {
-    const os = owners[f.path] ?? [];
     const now = valueAt(flat, f.path);
-    const stillTheirs = os.some((o) => episode.managers.includes(o.manager));
-    const controllerOwns = os.some((o) => isController(o.manager));
-    // the field is back with the controller; or its value is Git's again (a field Git left out is gone)
-    if (stillTheirs && !controllerOwns && !same(now, f.from)) return undefined;
-    if (!same(now, f.to)) adopted = false;
+    if (same(now, f.from)) {
+      adopted = false;
+      continue;
+    }
+    const controllerOwns = ownersOfPath(owners, f.path).some((o) => isController(o.manager));
+    if (!(controllerOwns && appliedSince && same(now, f.to))) return undefined;
   }
   return adopted ? 'adopted' : 'reverted';
 }

@@ -17,6 +17,11 @@ export const EVIDENCE_TYPES = [
   'prune.requested',
   'prune.approved',
   'prune.executed',
+  'prune.rejected',
+  'prune.voided',
+  // one batch of an approved prune, and each object's delete (intent first, outcome after)
+  'prune.batch',
+  'prune.delete',
   'drift.detected',
   'drift.reverted',
   'drift.adopted',

@@ -27,6 +27,7 @@ import {
   joinFieldPath,
   keyedSegmentFields,
   ownersByPath,
+  ownersOfPath,
   splitFieldPath,
   type FieldOwner,
 } from './managed-fields.ts';
@@ -218,18 +219,8 @@ export function fieldDiff(input: FieldDiffInput): FieldChange[] {
   );
   const ignoreManagers = new Set(input.ignore?.managedFieldsManagers ?? []);
   const isController = (m: string) => input.controllerManagers.includes(m);
-  const ownersOf = (path: string): FieldOwner[] => {
-    const own = owners[path];
-    if (own && own.length) return own;
-    // a leaf may be owned through an ancestor that owns the node as a whole ("."), nearest first
-    const prefixes: string[] = [];
-    for (const segment of splitFieldPath(path)) prefixes.push(joinFieldPath(prefixes.at(-1) ?? '', segment));
-    for (let i = prefixes.length - 2; i >= 0; i--) {
-      const o = owners[prefixes[i]!];
-      if (o && o.length) return o;
-    }
-    return [];
-  };
+  // a leaf may be owned through an ancestor that owns the node as a whole ("."), nearest first
+  const ownersOf = (path: string): FieldOwner[] => ownersOfPath(owners, path);
   const isIgnored = (path: string, o: FieldOwner[]) =>
     ignorePaths.some((pre) => path === pre || path.startsWith(`${pre}.`) || path.startsWith(`${pre}[`)) ||
     (o.length > 0 && o.every((x) => ignoreManagers.has(x.manager)));

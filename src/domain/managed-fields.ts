@@ -397,6 +397,22 @@ export function ownersByPath(obj: unknown): OwnersByPath {
   return Object.setPrototypeOf(out, Object.prototype) as OwnersByPath;
 }
 
+/**
+ * The owners of one path of {@link ownersByPath}'s result: its own owners, or — for a leaf owned through an
+ * ancestor that owns its node as a whole (`.`) — the nearest such ancestor's. `[]` when nobody owns it.
+ */
+export function ownersOfPath(owners: OwnersByPath, path: string): FieldOwner[] {
+  const own = owners[path];
+  if (own && own.length) return own;
+  const prefixes: string[] = [];
+  for (const segment of splitFieldPath(path)) prefixes.push(joinFieldPath(prefixes.at(-1) ?? '', segment));
+  for (let i = prefixes.length - 2; i >= 0; i--) {
+    const o = owners[prefixes[i]!];
+    if (o && o.length) return o;
+  }
+  return [];
+}
+
 function copyOwner({ manager, operation, time, subresource }: FieldOwner): FieldOwner {
   const o: FieldOwner = { manager, operation };
   if (time !== undefined) o.time = time;

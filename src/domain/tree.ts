@@ -25,7 +25,8 @@ export interface TreeNode {
   sync?: NodeSync;
   reason: string;
   createdAt?: string;
-  lastManager?: { manager: string; operation: string; time?: string };
+  /** the newest managedFields entry: who wrote the object last, and when */
+  lastManager?: { manager: string; operation: string; time?: string; subresource?: string };
 }
 
 export interface TreeSummary {
@@ -42,7 +43,7 @@ interface Meta {
   namespace?: string;
   uid?: string;
   creationTimestamp?: string;
-  managedFields?: Array<{ manager?: string; operation?: string; time?: string }>;
+  managedFields?: Array<{ manager?: string; operation?: string; time?: string; subresource?: string }>;
 }
 
 export interface TreeSources {
@@ -62,7 +63,12 @@ export function lastManager(o: Obj): TreeNode['lastManager'] {
   let best = mf[0];
   for (const m of mf) if ((m?.time ?? '') > (best?.time ?? '')) best = m;
   return best?.manager
-    ? { manager: best.manager, operation: String(best.operation ?? ''), ...(best.time ? { time: best.time } : {}) }
+    ? {
+        manager: best.manager,
+        operation: String(best.operation ?? ''),
+        ...(best.time ? { time: best.time } : {}),
+        ...(best.subresource ? { subresource: best.subresource } : {}),
+      }
     : undefined;
 }
 

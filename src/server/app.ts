@@ -15,6 +15,7 @@ import { actionRoutes } from './routes/actions.ts';
 import { appRoutes } from './routes/apps.ts';
 import { authRoutes } from './routes/auth.ts';
 import { diffRoutes } from './routes/diff.ts';
+import { pruneRoutes } from './routes/prune.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { treeRoutes } from './routes/tree.ts';
@@ -102,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(streamRoutes, deps);
     await api.register(treeRoutes, deps);
     await api.register(diffRoutes, deps);
+    await api.register(pruneRoutes, deps);
     api.all('/api/*', { config: { access: { public: true } } }, async (_req, rep) =>
       sendError(rep, 404, 'NotFound', 'no such API route'),
     );

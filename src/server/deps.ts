@@ -7,6 +7,7 @@ import type { EvidenceRecorder } from './evidence/recorder.ts';
 import type { AccessReviewer } from './kube/access-review.ts';
 import type { ClusterManager } from './kube/cluster-manager.ts';
 import type { AppCatalog } from './services/app-catalog.ts';
+import type { DriftTracker } from './services/drift-tracker.ts';
 import type { ObjectIndex } from './services/object-index.ts';
 import type { EvidenceStore } from './store/evidence-store.ts';
 
@@ -14,6 +15,8 @@ export interface AppDeps {
   clusters: ClusterManager;
   catalog: AppCatalog;
   index?: ObjectIndex;
+  /** open drift episodes from the informers (the tree marks drifted objects; reconcile status counts reverts) */
+  drift?: DriftTracker;
   dataDir?: string;
   /** reads of the evidence (lists, verification); every write goes through `recorder` */
   store: EvidenceStore;

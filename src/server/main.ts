@@ -89,9 +89,11 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   catalog.attachIndex(index);
   // drift as a live signal, from the same informer updates (no dry-run)
   const drift = new DriftTracker({ recorder, apps: () => catalog.list() });
+  // benchmarks only: the same BFF without detection, to measure what detection costs
+  if (process.env.CONSOLE_DRIFT_DETECTION === 'off') drift.setEnabled(false);
   index.on('updated', (cluster, prev, next) => drift.onObject(cluster, prev, next));
   catalog.attachDrift(drift);
-  const app = await buildApp({ ...deps, catalog, index });
+  const app = await buildApp({ ...deps, catalog, index, drift });
   await catalog.start();
   for (const c of contexts) clusters.add(c.name, c.kc);
   clusters.watchEverywhere(APP_WATCH_KINDS);

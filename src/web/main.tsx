@@ -5,8 +5,12 @@ import { AppProviders } from './app/providers.tsx';
 import { createQueryClient } from './app/query-client.ts';
 import { createRouter } from './app/router.tsx';
 import { setUnauthenticatedHandler, signInPath } from './lib/api-client.ts';
+import { applyThemeChoice, readThemeChoice } from './lib/theme.ts';
 import { createToastStore } from './lib/toasts.ts';
 import './styles.css';
+
+// the user's light/dark choice before anything renders (no choice: the system setting, by CSS alone)
+applyThemeChoice(readThemeChoice());
 
 const toasts = createToastStore();
 const queryClient = createQueryClient(toasts);

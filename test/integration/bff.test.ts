@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppResponse, AppsResponse, ClusterStateDto, StreamMessage } from '../../src/api/schemas.ts';
-import { KUBECONFIG_PATH, REPO_ROOT, kubectl, startApiserver, stopApiserver } from '../../sandbox/sandbox.ts';
+import { REPO_ROOT, kubectl, startApiserver, stopApiserver } from '../../sandbox/sandbox.ts';
 import {
   commitAndPush,
   repoHead,
@@ -15,6 +15,7 @@ import {
 } from '../../sandbox/scenario.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { getJson, startTestConsole, waitForStreamMessage } from '../support/console.ts';
+import { bffKubeconfig } from '../support/kubeconfig.ts';
 
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 const apps = async (q = '') => (await getJson<AppsResponse>(con.url, `/api/apps${q}`)).body;
@@ -227,7 +228,7 @@ describe('start-up errors', () => {
   });
 
   it('names an unknown context', () => {
-    const r = run(['--kubeconfig', KUBECONFIG_PATH, '--contexts', 'nonprod,staging-eu']);
+    const r = run(['--kubeconfig', bffKubeconfig(), '--contexts', 'nonprod,staging-eu']);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/context "staging-eu" not found/);
     expect(r.stderr).not.toMatch(/\n\s+at /);

@@ -1,15 +1,15 @@
 // Impersonation mode (CONSOLE_CLUSTER_ACCESS=impersonate) against the real sandbox: the console runs with its own
 // least-privilege identity (.sandbox/kubeconfig-console) and Kubernetes RBAC of the signed-in user decides what it
 // sees and may do — whatever the user's console role says.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppsResponse, DiffResponse, TreeResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
-import { kubectl, SANDBOX_DIR } from '../../sandbox/sandbox.ts';
+import { kubectl } from '../../sandbox/sandbox.ts';
 import { freePort, waitFor } from '../../sandbox/procs.ts';
 import { getJson } from '../../sandbox/scenario.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
+import { bffKubeconfig } from '../support/kubeconfig.ts';
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
 
 const LABEL = 'console-test=impersonation';
@@ -126,7 +126,7 @@ beforeAll(async () => {
   const url = `http://127.0.0.1:${port}`;
   con = await startTestConsole(
     {
-      KUBECONFIG: join(SANDBOX_DIR, 'kubeconfig-console'),
+      KUBECONFIG: bffKubeconfig(),
       CONSOLE_CLUSTER_ACCESS: 'impersonate',
       CONSOLE_PORT: String(port),
       CONSOLE_PUBLIC_URL: url,

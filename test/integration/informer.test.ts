@@ -3,17 +3,18 @@
 // no false deletions; watch events arrive for real changes.
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KUBECONFIG_PATH, kubectl, startApiserver, stopApiserver } from '../../sandbox/sandbox.ts';
+import { kubectl, startApiserver, stopApiserver } from '../../sandbox/sandbox.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { compactEtcd } from '../../sandbox/scenario.ts';
 import { ClusterConnection } from '../../src/server/kube/connection.ts';
 import { Informer, type InformerEvent } from '../../src/server/kube/informer.ts';
+import { bffKubeconfig } from '../support/kubeconfig.ts';
 
 const CM = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 
 function connection(): ClusterConnection {
   const kc = new KubeConfig();
-  kc.loadFromFile(KUBECONFIG_PATH);
+  kc.loadFromFile(bffKubeconfig());
   kc.setCurrentContext('nonprod');
   return new ClusterConnection('nonprod', kc);
 }
@@ -39,7 +40,7 @@ afterEach(async () => {
 describe('informer', () => {
   it('relists after a real 410 Gone without emitting false deletions', async () => {
     const kc = new KubeConfig();
-    kc.loadFromFile(KUBECONFIG_PATH);
+    kc.loadFromFile(bffKubeconfig());
     kc.setCurrentContext('nonprod');
     // make resourceVersion 2 really gone: compact etcd's history, as the apiserver periodically does
     kubectl('nonprod', ['-n', 'dev', 'create', 'configmap', `churn-${Date.now()}`, '--from-literal=a=b']);

@@ -2,13 +2,21 @@
 // Uses the real flux-render binary (Flux's kustomize library) and real tar.gz artifacts on loopback.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin } from '../../sandbox/sandbox.ts';
-import { assertFetchableUrl, parseRendered, renderFlux, type RenderTools } from '../../src/server/services/render.ts';
+import { canonicalJson } from '../../src/domain/evidence.ts';
+import {
+  assertFetchableUrl,
+  parseRendered,
+  renderFlux,
+  renderHash,
+  type RenderTools,
+} from '../../src/server/services/render.ts';
+import { maskSecrets } from '../../src/server/services/secret-mask.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'render-test-'));
 const files = new Map<string, Buffer>();
@@ -140,6 +148,48 @@ describe('renderFlux', () => {
       stage: 'render',
       message: expect.stringContaining('not found'),
     });
+  });
+});
+
+describe('no secrets through side doors (real flux-render)', () => {
+  const secret = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: hunter22\n';
+
+  it('the render hash is the hash of the masked render, and the render cache is owner-only (0700/0600)', async () => {
+    const previous = process.umask(0o022); // not main()'s umask(077): the modes are set explicitly
+    try {
+      const a = artifact('owner-only', { 'app/secret.yaml': secret, 'app/sub/cm.yaml': cm });
+      const r = await renderFlux(ks('./app', { postBuild: { substitute: { REGION: 'eu' } } }), src(a), tools());
+      const sorted = [...r.objects].sort((x, y) => String(x.kind).localeCompare(String(y.kind)));
+      const plain = (objs: unknown[]) => `sha256:${createHash('sha256').update(canonicalJson(objs)).digest('hex')}`;
+      expect(r.renderHash).toBe(renderHash(r.objects));
+      expect(r.renderHash).not.toBe(plain(sorted));
+      expect(r.renderHash).toBe(plain(sorted.map((o) => maskSecrets(o))));
+      const loose: string[] = [];
+      const walk = (p: string) => {
+        const st = lstatSync(p);
+        const want = st.isDirectory() ? 0o700 : 0o600;
+        if ((st.mode & 0o777) !== want) loose.push(`${p} ${(st.mode & 0o777).toString(8)}`);
+        if (st.isDirectory()) for (const e of readdirSync(p)) walk(join(p, e));
+      };
+      walk(tools().workDir);
+      expect(readdirSync(join(tools().workDir, 'artifacts')).length).toBeGreaterThan(0);
+      expect(loose).toEqual([]);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
+  it('a kustomize error quoting a secretGenerator literal: the value is masked', async () => {
+    // kustomize: "invalid literal source <literal>, expected key=value"
+    const a = artifact('bad-literal', {
+      'app/kustomization.yaml': 'secretGenerator:\n  - name: api\n    literals:\n      - hunter22-no-key\n',
+    });
+    const e = await renderFlux(ks('./app'), src(a), tools()).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(e).toMatchObject({ stage: 'render', message: expect.stringContaining('<secret ') });
+    expect((e as Error).message).not.toContain('hunter22');
   });
 });
 

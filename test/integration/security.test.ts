@@ -10,13 +10,14 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppsResponse, DiffResponse, EnvCompareResponse, TreeResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
-import { KUBECONFIG_PATH, kubectl } from '../../sandbox/sandbox.ts';
+import { kubectl } from '../../sandbox/sandbox.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { commitAndPush, getJson, waitForKustomizationRevision, writeRepoFile } from '../../sandbox/scenario.ts';
 import { loadConfig } from '../../src/server/config.ts';
 import { startConsole } from '../../src/server/main.ts';
 import { as, signIn, TEST_PASSWORD, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
+import { bffKubeconfig } from '../support/kubeconfig.ts';
 
 const DEV = 'nonprod/flux-system/kustomization/digital-human-dev';
 const STAGING = 'nonprod/flux-system/kustomization/digital-human-staging';
@@ -163,7 +164,9 @@ describe('roles and scopes', () => {
       env: 'dev',
       data: { action: 'app.reconcile', method: 'POST', route: RECONCILE_ROUTE },
     });
-    expect(String(denied?.data.reason)).toMatch(/needs the developer or oncall role on nonprod\/dev/);
+    expect(String(denied?.data.reason)).toMatch(
+      /You need the developer or oncall role on nonprod\/dev to reconcile this app/,
+    );
     expect((await evidence('app.reconcile-requested')).some((e) => e.actor === 'viewer')).toBe(false);
   });
 
@@ -451,7 +454,7 @@ describe('first start', () => {
         cb();
       },
     });
-    const env = { KUBECONFIG: KUBECONFIG_PATH, CONSOLE_PORT: '0', CONSOLE_DATA_DIR: dataDir, LOG_LEVEL: 'debug' };
+    const env = { KUBECONFIG: bffKubeconfig(), CONSOLE_PORT: '0', CONSOLE_DATA_DIR: dataDir, LOG_LEVEL: 'debug' };
     let c = await startConsole(loadConfig(env, []), { logStream: sink, announce: (l) => announced.push(l) });
     try {
       expect(announced.length).toBe(1);

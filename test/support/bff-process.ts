@@ -4,8 +4,9 @@ import { mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { signIn, writeTestAccounts, type Signed } from './auth.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KUBECONFIG_PATH, REPO_ROOT } from '../../sandbox/sandbox.ts';
+import { REPO_ROOT } from '../../sandbox/sandbox.ts';
 import { freePort, waitFor } from '../../sandbox/procs.ts';
+import { bffKubeconfig } from './kubeconfig.ts';
 
 /** Debian chromium, headless, no sandbox (root), and no background traffic to the closed network. */
 export const CHROMIUM_ARGS = [
@@ -44,7 +45,7 @@ export async function spawnBff(
     cwd: REPO_ROOT,
     env: {
       ...process.env,
-      KUBECONFIG: KUBECONFIG_PATH,
+      KUBECONFIG: bffKubeconfig(),
       CONSOLE_PORT: String(port),
       CONSOLE_DATA_DIR: dataDir,
       CONSOLE_STATIC_DIR: join(REPO_ROOT, 'dist/web'),

@@ -1,11 +1,11 @@
-// Starts the real BFF in-process against the sandbox kubeconfig.
+// Starts the real BFF in-process against the sandbox, as the console's own identity (./kubeconfig.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KUBECONFIG_PATH } from '../../sandbox/sandbox.ts';
 import { loadConfig } from '../../src/server/config.ts';
 import { startConsole, type RunningConsole, type StartOptions } from '../../src/server/main.ts';
 import { signIn, writeTestAccounts, type Signed } from './auth.ts';
+import { bffKubeconfig } from './kubeconfig.ts';
 
 /** The admin session of each test console (by base URL): plain reads in tests go through it. */
 const defaultSessions = new Map<string, Signed>();
@@ -20,7 +20,7 @@ export async function startTestConsole(
   const dataDir = mkdtempSync(join(tmpdir(), 'console-data-'));
   await writeTestAccounts(join(dataDir, 'auth.json'), opts.accounts);
   const cfg = loadConfig(
-    { KUBECONFIG: KUBECONFIG_PATH, CONSOLE_PORT: '0', CONSOLE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...extraEnv },
+    { KUBECONFIG: bffKubeconfig(), CONSOLE_PORT: '0', CONSOLE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...extraEnv },
     [],
   );
   const c = await startConsole(cfg, opts);

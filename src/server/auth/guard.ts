@@ -6,7 +6,7 @@
 // 403 as `access.denied` evidence. No URL prefix decides anything.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { can, rolesFor, whyNot, type Action, type Scope } from '../../domain/access.ts';
+import { can, whyNot, whyNotOnApp, type Action, type Scope } from '../../domain/access.ts';
 import { appId } from '../../domain/app.ts';
 import type { AppCatalog } from '../services/app-catalog.ts';
 import { trackerOf } from '../services/app-tree.ts';
@@ -204,11 +204,11 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
       (scope.cluster !== '*' ||
         session.user.grants.some((gr) => gr.clusters.includes('*') && can([gr], rule.action, grantScope)));
     if (ok) return;
-    const reason = whyNot(session.user.grants, rule.action, grantScope) ?? `needs ${rule.action}`;
+    const reason = whyNot(session.user.grants, rule.action, grantScope) ?? whyNotOnApp(rule.action, undefined);
     recordDenial(g.recorder, req, rule.action, scope, reason);
     // the answer does not say where the app lives (or whether it exists): that stays in the evidence
-    const said = rule.scope === 'app' ? `needs the ${rolesFor(rule.action)} role for this app` : reason;
-    return deny(rep, 403, 'Forbidden', `${session.user.name} may not ${rule.action.replace('.', ' ')}: ${said}`);
+    const said = rule.scope === 'app' ? whyNotOnApp(rule.action, scope.cluster) : reason;
+    return deny(rep, 403, 'Forbidden', said);
   });
 }
 

@@ -20,6 +20,7 @@ export function filterApps(apps: App[], q: AppsQuery): App[] {
       (!q.controller || a.controller === q.controller) &&
       (!q.health || a.health === q.health) &&
       (!q.sync || a.sync === q.sync) &&
+      (!q.drifted || !!a.drift === (q.drifted === 'true')) &&
       (!text ||
         [
           a.name,

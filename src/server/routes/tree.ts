@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { stringify } from 'yaml';
-import { EventsResponse, ObjectQuery, ObjectResponse, TreeResponse } from '../../api/schemas.ts';
+import { EventsResponse, ObjectQuery, ObjectResponse, TreeResponse, type NodeDriftDto } from '../../api/schemas.ts';
+import type { TreeNode } from '../../domain/tree.ts';
 import { managersOf, ownersByPath } from '../../domain/managed-fields.ts';
 import { clusterHttpError, HttpError } from '../http/errors.ts';
 import { validated } from '../http/respond.ts';
@@ -10,7 +11,19 @@ import { recordDenial } from '../auth/guard.ts';
 import type { Principal } from '../auth/sessions.ts';
 import { connectionFor } from '../kube/user-connection.ts';
 import { appTree } from '../services/app-tree.ts';
+import type { DriftTracker } from '../services/drift-tracker.ts';
 import { maskSecrets } from '../services/secret-mask.ts';
+
+/** Marks the nodes with an open drift episode (a map lookup per node; nothing when no episode is open). */
+function withDrift(nodes: TreeNode[], drift: DriftTracker | undefined): Array<TreeNode & { drift?: NodeDriftDto }> {
+  if (!drift?.openCount) return nodes;
+  return nodes.map((n) => {
+    const d = drift.forId(n.id);
+    if (!d) return n;
+    const { kind, managers, fields, since, lastWriteAt, writes } = d;
+    return { ...n, drift: { kind, managers, fields, since, lastWriteAt, writes } };
+  });
+}
 
 export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const index = deps.index;
@@ -27,7 +40,8 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const all = deps.reviewer ? await deps.reviewer.filterTree(req, a.cluster, tree.nodes) : tree.nodes;
       // ?depth=N: only the first levels (childCount still tells what is below), for a fast first paint
       const depthParam = Number((req.query as { depth?: string }).depth);
-      const nodes = Number.isInteger(depthParam) && depthParam >= 0 ? all.filter((n) => n.depth <= depthParam) : all;
+      const shown = Number.isInteger(depthParam) && depthParam >= 0 ? all.filter((n) => n.depth <= depthParam) : all;
+      const nodes = withDrift(shown, deps.drift);
       // Validating 20,000 nodes with zod costs more than building them; the node shape is fixed by the
       // domain type (TreeNode ⊂ TreeNodeDto, checked by the compiler below) and by the API tests.
       const body: TreeResponse = {

@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import type { App } from '../../domain/app.ts';
 import { execFile } from 'node:child_process';
 import { fieldDiff, flattenObject, type FieldChange, type IgnoreRule } from '../../domain/field-diff.ts';
+import { controllerManagersOf, isGitOpsControllerManager } from '../../domain/field-managers.ts';
 import { ownersByPath } from '../../domain/managed-fields.ts';
 import { refOf } from '../../domain/tree.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
@@ -21,7 +22,7 @@ import {
   type RenderResult,
   type RenderTools,
 } from './render.ts';
-import { maskSecrets } from './secret-mask.ts';
+import { maskSecrets, maskSecretsInText } from './secret-mask.ts';
 
 export type ObjectStatus = 'changed' | 'missing' | 'extraneous' | 'unchanged' | 'unknown';
 
@@ -69,10 +70,25 @@ export interface DiffDeps {
   configMap(namespace: string, name: string): Obj | undefined;
   /** live objects tracked by the app but not in the desired set are found by the caller */
   tracked(): Obj[];
+  /** the render to use (a cache, render-cache.ts); default: renderDesired now */
+  render?: () => Promise<RenderResult>;
+  /** per-object results for unchanged inputs (object-diff-memo.ts): a hit skips the dry-run and the field diff */
+  memo?: ObjectDiffMemo;
 }
 
-export function controllerManagers(app: App): string[] {
-  return app.controller === 'flux' ? ['kustomize-controller'] : ['argocd-controller', 'argocd-application-controller'];
+/**
+ * Remembers an object's result by what it depends on (the desired object, the live object apart from its
+ * status, and whatever the memo's owner scoped it to: manager, identity, ignore rules). Results are shared:
+ * never mutate one.
+ */
+export interface ObjectDiffMemo {
+  recall(desired: Obj, live: Obj | undefined): ObjectDiff | undefined;
+  remember(desired: Obj, live: Obj | undefined, result: ObjectDiff): void;
+}
+
+/** The app's controller's field managers (the first is the one the dry-run applies as). */
+export function controllerManagers(app: App): readonly string[] {
+  return controllerManagersOf(app.controller);
 }
 
 const strip = (o: Obj | undefined): Obj | undefined => {
@@ -157,23 +173,72 @@ async function pool<T, R>(items: T[], n: number, fn: (t: T) => Promise<R>): Prom
   return out;
 }
 
-/** The app's desired state as its controller renders it. Throws RenderError (never returns an empty guess). */
-export async function renderDesired(
-  app: App,
-  deps: Pick<DiffDeps, 'appObject' | 'sourceObject' | 'configMap' | 'tools'>,
-): Promise<RenderResult> {
+/**
+ * Everything a render depends on, and nothing else (render-cache.ts keys on exactly this). Flux: the
+ * Kustomization with its ConfigMap variables merged, and its source object (the artifact). Argo CD: the source
+ * at the revision the controller applied. Throws RenderError (a substituteFrom that cannot be reproduced).
+ */
+export type RenderInput =
+  | { controller: 'flux'; kustomization: Obj; source: Obj | undefined }
+  | {
+      controller: 'argocd';
+      repoURL: string;
+      revision: string;
+      path: string;
+      namespace: string | undefined;
+      helm: ArgoHelmOptions & { appName?: string };
+    };
+
+export function renderInput(app: App, deps: Pick<DiffDeps, 'appObject' | 'sourceObject' | 'configMap'>): RenderInput {
   if (app.controller === 'flux')
-    return renderFlux(withSubstitutions(deps.appObject, deps.configMap), deps.sourceObject, deps.tools);
+    return {
+      controller: 'flux',
+      kustomization: withSubstitutions(deps.appObject, deps.configMap),
+      source: deps.sourceObject,
+    };
   const spec = (deps.appObject.spec ?? {}) as {
     source?: { repoURL?: string; path?: string; targetRevision?: string; helm?: ArgoHelmOptions };
     destination?: { namespace?: string };
   };
   const src = spec.source ?? {};
-  const rev = app.source.revisionObserved ?? src.targetRevision ?? 'HEAD';
-  return renderArgo(src.repoURL ?? '', rev, src.path ?? '.', spec.destination?.namespace, deps.tools, {
-    ...(spec.source?.helm ?? {}),
-    appName: app.name,
-  });
+  return {
+    controller: 'argocd',
+    repoURL: src.repoURL ?? '',
+    revision: app.source.revisionObserved ?? src.targetRevision ?? 'HEAD',
+    path: src.path ?? '.',
+    namespace: spec.destination?.namespace,
+    helm: { ...(spec.source?.helm ?? {}), appName: app.name },
+  };
+}
+
+/** Renders a RenderInput with the controller's renderer. */
+export function renderFrom(input: RenderInput, tools: RenderTools): Promise<RenderResult> {
+  if (input.controller === 'flux') return renderFlux(input.kustomization, input.source, tools);
+  return renderArgo(input.repoURL, input.revision, input.path, input.namespace, tools, input.helm);
+}
+
+/** The app's desired state as its controller renders it. Throws RenderError (never returns an empty guess). */
+/** The labels kustomize-controller sets on every object it applies (its inventory's tracking labels). */
+export function withFluxOwnerLabels(o: Obj, app: Pick<App, 'name' | 'namespace'>): Obj {
+  const md = (o.metadata ?? {}) as { labels?: Record<string, string> };
+  return {
+    ...o,
+    metadata: {
+      ...md,
+      labels: {
+        ...(md.labels ?? {}),
+        'kustomize.toolkit.fluxcd.io/name': app.name,
+        'kustomize.toolkit.fluxcd.io/namespace': app.namespace,
+      },
+    },
+  };
+}
+
+export async function renderDesired(
+  app: App,
+  deps: Pick<DiffDeps, 'appObject' | 'sourceObject' | 'configMap' | 'tools'>,
+): Promise<RenderResult> {
+  return renderFrom(renderInput(app, deps), deps.tools);
 }
 
 function jqDelete(bin: string, obj: unknown, exprs: string[]): Promise<unknown> {
@@ -208,16 +273,41 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
   };
   let render: RenderResult;
   try {
-    render = await renderDesired(app, deps);
+    render = await (deps.render ? deps.render() : renderDesired(app, deps));
   } catch (e) {
     // unknown is not empty: no desired state means no diff and no prune candidates
-    const msg = e instanceof Error ? e.message : String(e);
+    const msg = maskSecretsInText(e instanceof Error ? e.message : String(e));
     return { ...base, state: 'unknown', error: msg, summary: `desired state unknown: ${msg.split('\n')[0]}` };
   }
   const mgrs = controllerManagers(app);
   const manager = mgrs[0] as string;
   const desiredKeys = new Set<string>();
-  const objects = await pool(render.objects, 8, async (desired): Promise<ObjectDiff> => {
+  // the ownership table: every live field's managers, and the fields Git sets that another controller owns
+  const account = (ref: ObjectRef, live: Obj, changes: FieldChange[]) => {
+    const label = `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+    for (const [path, os] of Object.entries(ownersByPath(live))) {
+      const names = [...new Set(os.map((x) => x.manager))];
+      for (const m of names) {
+        const row = own(m);
+        row.fields++;
+        row.objects.add(label);
+        if (names.length > 1 && row.conflicts.length < 200)
+          row.conflicts.push({ object: label, path, with: names.filter((n) => n !== m) });
+      }
+    }
+    for (const c of changes.filter((x) => x.class === 'conflict')) {
+      for (const o of c.owners) {
+        const row = own(o.manager);
+        if (row.conflicts.length < 200 && !row.conflicts.some((k) => k.object === label && k.path === c.path))
+          row.conflicts.push({ object: label, path: c.path, with: mgrs.slice(0, 1) });
+      }
+    }
+  };
+  // kustomize-controller labels every object it applies with its Kustomization's name and namespace (the
+  // render does not carry them): add them, as the controller does, so they are Git's and not "pending"
+  const desiredObjects =
+    app.kind === 'Kustomization' ? render.objects.map((o) => withFluxOwnerLabels(o, app)) : render.objects;
+  const objects = await pool(desiredObjects, 8, async (desired): Promise<ObjectDiff> => {
     const md = (desired.metadata ?? {}) as { name?: string; namespace?: string };
     const ref = refOf(app.cluster, desired);
     desiredKeys.add(`${ref.group}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`);
@@ -235,7 +325,14 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
       });
     } catch (e) {
       liveUnreadable = true;
-      note = `live object unreadable: ${e instanceof Error ? e.message : String(e)}`;
+      note = `live object unreadable: ${maskSecretsInText(e instanceof Error ? e.message : String(e), [desired])}`;
+    }
+    // unchanged inputs, unchanged result: no dry-run, no field diff (a live object we could not read is never reused)
+    const known = liveUnreadable ? undefined : deps.memo?.recall(desired, live);
+    if (known) {
+      if (live) account(ref, live, known.changes);
+      counts[known.status]++;
+      return known;
     }
     try {
       const path = await deps.discovery.path(
@@ -259,8 +356,8 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
         e instanceof KubeError
           ? e.status === 403
             ? 'server-side dry-run forbidden (403)'
-            : `server-side dry-run failed: ${e.message}`
-          : String(e);
+            : `server-side dry-run failed: ${maskSecretsInText(e.message, [desired, live])}`
+          : maskSecretsInText(String(e), [desired, live]);
       note = note ? `${note}; ${why}` : why;
       predicted = desired;
     }
@@ -272,6 +369,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
           predicted: p,
           live: l,
           controllerManagers: mgrs,
+          mode,
           ...(app.controller === 'argocd' ? { ignore: ignoreFor(deps.appObject, desired) } : {}),
         })
       : [];
@@ -295,30 +393,11 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
         for (const c of changes) if (c.class !== 'defaulted') c.class = 'ignored';
     }
     const real = changes.filter((c) => c.class !== 'defaulted' && c.class !== 'ignored');
-    if (live) {
-      const label = `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
-      for (const [path, os] of Object.entries(ownersByPath(live))) {
-        const names = [...new Set(os.map((x) => x.manager))];
-        for (const m of names) {
-          const row = own(m);
-          row.fields++;
-          row.objects.add(label);
-          if (names.length > 1 && row.conflicts.length < 200)
-            row.conflicts.push({ object: label, path, with: names.filter((n) => n !== m) });
-        }
-      }
-      for (const c of changes.filter((x) => x.class === 'conflict')) {
-        for (const o of c.owners) {
-          const row = own(o.manager);
-          if (row.conflicts.length < 200 && !row.conflicts.some((k) => k.object === label && k.path === c.path))
-            row.conflicts.push({ object: label, path: c.path, with: mgrs.slice(0, 1) });
-        }
-      }
-    }
+    if (live) account(ref, live, changes);
     // a live object we could not read is unknown, never "missing" (unknown is not empty)
     const status: ObjectStatus = liveUnreadable ? 'unknown' : !live ? 'missing' : real.length ? 'changed' : 'unchanged';
     counts[status]++;
-    return {
+    const result: ObjectDiff = {
       ref,
       status,
       mode,
@@ -328,6 +407,8 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
       liveYaml: toYaml(l),
       predictedYaml: toYaml(p),
     };
+    if (!liveUnreadable) deps.memo?.remember(desired, live, result);
+    return result;
   });
   for (const o of deps.tracked()) {
     const ref = refOf(app.cluster, o);
@@ -360,9 +441,7 @@ export function summarizeDiff(objects: ObjectDiff[], now = Date.now()): string {
   const conflicts = objects.flatMap((o) => o.changes.filter((c) => c.class === 'conflict')).length;
   const parts: string[] = [];
   if (drift.length) {
-    const owners = drift.flatMap((c) =>
-      c.owners.filter((x) => !['kustomize-controller', 'argocd-controller'].includes(x.manager)),
-    );
+    const owners = drift.flatMap((c) => c.owners.filter((x) => !isGitOpsControllerManager(x.manager)));
     const names = [...new Set(owners.map((o) => o.manager))];
     const latest = owners
       .map((o) => o.time ?? '')

@@ -90,6 +90,7 @@ describe('DriftTracker', () => {
     expect(t.forApp(app.id)).toBeUndefined();
     expect(records.map((r) => r.type)).toEqual(['drift.detected', 'drift.reverted']);
     expect(records[1]?.data).toMatchObject({ writes: 50, managers: ['kubectl-scale'], durationMs: 14_900 });
+    expect(records[1]?.actor).toBe('kustomize-controller');
     expect(records[1]?.data.fields).toEqual([{ path: 'spec.replicas', from: 1, to: 4 }]);
   });
 
@@ -104,5 +105,64 @@ describe('DriftTracker', () => {
     (stray.metadata as { labels: Record<string, string> }).labels = {};
     t.onObject('nonprod', stray, { ...stray, spec: { replicas: 9 } } as KubeObject);
     expect(records).toHaveLength(2);
+  });
+
+  it('a storm within one second (managedFields times unchanged) is one episode, every write counted', () => {
+    const { t, records, tick } = tracker();
+    const T = '2026-12-01T10:00:00Z';
+    const v1 = deploy(1, 1, [apply('2026-12-01T09:50:00Z', true)]);
+    let prev = v1;
+    for (let i = 0; i < 50; i++) {
+      tick(20);
+      const next = deploy(2 + i, 2 + i, [apply('2026-12-01T09:50:00Z', false), byHand('kubectl-edit', T)]);
+      t.onObject('nonprod', prev, next);
+      prev = next;
+    }
+    const ep = t.forId('nonprod/apps/Deployment/dev/tts-gateway');
+    expect(ep).toMatchObject({
+      writes: 50,
+      managers: ['kubectl-edit'],
+      fields: [{ path: 'spec.replicas', from: 1, to: 51 }],
+    });
+    expect(records.map((r) => r.type)).toEqual(['drift.detected']);
+    // status writes and the object's own controller in between are no writes of the episode
+    const status = { ...prev, status: { replicas: 51 } } as KubeObject;
+    t.onObject('nonprod', prev, status);
+    expect(t.forId('nonprod/apps/Deployment/dev/tts-gateway')?.writes).toBe(50);
+  });
+
+  it('turning detection off drops the open episodes and ignores updates', () => {
+    const { t, records } = tracker();
+    const v1 = deploy(1, 1, [apply('2026-12-01T09:50:00Z', true)]);
+    const v2 = deploy(3, 2, [apply('2026-12-01T09:50:00Z', false), byHand('kubectl-scale', '2026-12-01T10:00:00Z')]);
+    t.onObject('nonprod', v1, v2);
+    expect(t.openCount).toBe(1);
+    t.setEnabled(false);
+    expect(t.forApp(app.id)).toBeUndefined();
+    t.onObject('nonprod', v1, v2);
+    expect(t.openCount).toBe(0);
+    expect(records).toHaveLength(1);
+  });
+
+  it("a field put back by hand stays Git's: another controller writing it later is still a conflict", () => {
+    const { t, records } = tracker();
+    const v1 = deploy(1, 1, [apply('2026-12-01T09:50:00Z', true)]);
+    const v2 = deploy(3, 2, [apply('2026-12-01T09:50:00Z', false), byHand('kubectl', '2026-12-01T10:00:00Z')]);
+    const v3 = deploy(1, 3, [apply('2026-12-01T09:50:00Z', false), byHand('kubectl', '2026-12-01T10:00:05Z')]);
+    t.onObject('nonprod', v1, v2);
+    t.onObject('nonprod', v2, v3);
+    expect(records.map((r) => r.type)).toEqual(['drift.detected', 'drift.reverted']);
+    expect(records[1]?.actor).toBe('kubectl');
+    // the controller does not own replicas any more (the value is Git's, so it applies nothing)
+    const v4 = deploy(2, 4, [
+      apply('2026-12-01T09:50:00Z', false),
+      byHand('kube-controller-manager', '2026-12-01T10:01:00Z'),
+    ]);
+    t.onObject('nonprod', v3, v4);
+    expect(t.forApp(app.id)?.objects[0]).toMatchObject({
+      kind: 'conflict',
+      managers: ['kube-controller-manager'],
+      fields: [{ path: 'spec.replicas', from: 1, to: 2 }],
+    });
   });
 });

@@ -15,9 +15,10 @@ import {
   type DriftWrite,
   type ObjectDrift,
 } from '../../domain/drift.ts';
-import { controllerManagersOf } from '../../domain/field-managers.ts';
+import { controllerManagersOf, isGitOpsControllerManager } from '../../domain/field-managers.ts';
+import { ownersByPath, ownersOfPath } from '../../domain/managed-fields.ts';
 import { refId } from '../../domain/refs.ts';
-import { refOf } from '../../domain/tree.ts';
+import { lastManager, refOf } from '../../domain/tree.ts';
 import type { EvidenceRecorder } from '../evidence/recorder.ts';
 import type { KubeObject } from '../kube/informer.ts';
 import { trackerOf } from './app-tree.ts';
@@ -38,6 +39,19 @@ export interface DriftTrackerDeps {
   now?: () => number;
 }
 
+/** An episode that ended, kept for a while so that "reconcile now" can say what the controller took back. */
+export interface EndedDrift {
+  ref: ObjectDrift['ref'];
+  how: 'reverted' | 'adopted' | 'deleted';
+  managers: string[];
+  fields: DriftField[];
+  endedAt: string;
+}
+
+/** Objects whose Git fields are remembered after their episode (rememberOrphans) */
+const MAX_ORPHANED = 10_000;
+/** Ended episodes kept per app (the newest) */
+const MAX_ENDED = 50;
 /** At most this many objects and fields per app are carried in the app (the evidence has them all). */
 const MAX_OBJECTS = 20;
 const MAX_FIELDS = 20;
@@ -46,7 +60,11 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
   /** object refId → its open episode */
   private readonly open = new Map<string, Episode>();
   private readonly byApp = new Map<string, Set<string>>();
-  private trackerIndex = new Map<string, string>();
+  private trackerIndex = new Map<string, App>();
+  private readonly pendingChanged = new Map<string, NodeJS.Timeout>();
+  private readonly ended = new Map<string, EndedDrift[]>();
+  /** object refId → Git's fields it holds without the controller owning them (see rememberOrphans) */
+  private readonly orphaned = new Map<string, string[]>();
   private trackerIndexBuilt = 0;
   private enabled = true;
 
@@ -55,9 +73,14 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
     this.setMaxListeners(100);
   }
 
-  /** benchmarks measure the cost of detection by turning it off */
+  /** benchmarks measure the cost of detection by turning it off (CONSOLE_DRIFT_DETECTION=off); open episodes are dropped */
   setEnabled(on: boolean): void {
     this.enabled = on;
+    if (on) return;
+    const apps = [...this.byApp.keys()];
+    this.open.clear();
+    this.byApp.clear();
+    for (const id of apps) this.emit('changed', id);
   }
 
   /** the open episodes of one app, as the app shows them */
@@ -84,7 +107,26 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
 
   /** the open episode of one object */
   forObject(cluster: string, o: Obj): ObjectDrift | undefined {
-    return this.open.get(refId(refOf(cluster, o)));
+    return this.forId(refId(refOf(cluster, o)));
+  }
+
+  /** the open episode of one object by its refId (a tree node's id) */
+  forId(id: string): ObjectDrift | undefined {
+    const ep = this.open.get(id);
+    if (!ep) return undefined;
+    const { appId: _a, detectedAt: _d, ...o } = ep;
+    return o;
+  }
+
+  /** the episodes of an app that ended at or after `since` (ISO time), oldest first */
+  endedSince(appId: string, since: string): EndedDrift[] {
+    const t = Date.parse(since);
+    return (this.ended.get(appId) ?? []).filter((e) => Date.parse(e.endedAt) >= t);
+  }
+
+  /** how many episodes are open (all apps) */
+  get openCount(): number {
+    return this.open.size;
   }
 
   /** An object changed (prev: the version before; next: undefined when deleted). */
@@ -92,28 +134,44 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
     if (!this.enabled) return;
     const obj = (next ?? prev) as Obj | undefined;
     if (!obj) return;
+    // most events are of objects no app manages (pods, replica sets): answer those without building keys
+    const app = next ? this.appOf(cluster, next as Obj) : undefined;
+    if (!app && !this.open.size) return;
     const key = refId(refOf(cluster, obj));
     const ep = this.open.get(key);
     if (!next) {
       if (ep) this.close(ep, key, 'deleted', obj);
       return;
     }
-    const app = ep ? undefined : this.appOf(cluster, next as Obj);
     if (!ep && !app) return;
     const appId = ep?.appId ?? (app as App).id;
     const controller = app?.controller ?? this.controllerOf(appId);
     if (!controller) return;
     const mgrs = controllerManagersOf(controller);
-    const writes = driftWrites(prev as Obj | undefined, next as Obj, mgrs, ep?.fields.map((f) => f.path) ?? []);
+    const known = ep?.fields.map((f) => f.path) ?? this.orphaned.get(key) ?? [];
+    const writes = driftWrites(prev as Obj | undefined, next as Obj, mgrs, known);
     if (writes.length) {
-      if (ep) this.coalesce(ep, writes, next as Obj);
-      else this.start(key, app as App, cluster, next as Obj, prev as Obj, writes);
-      this.emit('changed', appId);
+      if (ep) {
+        // a storm of writes: counted at once, shown at most once a second (the SSE stream is not flooded)
+        const reshaped = this.coalesce(ep, writes, next as Obj);
+        // a write may put Git's values back by hand
+        const end = driftEnded(next as Obj, ep, mgrs);
+        if (end) this.close(ep, key, end, next as Obj);
+        else if (reshaped) this.emit('changed', appId);
+        else this.changedSoon(appId);
+      } else {
+        this.start(key, app as App, cluster, next as Obj, prev as Obj, writes);
+        this.emit('changed', appId);
+      }
       return;
     }
     if (ep) {
       const end = driftEnded(next as Obj, ep, mgrs);
       if (end) this.close(ep, key, end, next as Obj);
+    } else if (known.length) {
+      // the controller took its fields back: nothing to remember any more
+      const owners = ownersByPath(next as Obj);
+      if (known.every((p) => ownersOfPath(owners, p).some((o) => mgrs.includes(o.manager)))) this.orphaned.delete(key);
     }
   }
 
@@ -122,22 +180,59 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
     return undefined;
   }
 
-  /** the app managing an object, by its Flux labels / Argo CD tracking annotation */
+  /**
+   * The app managing an object, by its Flux labels / Argo CD tracking annotation. The tracker → app index
+   * is rebuilt every 5 s, and at most once a second when an object names a tracker it does not know (an
+   * app that just appeared).
+   */
   private appOf(cluster: string, o: Obj): App | undefined {
     const trackers = trackersOf(o as KubeObject);
     if (!trackers.length) return undefined;
     const now = Date.now();
-    if (now - this.trackerIndexBuilt > 5_000) {
-      const m = new Map<string, string>();
-      for (const a of this.deps.apps()) m.set(`${a.cluster}\u0000${trackerOf(a)}`, a.id);
-      this.trackerIndex = m;
-      this.trackerIndexBuilt = now;
-    }
-    for (const t of trackers) {
-      const id = this.trackerIndex.get(`${cluster}\u0000${t}`);
-      if (id) for (const a of this.deps.apps()) if (a.id === id) return a;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const age = now - this.trackerIndexBuilt;
+      if (age > 5_000 || (attempt === 1 && age > 1_000)) {
+        const m = new Map<string, App>();
+        for (const a of this.deps.apps()) m.set(`${a.cluster}\u0000${trackerOf(a)}`, a);
+        this.trackerIndex = m;
+        this.trackerIndexBuilt = now;
+      } else if (attempt === 1) return undefined;
+      for (const t of trackers) {
+        const a = this.trackerIndex.get(`${cluster}\u0000${t}`);
+        if (a) return a;
+      }
     }
     return undefined;
+  }
+
+  /**
+   * Git's fields an episode ended on without the controller owning them again (someone put Git's value back
+   * by hand: the controller sees nothing to apply and leaves the field with them). Without this, a later
+   * write by another controller to such a field could not be told from a field Git does not declare.
+   */
+  private rememberOrphans(key: string, fields: DriftField[], obj: Obj): void {
+    this.orphaned.delete(key);
+    if (!fields.length) return;
+    const owners = ownersByPath(obj);
+    const orphans = fields
+      .filter((f) => f.from !== undefined)
+      .filter((f) => !ownersOfPath(owners, f.path).some((o) => isGitOpsControllerManager(o.manager)))
+      .map((f) => f.path);
+    if (!orphans.length) return;
+    this.orphaned.set(key, orphans);
+    // bounded: the oldest go first
+    if (this.orphaned.size > MAX_ORPHANED) this.orphaned.delete(this.orphaned.keys().next().value as string);
+  }
+
+  /** one 'changed' for this app within a second (coalesced writes only change the count and the values) */
+  private changedSoon(appId: string): void {
+    if (this.pendingChanged.has(appId)) return;
+    const t = setTimeout(() => {
+      this.pendingChanged.delete(appId);
+      this.emit('changed', appId);
+    }, 1_000);
+    t.unref();
+    this.pendingChanged.set(appId, t);
   }
 
   private start(key: string, app: App, cluster: string, next: Obj, prev: Obj, writes: DriftWrite[]): void {
@@ -187,7 +282,9 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
     });
   }
 
-  private coalesce(ep: Episode, writes: DriftWrite[], next: Obj): void {
+  /** Adds writes to an open episode; true when more than the count and the values changed (new fields, managers, kind). */
+  private coalesce(ep: Episode, writes: DriftWrite[], next: Obj): boolean {
+    const shape = `${ep.kind}|${ep.managers.join(',')}|${ep.fields.map((f) => f.path).join(',')}`;
     ep.writes++;
     ep.fields = mergeFields(ep.fields, writes, next.kind === 'Secret');
     for (const w of writes) if (!ep.managers.includes(w.manager)) ep.managers.push(w.manager);
@@ -197,17 +294,30 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
       .sort()
       .at(-1);
     if (latest && latest > ep.lastWriteAt) ep.lastWriteAt = latest;
+    return shape !== `${ep.kind}|${ep.managers.join(',')}|${ep.fields.map((f) => f.path).join(',')}`;
   }
 
   private close(ep: Episode, key: string, how: 'reverted' | 'adopted' | 'deleted', obj: Obj): void {
     this.open.delete(key);
     this.byApp.get(ep.appId)?.delete(key);
+    this.rememberOrphans(key, how === 'deleted' ? [] : ep.fields, obj);
+    clearTimeout(this.pendingChanged.get(ep.appId));
+    this.pendingChanged.delete(ep.appId);
     const endedAt = this.now();
+    const list = this.ended.get(ep.appId) ?? [];
+    list.push({
+      ref: ep.ref,
+      how,
+      managers: [...ep.managers],
+      fields: ep.fields,
+      endedAt: new Date(endedAt).toISOString(),
+    });
+    this.ended.set(ep.appId, list.slice(-MAX_ENDED));
     const app = [...this.deps.apps()].find((a) => a.id === ep.appId);
     this.deps.recorder.observe({
       time: new Date(endedAt).toISOString(),
       type: how === 'adopted' ? 'drift.adopted' : 'drift.reverted',
-      actor: how === 'deleted' ? 'console' : (controllerManagersOf(app?.controller ?? 'flux')[0] ?? 'controller'),
+      actor: how === 'deleted' ? 'console' : endedBy(obj, ep.fields, controllerManagersOf(app?.controller ?? 'flux')),
       app: ep.appId,
       cluster: ep.ref.cluster,
       env: app?.env ?? null,
@@ -251,6 +361,20 @@ function mergeFields(have: DriftField[], writes: DriftWrite[], secret: boolean):
         });
     }
   return [...byPath.values()].sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/**
+ * Who ended an episode: the controller when it owns a drifted field again (its apply took it back), else the
+ * newest writer of the object (someone removed the hand-made fields), else `unknown`.
+ */
+function endedBy(o: Obj, fields: DriftField[], controller: readonly string[]): string {
+  const owners = ownersByPath(o);
+  const mine = fields
+    .flatMap((f) => ownersOfPath(owners, f.path))
+    .find((w) => controller.includes(w.manager) || isGitOpsControllerManager(w.manager));
+  if (mine) return mine.manager;
+  const last = lastManager(o);
+  return last && last.subresource !== 'status' ? last.manager : 'unknown';
 }
 
 /** The time of the controller's last apply of this object (its managedFields entry), if known. */

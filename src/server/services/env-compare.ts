@@ -6,6 +6,10 @@ import { flattenObject } from '../../domain/field-diff.ts';
 import type { Obj, RenderResult } from './render.ts';
 
 export interface EnvCompare {
+  /**
+   * renderHash: the hash of the masked render (render.ts), never of Secret values in clear; error: the
+   * render error with Secret values masked (render.ts masks RenderError text)
+   */
   envs: Array<{ env: string; appId: string; cluster: string; revision?: string; renderHash?: string; error?: string }>;
   images: Array<{
     object: string;

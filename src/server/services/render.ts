@@ -7,8 +7,10 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  chmodSync,
   cpSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -19,9 +21,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { canonicalJson } from '../../domain/evidence.ts';
+import { maskSecrets, maskSecretsInText } from './secret-mask.ts';
 
 export type Obj = Record<string, unknown>;
 
@@ -30,7 +33,11 @@ export interface RenderResult {
   renderer: string;
   revision: string;
   artifactDigest?: string;
-  /** sha256 of the canonical JSON of the rendered objects, sorted by kind/namespace/name */
+  /**
+   * sha256 of the canonical JSON of the rendered objects with Secret values masked (keyed HMAC, see
+   * secret-mask.ts), sorted by kind/namespace/name: equal renders, equal hashes (for one mask key), and
+   * no offline guessing of a Secret value from it.
+   */
   renderHash: string;
 }
 
@@ -135,7 +142,133 @@ const sortKey = (o: Obj) => {
 };
 
 export function renderHash(objects: Obj[]): string {
-  return `sha256:${sha256hex(canonicalJson([...objects].sort((a, b) => sortKey(a).localeCompare(sortKey(b)))))}`;
+  const masked = objects.map((o) => maskSecrets(o));
+  return `sha256:${sha256hex(canonicalJson(masked.sort((a, b) => sortKey(a).localeCompare(sortKey(b)))))}`;
+}
+
+// The render cache holds checked-out Git content, which may include Secrets committed in plain text:
+// every directory and file in it is owner-only, whatever the process umask (main() also sets 077).
+function privateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+}
+
+/** Directories 0700, files 0600, symlinks neither followed nor changed. */
+function makePrivate(root: string): void {
+  const stack = [root];
+  while (stack.length) {
+    const p = stack.pop() as string;
+    const st = lstatSync(p);
+    if (st.isSymbolicLink()) continue;
+    if (st.isDirectory()) {
+      chmodSync(p, 0o700);
+      for (const e of readdirSync(p)) stack.push(join(p, e));
+    } else chmodSync(p, 0o600);
+  }
+}
+
+const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** Secrets in YAML text, leniently: a document that does not parse is skipped, the others still count. */
+function secretsInYaml(text: string, file?: { path: string; root: string }): Obj[] {
+  const out: Obj[] = [];
+  let docs: ReturnType<typeof parseAllDocuments>;
+  try {
+    docs = parseAllDocuments(text);
+  } catch {
+    return out;
+  }
+  for (const d of Array.isArray(docs) ? docs : [docs]) {
+    let v: unknown;
+    try {
+      v = d.toJS({ maxAliasCount: 100 }) as unknown;
+    } catch {
+      continue;
+    }
+    if (!isObj(v)) continue;
+    if (v.kind === 'Secret' || v.kind === 'List') out.push(v);
+    if (file && Array.isArray(v.secretGenerator)) out.push(...generatedSecrets(v.secretGenerator, file));
+  }
+  return out;
+}
+
+/** kustomize secretGenerator entries as Secrets: literals, env files and files (read only inside the tree). */
+function generatedSecrets(gens: unknown[], file: { path: string; root: string }): Obj[] {
+  const read = (p: string): string | undefined => {
+    const abs = resolve(dirname(file.path), p);
+    if (relative(file.root, abs).startsWith('..')) return undefined;
+    try {
+      const st = lstatSync(abs); // a regular file: never a symlink out of the tree, a FIFO or /dev/zero
+      return st.isFile() && st.size <= 1 << 20 ? readFileSync(abs, 'utf8') : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const strs = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  return gens.filter(isObj).map((g) => {
+    const values: string[] = strs(g.literals).map((l) => l.slice(l.indexOf('=') + 1));
+    for (const env of [...strs(g.envs), ...(typeof g.env === 'string' ? [g.env] : [])])
+      for (const line of (read(env) ?? '').split('\n'))
+        if (line.includes('=') && !line.trimStart().startsWith('#')) values.push(line.slice(line.indexOf('=') + 1));
+    for (const f of strs(g.files)) {
+      const content = read(f.slice(f.indexOf('=') + 1));
+      if (content !== undefined) values.push(content);
+    }
+    return { kind: 'Secret', stringData: Object.fromEntries(values.map((v, i) => [String(i), v])) };
+  });
+}
+
+/** Secrets committed in a source tree (bounded walk, .git and symlinks skipped): what a render error may quote. */
+function secretsInTree(root: string): Obj[] {
+  const out: Obj[] = [];
+  const stack = [root];
+  let visited = 0;
+  let bytes = 0;
+  while (stack.length && visited < 5000 && bytes < 32 << 20) {
+    const p = stack.pop() as string;
+    visited++;
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) {
+      try {
+        for (const e of readdirSync(p)) if (e !== '.git') stack.push(join(p, e));
+      } catch {
+        /* unreadable: skip */
+      }
+    } else if (
+      st.isFile() &&
+      st.size <= 1 << 20 &&
+      /\.(ya?ml|json)$|^kustomization$/i.test(p.split('/').at(-1) ?? '')
+    ) {
+      bytes += st.size;
+      try {
+        out.push(...secretsInYaml(readFileSync(p, 'utf8'), { path: p, root }));
+      } catch {
+        /* unreadable: skip */
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The error the user sees: Secret values masked. `known` lists the Secrets whose values are known at
+ * that point (those in the source tree, those in the renderer's output); what is not known is masked by
+ * shape (values under data:/stringData: in quoted YAML or JSON, URL credentials), see maskSecretsInText.
+ */
+function maskedRenderError(e: unknown, known: () => Obj[]): RenderError {
+  const stage = e instanceof RenderError ? e.stage : 'render';
+  let objects: Obj[] = [];
+  try {
+    objects = known();
+  } catch {
+    /* mask by shape only */
+  }
+  return new RenderError(maskSecretsInText(e instanceof Error ? e.message : String(e), objects), stage);
 }
 
 let versions: Record<string, string> = {};
@@ -155,6 +288,8 @@ const inFlight = new Map<string, Promise<string>>();
 async function downloadArtifact(url: string, digest: string | undefined, tools: RenderTools): Promise<string> {
   const u = assertFetchableUrl(url);
   const key = digest?.replace(/[^a-z0-9:]/gi, '') ?? sha256hex(url);
+  privateDir(tools.workDir);
+  privateDir(join(tools.workDir, 'artifacts'));
   const dir = join(tools.workDir, 'artifacts', key.replace(':', '-'));
   if (existsSync(join(dir, '.complete'))) return dir;
   const flightKey = `${dir}\n${url}`;
@@ -197,15 +332,16 @@ async function fetchAndExtract(
   }
   // extract next to the final place, then rename: a reader never sees a half-extracted tree
   const tmp = `${dir}.tmp-${process.pid}-${Date.now().toString(36)}`;
-  mkdirSync(tmp, { recursive: true });
+  mkdirSync(tmp, { recursive: true, mode: 0o700 });
   const tgz = `${tmp}.tar.gz`;
   try {
-    writeFileSync(tgz, buf);
+    writeFileSync(tgz, buf, { mode: 0o600 });
     await run('tar', ['-xzf', tgz, '-C', tmp, '--no-same-owner', '--no-same-permissions'], {
       timeoutMs: 60_000,
       maxBytes: 1 << 20,
     });
-    writeFileSync(join(tmp, '.complete'), '');
+    makePrivate(tmp);
+    writeFileSync(join(tmp, '.complete'), '', { mode: 0o600 });
     rmSync(dir, { recursive: true, force: true });
     renameSync(tmp, dir);
   } finally {
@@ -224,14 +360,17 @@ export async function renderFlux(ks: Obj, source: Obj | undefined, tools: Render
   };
   if (!source) throw new RenderError('the source object is not found', 'source');
   if (!artifact.url) throw new RenderError('the source has no artifact yet', 'source');
-  const root = await downloadArtifact(artifact.url, artifact.digest, tools);
-  const work = mkdtempSync(join(tmpdir(), 'flux-render-'));
+  let root: string | undefined;
+  let out: string | undefined;
+  let work: string | undefined;
   try {
+    root = await downloadArtifact(artifact.url, artifact.digest, tools);
+    work = mkdtempSync(join(tmpdir(), 'flux-render-'));
     cpSync(root, work, { recursive: true });
     const ksFile = join(work, '.flux-kustomization.json');
-    writeFileSync(ksFile, JSON.stringify(ks));
+    writeFileSync(ksFile, JSON.stringify(ks), { mode: 0o600 });
     const path = String((ks.spec as Obj | undefined)?.path ?? './');
-    const out = await run(tools.fluxRender, ['--root', work, '--path', path, '--kustomization', ksFile], {
+    out = await run(tools.fluxRender, ['--root', work, '--path', path, '--kustomization', ksFile], {
       timeoutMs: tools.timeoutMs ?? 30_000,
       maxBytes: tools.maxOutputBytes ?? 64 * 1024 * 1024,
     });
@@ -243,8 +382,11 @@ export async function renderFlux(ks: Obj, source: Obj | undefined, tools: Render
       ...(artifact.digest ? { artifactDigest: artifact.digest } : {}),
       renderHash: renderHash(objects),
     };
+  } catch (e) {
+    const [tree, output] = [root, out];
+    throw maskedRenderError(e, () => [...(tree ? secretsInTree(tree) : []), ...(output ? secretsInYaml(output) : [])]);
   } finally {
-    rmSync(work, { recursive: true, force: true });
+    if (work) rmSync(work, { recursive: true, force: true });
   }
 }
 
@@ -265,8 +407,13 @@ export async function renderArgo(
   tools: RenderTools,
   helm?: ArgoHelmOptions & { appName?: string },
 ): Promise<RenderResult> {
-  assertFetchableUrl(repoURL);
+  try {
+    assertFetchableUrl(repoURL);
+  } catch (e) {
+    throw maskedRenderError(e, () => []);
+  }
   const work = mkdtempSync(join(tmpdir(), 'argo-render-'));
+  let rendered: string | undefined;
   try {
     const opts = { cwd: work, timeoutMs: tools.timeoutMs ?? 60_000, maxBytes: 16 << 20 };
     await run('git', ['init', '-q'], opts);
@@ -276,6 +423,7 @@ export async function renderArgo(
       },
     );
     await run('git', ['checkout', '-q', 'FETCH_HEAD'], opts);
+    makePrivate(work);
     const sha = (await run('git', ['rev-parse', 'HEAD'], opts)).trim();
     const dir = join(work, path);
     if (!existsSync(dir) || !statSync(dir).isDirectory())
@@ -298,7 +446,9 @@ export async function renderArgo(
       for (const f of helm?.valueFiles ?? []) args.push('--values', join(dir, f));
       if (helm?.values || helm?.valuesObject !== undefined) {
         const vf = join(work, '.argo-values.yaml');
-        writeFileSync(vf, helm.valuesObject !== undefined ? JSON.stringify(helm.valuesObject) : (helm.values ?? ''));
+        writeFileSync(vf, helm.valuesObject !== undefined ? JSON.stringify(helm.valuesObject) : (helm.values ?? ''), {
+          mode: 0o600,
+        });
         args.push('--values', vf);
       }
       for (const p of helm?.parameters ?? []) args.push('--set', `${p.name}=${p.value}`);
@@ -321,6 +471,7 @@ export async function renderArgo(
         .join('\n---\n');
       renderer = 'directory (plain YAML)';
     }
+    rendered = text;
     const objects = parseRendered(text).map((o) => {
       const md = (o.metadata ?? {}) as Obj;
       if (
@@ -335,6 +486,9 @@ export async function renderArgo(
       return o;
     });
     return { objects, renderer, revision: sha, renderHash: renderHash(objects) };
+  } catch (e) {
+    const output = rendered;
+    throw maskedRenderError(e, () => [...secretsInTree(work), ...(output ? secretsInYaml(output) : [])]);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

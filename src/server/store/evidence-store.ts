@@ -76,6 +76,56 @@ export const MIGRATIONS: Migration[] = [
       `CREATE TRIGGER evidence_no_change BEFORE UPDATE OR DELETE ON evidence FOR EACH ROW EXECUTE FUNCTION evidence_append_only()`,
     ],
   },
+  {
+    // prune previews, their approvals and the intent journal of their execution (prune-store.ts)
+    id: 2,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS prune_previews (
+        id TEXT PRIMARY KEY,
+        app TEXT NOT NULL,
+        cluster TEXT NOT NULL,
+        env TEXT NOT NULL,
+        status TEXT NOT NULL,
+        status_reason TEXT,
+        snapshot_hash TEXT NOT NULL,
+        required_approvals INTEGER NOT NULL,
+        requester_name TEXT NOT NULL,
+        requester_issuer TEXT NOT NULL,
+        requester_subject TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        executor TEXT,
+        doc TEXT NOT NULL
+      )`,
+      'CREATE INDEX IF NOT EXISTS prune_previews_status ON prune_previews (status, created_at)',
+      // one decision per identity (issuer + subject) per preview
+      `CREATE TABLE IF NOT EXISTS prune_approvals (
+        preview_id TEXT NOT NULL REFERENCES prune_previews (id),
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        name TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        comment TEXT NOT NULL,
+        time TEXT NOT NULL,
+        evidence_seq BIGINT,
+        PRIMARY KEY (preview_id, issuer, subject)
+      )`,
+      // one row per object to delete, written when the execution is claimed: planned → deleting → outcome
+      `CREATE TABLE IF NOT EXISTS prune_journal (
+        preview_id TEXT NOT NULL REFERENCES prune_previews (id),
+        position INTEGER NOT NULL,
+        batch INTEGER NOT NULL,
+        object TEXT NOT NULL,
+        uid TEXT NOT NULL,
+        resource_version TEXT NOT NULL,
+        state TEXT NOT NULL,
+        detail TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (preview_id, position)
+      )`,
+    ],
+  },
 ];
 
 export interface Row {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EvidenceEvent, EvidenceInput, VerifyResult } from '../../domain/evidence.ts';
 import {
@@ -35,8 +35,19 @@ export class SqliteEvidenceStore implements EvidenceStore {
   }
 
   static open(dataDir: string, file = 'evidence.sqlite'): SqliteEvidenceStore {
-    mkdirSync(dataDir, { recursive: true });
-    const db = new Database(join(dataDir, file));
+    // owner-only: the data directory also holds the render cache (Git content, maybe plain-text Secrets);
+    // SQLite gives the -wal and -shm files the database file's mode, so creating it 0600 covers them
+    if (!mkdirSync(dataDir, { recursive: true, mode: 0o700 })) {
+      try {
+        chmodSync(dataDir, 0o700);
+      } catch {
+        /* an existing directory we do not own (a mounted volume): its owner decides; our files stay 0600 */
+      }
+    }
+    const path = join(dataDir, file);
+    closeSync(openSync(path, 'a', 0o600));
+    for (const f of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
+    const db = new Database(path);
     db.pragma('journal_mode = WAL');
     db.pragma('busy_timeout = 5000');
     db.pragma('synchronous = NORMAL');

@@ -10,6 +10,7 @@ import { createMemoryRouter, RouterProvider } from 'react-router';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { appsFixture, handlers } from '../../../mocks/handlers.ts';
 import { appPath, type HealthzResponse, type SessionResponse } from '../../api/schemas.ts';
+import { formatLocalTime } from '../components/time.tsx';
 import { ReconcileButton } from '../features/apps/components/reconcile-button.tsx';
 import { SignInPage } from '../features/auth/components/sign-in-page.tsx';
 import { EvidenceBanner } from '../features/evidence/components/evidence-banner.tsx';
@@ -123,7 +124,10 @@ describe('mutation errors', () => {
     );
     renderWithProviders(<ReconcileButton app={app} />);
     await clickReconcile();
-    expect((await screen.findByText(/requested at/)).textContent).toBe('requested at 10:11:12');
+    // the time of day in the user's zone, with the zone (UTC in the tooltip)
+    const at = await screen.findByText(/requested at/);
+    expect(at.textContent).toBe(`requested at ${formatLocalTime('2026-12-01T10:11:12.000Z')}`);
+    expect(at.querySelector('time')?.getAttribute('title')).toBe('2026-12-01 10:11:12 UTC');
     expect(screen.queryAllByTestId('toast')).toHaveLength(0);
   });
 

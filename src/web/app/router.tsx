@@ -2,10 +2,14 @@ import type { QueryClient } from '@tanstack/react-query';
 import { createBrowserRouter, isRouteErrorResponse, Link, redirect, useRouteError } from 'react-router';
 import { appQueryOptions, appsQueryOptions, clustersQueryOptions } from '../features/apps/api/apps-queries.ts';
 import { SignInPage } from '../features/auth/components/sign-in-page.tsx';
+import { prunePreviewQueryOptions } from '../features/prune/api/prune-queries.ts';
 import { treeQueryOptions } from '../features/tree/api/tree-queries.ts';
 import { ApiError, signInPath } from '../lib/api-client.ts';
+import { useDocumentTitle } from '../lib/document-title.ts';
 import { sessionQueryOptions } from '../lib/session.ts';
 import { Layout } from './layout.tsx';
+import { NotFound } from './not-found.tsx';
+import { PageSkeleton } from './page-skeleton.tsx';
 
 function RouteError() {
   const err = useRouteError();
@@ -14,6 +18,7 @@ function RouteError() {
     : err instanceof Error
       ? err.message
       : 'unexpected error';
+  useDocumentTitle('Error');
   return (
     <div className="p-6" role="alert">
       <p className="text-red-800">Something went wrong: {msg}</p>
@@ -31,6 +36,8 @@ export function createRouter(qc: QueryClient) {
       path: '/',
       element: <Layout />,
       errorElement: <RouteError />,
+      // the first load waits for the session: a skeleton, not a blank page
+      hydrateFallbackElement: <PageSkeleton />,
       // every page needs a session: without one (or with a one-time password) go to sign-in, then come back
       loader: async ({ request }) => {
         const u = new URL(request.url);
@@ -70,6 +77,23 @@ export function createRouter(qc: QueryClient) {
           },
           lazy: async () => ({ Component: (await import('./routes/app-page.tsx')).AppPage }),
         },
+        {
+          path: 'prune-previews',
+          errorElement: <RouteError />,
+          lazy: async () => ({ Component: (await import('../features/prune/components/prune-queue.tsx')).PruneQueue }),
+        },
+        {
+          path: 'prune-previews/:id',
+          errorElement: <RouteError />,
+          loader: async ({ params }) => {
+            await Promise.allSettled([qc.ensureQueryData(prunePreviewQueryOptions(params.id ?? ''))]);
+            return null;
+          },
+          lazy: async () => ({
+            Component: (await import('../features/prune/components/prune-preview-page.tsx')).PrunePreviewPage,
+          }),
+        },
+        { path: '*', element: <NotFound /> },
       ],
     },
   ]);

@@ -3,7 +3,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { StreamMessage } from '../../api/schemas.ts';
 import { appKeys, clusterKeys } from '../features/apps/api/apps-queries.ts';
-import { applyToAppList, applyToClusters } from '../features/apps/hooks/apply-stream-message.ts';
+import { applyToAppDetail, applyToAppList, applyToClusters } from '../features/apps/hooks/apply-stream-message.ts';
 import { diffKeys } from '../features/diff/api/diff-queries.ts';
 import { evidenceKeys } from '../features/evidence/api/evidence-queries.ts';
 import { treeKeys } from '../features/tree/api/tree-queries.ts';
@@ -52,6 +52,7 @@ export function useLiveUpdates(): StreamStatus {
       }
       qc.setQueryData(appKeys.list(), (d: Parameters<typeof applyToAppList>[0]) => applyToAppList(d, m));
       const id = m.type === 'app-upsert' ? m.app.id : m.id;
+      qc.setQueryData(appKeys.detail(id), (d: Parameters<typeof applyToAppDetail>[0]) => applyToAppDetail(d, m));
       void qc.invalidateQueries({ queryKey: appKeys.detail(id) });
       void qc.invalidateQueries({ queryKey: evidenceKeys.forApp(id) });
       void qc.invalidateQueries({ queryKey: treeKeys.app(id) });

@@ -41,6 +41,22 @@ export function SyncBadge({ status }: { status: SyncStatus }) {
   );
 }
 
+/** "Drifted" (a person's tool changed what Git declares) or "Conflict" (another controller did), next to sync and health */
+export function DriftBadge({ drift }: { drift: { kind: 'person' | 'conflict'; managers: string[] } }) {
+  const person = drift.kind === 'person';
+  return (
+    <span
+      className={`${base} ${person ? 'bg-orange-100 text-orange-900 ring-orange-300' : 'bg-fuchsia-100 text-fuchsia-900 ring-fuchsia-300'}`}
+      title={`${person ? 'changed by' : 'in conflict with'} ${drift.managers.join(', ')}`}
+      data-testid="drift"
+      data-kind={drift.kind}
+    >
+      <span aria-hidden>⚠</span>
+      {person ? 'Drifted' : 'Conflict'}
+    </span>
+  );
+}
+
 export function Tag({
   children,
   tone = 'slate',

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import { formatLocal, formatUtc } from './time.tsx';
 
 export function formatAgo(iso: string | undefined, now = Date.now()): string {
   if (!iso) return '';
@@ -16,7 +17,7 @@ export function TimeAgo({ iso }: { iso?: string }) {
     return () => clearInterval(t);
   }, []);
   return (
-    <time dateTime={iso} title={iso}>
+    <time dateTime={iso} title={iso ? `${formatLocal(iso)} · ${formatUtc(iso)}` : undefined}>
       {formatAgo(iso, now)}
     </time>
   );

@@ -2,23 +2,28 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { shortRevision } from '../../../domain/app.ts';
-import { HealthBadge, SyncBadge, Tag } from '../../components/badges.tsx';
+import { DriftBadge, HealthBadge, SyncBadge, Tag } from '../../components/badges.tsx';
 import { SafeLink, safeHttpUrl } from '../../components/safe-link.tsx';
 import { TimeAgo } from '../../components/time-ago.tsx';
 import { appQueryOptions, clustersQueryOptions } from '../../features/apps/api/apps-queries.ts';
+import { DriftSummary } from '../../features/apps/components/drift-summary.tsx';
 import { ReconcileButton } from '../../features/apps/components/reconcile-button.tsx';
 import { StaleBanner } from '../../features/apps/components/stale-banner.tsx';
 import { AppDiff } from '../../features/diff/components/app-diff.tsx';
 import { EnvCompare } from '../../features/diff/components/env-compare.tsx';
 import { AppEvidence } from '../../features/evidence/components/app-evidence.tsx';
+import { PreviewPruneButton } from '../../features/prune/components/preview-prune-button.tsx';
 import { ResourceTree } from '../../features/tree/components/resource-tree.tsx';
 import { ApiError } from '../../lib/api-client.ts';
+import { useDocumentTitle } from '../../lib/document-title.ts';
 
 export function AppPage() {
   const p = useParams();
   const id = `${p.cluster}/${p.namespace}/${p.kind}/${p.name}`;
   const q = useQuery(appQueryOptions(id));
   const clusters = useQuery(clustersQueryOptions());
+  const loaded = q.data?.app;
+  useDocumentTitle(loaded ? `${loaded.name} · ${loaded.env} · ${loaded.cluster}` : p.name);
   if (q.isPending) return <p className="text-slate-500">Loading…</p>;
   if (q.isError) {
     const notFound = q.error instanceof ApiError && q.error.status === 404;
@@ -37,11 +42,25 @@ export function AppPage() {
   return (
     <div>
       <StaleBanner clusters={cluster ? [cluster] : []} />
-      <nav className="mb-2 text-sm">
-        <Link to="/" className="text-teal-700 underline">
-          All apps
-        </Link>{' '}
-        / {app.env} / {app.cluster}
+      <nav aria-label="Breadcrumb" className="mb-2 text-sm">
+        <ol className="flex flex-wrap gap-1 text-slate-600 [&>li+li]:before:mr-1 [&>li+li]:before:content-['/']">
+          <li>
+            <Link to="/" className="text-teal-700 underline">
+              All apps
+            </Link>
+          </li>
+          <li>
+            <Link to={`/?env=${encodeURIComponent(app.env)}`} className="text-teal-700 underline">
+              environment {app.env}
+            </Link>
+          </li>
+          <li>
+            <Link to={`/?cluster=${encodeURIComponent(app.cluster)}`} className="text-teal-700 underline">
+              cluster {app.cluster}
+            </Link>
+          </li>
+          <li aria-current="page">{app.name}</li>
+        </ol>
       </nav>
       <header className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm" data-testid="app-header">
         <div className="flex flex-wrap items-center gap-2">
@@ -51,14 +70,17 @@ export function AppPage() {
           </Tag>
           <SyncBadge status={app.sync} />
           <HealthBadge status={app.health} title={app.healthMessage} />
+          {app.drift && <DriftBadge drift={app.drift} />}
           <span className="text-xs text-slate-500">
             updated <TimeAgo iso={app.updatedAt} />
           </span>
           <ReconcileButton app={app} />
+          <PreviewPruneButton app={app} />
         </div>
         <p className="mt-1 text-sm text-slate-600" data-testid="health-message">
           {app.healthMessage}
         </p>
+        {app.drift && <DriftSummary drift={app.drift} />}
         {app.simulated && (
           <p className="mt-1 rounded bg-violet-50 px-2 py-1 text-xs text-violet-800">{app.simulated}</p>
         )}
@@ -108,7 +130,7 @@ export function AppPage() {
                 {app.links.map((l) => (
                   <SafeLink key={l.title} href={l.url}>
                     {l.title}
-                    {!safeHttpUrl(l.url) && <span className="text-slate-400"> (not a web link: {l.url})</span>}
+                    {!safeHttpUrl(l.url) && <span className="text-slate-500"> (not a web link: {l.url})</span>}
                   </SafeLink>
                 ))}
               </dd>
@@ -145,11 +167,11 @@ export function AppPage() {
           ) : (
             <table className="w-full text-sm">
               <thead>
-                <tr className="text-left text-slate-500">
-                  <th>Type</th>
-                  <th>Status</th>
-                  <th>Reason</th>
-                  <th>Message</th>
+                <tr className="text-left text-slate-600 [&>th]:pr-3 [&>th]:pb-1 [&>th]:font-medium">
+                  <th scope="col">Type</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Reason</th>
+                  <th scope="col">Message</th>
                 </tr>
               </thead>
               <tbody>
@@ -167,7 +189,12 @@ export function AppPage() {
         </section>
         <section className="rounded-lg border border-slate-200 bg-white p-4">
           <h2 className="mb-2 font-semibold">Managed objects ({app.inventory.length})</h2>
-          <ul className="max-h-72 overflow-auto font-mono text-xs" data-testid="inventory">
+          <ul
+            className="max-h-72 overflow-auto font-mono text-xs"
+            data-testid="inventory"
+            tabIndex={0}
+            aria-label="Managed objects"
+          >
             {app.inventory.map((r) => (
               <li key={`${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`}>
                 {r.kind} {r.namespace ? `${r.namespace}/` : ''}

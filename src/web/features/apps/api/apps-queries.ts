@@ -6,6 +6,9 @@ export const appKeys = {
   all: ['apps'] as const,
   list: () => [...appKeys.all, 'list'] as const,
   detail: (id: string) => [...appKeys.all, 'detail', id] as const,
+  /** under the app's detail key: every live update of the app refreshes it too */
+  reconcileStatus: (id: string, requestedAt: string) =>
+    [...appKeys.detail(id), 'reconcile-status', requestedAt] as const,
 };
 export const clusterKeys = { all: ['clusters'] as const };
 

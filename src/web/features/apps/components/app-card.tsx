@@ -1,7 +1,8 @@
 import { Link } from 'react-router';
 import { appPath, type AppSummary } from '../../../../api/schemas.ts';
 import { shortRevision } from '../../../../domain/app.ts';
-import { HealthBadge, SyncBadge, Tag } from '../../../components/badges.tsx';
+import { DriftBadge, HealthBadge, SyncBadge, Tag } from '../../../components/badges.tsx';
+import { driftCardText } from '../../../lib/drift-text.ts';
 
 export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
   return (
@@ -9,7 +10,7 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
       to={`/apps/${appPath(app.id)}`}
       data-testid="app-card"
       data-app-id={app.id}
-      className={`block rounded-lg border bg-white p-3 shadow-sm transition hover:border-teal-500 hover:shadow ${stale ? 'border-amber-300 opacity-70' : 'border-slate-200'}`}
+      className={`block rounded-lg border bg-white p-3 shadow-sm transition hover:border-teal-500 hover:shadow ${stale ? 'border-dashed border-amber-400' : 'border-slate-200'}`}
     >
       <div className="flex items-start justify-between gap-2">
         <div className="min-w-0">
@@ -25,9 +26,19 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
       <div className="mt-2 flex flex-wrap items-center gap-1.5">
         <SyncBadge status={app.sync} />
         <HealthBadge status={app.health} title={app.healthMessage} />
+        {app.drift && <DriftBadge drift={app.drift} />}
         {app.automation.suspended && <Tag tone="amber">suspended</Tag>}
         {stale && <Tag tone="amber">stale</Tag>}
       </div>
+      {app.drift && (
+        <div
+          className="mt-1 truncate text-xs text-orange-900"
+          data-testid="card-drift"
+          title={driftCardText(app.drift)}
+        >
+          {driftCardText(app.drift)}
+        </div>
+      )}
       <div className="mt-2 flex items-center justify-between text-xs text-slate-600">
         <span
           className="font-mono"
@@ -38,6 +49,12 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
         </span>
         <span>{app.inventoryCount} objects</span>
       </div>
+      {app.health !== 'Healthy' && app.healthMessage && (
+        // the reason is text on the card, not only the badge's tooltip: read without a mouse
+        <p className="mt-1 line-clamp-2 text-xs text-slate-700" data-testid="health-reason">
+          {app.healthMessage}
+        </p>
+      )}
       {app.simulated && (
         <div className="mt-1 text-[11px] text-violet-700">status simulated (no Argo CD controller)</div>
       )}

@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { useSearchParams } from 'react-router';
+import { useDocumentTitle } from '../../../lib/document-title.ts';
 import { appsQueryOptions, clustersQueryOptions } from '../api/apps-queries.ts';
 import { AppCard } from './app-card.tsx';
 import { applyFilters, FILTER_KEYS, groupByEnvAndCluster, readFilters, type AppFilters } from './app-filters.ts';
@@ -11,6 +12,7 @@ const ENV_ORDER = ['dev', 'staging', 'prod'];
 export function AppOverview() {
   const [sp, setSp] = useSearchParams();
   const filters = readFilters(sp);
+  useDocumentTitle('All apps');
   const apps = useQuery(appsQueryOptions());
   const clusters = useQuery(clustersQueryOptions());
   const set = (k: keyof AppFilters, v: string) => {
@@ -23,6 +25,7 @@ export function AppOverview() {
   const groups = useMemo(() => groupByEnvAndCluster(visible, apps.data?.envs ?? ENV_ORDER), [visible, apps.data?.envs]);
   const down = new Set((clusters.data?.clusters ?? []).filter((c) => c.status === 'unreachable').map((c) => c.name));
   const allClusters = [...new Set((apps.data?.apps ?? []).map((a) => a.cluster))].sort();
+  const allEnvs = apps.data?.envs ?? ENV_ORDER;
   const active = FILTER_KEYS.some((k) => filters[k]);
 
   return (
@@ -36,6 +39,7 @@ export function AppOverview() {
           value={filters.q}
           onChange={(e) => set('q', e.target.value)}
         />
+        <Select label="Environment" value={filters.env} options={allEnvs} onChange={(v) => set('env', v)} />
         <Select label="Cluster" value={filters.cluster} options={allClusters} onChange={(v) => set('cluster', v)} />
         <Select
           label="Controller"
@@ -55,6 +59,7 @@ export function AppOverview() {
           options={['Synced', 'OutOfSync', 'Unknown']}
           onChange={(v) => set('sync', v)}
         />
+        <Select label="Drifted" value={filters.drifted} options={['yes', 'no']} onChange={(v) => set('drifted', v)} />
         {active && (
           <button
             className="text-sm text-teal-700 underline"
@@ -63,23 +68,21 @@ export function AppOverview() {
             clear filters
           </button>
         )}
-        <span className="ml-auto text-sm text-slate-500" data-testid="app-count">
+        <span className="ml-auto text-sm text-slate-600" data-testid="app-count" role="status">
           {visible.length} of {apps.data?.total ?? 0} apps
         </span>
       </div>
       {apps.isPending && <p className="text-slate-500">Loading apps…</p>}
       {apps.isError && <p className="text-red-700">Cannot load apps: {apps.error.message}</p>}
       {apps.data && groups.length === 0 && <p className="text-slate-500">No apps match.</p>}
-      <div
-        className="grid gap-4"
-        style={{ gridTemplateColumns: `repeat(${Math.max(groups.length, 1)}, minmax(16rem, 1fr))` }}
-      >
+      {/* as many environment columns as fit (no sideways scroll on narrow windows) */}
+      <div className="grid grid-cols-[repeat(auto-fit,minmax(16rem,1fr))] gap-4">
         {groups.map((g) => (
           <section key={g.env} data-testid="env-column" data-env={g.env} className="rounded-lg bg-slate-100 p-3">
-            <h2 className="mb-2 text-sm font-semibold uppercase tracking-wide text-slate-600">{g.env}</h2>
+            <h2 className="mb-2 text-sm font-semibold tracking-wide text-slate-700 uppercase">{g.env}</h2>
             {g.clusters.map((c) => (
               <div key={c.cluster} className="mb-3">
-                <h3 className="mb-1 flex items-center gap-2 text-xs font-medium text-slate-500">
+                <h3 className="mb-1 flex items-center gap-2 text-xs font-medium text-slate-600">
                   cluster {c.cluster}
                   {down.has(c.cluster) && <span className="text-amber-700">(stale)</span>}
                 </h3>

@@ -1,5 +1,5 @@
 // Pure cache updates for stream messages (unit-tested; the hook only wires them).
-import type { AppsResponse, ClusterStateDto, StreamMessage } from '../../../../api/schemas.ts';
+import type { AppResponse, AppsResponse, ClusterStateDto, StreamMessage } from '../../../../api/schemas.ts';
 
 export function applyToAppList(list: AppsResponse | undefined, m: StreamMessage): AppsResponse | undefined {
   if (!list) return list;
@@ -24,4 +24,15 @@ export function applyToClusters(
   const clusters = data?.clusters ?? [];
   const i = clusters.findIndex((c) => c.name === m.cluster.name);
   return { clusters: i >= 0 ? clusters.map((c, j) => (j === i ? m.cluster : c)) : [...clusters, m.cluster] };
+}
+
+/**
+ * The app page's cached detail updated from an upsert at once (drift, sync, health… show without waiting for
+ * the refetch); the summary has no inventory, so the cached one is kept until the refetch brings the new one.
+ */
+export function applyToAppDetail(detail: AppResponse | undefined, m: StreamMessage): AppResponse | undefined {
+  if (!detail || m.type !== 'app-upsert' || m.app.id !== detail.app.id) return detail;
+  // the summary is the whole app but its inventory: a field it no longer has (drift ended) is gone here too
+  const { inventoryCount: _count, ...summary } = m.app;
+  return { ...detail, app: { ...summary, inventory: detail.app.inventory } };
 }

@@ -6,6 +6,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 import { ApiError } from '../../../lib/api-client.ts';
+import { useDocumentTitle } from '../../../lib/document-title.ts';
 import { useChangePassword } from '../api/change-password.ts';
 import { providersQueryOptions } from '../api/get-providers.ts';
 import { useSignIn } from '../api/sign-in.ts';
@@ -23,6 +24,7 @@ const messageOf = (err: Error | null, fallback: string) =>
 export function SignInPage() {
   const [params] = useSearchParams();
   const next = safeNext(params.get('next'));
+  useDocumentTitle('Sign in');
   const navigate = useNavigate();
   const qc = useQueryClient();
   const providers = useQuery(providersQueryOptions());
@@ -70,7 +72,7 @@ export function SignInPage() {
   };
 
   return (
-    <div className="flex min-h-screen items-center justify-center bg-slate-50 p-6">
+    <main className="flex min-h-screen items-center justify-center bg-slate-50 p-6">
       <div className="w-full max-w-sm rounded-lg border border-slate-200 bg-white p-6 shadow-sm">
         <h1 className="mb-4 flex items-center gap-2 text-lg font-semibold text-teal-800">
           <img src="/favicon.svg" alt="" className="h-6 w-6" /> GitOps Governance Console
@@ -137,6 +139,6 @@ export function SignInPage() {
           </>
         )}
       </div>
-    </div>
+    </main>
   );
 }

@@ -15,7 +15,7 @@ export function UserMenu() {
       <span className="font-medium" data-testid="current-user">
         {s.data.user.name}
       </span>
-      <span className="text-slate-400">as</span>
+      <span className="text-slate-500">as</span>
       <span className="text-slate-600" data-testid="current-roles" title={s.data.user.groups.join(', ')}>
         {roles.length ? roles.join(' · ') : 'no roles'}
       </span>

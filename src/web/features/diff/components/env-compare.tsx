@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { EnvCompareResponse, appPath } from '../../../../api/schemas.ts';
+import { shortRevision } from '../../../../domain/app.ts';
 import { apiGet } from '../../../lib/api-client.ts';
 
 const show = (v: unknown) => (v === undefined ? '∅' : typeof v === 'string' ? v : JSON.stringify(v));
@@ -18,16 +19,16 @@ export function EnvCompare({ appId }: { appId: string }) {
   return (
     <section className="mt-4 rounded-lg border border-slate-200 bg-white p-4" data-testid="env-compare">
       <h2 className="mb-2 font-semibold">Across environments</h2>
-      <table className="mb-3 w-full text-xs">
+      <table className="mb-3 w-full text-xs [&_td]:px-2 [&_td]:py-1 [&_th]:px-2 [&_th]:py-1">
         <thead>
-          <tr className="text-left text-slate-500">
-            <th className="px-2">Image</th>
+          <tr className="text-left text-slate-600">
+            <th scope="col">Image</th>
             {envs.map((e) => (
-              <th key={e.env}>
+              <th scope="col" key={e.env}>
                 {e.env}{' '}
                 <span className="font-normal">
                   ({e.cluster}
-                  {e.revision ? ` @ ${e.revision.slice(-7)}` : ''})
+                  {e.revision ? ` @ ${shortRevision(e.revision)}` : ''})
                 </span>
                 {e.error && <div className="font-normal text-red-700">{e.error}</div>}
               </th>
@@ -43,7 +44,7 @@ export function EnvCompare({ appId }: { appId: string }) {
               data-object={i.object}
               data-container={i.container}
             >
-              <td className="px-2">
+              <td>
                 {i.object} · {i.container}
               </td>
               {envs.map((e) => {
@@ -69,11 +70,11 @@ export function EnvCompare({ appId }: { appId: string }) {
         <summary className="cursor-pointer text-sm text-teal-700">
           {q.data.fields.length} fields differ between environments
         </summary>
-        <table className="mt-1 w-full text-xs" data-testid="env-fields">
+        <table className="mt-1 w-full text-xs [&_td]:px-2 [&_td]:py-1" data-testid="env-fields">
           <tbody>
             {q.data.fields.map((f) => (
               <tr key={`${f.object}-${f.path}`} className="border-t border-slate-100 align-top">
-                <td className="px-2">{f.object}</td>
+                <td>{f.object}</td>
                 <td className="break-all font-mono">{f.path}</td>
                 {envs.map((e) => (
                   <td key={e.env} className="break-all font-mono">

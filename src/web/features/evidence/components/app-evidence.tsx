@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
-import { shortRevision } from '../../../../domain/app.ts';
 import { evidenceForAppQueryOptions } from '../api/evidence-queries.ts';
+import { evidenceText } from '../lib/evidence-text.ts';
+import { Time } from '../../../components/time.tsx';
 import { usePermission } from '../../../lib/use-permission.ts';
 
 export function AppEvidence({ appId, cluster, env }: { appId: string; cluster: string; env: string }) {
@@ -11,23 +12,23 @@ export function AppEvidence({ appId, cluster, env }: { appId: string; cluster: s
       <h2 className="mb-2 font-semibold">Evidence</h2>
       {!perm.allowed && (
         <p className="text-sm text-slate-500" data-testid="evidence-hidden">
-          Evidence of this app: {perm.reason}.
+          {perm.reason}.
         </p>
       )}
       {perm.allowed && q.isPending && <p className="text-sm text-slate-500">Loading…</p>}
       {q.data && q.data.events.length === 0 && <p className="text-sm text-slate-500">No evidence recorded yet.</p>}
       <ol className="space-y-1 text-sm">
         {q.data?.events.map((e) => (
-          <li key={e.seq} className="flex gap-3">
-            <span className="w-44 shrink-0 font-mono text-xs text-slate-500">
-              {e.time.replace('T', ' ').slice(0, 19)}
+          <li key={e.seq} className="flex gap-3" data-testid="evidence-event" data-type={e.type}>
+            <span className="w-56 shrink-0 font-mono text-xs text-slate-600">
+              <Time iso={e.time} />
             </span>
             <span className="w-48 shrink-0">{e.type}</span>
-            <span className="font-mono text-xs">
-              {typeof e.data.revision === 'string' ? shortRevision(e.data.revision) : ''}
+            <span className="font-mono text-xs" data-testid="evidence-text">
+              {evidenceText(e)}
             </span>
             <span className="text-slate-500">by {e.actor}</span>
-            <span className="ml-auto font-mono text-[10px] text-slate-400" title={e.hash}>
+            <span className="ml-auto font-mono text-[10px] text-slate-500" title={e.hash}>
               #{e.seq} {e.hash.slice(0, 10)}
             </span>
           </li>

@@ -1,45 +1,108 @@
+// The details of one object: a modal dialog (the native <dialog>, so the rest of the page is inert).
+// It takes focus, keeps Tab inside, closes on Escape or a click outside, and gives focus back to what
+// opened it (the tree puts it on the row).
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useId, useRef, useState, type KeyboardEvent } from 'react';
 import type { TreeNodeDto } from '../../../../api/schemas.ts';
 import { HealthBadge } from '../../../components/badges.tsx';
+import { Time } from '../../../components/time.tsx';
 import { eventsQueryOptions, objectQueryOptions } from '../api/tree-queries.ts';
 
+const TABBABLE =
+  'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea, [tabindex]:not([tabindex="-1"])';
+const TABS = ['yaml', 'events', 'managers'] as const;
+const TAB_LABEL = { yaml: 'Live YAML', events: 'Events', managers: 'Field managers' };
+
 export function NodeDrawer({ node, onClose }: { node: TreeNodeDto; onClose: () => void }) {
-  const [tab, setTab] = useState<'yaml' | 'events' | 'managers'>('yaml');
+  const [tab, setTab] = useState<(typeof TABS)[number]>('yaml');
   const obj = useQuery(objectQueryOptions(node.ref));
   const events = useQuery({ ...eventsQueryOptions(node.ref), enabled: tab === 'events' });
+  const dialog = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const descId = useId();
+  useEffect(() => {
+    const d = dialog.current;
+    // an HTML row or button, or an SVG graph node
+    const a = document.activeElement;
+    const opener = a instanceof HTMLElement || a instanceof SVGElement ? a : null;
+    if (d && !d.open) {
+      if (typeof d.showModal === 'function') d.showModal();
+      else d.setAttribute('open', '');
+    }
+    d?.focus();
+    return () => {
+      if (opener?.isConnected) opener.focus({ preventScroll: true });
+    };
+  }, []);
+  const onKeyDown = (e: KeyboardEvent<HTMLDialogElement>) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      onClose();
+      return;
+    }
+    if (e.key !== 'Tab' || !dialog.current) return;
+    // Tab cycles through the dialog's own controls
+    const all = [...dialog.current.querySelectorAll<HTMLElement>(TABBABLE)].filter((el) => el.offsetParent !== null);
+    const first = all[0];
+    const last = all.at(-1);
+    if (!first || !last) return;
+    const at = document.activeElement;
+    if (e.shiftKey && (at === first || at === dialog.current)) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && at === last) {
+      e.preventDefault();
+      first.focus();
+    }
+  };
   return (
-    <aside
-      role="dialog"
-      aria-label={`${node.ref.kind} ${node.ref.name}`}
+    <dialog
+      ref={dialog}
+      aria-modal="true"
+      aria-labelledby={titleId}
+      aria-describedby={descId}
+      tabIndex={-1}
       data-testid="node-drawer"
-      className="fixed inset-y-0 right-0 z-20 flex w-[40rem] max-w-full flex-col border-l border-slate-200 bg-white shadow-xl"
+      onKeyDown={onKeyDown}
+      onCancel={(e) => {
+        e.preventDefault();
+        onClose();
+      }}
+      onClick={(e) => {
+        // a click on the backdrop (outside the panel) closes
+        if (e.target === e.currentTarget) onClose();
+      }}
+      className="fixed inset-y-0 right-0 left-auto m-0 flex h-full max-h-none w-[40rem] max-w-full flex-col border-l border-slate-200 bg-white p-0 text-slate-900 shadow-xl outline-none backdrop:bg-black/30"
     >
       <header className="flex items-center gap-2 border-b border-slate-200 p-3">
         <div className="min-w-0">
-          <div className="truncate font-semibold">
+          <h2 id={titleId} className="truncate font-semibold">
             {node.ref.kind} {node.ref.namespace ? `${node.ref.namespace}/` : ''}
             {node.ref.name}
+          </h2>
+          <div id={descId} className="truncate text-xs text-slate-600">
+            {node.reason}
           </div>
-          <div className="truncate text-xs text-slate-500">{node.reason}</div>
         </div>
         <HealthBadge status={node.health} />
-        <button className="ml-auto rounded px-2 text-lg" aria-label="Close" onClick={onClose}>
+        <button type="button" className="ml-auto rounded px-2 text-lg" aria-label="Close" onClick={onClose}>
           ×
         </button>
       </header>
-      <nav className="flex gap-1 border-b border-slate-200 px-3 text-sm">
-        {(['yaml', 'events', 'managers'] as const).map((t) => (
+      <div className="flex gap-1 border-b border-slate-200 px-3 text-sm" role="group" aria-label="Details">
+        {TABS.map((t) => (
           <button
+            type="button"
             key={t}
-            className={`px-2 py-1 ${tab === t ? 'border-b-2 border-teal-600 font-medium' : 'text-slate-500'}`}
+            aria-pressed={tab === t}
+            className={`px-2 py-1 ${tab === t ? 'border-b-2 border-teal-600 font-medium' : 'text-slate-600'}`}
             onClick={() => setTab(t)}
           >
-            {t === 'yaml' ? 'Live YAML' : t === 'events' ? 'Events' : 'Field managers'}
+            {TAB_LABEL[t]}
           </button>
         ))}
-      </nav>
-      <div className="flex-1 overflow-auto p-3 text-sm">
+      </div>
+      <div className="flex-1 overflow-auto p-3 text-sm" tabIndex={0} role="region" aria-label={TAB_LABEL[tab]}>
         {tab === 'yaml' &&
           (obj.isPending ? (
             'Loading…'
@@ -61,8 +124,10 @@ export function NodeDrawer({ node, onClose }: { node: TreeNodeDto; onClose: () =
             <ul className="space-y-1" data-testid="node-events">
               {events.data.events.map((e, i) => (
                 <li key={i} className={e.type === 'Warning' ? 'text-amber-800' : ''}>
-                  <span className="font-mono text-xs text-slate-500">{e.lastSeen}</span> <strong>{e.reason}</strong> ×
-                  {e.count}: {e.message}
+                  <span className="font-mono text-xs text-slate-600">
+                    <Time iso={e.lastSeen} />
+                  </span>{' '}
+                  <strong>{e.reason}</strong> ×{e.count}: {e.message}
                 </li>
               ))}
             </ul>
@@ -70,11 +135,11 @@ export function NodeDrawer({ node, onClose }: { node: TreeNodeDto; onClose: () =
         {tab === 'managers' && obj.data && (
           <table className="w-full text-xs" data-testid="field-managers">
             <thead>
-              <tr className="text-left text-slate-500">
-                <th>Field</th>
-                <th>Manager</th>
-                <th>Operation</th>
-                <th>Time</th>
+              <tr className="text-left text-slate-600 [&>th]:pr-3 [&>th]:font-medium">
+                <th scope="col">Field</th>
+                <th scope="col">Manager</th>
+                <th scope="col">Operation</th>
+                <th scope="col">Time</th>
               </tr>
             </thead>
             <tbody>
@@ -87,7 +152,9 @@ export function NodeDrawer({ node, onClose }: { node: TreeNodeDto; onClose: () =
                       {o.operation}
                       {o.subresource ? ` (${o.subresource})` : ''}
                     </td>
-                    <td>{o.time}</td>
+                    <td className="whitespace-nowrap">
+                      <Time iso={o.time} />
+                    </td>
                   </tr>
                 )),
               )}
@@ -95,6 +162,6 @@ export function NodeDrawer({ node, onClose }: { node: TreeNodeDto; onClose: () =
           </table>
         )}
       </div>
-    </aside>
+    </dialog>
   );
 }

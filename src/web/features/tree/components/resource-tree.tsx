@@ -1,28 +1,36 @@
 import { useQuery } from '@tanstack/react-query';
-import { useVirtualizer } from '@tanstack/react-virtual';
-import { useMemo, useRef, useState } from 'react';
+import { defaultRangeExtractor, useVirtualizer, type Range } from '@tanstack/react-virtual';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import type { TreeNodeDto } from '../../../../api/schemas.ts';
 import { HealthBadge } from '../../../components/badges.tsx';
-import { formatAgo } from '../../../components/time-ago.tsx';
 import { treeQueryOptions } from '../api/tree-queries.ts';
-import { allExpandable, indexTree, kindsOf, problemPaths, visibleRows, type TreeFilters } from '../lib/tree-view.ts';
+import {
+  allExpandable,
+  filtersActive,
+  indexTree,
+  kindsOf,
+  problemPaths,
+  visibleRows,
+  type TreeFilters,
+} from '../lib/tree-view.ts';
 import { NodeDrawer } from './node-drawer.tsx';
+import { LastWrite, NodeDriftMark } from './node-write.tsx';
 import { SyncTag } from './sync-tag.tsx';
 import { TreeGraph } from './tree-graph.tsx';
 
 const ROW = 30;
 const KIND_ICON: Record<string, string> = {
-  Deployment: '⧉',
+  Deployment: '◫',
   ReplicaSet: '≡',
   Pod: '●',
   Service: '⇄',
   ConfigMap: '⚙',
   HorizontalPodAutoscaler: '⇅',
-  StatefulSet: '⧈',
-  DaemonSet: '⧆',
+  StatefulSet: '▤',
+  DaemonSet: '▦',
   Job: '▶',
-  CronJob: '⏲',
+  CronJob: '◷',
   Ingress: '⇲',
   Namespace: '▢',
   EndpointSlice: '⋯',
@@ -60,15 +68,66 @@ export function ResourceTree({ appId }: { appId: string }) {
     () => visibleRows(idx, expanded, { health: fh, sync: fs, kind: fk, text: ft }),
     [idx, expanded, fh, fs, fk, ft],
   );
-  const [selected, setSelected] = useState<string | null>(null);
-  const [drawer, setDrawer] = useState<TreeNodeDto | null>(null);
+  // the selected row and the open drawer are in the URL (?sel=, ?node=): a link shows the same thing.
+  // Read once; kept in state (arrow keys must not wait for a navigation) and written back, debounced.
+  const [selected, setSelected] = useState<string | null>(() => sp.get('sel'));
+  const [drawerId, setDrawerId] = useState<string | null>(() => sp.get('node'));
+  useEffect(() => {
+    const t = setTimeout(() => {
+      const cur = new URLSearchParams(window.location.search);
+      if (cur.get('sel') === selected && cur.get('node') === drawerId) return;
+      setSp(
+        (prev) => {
+          const next = new URLSearchParams(prev);
+          for (const [k, v] of [
+            ['sel', selected],
+            ['node', drawerId],
+          ] as const) {
+            if (v) next.set(k, v);
+            else next.delete(k);
+          }
+          return next;
+        },
+        { replace: true },
+      );
+    }, 250);
+    return () => clearTimeout(t);
+  }, [selected, drawerId, setSp]);
+  const drawer = drawerId ? idx.byId.get(drawerId) : undefined;
+  const openDrawer = (id: string) => {
+    setSelected(id);
+    setDrawerId(id);
+  };
+  // roving tabindex: the tree is one Tab stop, the selected row (or the first); arrows move focus
+  const activeIndex = Math.max(
+    0,
+    rows.findIndex((r) => r.id === selected),
+  );
+  const active = rows[activeIndex];
+  const focusActive = useRef(false);
   const scroller = useRef<HTMLDivElement>(null);
+  const rangeExtractor = useCallback(
+    (range: Range) => {
+      // the active row stays rendered (and so focusable) when it is scrolled out of view
+      const r = defaultRangeExtractor(range);
+      return r.includes(activeIndex) ? r : [...r, activeIndex].sort((a, b) => a - b);
+    },
+    [activeIndex],
+  );
   // eslint-disable-next-line react-hooks/incompatible-library -- TanStack Virtual returns fresh functions each render; this component is not memoized
   const virt = useVirtualizer({
     count: rows.length,
     getScrollElement: () => scroller.current,
     estimateSize: () => ROW,
     overscan: 20,
+    rangeExtractor,
+  });
+  const rowEl = (id: string | undefined) =>
+    id ? scroller.current?.querySelector<HTMLElement>(`[data-node-id="${CSS.escape(id)}"]`) : null;
+  useEffect(() => {
+    if (!focusActive.current) return;
+    focusActive.current = false;
+    rowEl(active?.id)?.focus({ preventScroll: true });
   });
 
   const toggle = (id: string, open?: boolean) => {
@@ -79,11 +138,12 @@ export function ResourceTree({ appId }: { appId: string }) {
   };
   const onKey = (e: React.KeyboardEvent) => {
     const i = rows.findIndex((r) => r.id === selected);
-    const cur = rows[i];
+    const cur = rows[i] ?? (selected ? undefined : active);
     const go = (j: number) => {
       const r = rows[Math.max(0, Math.min(rows.length - 1, j))];
       if (r) {
         setSelected(r.id);
+        focusActive.current = true;
         virt.scrollToIndex(rows.indexOf(r));
       }
     };
@@ -95,7 +155,7 @@ export function ResourceTree({ appId }: { appId: string }) {
     else if (e.key === 'ArrowLeft' && cur) {
       if (expanded.has(cur.id)) toggle(cur.id, false);
       else if (cur.parentId) go(rows.findIndex((r) => r.id === cur.parentId));
-    } else if (e.key === 'Enter' && cur) setDrawer(cur);
+    } else if (e.key === 'Enter' && cur) openDrawer(cur.id);
     else return;
     e.preventDefault();
   };
@@ -117,7 +177,7 @@ export function ResourceTree({ appId }: { appId: string }) {
           {s.sync.Extraneous ? ` · ${s.sync.Extraneous} Extraneous` : ''}
           {s.sync.Missing ? ` · ${s.sync.Missing} Missing` : ''}
         </span>
-        <div className="ml-auto flex items-center gap-2 text-sm">
+        <div className="ml-auto flex flex-wrap items-center gap-2 text-sm">
           <input
             aria-label="Filter resources"
             placeholder="filter…"
@@ -182,23 +242,41 @@ export function ResourceTree({ appId }: { appId: string }) {
           </button>
         </div>
       </div>
-      {view === 'graph' ? (
-        <TreeGraph
-          rows={rows}
-          onOpen={(id) => {
-            const n = idx.byId.get(id);
-            if (n) setDrawer(n);
-          }}
-        />
+      {rows.length === 0 && filtersActive(filters) ? (
+        <p
+          className="rounded border border-slate-200 p-3 text-sm text-slate-600"
+          role="status"
+          data-testid="tree-empty"
+        >
+          No resources match these filters.{' '}
+          <button
+            type="button"
+            className="text-teal-700 underline"
+            onClick={() => {
+              const next = new URLSearchParams(sp);
+              for (const k of ['th', 'ts', 'tk', 'tq']) next.delete(k);
+              setSp(next, { replace: true });
+            }}
+          >
+            Clear the filters
+          </button>
+        </p>
+      ) : view === 'graph' ? (
+        <TreeGraph rows={rows} onOpen={openDrawer} />
       ) : (
         <div
           ref={scroller}
-          tabIndex={0}
+          tabIndex={-1}
           onKeyDown={onKey}
+          onFocus={(e) => {
+            // focus given to the tree itself (a script, a click on its background) goes to the active row
+            if (e.target === e.currentTarget) rowEl(active?.id)?.focus({ preventScroll: true });
+          }}
           role="tree"
           aria-label="Resource tree"
           data-testid="tree-scroller"
-          className="h-[28rem] overflow-auto rounded border border-slate-100 outline-none focus:ring-2 focus:ring-teal-400"
+          className="max-h-[28rem] overflow-auto rounded border border-slate-200 outline-none"
+          style={{ height: virt.getTotalSize() + 2 }}
         >
           <div style={{ height: virt.getTotalSize(), position: 'relative' }}>
             {virt.getVirtualItems().map((v) => {
@@ -206,23 +284,31 @@ export function ResourceTree({ appId }: { appId: string }) {
               const hasKids = idx.children.has(n.id);
               const open =
                 expanded.has(n.id) || (!!(filters.health || filters.sync || filters.kind || filters.text) && hasKids);
+              const label = `${n.ref.kind} ${n.ref.name}, ${n.health}${n.sync ? `, ${n.sync}` : ''}${n.reason ? `: ${n.reason}` : ''}`;
               return (
                 <div
                   key={n.id}
                   role="treeitem"
+                  aria-label={label}
+                  aria-level={n.depth + 1}
                   aria-expanded={hasKids ? open : undefined}
                   aria-selected={selected === n.id}
+                  tabIndex={v.index === activeIndex ? 0 : -1}
+                  data-node-id={n.id}
                   data-testid="tree-row"
                   data-kind={n.ref.kind}
                   data-name={n.ref.name}
                   data-health={n.health}
                   data-sync={n.sync ?? ''}
+                  data-drift={n.drift?.kind ?? ''}
                   onClick={() => setSelected(n.id)}
-                  onDoubleClick={() => setDrawer(n)}
-                  className={`absolute left-0 right-0 flex items-center gap-2 whitespace-nowrap px-2 text-sm ${selected === n.id ? 'bg-teal-50' : 'hover:bg-slate-50'}`}
+                  onDoubleClick={() => openDrawer(n.id)}
+                  className={`absolute right-0 left-0 flex items-center gap-2 px-2 text-sm whitespace-nowrap outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-inset ${selected === n.id ? 'bg-teal-50' : 'hover:bg-slate-50'}`}
                   style={{ top: v.start, height: ROW, paddingLeft: 8 + n.depth * 20 }}
                 >
                   <button
+                    type="button"
+                    tabIndex={-1}
                     aria-label={open ? 'collapse' : 'expand'}
                     className={`w-4 text-slate-500 ${hasKids ? '' : 'invisible'}`}
                     onClick={(e) => {
@@ -237,10 +323,12 @@ export function ResourceTree({ appId }: { appId: string }) {
                   </span>
                   <span className="text-slate-500">{n.ref.kind}</span>
                   <button
+                    type="button"
+                    tabIndex={-1}
                     className="font-medium hover:underline"
                     onClick={(e) => {
                       e.stopPropagation();
-                      setDrawer(n);
+                      openDrawer(n.id);
                     }}
                   >
                     {n.ref.name}
@@ -250,17 +338,24 @@ export function ResourceTree({ appId }: { appId: string }) {
                   <span className="truncate text-xs text-slate-600" data-testid="tree-reason" title={n.reason}>
                     {n.reason}
                   </span>
-                  <span className="ml-auto shrink-0 text-xs text-slate-400">
-                    {n.lastManager ? `${n.lastManager.manager} · ` : ''}
-                    {formatAgo(n.createdAt)}
-                  </span>
+                  {n.drift && <NodeDriftMark drift={n.drift} />}
+                  <LastWrite node={n} />
                 </div>
               );
             })}
           </div>
         </div>
       )}
-      {drawer && <NodeDrawer node={drawer} onClose={() => setDrawer(null)} />}
+      {drawer && (
+        <NodeDrawer
+          node={drawer}
+          onClose={() => {
+            setDrawerId(null);
+            // back to the row that opened it (in the graph, the drawer gives focus back to the node itself)
+            if (view !== 'graph') focusActive.current = true;
+          }}
+        />
+      )}
     </section>
   );
 }

@@ -1,0 +1,138 @@
+// Issue #13: an automated accessibility check (axe-core) on every page and state the e2e suite visits,
+// in light and dark mode. No violation of impact serious or critical; the count per page is printed.
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test, type Page } from '@playwright/test';
+
+const DEV_APP = '/apps/nonprod/flux-system/kustomization/digital-human-dev';
+const BLOCKING = new Set(['serious', 'critical']);
+
+async function audit(page: Page, name: string): Promise<string[]> {
+  const r = await new AxeBuilder({ page }).analyze();
+  const bad = r.violations.filter((v) => BLOCKING.has(v.impact ?? ''));
+  const count = bad.reduce((n, v) => n + v.nodes.length, 0);
+  const rules = bad.map((v) => `${v.id}×${v.nodes.length}`).join(', ');
+  console.log(`axe ${name}: ${count} serious/critical${rules ? ` (${rules})` : ''}`);
+  return bad.flatMap((v) =>
+    v.nodes.map((n) => `${name}: ${v.id} (${v.impact}) ${n.target.join(' ')} — ${n.failureSummary ?? v.help}`),
+  );
+}
+
+const STATES: Array<{ name: string; show: (page: Page) => Promise<void> }> = [
+  {
+    name: 'overview',
+    show: async (page) => {
+      await page.goto('/');
+      await expect(page.getByTestId('app-card').first()).toBeVisible();
+      await expect(page).toHaveTitle('All apps — GitOps console');
+    },
+  },
+  {
+    name: 'app page',
+    show: async (page) => {
+      await page.goto(DEV_APP);
+      await expect(page.getByTestId('tree-row').first()).toBeVisible();
+      await expect(page.getByTestId('env-compare')).toBeVisible();
+      await expect(page).toHaveTitle('digital-human-dev · dev · nonprod — GitOps console');
+    },
+  },
+  {
+    name: 'tree, filtered',
+    show: async (page) => {
+      await page.goto(`${DEV_APP}?tq=render-worker`);
+      await expect(page.locator('[data-testid="tree-row"][data-kind="Pod"]').first()).toBeVisible();
+    },
+  },
+  {
+    name: 'tree, nothing matches',
+    show: async (page) => {
+      await page.goto(`${DEV_APP}?tq=no-such-object`);
+      await expect(page.getByTestId('tree-empty')).toContainText('No resources match');
+    },
+  },
+  {
+    name: 'graph',
+    show: async (page) => {
+      await page.goto(`${DEV_APP}?view=graph`);
+      await expect(page.getByTestId('graph-box').first()).toBeVisible();
+    },
+  },
+  {
+    name: 'drawer',
+    show: async (page) => {
+      await page.goto(`${DEV_APP}?tk=Service`);
+      await page.getByRole('button', { name: 'tts-gateway' }).click();
+      await expect(page.getByTestId('live-yaml')).toBeVisible();
+    },
+  },
+  {
+    name: 'diff with monaco',
+    show: async (page) => {
+      await page.goto(DEV_APP);
+      await page.getByLabel('show unchanged objects').check();
+      const obj = page.locator('[data-testid="object-diff"][data-kind="Deployment"][data-name="render-worker"]');
+      await obj.getByRole('button', { name: 'side-by-side' }).click();
+      await expect(obj.getByTestId('monaco-diff').locator('.view-line').first()).toBeVisible();
+    },
+  },
+  {
+    name: 'not found',
+    show: async (page) => {
+      await page.goto('/no/such/page');
+      await expect(page.getByTestId('not-found')).toBeVisible();
+      await expect(page.getByRole('banner')).toBeVisible(); // inside the normal layout
+      await expect(page).toHaveTitle('Page not found — GitOps console');
+    },
+  },
+];
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  test.describe(`${colorScheme} mode`, () => {
+    test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE, colorScheme });
+
+    test(`sign-in (${colorScheme})`, async ({ browser }) => {
+      const anon = await browser.newContext({
+        baseURL: process.env.E2E_BASE_URL,
+        storageState: { cookies: [], origins: [] },
+        colorScheme,
+      });
+      try {
+        const page = await anon.newPage();
+        await page.goto('/signin');
+        await expect(page.getByLabel('User name')).toBeVisible();
+        await expect(page).toHaveTitle('Sign in — GitOps console');
+        const found = await audit(page, `sign-in (${colorScheme})`);
+        expect(found, found.join('\n')).toEqual([]);
+      } finally {
+        await anon.close();
+      }
+    });
+
+    for (const s of STATES) {
+      test(`${s.name} (${colorScheme})`, async ({ page }) => {
+        await s.show(page);
+        const found = await audit(page, `${s.name} (${colorScheme})`);
+        expect(found, found.join('\n')).toEqual([]);
+      });
+    }
+  });
+}
+
+test.describe('narrow window', () => {
+  test.use({
+    baseURL: process.env.E2E_BASE_URL,
+    storageState: process.env.E2E_STORAGE,
+    viewport: { width: 800, height: 900 },
+  });
+
+  test('no sideways scroll at 800 px on the overview and the app page', async ({ page }) => {
+    for (const path of ['/', DEV_APP]) {
+      await page.goto(path);
+      await expect(page.getByTestId(path === '/' ? 'app-card' : 'tree-row').first()).toBeVisible();
+      const { scroll, client } = await page.evaluate(() => ({
+        scroll: document.documentElement.scrollWidth,
+        client: document.documentElement.clientWidth,
+      }));
+      expect(scroll, `${path} scrolls sideways`).toBeLessThanOrEqual(client);
+    }
+  });
+});

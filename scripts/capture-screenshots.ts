@@ -1,0 +1,43 @@
+// The README's screenshots of the overview and the app page, in light and dark mode, from the real
+// sandbox (reused when it runs) through the built SPA and the BFF, signed in as admin:
+//   npx vite build && npx tsx scripts/capture-screenshots.ts
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { REPO_ROOT, startSandbox } from '../sandbox/sandbox.ts';
+import { CHROMIUM_ARGS, spawnBff } from '../test/support/bff-process.ts';
+
+const PAGES = [
+  { name: 'overview', path: '/', ready: '[data-testid="app-card"]' },
+  {
+    name: 'app-page',
+    path: '/apps/nonprod/flux-system/kustomization/digital-human-dev',
+    ready: '[data-testid="tree-row"]',
+  },
+];
+
+await startSandbox({ reuse: true });
+const bff = await spawnBff('console-screenshots');
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+try {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    const ctx = await browser.newContext({
+      baseURL: bff.base,
+      storageState: bff.storageState,
+      colorScheme,
+      viewport: { width: 1280, height: 900 },
+    });
+    const page = await ctx.newPage();
+    for (const p of PAGES) {
+      await page.goto(p.path);
+      await page.locator(p.ready).first().waitFor();
+      await page.waitForTimeout(1500); // the live stream's first update and the lazy panels
+      const file = join(REPO_ROOT, 'docs', `${p.name}-${colorScheme}.png`);
+      await page.screenshot({ path: file });
+      console.log(file);
+    }
+    await ctx.close();
+  }
+} finally {
+  await browser.close();
+  await bff.stop();
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { durationText, evidenceText } from './evidence-text.ts';
+
+const object = 'nonprod/apps/Deployment/dev/tts-gateway';
+const fields = [{ path: 'spec.replicas', from: 1, to: 3 }];
+
+describe('evidenceText', () => {
+  it('a drift episode: who and what when detected; start, end and duration when it ends', () => {
+    expect(
+      evidenceText({ type: 'drift.detected', data: { object, kind: 'person', managers: ['kubectl-scale'], fields } }),
+    ).toBe('kubectl-scale: Deployment dev/tts-gateway spec.replicas 1 → 3');
+    expect(
+      evidenceText(
+        {
+          type: 'drift.reverted',
+          data: {
+            object,
+            kind: 'person',
+            managers: ['kubectl-scale'],
+            fields,
+            startedAt: '2026-12-01T23:08:12Z',
+            endedAt: '2026-12-01T23:08:27.400Z',
+            durationMs: 15_400,
+            writes: 3,
+          },
+        },
+        'UTC',
+      ),
+    ).toBe('kubectl-scale: Deployment dev/tts-gateway spec.replicas · 23:08:12 UTC → 23:08:27 UTC (15 s), 3 writes');
+    expect(
+      evidenceText({
+        type: 'drift.detected',
+        data: {
+          object: 'nonprod/core/Service/dev/tts',
+          kind: 'conflict',
+          managers: ['cloud-lb-controller'],
+          fields: [],
+        },
+      }),
+    ).toBe('conflict with cloud-lb-controller: Service dev/tts');
+  });
+
+  it('other records: the revision', () => {
+    expect(evidenceText({ type: 'app.revision-observed', data: { revision: 'main@sha1:3f2a1c9e11' } })).toBe('3f2a1c9');
+    expect(evidenceText({ type: 'console.started', data: {} })).toBe('');
+  });
+
+  it.each([
+    [15_400, '15 s'],
+    [65_000, '1 min 5 s'],
+    [120_000, '2 min'],
+    [7_380_000, '2 h 3 min'],
+  ])('durationText(%d) = %s', (ms, want) => expect(durationText(ms)).toBe(want));
+});

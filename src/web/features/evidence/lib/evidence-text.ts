@@ -1,0 +1,51 @@
+// One line of what an evidence record says, for the app's evidence panel (pure, unit-tested).
+import { z } from 'zod';
+import { shortRevision } from '../../../../domain/app.ts';
+import { formatLocalTime } from '../../../components/time.tsx';
+import { fieldsText } from '../../../lib/drift-text.ts';
+
+const Field = z.object({ path: z.string(), from: z.unknown().optional(), to: z.unknown().optional() });
+const DriftData = z.object({
+  kind: z.enum(['person', 'conflict']).optional(),
+  managers: z.array(z.string()).default([]),
+  fields: z.array(Field).default([]),
+  startedAt: z.string().optional(),
+  endedAt: z.string().optional(),
+  durationMs: z.number().optional(),
+  writes: z.number().optional(),
+  object: z.string().optional(),
+});
+
+/** "1 min 5 s", "15 s", "2 h 3 min" */
+export function durationText(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+  return `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
+}
+
+/** The object of a record ("nonprod/apps/Deployment/dev/tts-gateway") as "Deployment dev/tts-gateway". */
+const objectText = (id: string | undefined) => {
+  const [, , kind, ns, name] = (id ?? '').split('/');
+  return kind && name ? `${kind} ${ns && ns !== '_' ? `${ns}/` : ''}${name}` : '';
+};
+
+/** `timeZone`: the user's unless given (tests) */
+export function evidenceText(e: { type: string; data: Record<string, unknown> }, timeZone?: string): string {
+  const clock = (iso: string) => formatLocalTime(iso, timeZone);
+  if (e.type === 'drift.detected' || e.type === 'drift.reverted' || e.type === 'drift.adopted') {
+    const d = DriftData.safeParse(e.data);
+    if (!d.success) return '';
+    const v = d.data;
+    const who = `${v.kind === 'conflict' ? 'conflict with ' : ''}${v.managers.join(', ')}`;
+    const what = `${objectText(v.object)} ${fieldsText(v.fields, e.type === 'drift.detected')}`.trim();
+    if (e.type === 'drift.detected') return `${who}: ${what}`;
+    const span =
+      v.startedAt && v.endedAt
+        ? `${clock(v.startedAt)} → ${clock(v.endedAt)}${v.durationMs !== undefined ? ` (${durationText(v.durationMs)})` : ''}`
+        : '';
+    const writes = v.writes && v.writes > 1 ? `, ${v.writes} writes` : '';
+    return `${who}: ${what} · ${span}${writes}`;
+  }
+  return typeof e.data.revision === 'string' ? shortRevision(e.data.revision) : '';
+}
