@@ -4,6 +4,7 @@
 // anywhere; SPA features never import each other (shared code lives in
 // src/web/components or src/web/lib).
 import { readdirSync } from 'node:fs';
+import { URL } from 'node:url';
 import js from '@eslint/js';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import reactHooks from 'eslint-plugin-react-hooks';

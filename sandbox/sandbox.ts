@@ -32,6 +32,7 @@ import {
   type SandboxState,
 } from './state.ts';
 
+// the shared basics, for callers that know the sandbox by this module
 export {
   ASSETS_DIR,
   BIN_DIR,
@@ -44,9 +45,8 @@ export {
   kubectl,
   mustState,
   readState,
-  type ClusterState,
-  type SandboxState,
-};
+} from './state.ts';
+export type { ClusterState, SandboxState } from './state.ts';
 
 /** Default topology: two independent clusters, each with its own control plane and Flux. */
 export const DEFAULT_CLUSTERS: Record<string, string[]> = {

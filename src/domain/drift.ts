@@ -69,14 +69,46 @@ function sameTree(a: unknown, b: unknown): boolean {
   return true;
 }
 
-/** Whether a GitOps controller's (non-status) managedFields entry lost fields or disappeared. */
-function controllerLost(prev: Obj, next: Obj, isController: (m: string) => boolean): boolean {
-  const after = new Map(entries(next).map((e) => [entryKey(e), e]));
-  return entries(prev).some((e) => {
-    if (!e.manager || !isController(e.manager) || e.subresource === 'status') return false;
-    const now = after.get(entryKey(e));
-    return !now || !sameTree(e.fieldsV1, now.fieldsV1);
-  });
+const rawEntries = (o: Obj): unknown[] => {
+  const mf = (o.metadata as { managedFields?: unknown } | undefined)?.managedFields;
+  return Array.isArray(mf) ? mf : [];
+};
+const sameEntry = (a: Entry, b: Entry) =>
+  a.manager === b.manager && a.operation === b.operation && (a.subresource ?? '') === (b.subresource ?? '');
+const findEntry = (list: unknown[], e: Entry): Entry | undefined => {
+  for (const x of list) if (x && typeof x === 'object' && sameEntry(x as Entry, e)) return x as Entry;
+  return undefined;
+};
+
+/**
+ * Whether `next` can hold drift that `prev` did not, from managedFields alone: a non-controller,
+ * non-status entry is new or refreshed (time or fields), and — unless its manager is a person's tool —
+ * a GitOps controller's entry lost fields (another controller can only take a field Git declares from the
+ * controller: a changed value belongs to its writer alone). Most updates (status writes, the controller's
+ * own applies, an agent's annotation) end here, before both versions are flattened.
+ */
+function mayDrift(prev: Obj, next: Obj, isController: (m: string) => boolean): boolean {
+  const before = rawEntries(prev);
+  const after = rawEntries(next);
+  let refreshed = false;
+  let interactive = false;
+  for (const x of after) {
+    const e = x as Entry;
+    if (!e || typeof e !== 'object' || !e.manager || isController(e.manager) || e.subresource === 'status') continue;
+    const old = findEntry(before, e);
+    if (old && old.time === e.time && sameTree(old.fieldsV1, e.fieldsV1)) continue;
+    refreshed = true;
+    if (isInteractiveManager(e.manager)) interactive = true;
+  }
+  if (!refreshed) return false;
+  if (interactive) return true;
+  for (const x of before) {
+    const e = x as Entry;
+    if (!e || typeof e !== 'object' || !e.manager || !isController(e.manager) || e.subresource === 'status') continue;
+    const now = findEntry(after, e);
+    if (!now || !sameTree(e.fieldsV1, now.fieldsV1)) return true;
+  }
+  return false;
 }
 
 /** The value at a path: the leaf, or the subtree's leaves when the path names a map or list item. */
@@ -120,21 +152,8 @@ export function driftWrites(
   const isController = (m: string) => controllerManagers.includes(m) || isGitOpsControllerManager(m);
   const isWriter = (e: { manager?: string; subresource?: string | undefined }) =>
     !!e.manager && !isController(e.manager) && e.subresource !== 'status';
-  const writers = entries(next).filter(isWriter);
-  if (!writers.length) return [];
-  if (!knownPaths.size) {
-    const before = new Map(entries(prev).map((e) => [entryKey(e), e]));
-    const refreshed = writers.filter((e) => {
-      const old = before.get(entryKey(e));
-      return !old || old.time !== e.time || !sameTree(old.fieldsV1, e.fieldsV1);
-    });
-    if (!refreshed.length) return [];
-    // Another controller can only have taken a field Git declares if the GitOps controller lost one: a
-    // changed value belongs to its writer alone. Most updates (an agent's annotation, a sidecar's label)
-    // end here, before both versions are flattened.
-    if (!refreshed.some((e) => isInteractiveManager(e.manager)) && !controllerLost(prev, next, isController))
-      return [];
-  }
+  // Every update of every managed object comes here: the pre-checks walk managedFields without allocating.
+  if (!knownPaths.size && !mayDrift(prev, next, isController)) return [];
   const flatPrev = flattenObject(prev);
   const flatNext = flattenObject(next);
   const changed = changedLeaves(flatPrev, flatNext);

@@ -210,9 +210,15 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
     // refused by the cluster, not by the console's role check (devon's console role allows reconciling)
     expect(r.body).toMatchObject({ error: { code: 'Forbidden', message: expect.stringContaining('cannot annotate') } });
     expect(annotation()).toBe(before);
+    // the intent was recorded before acting (evidence fails closed), and its outcome says it failed
     const ev = await as(con.admin, con.url, '/api/evidence?type=app.reconcile-requested&limit=100');
     expect(ev.status).toBe(200);
-    expect((ev.body as { events: EvidenceEvent[] }).events.filter((e) => e.actor === 'devon')).toEqual([]);
+    const intents = (ev.body as { events: EvidenceEvent[] }).events.filter((e) => e.actor === 'devon');
+    expect(intents).toHaveLength(1);
+    const failed = await as(con.admin, con.url, '/api/evidence?type=action.failed&limit=100');
+    expect((failed.body as { events: EvidenceEvent[] }).events.filter((e) => e.actor === 'devon')).toMatchObject([
+      { app: DEV, data: { action: 'app.reconcile-requested', intentSeq: intents[0]?.seq } },
+    ]);
     // the cluster's refusal is a denial like any other: recorded
     const denied = await as(con.admin, con.url, '/api/evidence?type=access.denied&limit=100');
     expect((denied.body as { events: EvidenceEvent[] }).events.find((e) => e.actor === 'devon')).toMatchObject({

@@ -136,7 +136,9 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
     if (!obj) return;
     // most events are of objects no app manages (pods, replica sets): answer those without building keys
     const app = next ? this.appOf(cluster, next as Obj) : undefined;
-    if (!app && !this.open.size) return;
+    // an episode is only ever opened on an object an app tracks (pods, replica sets… never are)
+    if (!app && (!this.open.size || !(trackersOf(obj as KubeObject).length || (prev && trackersOf(prev).length))))
+      return;
     const key = refId(refOf(cluster, obj));
     const ep = this.open.get(key);
     if (!next) {
