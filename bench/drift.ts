@@ -1,12 +1,11 @@
 // Drift benchmark (issue 12): what live drift detection costs the BFF. 20,000 objects an app manages
 // (ConfigMaps applied by kustomize-controller's field manager, tracked by the Flux labels of a suspended
 // Kustomization) and 200 object updates per second:
-//   - the rest (about 200 - 2N per second): routine writes by another manager to a field Git does not declare (an agent's heartbeat
-//     annotation): the detector's most expensive "no drift" path (a refreshed non-controller entry, so
-//     both versions are flattened and compared);
 //   - N/s hand edits (kubectl-edit) of a field Git declares: each opens a drift episode (drift.detected);
 //   - N/s re-applies by kustomize-controller of the objects edited a second before: each episode ends
 //     (drift.reverted);
+//   - the rest, 200 - 2N/s: an agent writing an annotation Git does not declare — the detector's most
+//     expensive "no drift" path (a refreshed entry of a manager other than the controller);
 // with N = 1 and then N = 10 (BENCH_DRIFT_EPISODES), each phase measured over its own window.
 // Two BFFs watch the same clusters during the same run, one with detection off (CONSOLE_DRIFT_DETECTION=off);
 // their CPU (utime + stime from /proc/<pid>/stat) over the same window gives the added cost.

@@ -217,7 +217,6 @@ export function renderFrom(input: RenderInput, tools: RenderTools): Promise<Rend
   return renderArgo(input.repoURL, input.revision, input.path, input.namespace, tools, input.helm);
 }
 
-/** The app's desired state as its controller renders it. Throws RenderError (never returns an empty guess). */
 /** The labels kustomize-controller sets on every object it applies (its inventory's tracking labels). */
 export function withFluxOwnerLabels(o: Obj, app: Pick<App, 'name' | 'namespace'>): Obj {
   const md = (o.metadata ?? {}) as { labels?: Record<string, string> };
@@ -234,6 +233,7 @@ export function withFluxOwnerLabels(o: Obj, app: Pick<App, 'name' | 'namespace'>
   };
 }
 
+/** The app's desired state as its controller renders it. Throws RenderError (never returns an empty guess). */
 export async function renderDesired(
   app: App,
   deps: Pick<DiffDeps, 'appObject' | 'sourceObject' | 'configMap' | 'tools'>,
