@@ -69,6 +69,11 @@ function sameTree(a: unknown, b: unknown): boolean {
   return true;
 }
 
+/** A GitOps controller's manager: the app's own, or any controller's (their applies are never drift) */
+function isControllerOf(manager: string, controllerManagers: readonly string[]): boolean {
+  return controllerManagers.includes(manager) || isGitOpsControllerManager(manager);
+}
+
 const rawEntries = (o: Obj): unknown[] => {
   const mf = (o.metadata as { managedFields?: unknown } | undefined)?.managedFields;
   return Array.isArray(mf) ? mf : [];
@@ -87,14 +92,15 @@ const findEntry = (list: unknown[], e: Entry): Entry | undefined => {
  * controller: a changed value belongs to its writer alone). Most updates (status writes, the controller's
  * own applies, an agent's annotation) end here, before both versions are flattened.
  */
-function mayDrift(prev: Obj, next: Obj, isController: (m: string) => boolean): boolean {
+function mayDrift(prev: Obj, next: Obj, controllerManagers: readonly string[]): boolean {
   const before = rawEntries(prev);
   const after = rawEntries(next);
   let refreshed = false;
   let interactive = false;
   for (const x of after) {
     const e = x as Entry;
-    if (!e || typeof e !== 'object' || !e.manager || isController(e.manager) || e.subresource === 'status') continue;
+    if (!e || typeof e !== 'object' || !e.manager || isControllerOf(e.manager, controllerManagers)) continue;
+    if (e.subresource === 'status') continue;
     const old = findEntry(before, e);
     if (old && old.time === e.time && sameTree(old.fieldsV1, e.fieldsV1)) continue;
     refreshed = true;
@@ -104,7 +110,8 @@ function mayDrift(prev: Obj, next: Obj, isController: (m: string) => boolean): b
   if (interactive) return true;
   for (const x of before) {
     const e = x as Entry;
-    if (!e || typeof e !== 'object' || !e.manager || !isController(e.manager) || e.subresource === 'status') continue;
+    if (!e || typeof e !== 'object' || !e.manager || !isControllerOf(e.manager, controllerManagers)) continue;
+    if (e.subresource === 'status') continue;
     const now = findEntry(after, e);
     if (!now || !sameTree(e.fieldsV1, now.fieldsV1)) return true;
   }
@@ -149,11 +156,11 @@ export function driftWrites(
 ): DriftWrite[] {
   if (!prev) return [];
   const knownPaths = new Set(known);
-  const isController = (m: string) => controllerManagers.includes(m) || isGitOpsControllerManager(m);
+  // Every update of every managed object comes here: the pre-checks walk managedFields without allocating.
+  if (!knownPaths.size && !mayDrift(prev, next, controllerManagers)) return [];
+  const isController = (m: string) => isControllerOf(m, controllerManagers);
   const isWriter = (e: { manager?: string; subresource?: string | undefined }) =>
     !!e.manager && !isController(e.manager) && e.subresource !== 'status';
-  // Every update of every managed object comes here: the pre-checks walk managedFields without allocating.
-  if (!knownPaths.size && !mayDrift(prev, next, isController)) return [];
   const flatPrev = flattenObject(prev);
   const flatNext = flattenObject(next);
   const changed = changedLeaves(flatPrev, flatNext);
