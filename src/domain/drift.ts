@@ -69,6 +69,8 @@ function sameTree(a: unknown, b: unknown): boolean {
   return true;
 }
 
+const NO_PATHS: ReadonlySet<string> = new Set();
+
 /** A GitOps controller's manager: the app's own, or any controller's (their applies are never drift) */
 function isControllerOf(manager: string, controllerManagers: readonly string[]): boolean {
   return controllerManagers.includes(manager) || isGitOpsControllerManager(manager);
@@ -155,7 +157,7 @@ export function driftWrites(
   known: Iterable<string> = [],
 ): DriftWrite[] {
   if (!prev) return [];
-  const knownPaths = new Set(known);
+  const knownPaths: ReadonlySet<string> = Array.isArray(known) && !known.length ? NO_PATHS : new Set(known);
   // Every update of every managed object comes here: the pre-checks walk managedFields without allocating.
   if (!knownPaths.size && !mayDrift(prev, next, controllerManagers)) return [];
   const isController = (m: string) => isControllerOf(m, controllerManagers);

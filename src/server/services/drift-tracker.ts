@@ -16,7 +16,7 @@ import {
   type ObjectDrift,
 } from '../../domain/drift.ts';
 import { controllerManagersOf, isGitOpsControllerManager } from '../../domain/field-managers.ts';
-import { ownersByPath, ownersOfPath } from '../../domain/managed-fields.ts';
+import { ownersByPath, ownersOfPath, type OwnersByPath } from '../../domain/managed-fields.ts';
 import { refId } from '../../domain/refs.ts';
 import { lastManager, refOf } from '../../domain/tree.ts';
 import type { EvidenceRecorder } from '../evidence/recorder.ts';
@@ -48,6 +48,7 @@ export interface EndedDrift {
   endedAt: string;
 }
 
+const NO_PATHS: readonly string[] = Object.freeze([]);
 /** Objects whose Git fields are remembered after their episode (rememberOrphans) */
 const MAX_ORPHANED = 10_000;
 /** Ended episodes kept per app (the newest) */
@@ -139,8 +140,9 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
     // an episode is only ever opened on an object an app tracks (pods, replica sets… never are)
     if (!app && (!this.open.size || !(trackersOf(obj as KubeObject).length || (prev && trackersOf(prev).length))))
       return;
-    const key = refId(refOf(cluster, obj));
-    const ep = this.open.get(key);
+    // the object's id is built only when an episode or a remembered field could be its
+    let key = this.open.size || this.orphaned.size ? refId(refOf(cluster, obj)) : '';
+    const ep = key ? this.open.get(key) : undefined;
     if (!next) {
       if (ep) this.close(ep, key, 'deleted', obj);
       return;
@@ -150,7 +152,7 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
     const controller = app?.controller ?? this.controllerOf(appId);
     if (!controller) return;
     const mgrs = controllerManagersOf(controller);
-    const known = ep?.fields.map((f) => f.path) ?? this.orphaned.get(key) ?? [];
+    const known = ep?.fields.map((f) => f.path) ?? (key ? this.orphaned.get(key) : undefined) ?? NO_PATHS;
     const writes = driftWrites(prev as Obj | undefined, next as Obj, mgrs, known);
     if (writes.length) {
       if (ep) {
@@ -162,6 +164,7 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
         else if (reshaped) this.emit('changed', appId);
         else this.changedSoon(appId);
       } else {
+        key ||= refId(refOf(cluster, obj));
         this.start(key, app as App, cluster, next as Obj, prev as Obj, writes);
         this.emit('changed', appId);
       }
@@ -212,10 +215,9 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
    * by hand: the controller sees nothing to apply and leaves the field with them). Without this, a later
    * write by another controller to such a field could not be told from a field Git does not declare.
    */
-  private rememberOrphans(key: string, fields: DriftField[], obj: Obj): void {
+  private rememberOrphans(key: string, fields: DriftField[], owners: OwnersByPath): void {
     this.orphaned.delete(key);
     if (!fields.length) return;
-    const owners = ownersByPath(obj);
     const orphans = fields
       .filter((f) => f.from !== undefined)
       .filter((f) => !ownersOfPath(owners, f.path).some((o) => isGitOpsControllerManager(o.manager)))
@@ -302,7 +304,8 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
   private close(ep: Episode, key: string, how: 'reverted' | 'adopted' | 'deleted', obj: Obj): void {
     this.open.delete(key);
     this.byApp.get(ep.appId)?.delete(key);
-    this.rememberOrphans(key, how === 'deleted' ? [] : ep.fields, obj);
+    const owners = ownersByPath(obj);
+    this.rememberOrphans(key, how === 'deleted' ? [] : ep.fields, owners);
     clearTimeout(this.pendingChanged.get(ep.appId));
     this.pendingChanged.delete(ep.appId);
     const endedAt = this.now();
@@ -319,7 +322,10 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
     this.deps.recorder.observe({
       time: new Date(endedAt).toISOString(),
       type: how === 'adopted' ? 'drift.adopted' : 'drift.reverted',
-      actor: how === 'deleted' ? 'console' : endedBy(obj, ep.fields, controllerManagersOf(app?.controller ?? 'flux')),
+      actor:
+        how === 'deleted'
+          ? 'console'
+          : endedBy(obj, owners, ep.fields, controllerManagersOf(app?.controller ?? 'flux')),
       app: ep.appId,
       cluster: ep.ref.cluster,
       env: app?.env ?? null,
@@ -369,8 +375,7 @@ function mergeFields(have: DriftField[], writes: DriftWrite[], secret: boolean):
  * Who ended an episode: the controller when it owns a drifted field again (its apply took it back), else the
  * newest writer of the object (someone removed the hand-made fields), else `unknown`.
  */
-function endedBy(o: Obj, fields: DriftField[], controller: readonly string[]): string {
-  const owners = ownersByPath(o);
+function endedBy(o: Obj, owners: OwnersByPath, fields: DriftField[], controller: readonly string[]): string {
   const mine = fields
     .flatMap((f) => ownersOfPath(owners, f.path))
     .find((w) => controller.includes(w.manager) || isGitOpsControllerManager(w.manager));
