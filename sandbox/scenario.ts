@@ -363,6 +363,33 @@ export async function simulateArgoSync(cluster: string, app: string, st = mustSt
   }
 }
 
+/**
+ * SIMULATION of one pass of Argo CD's application controller over an Application, honouring its sync policy
+ * the way Argo CD does: no `automated` (or Argo CD 3.x's `automated.enabled: false`) → no automatic sync;
+ * automated → sync when Git moved past the synced revision; with `selfHeal` also when only the live state
+ * drifted (the sandbox re-applies: a server-side apply of the same render reverts hand edits).
+ * Returns what it did.
+ */
+export async function argoControllerPass(
+  cluster: string,
+  app: string,
+  st = mustState(),
+): Promise<'paused' | 'synced' | 'self-healed' | 'in-sync'> {
+  const o = getJson(cluster, ['-n', 'argocd', 'get', 'application', app]);
+  const sp = ((o.spec as Json).syncPolicy ?? {}) as { automated?: { enabled?: boolean; selfHeal?: boolean } | null };
+  if (!sp.automated || sp.automated.enabled === false) return 'paused';
+  const synced = ((o.status as Json | undefined)?.sync as { revision?: string } | undefined)?.revision;
+  if (synced !== repoHead(st)) {
+    await simulateArgoSync(cluster, app, st);
+    return 'synced';
+  }
+  if (sp.automated.selfHeal) {
+    await simulateArgoSync(cluster, app, st);
+    return 'self-healed';
+  }
+  return 'in-sync';
+}
+
 /** After `up`: every Kustomization Ready at HEAD, Argo apps synced, the cloud-controller annotation written. */
 export async function waitForAllReady(st: SandboxState): Promise<void> {
   const head = repoHead(st);

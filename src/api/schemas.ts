@@ -56,6 +56,15 @@ export const AppDriftSchema = z.object({
   ),
 });
 
+/** What the app object says of its freeze (annotations): shown on every page that shows the app. */
+export const AppFreezeSchema = z.object({
+  id: z.string(),
+  by: z.string(),
+  reason: z.string(),
+  until: z.string(),
+  incident: z.string().optional(),
+});
+
 export const AppSchema = z.object({
   id: z.string(),
   cluster: z.string(),
@@ -92,6 +101,8 @@ export const AppSchema = z.object({
   updatedAt: z.string().optional(),
   /** open drift episodes seen from managedFields (fast signal; the diff is the precise view) */
   drift: AppDriftSchema.optional(),
+  /** set while the app is frozen (from its object's annotations) */
+  freeze: AppFreezeSchema.optional(),
 });
 export type AppDto = z.infer<typeof AppSchema>;
 
@@ -154,18 +165,53 @@ export const EvidenceEventSchema = z.object({
   prevHash: z.string(),
   hash: z.string(),
 });
-export const EvidenceResponse = z.object({ events: z.array(EvidenceEventSchema) });
-export const EvidenceQuerySchema = z.object({
+/** `nextCursor`: pass it as `before` for the next (older) page; null at the end */
+export const EvidenceResponse = z.object({
+  events: z.array(EvidenceEventSchema),
+  nextCursor: z.number().nullable().default(null),
+});
+const isoTime = z
+  .string()
+  .max(40)
+  .refine((s) => !Number.isNaN(Date.parse(s)), 'not a date and time')
+  .transform((s) => new Date(s).toISOString());
+/** the evidence browser's and the export's filters: one type or several (`type=a&type=b` or `type=a,b`) */
+export const EvidenceFilterSchema = z.object({
   app: z.string().max(600).optional(),
   cluster: z.string().max(253).optional(),
-  type: z.enum(EVIDENCE_TYPES).optional(),
+  env: z.string().max(253).optional(),
+  actor: z.string().max(600).optional(),
+  type: z
+    .preprocess(
+      (v) => (typeof v === 'string' ? v.split(',').filter(Boolean) : v),
+      z.array(z.enum(EVIDENCE_TYPES)).max(EVIDENCE_TYPES.length),
+    )
+    .optional(),
+  from: isoTime.optional(),
+  to: isoTime.optional(),
+  /** case-insensitive text search over actor, type, app and data */
+  q: z.string().max(200).optional(),
+});
+export type EvidenceFilter = z.infer<typeof EvidenceFilterSchema>;
+export const EvidenceQuerySchema = EvidenceFilterSchema.extend({
   before: z.coerce.number().int().positive().optional(),
   limit: z.coerce.number().int().min(1).max(1000).optional(),
 });
+export const EvidenceExportQuery = EvidenceFilterSchema.extend({ format: z.enum(['jsonl', 'csv']).default('jsonl') });
 export const VerifyResponse = z.union([
-  z.object({ ok: z.literal(true), count: z.number(), head: z.string() }),
-  z.object({ ok: z.literal(false), count: z.number(), brokenAt: z.number(), reason: z.string() }),
+  z.object({ ok: z.literal(true), count: z.number(), head: z.string(), checkpoints: z.number().optional() }),
+  z.object({
+    ok: z.literal(false),
+    count: z.number(),
+    brokenAt: z.number(),
+    reason: z.string(),
+    checkpoint: z.object({ seq: z.number(), time: z.string() }).optional(),
+  }),
 ]);
+export type VerifyResponse = z.infer<typeof VerifyResponse>;
+export const EvidenceCheckpointsResponse = z.object({
+  checkpoints: z.array(z.object({ seq: z.number(), hash: z.string(), time: z.string(), signature: z.string() })),
+});
 
 /** Server-sent events on /api/stream */
 export const StreamMessage = z.discriminatedUnion('type', [
@@ -524,3 +570,100 @@ export const PruneDecisionBody = z.object({
   confirmation: z.string().max(500).optional(),
 });
 export type PruneDecisionBody = z.infer<typeof PruneDecisionBody>;
+
+// ---- incident freezes (issue 11) ------------------------------------------------------------------------
+
+export const FreezeCreateBody = z.object({
+  cluster: z.string().min(1, 'name the cluster'),
+  env: z.string().min(1).optional(),
+  app: z.string().min(1).optional(),
+  // the domain names a missing reason, an expiry in the past or over the cap (freezeRequestErrors)
+  reason: z.string().max(2000).default(''),
+  incident: z.string().max(2000).optional(),
+  minutes: z.number().optional(),
+});
+export const FreezeExtendBody = z.object({ minutes: z.number(), reason: z.string().max(2000).default('') });
+export const FreezeEndBody = z.object({
+  decisions: z
+    .array(z.object({ change: z.string().min(1), action: z.enum(['write-back', 'git-wins']) }))
+    .max(1000)
+    .default([]),
+});
+export const FreezeParams = z.object({ id: z.string().regex(/^frz-[0-9a-f]{8}$/, 'not a freeze id') });
+export const FreezesQuery = z.object({
+  active: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((v) => v === 'true'),
+});
+
+const FreezeTargetSchema = z.object({
+  appId: z.string(),
+  kind: z.enum(APP_KINDS),
+  namespace: z.string(),
+  name: z.string(),
+  controller: z.enum(CONTROLLERS),
+  env: z.string(),
+  applied: z.boolean(),
+  prior: z.unknown(),
+  interference: z.object({ state: z.string(), at: z.string(), message: z.string() }).optional(),
+  restored: z.object({ at: z.string(), ok: z.boolean(), detail: z.string().optional() }).optional(),
+});
+
+export const FreezeSchema = z.object({
+  id: z.string(),
+  cluster: z.string(),
+  env: z.string().nullable(),
+  app: z.string().nullable(),
+  status: z.enum(['active', 'ending', 'ended', 'failed']),
+  active: z.boolean(),
+  reason: z.string(),
+  incident: z.string().nullable(),
+  createdBy: z.string(),
+  createdAt: z.string(),
+  startedAt: z.string(),
+  expiresAt: z.string(),
+  endedAt: z.string().nullable(),
+  endedBy: z.string().nullable(),
+  endReason: z.string().nullable(),
+  targets: z.array(FreezeTargetSchema),
+  extensions: z.array(
+    z.object({ at: z.string(), by: z.string(), reason: z.string(), from: z.string(), to: z.string() }),
+  ),
+  decisions: z.array(z.object({ change: z.string(), action: z.enum(['write-back', 'git-wins']) })).optional(),
+  writeBack: z
+    .array(
+      z.object({
+        appId: z.string(),
+        branch: z.string(),
+        commit: z.string().nullable(),
+        pullRequest: z.object({ number: z.number(), url: z.string() }).optional(),
+        placements: z.array(z.unknown()),
+        error: z.string().optional(),
+      }),
+    )
+    .optional(),
+  /** whether the asking user may extend / end it */
+  canEnd: z.boolean(),
+});
+export type FreezeDto = z.infer<typeof FreezeSchema>;
+export const FreezeResponse = z.object({ freeze: FreezeSchema });
+export const FreezesResponse = z.object({ freezes: z.array(FreezeSchema) });
+
+export const LiveChangeSchema = z.object({
+  id: z.string(),
+  appId: z.string(),
+  ref: ObjectRefSchema,
+  path: z.string(),
+  git: z.unknown(),
+  live: z.unknown(),
+  manager: z.string(),
+  operation: z.string(),
+  time: z.string(),
+});
+export type LiveChangeDto = z.infer<typeof LiveChangeSchema>;
+export const FreezeChangesResponse = z.object({
+  changes: z.array(LiveChangeSchema),
+  /** apps whose diff could not be computed: their changes are unknown, never "none" */
+  unknown: z.array(z.object({ appId: z.string(), reason: z.string() })),
+});

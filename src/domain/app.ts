@@ -62,6 +62,8 @@ export interface App {
   updatedAt?: string;
   /** open drift episodes seen from managedFields (fast signal; the diff is the precise view) */
   drift?: AppDrift;
+  /** set while an incident freeze holds the app (read from its object's annotations, see freeze.ts) */
+  freeze?: { id: string; by: string; reason: string; until: string; incident?: string };
 }
 
 export function appId(cluster: string, namespace: string, kind: string, name: string): string {

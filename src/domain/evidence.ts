@@ -14,6 +14,12 @@ export const EVIDENCE_TYPES = [
   'app.reconcile-requested',
   'freeze.started',
   'freeze.ended',
+  'freeze.extended',
+  'freeze.expired',
+  'freeze.write-back',
+  'freeze.restored',
+  // a frozen app object changed out of band: resumed directly, its freeze annotations dropped, deleted
+  'freeze.interfered',
   'prune.requested',
   'prune.approved',
   'prune.executed',
@@ -81,7 +87,15 @@ export function chainText(e: Omit<EvidenceEvent, 'hash'>): string {
 }
 
 export type VerifyResult =
-  { ok: true; count: number; head: string } | { ok: false; count: number; brokenAt: number; reason: string };
+  | { ok: true; count: number; head: string; /** signed checkpoints checked */ checkpoints?: number }
+  | {
+      ok: false;
+      count: number;
+      brokenAt: number;
+      reason: string;
+      /** the first signed checkpoint that no longer matches the store */
+      checkpoint?: { seq: number; time: string };
+    };
 
 /** Walks events in seq order and reports the first broken link. */
 export function verifyChain(

@@ -16,6 +16,7 @@ import { appRoutes } from './routes/apps.ts';
 import { authRoutes } from './routes/auth.ts';
 import { diffRoutes } from './routes/diff.ts';
 import { pruneRoutes } from './routes/prune.ts';
+import { freezeRoutes } from './routes/freezes.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { treeRoutes } from './routes/tree.ts';
@@ -104,6 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(treeRoutes, deps);
     await api.register(diffRoutes, deps);
     await api.register(pruneRoutes, deps);
+    await api.register(freezeRoutes, deps);
     api.all('/api/*', { config: { access: { public: true } } }, async (_req, rep) =>
       sendError(rep, 404, 'NotFound', 'no such API route'),
     );

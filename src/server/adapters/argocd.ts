@@ -1,7 +1,7 @@
 // Argo CD adapter: Application (+ ApplicationSet ownership, AppProject) → App.
 import { appId, HEALTH_STATES, type App, type HealthStatus, type SyncStatus } from '../../domain/app.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
-import { asObj, conditionsOf, envOf, str, type Obj } from './common.ts';
+import { asObj, conditionsOf, envOf, freezeOf, str, type Obj } from './common.ts';
 
 const SIMULATED_ANNOTATION = 'gitops-console.dev/simulated';
 
@@ -90,6 +90,7 @@ export function applicationToApp(cluster: string, obj: unknown, envLabel: string
     project: str(spec.project),
     ...(str(annotations[SIMULATED_ANNOTATION]) ? { simulated: str(annotations[SIMULATED_ANNOTATION]) } : {}),
     warnings,
+    ...(freezeOf(md) ? { freeze: freezeOf(md) } : {}),
     generation: typeof md.generation === 'number' ? md.generation : undefined,
   };
 }

@@ -1,4 +1,5 @@
-import type { Condition } from '../../domain/app.ts';
+import type { App, Condition } from '../../domain/app.ts';
+import { FREEZE_ANNOTATIONS } from '../../domain/freeze.ts';
 
 export type Obj = Record<string, unknown>;
 
@@ -24,4 +25,19 @@ export function conditionsOf(o: Obj): Condition[] {
 export function envOf(metadata: Obj, label: string, fallbackNamespace: string | undefined, cluster: string): string {
   const labels = asObj(metadata.labels);
   return str(labels[label]) ?? fallbackNamespace ?? cluster;
+}
+
+/** The freeze an app object carries (the console's annotations), if any. */
+export function freezeOf(metadata: Obj): App['freeze'] | undefined {
+  const a = asObj(metadata.annotations);
+  const id = str(a[FREEZE_ANNOTATIONS.id]);
+  if (!id) return undefined;
+  const incident = str(a[FREEZE_ANNOTATIONS.incident]);
+  return {
+    id,
+    by: str(a[FREEZE_ANNOTATIONS.by]) ?? 'unknown',
+    reason: str(a[FREEZE_ANNOTATIONS.reason]) ?? '',
+    until: str(a[FREEZE_ANNOTATIONS.until]) ?? '',
+    ...(incident ? { incident } : {}),
+  };
 }

@@ -10,7 +10,7 @@ import {
 } from '../../domain/app.ts';
 import { assessHealth } from '../../domain/health.ts';
 import { parseFluxInventoryId, type ObjectRef } from '../../domain/refs.ts';
-import { asObj, conditionsOf, envOf, str, type Obj } from './common.ts';
+import { asObj, conditionsOf, envOf, freezeOf, str, type Obj } from './common.ts';
 
 export type SourceLookup = (kind: string, namespace: string, name: string) => Obj | undefined;
 
@@ -109,6 +109,7 @@ export function kustomizationToApp(cluster: string, obj: unknown, lookup: Source
     conditions: conds,
     inventory,
     warnings,
+    ...(freezeOf(md) ? { freeze: freezeOf(md) } : {}),
     generation: typeof md.generation === 'number' ? md.generation : undefined,
     observedGeneration: typeof status.observedGeneration === 'number' ? status.observedGeneration : undefined,
   };
@@ -163,6 +164,7 @@ export function helmReleaseToApp(cluster: string, obj: unknown, lookup: SourceLo
     conditions: conds,
     inventory: [],
     warnings,
+    ...(freezeOf(md) ? { freeze: freezeOf(md) } : {}),
     generation: typeof md.generation === 'number' ? md.generation : undefined,
     observedGeneration: typeof status.observedGeneration === 'number' ? status.observedGeneration : undefined,
   };

@@ -11,17 +11,31 @@ import {
   type EvidenceInput,
   type VerifyResult,
 } from '../../domain/evidence.ts';
+import type { Checkpoint } from '../evidence/signing.ts';
 
 export const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 
 export interface EvidenceQuery {
   app?: string;
   cluster?: string;
-  type?: string;
+  env?: string;
+  actor?: string;
+  /** one type, or any of several */
+  type?: string | string[];
+  /** ISO times, both inclusive */
+  from?: string;
+  to?: string;
+  /** case-insensitive substring of actor, type, app or data */
+  text?: string;
   afterSeq?: number;
   beforeSeq?: number;
   limit?: number;
+  /** by seq; newest first unless 'asc' (exports) */
+  order?: 'asc' | 'desc';
 }
+
+/** A signed statement of the chain head: `seq` had `hash` at `time` (evidence/signing.ts). */
+export type { Checkpoint };
 
 /** A unit of work inside the store's append transaction (fail closed: if it throws, nothing is written). */
 export type InTransaction<T> = (append: (e: EvidenceInput) => EvidenceEvent) => T | Promise<T>;
@@ -32,7 +46,11 @@ export interface EvidenceStore {
   list(q?: EvidenceQuery): Promise<EvidenceEvent[]>;
   /** the latest `data.revision` recorded per app for one event type */
   latestDataByApp(type: string, field: string): Promise<Map<string, string>>;
-  verify(): Promise<VerifyResult>;
+  /** the chain, and every signed checkpoint (its signature when `publicKey` is given, and its hash) */
+  verify(opts?: { publicKey?: string }): Promise<VerifyResult>;
+  /** signed checkpoints (optional: in-memory test stores have none); false when one for that seq exists */
+  addCheckpoint?(c: Checkpoint): Promise<boolean>;
+  checkpoints?(): Promise<Checkpoint[]>;
   close(): Promise<void>;
 }
 
@@ -124,6 +142,62 @@ export const MIGRATIONS: Migration[] = [
         updated_at TEXT NOT NULL,
         PRIMARY KEY (preview_id, position)
       )`,
+    ],
+  },
+  {
+    // incident freezes (freeze-store.ts): one row per freeze, and one claim per frozen app object — the
+    // primary key is what keeps two freezes (or two replicas) off the same app
+    id: 3,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS freezes (
+        id TEXT PRIMARY KEY,
+        cluster TEXT NOT NULL,
+        env TEXT,
+        app TEXT,
+        status TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        incident TEXT,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        ended_at TEXT,
+        ended_by TEXT,
+        end_reason TEXT,
+        doc TEXT NOT NULL
+      )`,
+      'CREATE INDEX IF NOT EXISTS freezes_status ON freezes (status, expires_at)',
+      `CREATE TABLE IF NOT EXISTS freeze_claims (
+        app TEXT PRIMARY KEY,
+        freeze_id TEXT NOT NULL REFERENCES freezes (id)
+      )`,
+    ],
+  },
+  {
+    // the evidence browser's filters stay fast at a million events (keyset paging by seq within each), and
+    // signed checkpoints of the chain head (evidence/checkpoints.ts): the signing key lives outside the database
+    id: 4,
+    sql: [
+      'CREATE INDEX IF NOT EXISTS evidence_env ON evidence (env, seq)',
+      'CREATE INDEX IF NOT EXISTS evidence_cluster ON evidence (cluster, seq)',
+      'CREATE INDEX IF NOT EXISTS evidence_actor ON evidence (actor, seq)',
+      'CREATE INDEX IF NOT EXISTS evidence_app_type ON evidence (app, type, seq)',
+      'CREATE INDEX IF NOT EXISTS evidence_time ON evidence (time)',
+      `CREATE TABLE IF NOT EXISTS evidence_checkpoints (
+        seq BIGINT PRIMARY KEY,
+        hash TEXT NOT NULL,
+        time TEXT NOT NULL,
+        signature TEXT NOT NULL
+      )`,
+    ],
+    sqlite: [
+      `CREATE TRIGGER IF NOT EXISTS evidence_checkpoints_no_update BEFORE UPDATE ON evidence_checkpoints BEGIN SELECT RAISE(ABORT, 'evidence checkpoints are append-only'); END`,
+      `CREATE TRIGGER IF NOT EXISTS evidence_checkpoints_no_delete BEFORE DELETE ON evidence_checkpoints BEGIN SELECT RAISE(ABORT, 'evidence checkpoints are append-only'); END`,
+    ],
+    postgres: [
+      `CREATE OR REPLACE FUNCTION evidence_checkpoints_append_only() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'evidence checkpoints are append-only'; END $$ LANGUAGE plpgsql`,
+      `DROP TRIGGER IF EXISTS evidence_checkpoints_no_change ON evidence_checkpoints`,
+      `CREATE TRIGGER evidence_checkpoints_no_change BEFORE UPDATE OR DELETE ON evidence_checkpoints FOR EACH ROW EXECUTE FUNCTION evidence_checkpoints_append_only()`,
     ],
   },
 ];

@@ -4,10 +4,9 @@
 // State changes are row transitions guarded by the current state (`UPDATE … WHERE status = 'approved'`):
 // whoever changes the row runs the prune, so concurrent approvals and several BFF replicas execute a
 // preview at most once. One decision per identity per preview (primary key issuer + subject).
-import type pg from 'pg';
-import type Database from 'better-sqlite3';
 import type { PRUNE_PREVIEW_STATUSES } from '../../api/schemas.ts';
 import type { EvidenceStore } from './evidence-store.ts';
+import { all, dialectOf, run, type Dialect, type Work } from './dialect.ts';
 
 export type PreviewStatus = (typeof PRUNE_PREVIEW_STATUSES)[number];
 
@@ -104,87 +103,6 @@ interface SqlJournal {
   updated_at: string;
 }
 
-/** One statement: `?` placeholders (numbered for PostgreSQL); `all` gives rows, `run` the changed-row count. */
-interface Step {
-  op: 'all' | 'run';
-  sql: string;
-  args: unknown[];
-}
-const all = (sql: string, args: unknown[] = []): Step => ({ op: 'all', sql, args });
-const run = (sql: string, args: unknown[] = []): Step => ({ op: 'run', sql, args });
-/**
- * A unit of work written once for both dialects: it yields statements and receives their results. SQLite
- * runs it synchronously inside one IMMEDIATE transaction (nothing else on the connection can interleave);
- * PostgreSQL in one transaction on one client.
- */
-type Work<T> = Generator<Step, T, unknown>;
-
-interface Dialect {
-  exec(s: Step): Promise<unknown>;
-  tx<T>(work: () => Work<T>): Promise<T>;
-  /** reads the preview row and holds it until the transaction ends (its other writers wait) */
-  lockPreview: string;
-}
-
-function sqliteDialect(db: Database.Database): Dialect {
-  const exec = (s: Step): unknown =>
-    s.op === 'all' ? db.prepare(s.sql).all(...s.args) : db.prepare(s.sql).run(...s.args).changes;
-  return {
-    async exec(s) {
-      return exec(s);
-    },
-    lockPreview: 'SELECT * FROM prune_previews WHERE id = ?',
-    async tx<T>(work: () => Work<T>): Promise<T> {
-      // BEGIN IMMEDIATE takes the write lock first: another process on the same file waits for the whole unit
-      return db
-        .transaction(() => {
-          const it = work();
-          let r = it.next();
-          while (!r.done) r = it.next(exec(r.value));
-          return r.value;
-        })
-        .immediate();
-    },
-  };
-}
-
-const numbered = (sql: string) => {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-};
-
-function postgresDialect(pool: pg.Pool): Dialect {
-  const exec = async (c: pg.Pool | pg.PoolClient, s: Step): Promise<unknown> => {
-    const r = await c.query(numbered(s.sql), s.args);
-    return s.op === 'all' ? r.rows : (r.rowCount ?? 0);
-  };
-  return {
-    exec: (s) => exec(pool, s),
-    lockPreview: 'SELECT * FROM prune_previews WHERE id = ? FOR UPDATE',
-    async tx<T>(work: () => Work<T>): Promise<T> {
-      const c = await pool.connect();
-      // a checked-out client whose server goes away emits 'error': the query in flight fails anyway
-      const onError = () => undefined;
-      c.on('error', onError);
-      try {
-        await c.query('BEGIN');
-        const it = work();
-        let r = it.next();
-        while (!r.done) r = it.next(await exec(c, r.value));
-        await c.query('COMMIT');
-        c.off('error', onError);
-        c.release();
-        return r.value;
-      } catch (e) {
-        await c.query('ROLLBACK').catch(() => undefined);
-        c.off('error', onError);
-        c.release(e instanceof Error ? e : new Error(String(e)));
-        throw e;
-      }
-    },
-  };
-}
-
 const toDecision = (r: SqlDecision): Decision => ({
   issuer: r.issuer,
   subject: r.subject,
@@ -241,9 +159,7 @@ export class PruneStore<Doc> {
   private readonly d: Dialect;
 
   constructor(store: EvidenceStore) {
-    // the evidence store's own connection (SQLite) or pool (PostgreSQL): one database, one migration list
-    if (store.kind === 'sqlite') this.d = sqliteDialect((store as unknown as { db: Database.Database }).db);
-    else this.d = postgresDialect((store as unknown as { pool: pg.Pool }).pool);
+    this.d = dialectOf(store);
   }
 
   async create(p: Omit<PreviewRow<Doc>, 'decisions' | 'executor' | 'updatedAt'>): Promise<void> {
@@ -296,7 +212,7 @@ export class PruneStore<Doc> {
    * and the identity must not have decided before; a rejection rejects, enough approvals approve.
    */
   async decide(id: string, d: Decision): Promise<DecideResult<Doc>> {
-    const lock = this.d.lockPreview;
+    const lock = `SELECT * FROM prune_previews WHERE id = ?${this.d.forUpdate}`;
     return this.d.tx(function* (): Work<DecideResult<Doc>> {
       const row = ((yield all(lock, [id])) as SqlPreview[])[0];
       if (!row) return { ok: false, reason: 'not-found' };

@@ -1,0 +1,323 @@
+// Incident freezes against the real sandbox (Flux staging Kustomization, the simulated Argo CD's staging
+// Application): roles, bad input, freeze → a hand edit survives → the live change listed → write-back on a
+// branch of the seed repo → the prior automation restored → Flux reverts; a direct un-suspend is detected; an
+// Argo CD app's prior syncPolicy restored exactly; an expiry while the BFF is down is honoured at restart.
+// Every cluster change is undone at the end.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canonicalJson, type EvidenceEvent } from '../../src/domain/evidence.ts';
+import { kubectl, mustState } from '../../sandbox/state.ts';
+import {
+  argoControllerPass,
+  getJson,
+  kubectlEdit,
+  requestReconcile,
+  setSuspended,
+  simulateArgoSync,
+} from '../../sandbox/scenario.ts';
+import { sleep, waitFor } from '../../sandbox/procs.ts';
+import { as, signIn, writeTestAccounts, type Signed } from '../support/auth.ts';
+import { startTestConsole } from '../support/console.ts';
+
+const CLUSTER = 'nonprod';
+const ENV = 'staging';
+const KS = 'digital-human-staging';
+const FLUX_APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
+const ARGO = 'edge-gateway-staging';
+const ARGO_APP = `${CLUSTER}/argocd/application/${ARGO}`;
+
+type Freeze = {
+  id: string;
+  status: string;
+  active: boolean;
+  expiresAt: string;
+  targets: Array<{ appId: string; applied: boolean; interference?: { state: string } }>;
+  writeBack?: Array<{ branch: string; commit: string | null; placements: Array<{ placed: boolean; file?: string }> }>;
+};
+type Change = {
+  id: string;
+  path: string;
+  git: unknown;
+  live: unknown;
+  manager: string;
+  ref: { kind: string; name: string };
+};
+
+let con: Awaited<ReturnType<typeof startTestConsole>>;
+let oncall: Signed;
+let viewer: Signed;
+let developer: Signed;
+const branches: string[] = [];
+
+const ks = () => getJson(CLUSTER, ['-n', 'flux-system', 'get', 'kustomization', KS]);
+const replicas = () =>
+  Number(kubectl(CLUSTER, ['-n', ENV, 'get', 'deployment', 'render-worker', '-o', 'jsonpath={.spec.replicas}']));
+const argoSyncPolicy = () =>
+  (getJson(CLUSTER, ['-n', 'argocd', 'get', 'application', ARGO]).spec as Record<string, unknown>).syncPolicy;
+
+async function freeze(who: Signed, body: Record<string, unknown>) {
+  return as(who, con.url, '/api/freezes', { method: 'POST', body });
+}
+async function evidence(type: string): Promise<EvidenceEvent[]> {
+  const r = await as(con.admin, con.url, `/api/evidence?type=${type}&limit=1000`);
+  return (r.body as { events: EvidenceEvent[] }).events;
+}
+async function end(id: string, decisions: Array<{ change: string; action: string }> = []) {
+  const r = await as(oncall, con.url, `/api/freezes/${id}/end`, { method: 'POST', body: { decisions } });
+  expect(r.status, r.text).toBe(200);
+  return (r.body as { freeze: Freeze }).freeze;
+}
+
+beforeAll(async () => {
+  con = await startTestConsole();
+  oncall = await signIn(con.url, 'oncall');
+  viewer = await signIn(con.url, 'viewer');
+  developer = await signIn(con.url, 'developer');
+  // the staging app at rest: not suspended, Git's replicas
+  setSuspended(CLUSTER, KS, false);
+}, 300_000);
+
+afterAll(async () => {
+  try {
+    // whatever a failed test left: resume, and delete the branches it pushed
+    kubectl(CLUSTER, [
+      '-n',
+      'flux-system',
+      'annotate',
+      'kustomization',
+      KS,
+      'gitops-console.dev/freeze-id-',
+      'gitops-console.dev/freeze-reason-',
+      'gitops-console.dev/frozen-until-',
+      'fluxcd.controlplane.io/suspendedBy-',
+    ]);
+    setSuspended(CLUSTER, KS, false);
+    for (const b of branches)
+      try {
+        execFileSync('git', ['push', '-q', mustState().git.url, '--delete', b], { stdio: 'ignore' });
+      } catch {
+        /* already gone */
+      }
+  } finally {
+    await con?.close();
+  }
+}, 120_000);
+
+describe('incident freeze (Flux)', () => {
+  it('viewers and developers get 403, with access.denied evidence', async () => {
+    for (const who of [viewer, developer]) {
+      const r = await freeze(who, { cluster: CLUSTER, app: FLUX_APP, reason: 'incident', minutes: 10 });
+      expect(r.status, r.text).toBe(403);
+    }
+    const denied = (await evidence('access.denied')).filter((e) => e.data.action === 'freeze.toggle');
+    expect(denied.map((e) => e.actor).sort()).toEqual(expect.arrayContaining(['developer', 'viewer']));
+    expect(ks().spec).not.toHaveProperty('suspend', true);
+  });
+
+  it('bad input is a 400 naming the field, and changes nothing', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ reason: '', minutes: 10 }, 'reason'],
+      [{ reason: 'x', minutes: 0 }, 'minutes'],
+      [{ reason: 'x', minutes: -5 }, 'minutes'],
+      [{ reason: 'x', minutes: 24 * 60 + 1 }, 'minutes'],
+      [{ reason: 'x', minutes: 10, incident: 'javascript:alert(1)' }, 'incident'],
+    ];
+    for (const [body, field] of cases) {
+      const r = await freeze(oncall, { cluster: CLUSTER, app: FLUX_APP, ...body });
+      expect(r.status, r.text).toBe(400);
+      expect(r.text).toContain(field);
+    }
+    expect(ks().spec).not.toHaveProperty('suspend', true);
+  });
+
+  let f: Freeze;
+  let change: Change;
+
+  it('an on-call freeze suspends the Kustomization, says who/why/until, and a second freeze is refused', async () => {
+    const r = await freeze(oncall, {
+      cluster: CLUSTER,
+      app: FLUX_APP,
+      reason: 'render latency incident',
+      incident: 'https://status.example.com/inc/42',
+      minutes: 10,
+    });
+    expect(r.status, r.text).toBe(200);
+    f = (r.body as { freeze: Freeze }).freeze;
+    expect(f).toMatchObject({ status: 'active', active: true });
+    const obj = ks();
+    expect((obj.spec as Record<string, unknown>).suspend).toBe(true);
+    const ann = (obj.metadata as { annotations: Record<string, string> }).annotations;
+    expect(ann).toMatchObject({
+      'gitops-console.dev/freeze-id': f.id,
+      'gitops-console.dev/freeze-reason': 'render latency incident',
+      'fluxcd.controlplane.io/suspendedBy': 'oncall',
+      'gitops-console.dev/freeze-incident': 'https://status.example.com/inc/42',
+    });
+    // the app carries it (every page that shows the app can say so)
+    await waitFor('app shows the freeze', async () => {
+      const a = (await as(viewer, con.url, `/api/apps/${FLUX_APP}`)).body as { app?: { freeze?: { id: string } } };
+      return a.app?.freeze?.id === f.id;
+    });
+    const again = await freeze(oncall, { cluster: CLUSTER, app: FLUX_APP, reason: 'again', minutes: 10 });
+    expect(again.status, again.text).toBe(409);
+    expect(again.text).toMatch(/already frozen/);
+    // everyone who can see the app sees the freeze
+    const list = (await as(viewer, con.url, '/api/freezes?active=true')).body as { freezes: Freeze[] };
+    expect(list.freezes.map((x) => x.id)).toContain(f.id);
+    expect((await evidence('freeze.started')).some((e) => e.data.freezeId === f.id)).toBe(true);
+  });
+
+  it('a hand edit survives two reconcile intervals and is listed as a live change', async () => {
+    const before = replicas();
+    kubectlEdit(CLUSTER, 'deployment/render-worker', ENV, { spec: { replicas: 12 } });
+    requestReconcile(CLUSTER, 'kustomization', KS);
+    await sleep(35_000); // the Kustomization's interval is 15 s
+    expect(replicas()).toBe(12);
+    let changes: Change[] = [];
+    await waitFor('the live change is listed', async () => {
+      const r = await as(oncall, con.url, `/api/freezes/${f.id}/changes`);
+      expect(r.status, r.text).toBe(200);
+      changes = (r.body as { changes: Change[] }).changes;
+      return changes.some((c) => c.path === 'spec.replicas');
+    });
+    change = changes.find((c) => c.path === 'spec.replicas' && c.ref.name === 'render-worker') as Change;
+    expect(change).toMatchObject({ git: before, live: 12, manager: 'kubectl-edit', ref: { kind: 'Deployment' } });
+  }, 180_000);
+
+  it('unfreeze with write-back: a branch with a commit setting 12 in the staging overlay; automation restored; Flux reverts meanwhile', async () => {
+    const done = await end(f.id, [{ change: change.id, action: 'write-back' }]);
+    expect(done.status).toBe('ended');
+    const wb = done.writeBack?.[0];
+    expect(wb?.branch).toBe(`freeze/${f.id}`);
+    expect(wb?.commit).toMatch(/^[0-9a-f]{40}$/);
+    branches.push(wb?.branch as string);
+    expect(wb?.placements).toEqual([
+      expect.objectContaining({ placed: true, file: 'overlays/staging/kustomization.yaml' }),
+    ]);
+    // the commit on the branch
+    const work = mkdtempSync(join(tmpdir(), 'freeze-wb-'));
+    try {
+      execFileSync('git', ['clone', '-q', '--depth', '2', '--branch', wb?.branch as string, mustState().git.url, work]);
+      expect(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: work, encoding: 'utf8' }).trim()).toBe(wb?.commit);
+      const overlay = readFileSync(join(work, 'overlays/staging/kustomization.yaml'), 'utf8');
+      expect(overlay).toMatch(/- name: render-worker\n\s+count: 12/);
+      const msg = execFileSync('git', ['log', '-1', '--format=%an%n%B'], { cwd: work, encoding: 'utf8' });
+      expect(msg).toContain('oncall');
+      expect(msg).toContain(f.id);
+      const files = execFileSync('git', ['diff', '--name-only', 'HEAD~1', 'HEAD'], { cwd: work, encoding: 'utf8' });
+      expect(files.trim()).toBe('overlays/staging/kustomization.yaml');
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    // prior automation exactly: no suspend, no freeze annotations
+    const obj = ks();
+    expect((obj.spec as Record<string, unknown>).suspend).not.toBe(true);
+    const ann = (obj.metadata as { annotations?: Record<string, string> }).annotations ?? {};
+    expect(
+      Object.keys(ann).filter((k) => k.startsWith('gitops-console.dev/freeze') || k.endsWith('suspendedBy')),
+    ).toEqual([]);
+    // Git wins until the branch is merged
+    requestReconcile(CLUSTER, 'kustomization', KS);
+    await waitFor('Flux reverts the replicas', async () => replicas() !== 12, { timeoutMs: 90_000 });
+    // every step is evidence
+    const mine = async (type: string) => (await evidence(type)).filter((e) => e.data.freezeId === f.id);
+    expect(await mine('freeze.ended')).toHaveLength(1);
+    expect(await mine('freeze.write-back')).toHaveLength(1);
+    expect(await mine('freeze.restored')).toHaveLength(1);
+    const completed = (await evidence('action.completed')).filter((e) => e.data.action === 'freeze.write-back');
+    expect(completed.some((e) => e.data.commit === wb?.commit)).toBe(true);
+  }, 180_000);
+
+  it('a direct un-suspend during a freeze is detected and recorded', async () => {
+    const r = await freeze(oncall, { cluster: CLUSTER, app: FLUX_APP, reason: 'second incident', minutes: 10 });
+    expect(r.status, r.text).toBe(200);
+    const g = (r.body as { freeze: Freeze }).freeze;
+    setSuspended(CLUSTER, KS, false);
+    await waitFor('interference recorded', async () =>
+      (await evidence('freeze.interfered')).some(
+        (e) => e.data.freezeId === g.id && e.data.state === 'resumed-directly',
+      ),
+    );
+    const view = ((await as(viewer, con.url, `/api/freezes/${g.id}`)).body as { freeze: Freeze }).freeze;
+    expect(view.targets[0]?.interference?.state).toBe('resumed-directly');
+    const ev = (await evidence('freeze.interfered')).find((e) => e.data.freezeId === g.id);
+    expect(ev?.actor).toBe('flux-client-side-apply');
+    await end(g.id);
+  }, 120_000);
+});
+
+describe('incident freeze (Argo CD, simulated controller)', () => {
+  it('pauses automated sync (the simulated controller honours it) and restores the prior syncPolicy exactly', async () => {
+    const prior = argoSyncPolicy();
+    expect(prior).toHaveProperty('automated');
+    const r = await freeze(oncall, { cluster: CLUSTER, app: ARGO_APP, reason: 'edge incident', minutes: 10 });
+    expect(r.status, r.text).toBe(200);
+    const g = (r.body as { freeze: Freeze }).freeze;
+    const frozen = argoSyncPolicy() as { automated: Record<string, unknown> };
+    expect(frozen.automated.enabled).toBe(false);
+    // prune / self-heal settings are kept while paused (Argo CD 3.x)
+    expect(frozen.automated.selfHeal).toBe((prior as { automated: { selfHeal?: boolean } }).automated.selfHeal);
+    // a hand edit is not reverted by the controller while frozen
+    kubectlEdit(CLUSTER, 'deployment/edge-gateway', ENV, { spec: { replicas: 5 } });
+    expect(await argoControllerPass(CLUSTER, ARGO)).toBe('paused');
+    expect(
+      Number(kubectl(CLUSTER, ['-n', ENV, 'get', 'deployment', 'edge-gateway', '-o', 'jsonpath={.spec.replicas}'])),
+    ).toBe(5);
+    await end(g.id);
+    expect(canonicalJson(argoSyncPolicy())).toBe(canonicalJson(prior));
+    // automation back: self-heal reverts the edit
+    expect(await argoControllerPass(CLUSTER, ARGO)).toMatch(/synced|self-healed/);
+    expect(
+      Number(kubectl(CLUSTER, ['-n', ENV, 'get', 'deployment', 'edge-gateway', '-o', 'jsonpath={.spec.replicas}'])),
+    ).toBe(2);
+  }, 180_000);
+});
+
+describe('expiry', () => {
+  it('a freeze that expired while the BFF was down ends at its next start, with evidence saying so', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'freeze-expiry-'));
+    await writeTestAccounts(join(dir, 'auth.json'));
+    let c1: Awaited<ReturnType<typeof startTestConsole>> | undefined = await startTestConsole({
+      CONSOLE_DATA_DIR: dir,
+    });
+    let c2: Awaited<ReturnType<typeof startTestConsole>> | undefined;
+    try {
+      const on = await signIn(c1.url, 'oncall');
+      const r = await as(on, c1.url, '/api/freezes', {
+        method: 'POST',
+        body: { cluster: CLUSTER, app: FLUX_APP, reason: 'short freeze', minutes: 1 },
+      });
+      expect(r.status, r.text).toBe(200);
+      const id = (r.body as { freeze: Freeze }).freeze.id;
+      await c1.close();
+      c1 = undefined;
+      expect((ks().spec as Record<string, unknown>).suspend).toBe(true);
+      await sleep(62_000);
+      c2 = await startTestConsole({ CONSOLE_DATA_DIR: dir });
+      const c = c2;
+      await waitFor('restored at start', async () => (ks().spec as Record<string, unknown>).suspend !== true, {
+        timeoutMs: 60_000,
+      });
+      await waitFor('freeze.expired recorded', async () => {
+        const ev = (
+          (await as(c.admin, c.url, '/api/evidence?type=freeze.expired&limit=100')).body as { events: EvidenceEvent[] }
+        ).events;
+        return ev.some((e) => e.data.freezeId === id && e.data.expiredWhileConsoleWasDown === true);
+      });
+      const view = ((await as(c.admin, c.url, `/api/freezes/${id}`)).body as { freeze: Freeze }).freeze;
+      expect(view).toMatchObject({ status: 'ended', active: false });
+    } finally {
+      await c1?.close();
+      await c2?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
+});
+
+// keep the sandbox's Argo CD app synced for later tests
+afterAll(async () => {
+  await simulateArgoSync(CLUSTER, ARGO).catch(() => undefined);
+}, 120_000);
