@@ -28,6 +28,9 @@ export const EVIDENCE_TYPES = [
   // one batch of an approved prune, and each object's delete (intent first, outcome after)
   'prune.batch',
   'prune.delete',
+  // the approval stamped on an object the controller itself prunes, and Argo CD's deletion-approved (Prune=confirm)
+  'prune.stamp',
+  'prune.deletion-approved',
   'drift.detected',
   'drift.reverted',
   'drift.adopted',

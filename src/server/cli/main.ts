@@ -1,5 +1,6 @@
 // npm run cli -- diff <cluster>/<namespace>/<app>
 // Prints the same field diff the console shows, with owners. Exit 0: no difference, 1: differences, 2: error.
+// npm run cli -- evidence verify|public-key: an export verified offline (cli/evidence.ts)
 import { formatGrant, parseGrant, type Grant } from '../../domain/access.ts';
 import { Accounts } from '../auth/accounts.ts';
 import { generatePassword } from '../auth/passwords.ts';
@@ -79,9 +80,10 @@ async function users(argv: string[]): Promise<number> {
 async function main(argv: string[]): Promise<number> {
   const [cmd, target] = argv;
   if (cmd === 'user') return users(argv.slice(1));
+  if (cmd === 'evidence') return (await import('./evidence.ts')).evidenceCli(argv.slice(1));
   if (cmd !== 'diff' || !target || target.split('/').length !== 3) {
     process.stderr.write(
-      'usage: npm run cli -- diff <cluster>/<namespace>/<app>\n       npm run cli -- user add <name> --grant role[@cluster[/env]]\n',
+      'usage: npm run cli -- diff <cluster>/<namespace>/<app>\n       npm run cli -- user add <name> --grant role[@cluster[/env]]\n       npm run cli -- evidence verify <export.jsonl> [--public-key <file> --checkpoints <file>]\n       npm run cli -- evidence public-key\n',
     );
     return 2;
   }

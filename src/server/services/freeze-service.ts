@@ -24,6 +24,7 @@ import {
   type LiveChange,
   type Patch,
 } from '../../domain/freeze.ts';
+import { canonicalJson } from '../../domain/evidence.ts';
 import type { FieldChange } from '../../domain/field-diff.ts';
 import { controllerManagersOf, isGitOpsControllerManager } from '../../domain/field-managers.ts';
 import { refId, type ObjectRef } from '../../domain/refs.ts';
@@ -90,6 +91,35 @@ export interface EndDecision {
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** app objects read and patched at once when a whole environment is frozen */
+const CONCURRENCY = 8;
+
+/**
+ * `fn` over `items`, at most `limit` at a time, results in order. The first failure is thrown once every
+ * call in flight has settled (so callers can undo exactly what was done).
+ */
+async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, i: number) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  let failed: { error: unknown } | undefined;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        out[i] = await fn(items[i] as T, i);
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failed) throw failed.error;
+  return out;
+}
 
 function objectPath(t: Pick<FreezeTarget, 'kind' | 'namespace' | 'name'>): string {
   const k = KINDS[t.kind];
@@ -179,9 +209,18 @@ export class FreezeService {
     const conn = this.deps.conn(input.cluster, user);
     const read: Array<{ a: App; obj: Obj }> = [];
     const refused: string[] = [];
-    for (const a of apps) {
-      const obj = await this.readObject(conn, a);
-      const why = cannotFreeze(a.controller, obj);
+    // the informers' copy (every patch carries its resourceVersion, and a 409 reads the object again);
+    // a GET only for what the cache does not hold
+    const objects = await mapLimit(
+      apps,
+      CONCURRENCY,
+      async (a) => this.deps.apps.raw(a.id) ?? this.readObject(conn, a),
+    );
+    for (const [i, a] of apps.entries()) {
+      let obj = objects[i] as Obj;
+      let why = cannotFreeze(a.controller, obj);
+      // a refusal is confirmed on the object itself, not on a copy that may lag behind
+      if (why) why = cannotFreeze(a.controller, (obj = await this.readObject(conn, a)));
       if (why) refused.push(`${a.name}: ${why}`);
       else read.push({ a, obj });
     }
@@ -245,10 +284,10 @@ export class FreezeService {
           );
         const meta = { id, by: user.name, reason, until: expiresAt, incident: input.incident || undefined };
         try {
-          for (const [i, t] of targets.entries()) {
-            const obj = read[i]?.obj as Obj;
-            const rv = String((obj.metadata as Obj | undefined)?.resourceVersion ?? '');
-            const after = await this.patch(conn, t, freezePatch(t.prior, meta, rv), `cannot freeze ${t.name}`);
+          await mapLimit(targets, CONCURRENCY, async (t, i) => {
+            const after = await this.patchUnchanged(conn, t, read[i]?.obj as Obj, (rv) =>
+              freezePatch(t.prior, meta, rv),
+            );
             if (t.prior.controller === 'argocd' && frozenState('argocd', after, id) === 'resumed-directly') {
               // an Argo CD CRD without `automated.enabled` pruned the flag: pause by removing `automated`
               t.prior = { ...t.prior, shape: 'removed' };
@@ -256,7 +295,7 @@ export class FreezeService {
               await this.patch(conn, t, freezePatch(t.prior, meta, rv2), `cannot freeze ${t.name}`);
             }
             t.applied = true;
-          }
+          });
         } catch (e) {
           // changes nothing: put back what was frozen, release the claims
           for (const t of targets.filter((x) => x.applied)) {
@@ -307,6 +346,30 @@ export class FreezeService {
       });
     } catch (e) {
       throw clusterHttpError(e, what, '');
+    }
+  }
+
+  /**
+   * The freeze's patch with the object's resourceVersion as precondition. Controllers write status all the
+   * time (a new resourceVersion each): on a 409 the object is read again and, when what the freeze stored of
+   * it (its prior automation) is unchanged, the patch is retried with the new version; when someone changed
+   * the automation meanwhile, the conflict stands.
+   */
+  private async patchUnchanged(conn: ClusterConnection, t: FreezeTarget, obj: Obj, patch: (rv: string) => Patch) {
+    let current = obj;
+    for (let attempt = 1; ; attempt++) {
+      const rv = String((current.metadata as Obj | undefined)?.resourceVersion ?? '');
+      try {
+        return await this.patch(conn, t, patch(rv), `cannot freeze ${t.name}`);
+      } catch (e) {
+        if (!(e instanceof HttpError && e.status === 409) || attempt >= 5) throw e;
+        current = await this.readObject(conn, t);
+        if (
+          canonicalJson(priorOf(t.controller, current)) !== canonicalJson(t.prior) ||
+          cannotFreeze(t.controller, current)
+        )
+          throw e;
+      }
     }
   }
 
@@ -562,38 +625,52 @@ export class FreezeService {
     const failures: string[] = [];
     const actor = who?.name ?? 'console';
     const conn = this.deps.conn(f.cluster, who);
-    for (const t of doc.targets.filter((x) => x.applied && !x.restored?.ok)) {
-      try {
-        await this.deps.recorder.act(
-          {
-            time: new Date(this.now()).toISOString(),
-            type: 'freeze.restored',
-            actor,
-            app: t.appId,
-            cluster: f.cluster,
-            env: t.env,
-            data: { freezeId: f.id, restore: t.prior, how, ...(resumed ? { resumedAfterRestart: true } : {}) },
-          },
-          async () => {
-            let live: Obj;
-            try {
-              live = await this.readObject(conn, t);
-            } catch (e) {
-              if (e instanceof HttpError && e.status === 404) return 'gone';
-              throw e;
-            }
-            await this.patch(conn, t, restorePatch(t.prior, live), `cannot restore ${t.name}`);
-            return 'restored';
-          },
-          (o) => (o.ok ? { result: o.value } : {}),
-        );
-        t.restored = { at: new Date(this.now()).toISOString(), ok: true };
-      } catch (e) {
-        const msg = e instanceof HttpError ? e.message : String(e);
-        t.restored = { at: new Date(this.now()).toISOString(), ok: false, detail: msg };
-        failures.push(`${t.name}: ${msg}`);
-      }
-    }
+    await mapLimit(
+      doc.targets.filter((x) => x.applied && !x.restored?.ok),
+      CONCURRENCY,
+      async (t) => {
+        try {
+          await this.deps.recorder.act(
+            {
+              time: new Date(this.now()).toISOString(),
+              type: 'freeze.restored',
+              actor,
+              app: t.appId,
+              cluster: f.cluster,
+              env: t.env,
+              data: { freezeId: f.id, restore: t.prior, how, ...(resumed ? { resumedAfterRestart: true } : {}) },
+            },
+            async () => {
+              // the informers' copy first; when the patch does not fit it (an annotation already gone), the object
+              // is read and the patch computed again
+              const cached = this.deps.apps.raw(t.appId);
+              if (cached)
+                try {
+                  await this.patch(conn, t, restorePatch(t.prior, cached), `cannot restore ${t.name}`);
+                  return 'restored';
+                } catch (e) {
+                  if (!(e instanceof HttpError) || ![404, 409, 422].includes(e.status)) throw e;
+                }
+              let live: Obj;
+              try {
+                live = await this.readObject(conn, t);
+              } catch (e) {
+                if (e instanceof HttpError && e.status === 404) return 'gone';
+                throw e;
+              }
+              await this.patch(conn, t, restorePatch(t.prior, live), `cannot restore ${t.name}`);
+              return 'restored';
+            },
+            (o) => (o.ok ? { result: o.value } : {}),
+          );
+          t.restored = { at: new Date(this.now()).toISOString(), ok: true };
+        } catch (e) {
+          const msg = e instanceof HttpError ? e.message : String(e);
+          t.restored = { at: new Date(this.now()).toISOString(), ok: false, detail: msg };
+          failures.push(`${t.name}: ${msg}`);
+        }
+      },
+    );
     await this.deps.store.update(f.id, 'ending', { doc: { ...doc, decisions } });
     if (failures.length)
       throw new HttpError(

@@ -159,6 +159,14 @@ export class FreezeStore {
     return rows.map(toRow);
   }
 
+  /** Freezes still holding their apps (active or ending), for the metrics. */
+  async countActive(): Promise<number> {
+    const rows = (await this.d.exec(
+      all("SELECT COUNT(*) AS n FROM freezes WHERE status IN ('active', 'ending')"),
+    )) as Array<{ n: number | string }>;
+    return Number(rows[0]?.n ?? 0);
+  }
+
   /** The freeze holding an app, if any. */
   async claimOf(app: string): Promise<string | undefined> {
     const rows = (await this.d.exec(all('SELECT freeze_id FROM freeze_claims WHERE app = ?', [app]))) as Array<{

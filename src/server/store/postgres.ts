@@ -4,11 +4,13 @@ import {
   link,
   MIGRATIONS,
   rowToEvent,
-  verifyRows,
+  type Checkpoint,
   type EvidenceQuery,
   type EvidenceStore,
   type Row,
 } from './evidence-store.ts';
+import { buildEvidenceQuery, rowToCheckpoint, type CheckpointRow } from './evidence-query.ts';
+import { verifyStore } from './evidence-verify.ts';
 
 // advisory lock key that serializes appends across BFF replicas
 const APPEND_LOCK = 0x6e76_6964;
@@ -106,20 +108,22 @@ export class PostgresEvidenceStore implements EvidenceStore {
   }
 
   async list(q: EvidenceQuery = {}): Promise<EvidenceEvent[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    const add = (sql: string, v: unknown) => {
-      args.push(v);
-      where.push(sql.replace('?', `$${args.length}`));
-    };
-    if (q.app) add('app = ?', q.app);
-    if (q.cluster) add('cluster = ?', q.cluster);
-    if (q.type) add('type = ?', q.type);
-    if (q.afterSeq !== undefined) add('seq > ?', q.afterSeq);
-    if (q.beforeSeq !== undefined) add('seq < ?', q.beforeSeq);
-    args.push(Math.min(q.limit ?? 200, 5000));
-    const sql = `SELECT * FROM evidence ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${args.length}`;
+    const { sql, args } = buildEvidenceQuery(q, 'postgres');
     return (await this.pool.query<Row>(sql, args)).rows.map(rowToEvent);
+  }
+
+  async addCheckpoint(c: Checkpoint): Promise<boolean> {
+    const r = await this.pool.query(
+      'INSERT INTO evidence_checkpoints (seq, hash, time, signature) VALUES ($1, $2, $3, $4) ON CONFLICT (seq) DO NOTHING',
+      [c.seq, c.hash, c.time, c.signature],
+    );
+    return r.rowCount === 1;
+  }
+
+  async checkpoints(): Promise<Checkpoint[]> {
+    return (await this.pool.query<CheckpointRow>('SELECT * FROM evidence_checkpoints ORDER BY seq')).rows.map(
+      rowToCheckpoint,
+    );
   }
 
   async latestDataByApp(type: string, field: string): Promise<Map<string, string>> {
@@ -137,7 +141,8 @@ export class PostgresEvidenceStore implements EvidenceStore {
     return out;
   }
 
-  async verify(): Promise<VerifyResult> {
+  async verify(opts: { publicKey?: string } = {}): Promise<VerifyResult> {
+    const checkpoints = await this.checkpoints();
     const head = (
       await this.pool.query<{ seq: string; hash: string }>('SELECT seq, hash FROM evidence_head WHERE id = 1')
     ).rows[0];
@@ -154,7 +159,12 @@ export class PostgresEvidenceStore implements EvidenceStore {
       if (page.length < pageSize) break;
       last = Number(page[page.length - 1]?.seq);
     }
-    return verifyRows(rows, head ? { seq: Number(head.seq), hash: head.hash } : undefined);
+    return verifyStore(
+      rows,
+      head ? { seq: Number(head.seq), hash: head.hash } : undefined,
+      checkpoints,
+      opts.publicKey,
+    );
   }
 
   async close(): Promise<void> {

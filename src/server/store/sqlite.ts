@@ -6,11 +6,13 @@ import {
   link,
   MIGRATIONS,
   rowToEvent,
-  verifyRows,
+  type Checkpoint,
   type EvidenceQuery,
   type EvidenceStore,
   type Row,
 } from './evidence-store.ts';
+import { buildEvidenceQuery, rowToCheckpoint, type CheckpointRow } from './evidence-query.ts';
+import { verifyStore } from './evidence-verify.ts';
 
 export class SqliteEvidenceStore implements EvidenceStore {
   readonly kind = 'sqlite' as const;
@@ -70,21 +72,44 @@ export class SqliteEvidenceStore implements EvidenceStore {
     return this.appendTx.immediate(e);
   }
 
+  // one prepared statement per query shape (filters present, not their values): pages and export batches reuse it
+  private readonly statements = new Map<string, Database.Statement>();
+
+  private prepared(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) {
+      if (this.statements.size > 200) this.statements.clear();
+      st = this.db.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    return st;
+  }
+
   async list(q: EvidenceQuery = {}): Promise<EvidenceEvent[]> {
-    const where: string[] = [];
-    const args: Record<string, unknown> = {};
-    const add = (cond: string, key: string, v: unknown) => {
-      where.push(cond);
-      args[key] = v;
-    };
-    if (q.app) add('app = @app', 'app', q.app);
-    if (q.cluster) add('cluster = @cluster', 'cluster', q.cluster);
-    if (q.type) add('type = @type', 'type', q.type);
-    if (q.afterSeq !== undefined) add('seq > @after', 'after', q.afterSeq);
-    if (q.beforeSeq !== undefined) add('seq < @before', 'before', q.beforeSeq);
-    args.limit = Math.min(q.limit ?? 200, 5000);
-    const sql = `SELECT * FROM evidence ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT @limit`;
-    return (this.db.prepare(sql).all(args) as Row[]).map(rowToEvent);
+    return this.listRows(q).map(rowToEvent);
+  }
+
+  /** the stored rows themselves (data as its JSON text): exports and benchmarks skip the parse */
+  listRows(q: EvidenceQuery = {}): Row[] {
+    const { sql, args } = buildEvidenceQuery(q, 'sqlite');
+    return this.prepared(sql).all(...args) as Row[];
+  }
+
+  async addCheckpoint(c: Checkpoint): Promise<boolean> {
+    const r = this.prepared(
+      'INSERT INTO evidence_checkpoints (seq, hash, time, signature) VALUES (?, ?, ?, ?) ON CONFLICT (seq) DO NOTHING',
+    ).run(c.seq, c.hash, c.time, c.signature);
+    return r.changes === 1;
+  }
+
+  async checkpoints(): Promise<Checkpoint[]> {
+    return this.checkpointsNow();
+  }
+
+  private checkpointsNow(): Checkpoint[] {
+    return (this.prepared('SELECT * FROM evidence_checkpoints ORDER BY seq').all() as CheckpointRow[]).map(
+      rowToCheckpoint,
+    );
   }
 
   async latestDataByApp(type: string, field: string): Promise<Map<string, string>> {
@@ -101,11 +126,19 @@ export class SqliteEvidenceStore implements EvidenceStore {
     return out;
   }
 
-  async verify(): Promise<VerifyResult> {
-    const head = this.db.prepare('SELECT seq, hash FROM evidence_head WHERE id = 1').get() as
-      { seq: number; hash: string } | undefined;
-    const rows = this.db.prepare('SELECT * FROM evidence ORDER BY seq').iterate() as IterableIterator<Row>;
-    return verifyRows(rows, head ? { seq: Number(head.seq), hash: head.hash } : undefined);
+  async verify(opts: { publicKey?: string } = {}): Promise<VerifyResult> {
+    // one (synchronous) read transaction: the head, the checkpoints and the rows are one snapshot
+    return this.db.transaction(() => {
+      const head = this.db.prepare('SELECT seq, hash FROM evidence_head WHERE id = 1').get() as
+        { seq: number; hash: string } | undefined;
+      const rows = this.db.prepare('SELECT * FROM evidence ORDER BY seq').iterate() as IterableIterator<Row>;
+      return verifyStore(
+        rows,
+        head ? { seq: Number(head.seq), hash: head.hash } : undefined,
+        this.checkpointsNow(),
+        opts.publicKey,
+      );
+    })();
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,293 @@
+// Evidence export and independent verification, end to end on the real BFF (no cluster needed: its one context
+// points at a closed port), on SQLite and on PostgreSQL: events appended through the store, the browser's
+// filters and keyset pages, an export through /api/evidence/export verified offline by the CLI (exit 0), one
+// edited line named (exit 1), and a store rewritten consistently — events and hashes, checkpoints copied — caught
+// by the signed checkpoints, both by GET /api/evidence/verify and by the CLI.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { EvidenceEvent, EvidenceInput } from '../../src/domain/evidence.ts';
+import { loadConfig } from '../../src/server/config.ts';
+import { startConsole, type RunningConsole } from '../../src/server/main.ts';
+import type { EvidenceStore } from '../../src/server/store/evidence-store.ts';
+import { openEvidenceStore } from '../../src/server/store/open.ts';
+import { as, signIn, writeTestAccounts, type Signed } from '../support/auth.ts';
+import { startPostgres, type PgServer } from '../support/postgres.ts';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'evidence-export-'));
+let pgServer: PgServer | undefined;
+afterAll(async () => {
+  await pgServer?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const cli = (...args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'src/server/cli/main.ts'), 'evidence', ...args], {
+    cwd: REPO,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+
+const input = (i: number): EvidenceInput => ({
+  time: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+  type: i % 4 === 0 ? 'drift.detected' : 'app.revision-observed',
+  actor: i % 5 === 0 ? 'Alice' : 'kustomize-controller',
+  app: `nonprod/flux-system/kustomization/app-${i % 3}`,
+  cluster: i % 2 ? 'nonprod' : 'prod',
+  env: i % 2 ? 'dev' : 'prod',
+  data: {
+    revision: `main@sha1:${i.toString(16).padStart(40, '0')}`,
+    note: i === 7 ? 'Shipped, "quoted"\nline 2' : 'x',
+  },
+});
+
+const kubeconfig = (dir: string) => {
+  const path = join(dir, 'kubeconfig');
+  writeFileSync(
+    path,
+    `apiVersion: v1
+kind: Config
+clusters: [{ name: offline, cluster: { server: 'https://127.0.0.1:9' } }]
+users: [{ name: u, user: { token: t } }]
+contexts: [{ name: offline, context: { cluster: offline, user: u } }]
+current-context: offline
+`,
+  );
+  return path;
+};
+
+async function newDatabase(name: string): Promise<string> {
+  pgServer ??= await startPostgres();
+  const admin = new pg.Client({ connectionString: pgServer.url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  return pgServer.url.replace(/\/postgres$/, `/${name}`);
+}
+
+interface Site {
+  dataDir: string;
+  databaseUrl?: string;
+}
+
+async function start(site: Site, keyFile: string): Promise<RunningConsole & { admin: Signed; auditor: Signed }> {
+  await writeTestAccounts(join(site.dataDir, 'auth.json'));
+  const cfg = loadConfig(
+    {
+      KUBECONFIG: kubeconfig(site.dataDir),
+      CONSOLE_PORT: '0',
+      CONSOLE_DATA_DIR: site.dataDir,
+      LOG_LEVEL: 'error',
+      ...(site.databaseUrl ? { DATABASE_URL: site.databaseUrl } : {}),
+    },
+    [],
+  );
+  process.env.CONSOLE_EVIDENCE_SIGNING_KEY_FILE = keyFile;
+  const c = await startConsole(cfg);
+  return { ...c, admin: await signIn(c.url, 'admin'), auditor: await signIn(c.url, 'auditor') };
+}
+
+async function download(
+  s: Signed,
+  base: string,
+  path: string,
+): Promise<{ status: number; headers: Headers; text: string }> {
+  const r = await fetch(base + path, { headers: { Cookie: s.cookie } });
+  return { status: r.status, headers: r.headers, text: await r.text() };
+}
+
+async function copyChain(from: EvidenceStore, to: EvidenceStore, change: (e: EvidenceEvent) => EvidenceInput) {
+  let after = 0;
+  for (;;) {
+    const page = await from.list({ afterSeq: after, order: 'asc', limit: 500 });
+    for (const e of page) await to.append(change(e));
+    if (page.length < 500) return;
+    after = page.at(-1)?.seq ?? after;
+  }
+}
+
+describe.each(['sqlite', 'postgres'] as const)('evidence export and offline verification on %s', (backend) => {
+  const dir = join(work, backend);
+  const keyFile = join(work, `${backend}-checkpoint.key`);
+  const site = async (name: string): Promise<Site> => {
+    const dataDir = join(dir, name);
+    return backend === 'postgres' ? { dataDir, databaseUrl: await newDatabase(`export_${name}`) } : { dataDir };
+  };
+  let original: Site;
+  let con: Awaited<ReturnType<typeof start>>;
+  const file = (n: string) => join(dir, n);
+
+  it('appended events are browsed with filters and keyset pages, exported, and verify offline', async () => {
+    original = await site('original');
+    const store = await openEvidenceStore(original);
+    for (let i = 1; i <= 60; i++) await store.append(input(i));
+    await store.close();
+    con = await start(original, keyFile);
+
+    // the browser's filters and pages: newest first, nextCursor until the end
+    const seen: number[] = [];
+    let cursor: number | null = null;
+    do {
+      const r = await as(
+        con.admin,
+        con.url,
+        `/api/evidence?env=dev&type=app.revision-observed,drift.detected&limit=7${cursor ? `&before=${cursor}` : ''}`,
+      );
+      expect(r.status).toBe(200);
+      const body = r.body as { events: EvidenceEvent[]; nextCursor: number | null };
+      seen.push(...body.events.map((e) => e.seq));
+      cursor = body.nextCursor;
+    } while (cursor !== null);
+    expect(seen).toEqual(Array.from({ length: 30 }, (_, i) => 59 - 2 * i));
+    const search = await as(
+      con.admin,
+      con.url,
+      `/api/evidence?q=${encodeURIComponent('SHIPPED')}&actor=kustomize-controller`,
+    );
+    expect((search.body.events as EvidenceEvent[]).map((e) => e.seq)).toEqual([7]);
+    const range = await as(
+      con.admin,
+      con.url,
+      `/api/evidence?from=${input(10).time}&to=${input(12).time}&cluster=prod`,
+    );
+    expect((range.body.events as EvidenceEvent[]).map((e) => e.seq)).toEqual([12, 10]);
+    expect((await as(con.admin, con.url, '/api/evidence?from=yesterday')).status).toBe(400);
+
+    // a full export: an attachment, one stored event per line, verified offline with no database and no server
+    const full = await download(con.admin, con.url, '/api/evidence/export?format=jsonl');
+    expect(full.status).toBe(200);
+    expect(full.headers.get('content-disposition')).toMatch(/^attachment; filename="evidence-.*\.jsonl"$/);
+    const lines = full.text.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(61); // ours, console.started, the sign-ins …
+    expect(JSON.parse(lines[6] ?? '{}')).toMatchObject({ seq: 7, data: { note: 'Shipped, "quoted"\nline 2' } });
+    writeFileSync(file('full.jsonl'), full.text);
+    const ok = cli('verify', file('full.jsonl'));
+    expect({ status: ok.status, stderr: ok.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(ok.stdout).toMatch(
+      new RegExp(`^OK: ${lines.length} events, one intact chain from event 1; head [0-9a-f]{64}\\n`),
+    );
+
+    // one edited line: exit 1, the event named
+    const edited = [...lines];
+    edited[22] = (edited[22] ?? '').replace('"note":"x"', '"note":"y"');
+    writeFileSync(file('edited.jsonl'), `${edited.join('\n')}\n`);
+    const bad = cli('verify', file('edited.jsonl'));
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toContain('BROKEN at event 23: event 23 was changed');
+
+    // a filtered export: event by event, with the links it could not check; this one starts at event 1, so
+    // the CLI takes it for a full export with events missing until told --filtered (it fails closed)
+    const dev = await download(
+      con.admin,
+      con.url,
+      '/api/evidence/export?format=jsonl&env=dev&type=drift.detected,app.revision-observed',
+    );
+    expect(dev.headers.get('content-disposition')).toMatch(/filename="evidence-filtered-.*\.jsonl"/);
+    writeFileSync(file('dev.jsonl'), dev.text);
+    const strict = cli('verify', file('dev.jsonl'));
+    expect(strict.status).toBe(1);
+    expect(strict.stdout).toContain('BROKEN at event 2: event 2 is missing (line 2 has event 3)');
+    expect(strict.stdout).toContain('--filtered');
+    const filtered = cli('verify', file('dev.jsonl'), '--filtered');
+    expect(filtered.status).toBe(0);
+    expect(filtered.stdout).toContain('OK: 30 events (events 1–59), each matches its hash; a filtered export');
+    expect(filtered.stdout).toContain('links not checked (the event before is not in the file): 29: 1→3, 3→5');
+
+    // CSV: a header, RFC 4180 quoting, data as JSON text
+    const csv = await download(
+      con.admin,
+      con.url,
+      '/api/evidence/export?format=csv&app=nonprod/flux-system/kustomization/app-1&env=dev',
+    );
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(csv.text.startsWith('seq,time,type,actor,app,cluster,env,data,prevHash,hash\r\n')).toBe(true);
+    expect(csv.text).toContain(
+      `7,${input(7).time},app.revision-observed,kustomize-controller,nonprod/flux-system/kustomization/app-1,nonprod,dev,"{""revision"":`,
+    );
+    expect(csv.text).toContain('""note"":""Shipped, \\""quoted\\""\\nline 2""}"');
+  });
+
+  it('the export shows a reader only the events of their grants', async () => {
+    const reviewer = await signIn(con.url, 'dev-reviewer'); // reviewer@nonprod/dev
+    const r = await download(reviewer, con.url, '/api/evidence/export?format=jsonl');
+    const events = r.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as EvidenceEvent);
+    expect(events.length).toBe(30);
+    expect(events.every((e) => e.cluster === 'nonprod' && e.env === 'dev')).toBe(true);
+    const page = await as(reviewer, con.url, '/api/evidence?limit=10');
+    expect((page.body.events as EvidenceEvent[]).every((e) => e.env === 'dev')).toBe(true);
+    expect((await as(await signIn(con.url, 'viewer'), con.url, '/api/evidence/export')).status).toBe(403);
+  });
+
+  it('signed checkpoints: served with the public key, checked by verify and by the CLI; a rewritten store is caught', async () => {
+    const pem = (await download(con.admin, con.url, '/api/evidence/public-key')).text;
+    expect(pem).toMatch(/^-----BEGIN PUBLIC KEY-----/);
+    expect(pem).not.toContain('PRIVATE'); // the private key stays in its file
+    expect(readFileSync(keyFile, 'utf8')).toContain('PRIVATE KEY');
+    const v = await as(con.auditor, con.url, '/api/evidence/verify');
+    expect(v.body).toMatchObject({ ok: true, checkpoints: 1 });
+    await con.close(); // signs the head once more
+    const pubFile = file('public.pem');
+    writeFileSync(pubFile, pem);
+    const cli1 = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(REPO, 'src/server/cli/main.ts'), 'evidence', 'public-key'],
+      {
+        cwd: REPO,
+        encoding: 'utf8',
+        env: { ...process.env, CONSOLE_DATA_DIR: original.dataDir, CONSOLE_EVIDENCE_SIGNING_KEY_FILE: keyFile },
+      },
+    );
+    expect(cli1.stdout).toBe(pem);
+
+    // the whole store rewritten consistently: event 23 changed, every hash after it recomputed, head and
+    // checkpoints copied — the chain alone is intact
+    const forgedSite = await site('forged');
+    const from = await openEvidenceStore(original);
+    const forged = await openEvidenceStore(forgedSite);
+    await copyChain(from, forged, (e) => ({
+      time: e.time,
+      type: e.type,
+      actor: e.actor,
+      app: e.app ?? null,
+      cluster: e.cluster ?? null,
+      env: e.env ?? null,
+      data: e.seq === 23 ? { ...e.data, note: 'rewritten' } : e.data,
+    }));
+    const cps = (await from.checkpoints?.()) ?? [];
+    expect(cps.length).toBeGreaterThanOrEqual(2);
+    for (const c of cps) await forged.addCheckpoint?.(c);
+    expect((await forged.verify()).ok).toBe(false); // the hashes at the checkpoints differ
+    await Promise.all([from.close(), forged.close()]);
+
+    con = await start(forgedSite, keyFile);
+    const caught = await as(con.auditor, con.url, '/api/evidence/verify');
+    expect(caught.body).toMatchObject({
+      ok: false,
+      brokenAt: cps[0]?.seq,
+      checkpoint: { seq: cps[0]?.seq, time: cps[0]?.time },
+      reason: expect.stringContaining('no longer has the hash signed in the checkpoint'),
+    });
+    const exp = await download(con.admin, con.url, '/api/evidence/export');
+    writeFileSync(file('forged.jsonl'), exp.text);
+    const checkpoints = await download(con.admin, con.url, '/api/evidence/checkpoints');
+    writeFileSync(file('checkpoints.json'), checkpoints.text);
+    expect(cli('verify', file('forged.jsonl')).status).toBe(0); // without the checkpoints it looks intact
+    const r = cli('verify', file('forged.jsonl'), '--public-key', pubFile, '--checkpoints', file('checkpoints.json'));
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain(`BROKEN at event ${cps[0]?.seq}: event ${cps[0]?.seq} no longer has the hash signed`);
+    // the original export against the same checkpoints: intact
+    const good = cli('verify', file('full.jsonl'), '--public-key', pubFile, '--checkpoints', file('checkpoints.json'));
+    expect(good.status).toBe(0);
+    expect(good.stdout).toMatch(/signed checkpoints: 1 match; \d+ name events not in the file/);
+    await con.close();
+    delete process.env.CONSOLE_EVIDENCE_SIGNING_KEY_FILE;
+  });
+});
