@@ -63,6 +63,16 @@ describe('abuse of sign-in and evidence', () => {
     expect(failed.slice(0, 2).map((e) => e.actor)).toEqual(['auditor', 'unknown user']);
   });
 
+  it('one denied page visit (the app, its tree, its diff) is one access.denied row', async () => {
+    const outsider = await signIn(con.url, 'staging-viewer');
+    const before = (await evidence('access.denied')).filter((e) => e.actor === 'staging-viewer').length;
+    for (const suffix of ['', '/tree', '/diff'])
+      expect((await as(outsider, con.url, `/api/apps/${DEV}${suffix}`)).status).toBe(403);
+    const rows = (await evidence('access.denied')).filter((e) => e.actor === 'staging-viewer');
+    expect(rows.length - before).toBe(1);
+    expect(rows[0]).toMatchObject({ app: DEV, data: { action: 'app.read', method: 'GET' } });
+  });
+
   it('flooding the evidence chain: 40 identical denials make one access.denied row, 40 stray SSO callbacks none', async () => {
     const viewer = await signIn(con.url, 'viewer');
     const before = (await evidence('access.denied')).length;

@@ -216,8 +216,9 @@ const DENIAL_WINDOW_MS = 60_000;
 const recentDenials = new WeakMap<EvidenceRecorder, Map<string, { until: number; repeated: number }>>();
 
 /**
- * Every denial is evidence: who, what, where, by which route, and why. The same denial repeated within a
- * minute is counted, not appended again (the next record carries `repeated`), so nobody can flood the chain.
+ * Every denial is evidence: who, what, where, by which route, and why. The same denial (person, action,
+ * target) repeated within a minute — by any route — is counted, not appended again (the next record carries
+ * `repeatedSinceLastRecord`), so one page visit is one row and nobody can flood the chain.
  */
 export function recordDenial(
   recorder: EvidenceRecorder,
@@ -229,7 +230,9 @@ export function recordDenial(
   let recent = recentDenials.get(recorder);
   if (!recent) recentDenials.set(recorder, (recent = new Map()));
   const actor = req.principal?.name ?? 'anonymous';
-  const key = JSON.stringify([actor, action, req.method, req.routeOptions.url, scope.cluster, scope.env, scope.app]);
+  // one page visit reads several routes (the app, its tree, its diff): the same person denied the same action
+  // on the same target is one row per minute, whichever route asked (the first one is named)
+  const key = JSON.stringify([actor, action, scope.cluster, scope.env, scope.app]);
   const now = Date.now();
   const r = recent.get(key);
   if (r && r.until > now) {

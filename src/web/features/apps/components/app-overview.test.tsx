@@ -81,4 +81,17 @@ describe('AppOverview', () => {
     renderAt('/');
     expect((await screen.findByText(/Cannot load apps: boom/)).textContent).toBe('Cannot load apps: boom');
   });
+
+  it('a cluster the user cannot see stays shown in the filter, and the empty state says why', async () => {
+    renderAt('/?cluster=elsewhere');
+    const msg = await screen.findByTestId('no-apps');
+    expect(msg.textContent).toMatch(/cluster elsewhere: you have no role on it/);
+    expect((screen.getByLabelText('Cluster') as HTMLSelectElement).value).toBe('elsewhere');
+    expect(screen.queryAllByTestId('app-card')).toHaveLength(0);
+  });
+
+  it('filters that match nothing say so', async () => {
+    renderAt('/?q=no-such-app-anywhere');
+    expect((await screen.findByTestId('no-apps')).textContent).toBe('No apps match these filters.');
+  });
 });

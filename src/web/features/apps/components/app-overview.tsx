@@ -74,7 +74,16 @@ export function AppOverview() {
       </div>
       {apps.isPending && <p className="text-slate-500">Loading apps…</p>}
       {apps.isError && <p className="text-red-700">Cannot load apps: {apps.error.message}</p>}
-      {apps.data && groups.length === 0 && <p className="text-slate-500">No apps match.</p>}
+      {apps.data && groups.length === 0 && (
+        <p className="text-slate-700" data-testid="no-apps" role="status">
+          {emptyReason(
+            filters,
+            allClusters,
+            allEnvs,
+            clusters.data?.clusters.map((c) => c.name),
+          )}
+        </p>
+      )}
       {/* as many environment columns as fit (no sideways scroll on narrow windows) */}
       <div className="grid grid-cols-[repeat(auto-fit,minmax(16rem,1fr))] gap-4">
         {groups.map((g) => (
@@ -121,7 +130,8 @@ function Select({
         onChange={(e) => onChange(e.target.value)}
       >
         <option value="">all</option>
-        {options.map((o) => (
+        {/* a value from the URL that lists nothing stays shown as set (the empty state says why) */}
+        {(value && !options.includes(value) ? [...options, value] : options).map((o) => (
           <option key={o} value={o}>
             {o}
           </option>
@@ -129,4 +139,25 @@ function Select({
       </select>
     </label>
   );
+}
+
+/**
+ * Why the overview lists nothing, said as a person would: a cluster or environment in the filter that this
+ * user cannot see (or that does not exist) is named, with what to do; otherwise the filters match nothing.
+ */
+export function emptyReason(
+  f: AppFilters,
+  appClusters: string[],
+  envs: string[],
+  visibleClusters: string[] | undefined,
+): string {
+  if (f.cluster && !appClusters.includes(f.cluster)) {
+    if (visibleClusters && !visibleClusters.includes(f.cluster))
+      return `No apps are listed for cluster ${f.cluster}: you have no role on it, or the console does not know it. Ask an admin for a role there, or clear the filter.`;
+    return `Cluster ${f.cluster} has no apps you can see.`;
+  }
+  if (f.env && !envs.includes(f.env))
+    return `No apps are listed for environment ${f.env}: you have no role on it, or no app belongs to it. Ask an admin for a role there, or clear the filter.`;
+  if (!appClusters.length) return 'No apps are visible to you yet: your roles cover no app, or no cluster has any.';
+  return 'No apps match these filters.';
 }

@@ -51,4 +51,39 @@ describe('evidenceText', () => {
     [120_000, '2 min'],
     [7_380_000, '2 h 3 min'],
   ])('durationText(%d) = %s', (ms, want) => expect(durationText(ms)).toBe(want));
+
+  it('an access.denied row says what was denied, how, and why', () => {
+    expect(
+      evidenceText({
+        type: 'access.denied',
+        data: {
+          action: 'prune.approve',
+          method: 'POST',
+          route: '/api/prune-previews/:id/approve',
+          reason: 'You need the reviewer role on prod/prod to approve this prune',
+          repeatedSinceLastRecord: 2,
+        },
+      }),
+    ).toBe(
+      'denied: approve a prune (POST /api/prune-previews/:id/approve): You need the reviewer role on prod/prod to approve this prune; 2 more times since',
+    );
+  });
+
+  it('freeze records read as sentences', () => {
+    expect(
+      evidenceText(
+        { type: 'freeze.started', data: { apps: ['a'], until: '2026-12-01T12:00:00Z', reason: 'incident 42' } },
+        'UTC',
+      ),
+    ).toBe('froze 1 app until 12:00:00 UTC: incident 42');
+    expect(
+      evidenceText({
+        type: 'freeze.ended',
+        data: { decisions: [{ action: 'write-back' }, { action: 'git-wins' }, { action: 'git-wins' }] },
+      }),
+    ).toBe('unfrozen: 1 change written back, 2 left to Git');
+    expect(evidenceText({ type: 'freeze.expired', data: { expiredWhileConsoleWasDown: true } })).toBe(
+      'expired while the console was down: Git wins',
+    );
+  });
 });

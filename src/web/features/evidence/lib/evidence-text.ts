@@ -47,5 +47,49 @@ export function evidenceText(e: { type: string; data: Record<string, unknown> },
     const writes = v.writes && v.writes > 1 ? `, ${v.writes} writes` : '';
     return `${who}: ${what} · ${span}${writes}`;
   }
-  return typeof e.data.revision === 'string' ? shortRevision(e.data.revision) : '';
+  const d = e.data;
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  switch (e.type) {
+    case 'access.denied': {
+      // what was denied, on what, why — "denied: approve this prune (POST /api/prune-previews/:id/approve): You need …"
+      const action = ACTION_TEXT[str(d.action)] ?? str(d.action);
+      const route = d.method && d.route ? ` (${str(d.method)} ${str(d.route)})` : '';
+      const repeated =
+        typeof d.repeatedSinceLastRecord === 'number' ? `; ${d.repeatedSinceLastRecord} more times since` : '';
+      return `denied: ${action}${route}${d.reason ? `: ${str(d.reason)}` : ''}${repeated}`;
+    }
+    case 'freeze.started':
+      return `froze ${Array.isArray(d.apps) ? `${d.apps.length} app${d.apps.length === 1 ? '' : 's'}` : ''} until ${d.until ? clock(str(d.until)) : '?'}: ${str(d.reason)}`;
+    case 'freeze.extended':
+      return `extended to ${d.until ? clock(str(d.until)) : '?'}: ${str(d.reason)}`;
+    case 'freeze.ended': {
+      const ds = Array.isArray(d.decisions) ? (d.decisions as Array<{ action?: string }>) : [];
+      const wb = ds.filter((x) => x.action === 'write-back').length;
+      return `unfrozen: ${wb} change${wb === 1 ? '' : 's'} written back, ${ds.length - wb} left to Git`;
+    }
+    case 'freeze.expired':
+      return d.expiredWhileConsoleWasDown ? 'expired while the console was down: Git wins' : 'expired: Git wins';
+    case 'freeze.write-back':
+      return `write-back to ${str(d.branch)} (${Array.isArray(d.changes) ? d.changes.length : 0} change(s))`;
+    case 'freeze.restored':
+      return `automation restored${d.resumedAfterRestart ? ' (after a restart)' : ''}`;
+    case 'freeze.interfered':
+      return str(d.message);
+    case 'action.completed':
+    case 'action.failed':
+      return `${str(d.action)} #${String(d.intentSeq ?? '?')}${d.error ? `: ${str(d.error)}` : ''}${d.commit ? ` commit ${str(d.commit).slice(0, 7)}` : ''}`;
+  }
+  return typeof d.revision === 'string' ? shortRevision(d.revision) : '';
 }
+
+/** What an action lets someone do (access.denied records name the action). */
+const ACTION_TEXT: Record<string, string> = {
+  'app.read': 'see this app',
+  'app.reconcile': 'reconcile',
+  'prune.request': 'request a prune preview',
+  'prune.approve': 'approve a prune',
+  'freeze.toggle': 'freeze or unfreeze',
+  'evidence.read': 'read evidence',
+  'evidence.verify': 'verify the evidence chain',
+  'users.manage': 'manage users',
+};
