@@ -1,7 +1,10 @@
 // e2e: the real sandbox (reused if up), the built SPA, and the BFF as its own process, running as the
 // console's own least-privilege identity (test/support/kubeconfig.ts), never as the sandbox admin.
 import { startSandbox } from '../sandbox/sandbox.ts';
-import { spawnBff } from '../test/support/bff-process.ts';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { signIn } from '../test/support/auth.ts';
+import { spawnBff, storageStateFor } from '../test/support/bff-process.ts';
 import { assertBffIdentityIsLeastPrivilege } from '../test/support/kubeconfig.ts';
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
@@ -12,6 +15,10 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   process.env.E2E_BFF_LOG = bff.log;
   // specs start signed in as admin (test.use storageState); the auth spec signs in by itself
   process.env.E2E_STORAGE = bff.storageState;
+  // the on-call user (incident freeze spec)
+  const oncall = join(bff.dataDir, 'storage-oncall.json');
+  writeFileSync(oncall, JSON.stringify(storageStateFor(await signIn(bff.base, 'oncall'))));
+  process.env.E2E_STORAGE_ONCALL = oncall;
   process.env.E2E_DATA_DIR = bff.dataDir;
   return () => bff.stop();
 }

@@ -14,8 +14,11 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 cache_root="${GITOPS_SANDBOX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gitops-console/sandbox}"
-out_bin="$repo/.sandbox/bin"
-out_assets="$repo/.sandbox/assets"
+# GITOPS_SANDBOX_DIR: a second sandbox beside the default one (its own bin/ symlinks and assets/; the
+# binaries themselves are shared through the cache)
+sandbox_dir="${GITOPS_SANDBOX_DIR:-$repo/.sandbox}"
+out_bin="$sandbox_dir/bin"
+out_assets="$sandbox_dir/assets"
 only="${1:-all}"
 
 if ! command -v go >/dev/null 2>&1; then

@@ -2,11 +2,12 @@
 //
 //   etcd → kube-apiserver → kube-controller-manager + kube-scheduler → kwok
 //   (fake nodes, so pods run) → Flux source-controller + kustomize-controller
+//   (each as its own ServiceAccount: sandbox/identities.ts; the console's prune admission policy installed)
 //   plus one smart-HTTP git server shared by every cluster.
 //
 // startSandbox()/stopSandbox() are used by tests' global setup and by
 // `npm run sandbox -- up|down|status|reset`.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { dirname, join } from 'node:path';
@@ -14,6 +15,7 @@ import { ensurePki, type ClusterPki } from './pki.ts';
 import { alive, freePort, startProcess, stopProcess, tail, waitFor, type ProcRecord } from './procs.ts';
 import { SEED_REPO, seedFiles } from './seed.ts';
 import { ensureExtras, extrasProcs, startServices, startSimulations, stopExtras, type ExtrasState } from './extras.ts';
+import { applyPruneAdmissionPolicy, ensureControllerIdentities } from './identities.ts';
 import {
   ASSETS_DIR,
   BIN_DIR,
@@ -62,6 +64,25 @@ export function buildSandbox(): void {
   const r = spawnSync('bash', [join(REPO_ROOT, 'sandbox', 'build.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   if (r.status === 3) throw new Error('sandbox prerequisites missing (see message above)');
   if (r.status !== 0) throw new Error(`sandbox build failed (exit ${r.status})`);
+}
+
+/** buildSandbox, asynchronously, with each output line passed on (and still written to stderr). */
+export function buildSandboxStreaming(onLine: (line: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [join(REPO_ROOT, 'sandbox', 'build.sh')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines = (chunk: Buffer, out: NodeJS.WriteStream) => {
+      out.write(chunk);
+      for (const l of chunk.toString('utf8').split('\n')) if (l.trim()) onLine(l);
+    };
+    child.stdout.on('data', (c: Buffer) => lines(c, process.stdout));
+    child.stderr.on('data', (c: Buffer) => lines(c, process.stderr));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code === 0) resolve();
+      else if (code === 3) reject(new Error('sandbox prerequisites missing (see message above)'));
+      else reject(new Error(`sandbox build failed (exit ${code})`));
+    });
+  });
 }
 
 function httpsGet(url: string, pki: ClusterPki, client = 'admin'): Promise<{ status: number; body: string }> {
@@ -259,6 +280,12 @@ async function startCluster(name: string, namespaces: string[], gitUrl: string):
     join(ASSETS_DIR, 'crds', 'argocd'),
   ]);
   applyConsoleRbac(kubeconfig);
+  // the controllers' own identities (ServiceAccount tokens), and the console's prune approval enforced by the
+  // apiserver for them (deploy/prune-admission-policy.yaml) on the environment namespaces
+  // (in the background, while the CRDs settle and the other components start; awaited before Flux starts)
+  const identities = ensureControllerIdentities({ name, dir, apiserver, kubeconfig, caCert: pki.caCert });
+  const policy = applyPruneAdmissionPolicy(kubeconfig, namespaces);
+  for (const p of [identities, policy]) p.catch(() => undefined);
   await waitFor(
     `${name} CRDs established`,
     async () => {
@@ -371,7 +398,9 @@ status:
     ...['--log-level', 'info', '--requeue-dependency', '5s'],
   ];
   log(`${name}: flux source-controller, kustomize-controller`);
-  const fluxEnv = { KUBECONFIG: kubeconfig, RUNTIME_NAMESPACE: 'flux-system' };
+  // each controller as its own ServiceAccount (sandbox/identities.ts), never as the sandbox admin
+  const [ids] = await Promise.all([identities, policy]);
+  const fluxEnv = (sa: keyof typeof ids) => ({ KUBECONFIG: ids[sa], RUNTIME_NAMESPACE: 'flux-system' });
   const storage = join(dir, 'flux-storage');
   mkdirSync(storage, { recursive: true });
   procs.push(
@@ -388,14 +417,14 @@ status:
         `127.0.0.1:${ports.srcStorage}`,
       ],
       logf('source-controller'),
-      fluxEnv,
+      fluxEnv('source-controller'),
     ),
     startProcess(
       'kustomize-controller',
       bin('kustomize-controller'),
       fluxFlags(ports.kusMetrics ?? 0, ports.kusHealth ?? 0),
       logf('kustomize-controller'),
-      fluxEnv,
+      fluxEnv('kustomize-controller'),
     ),
   );
   writeState({
@@ -568,6 +597,8 @@ export interface StartOptions {
   reuse?: boolean;
   /** wait until every Flux Kustomization is Ready and Argo apps are synced */
   waitReady?: boolean;
+  /** each line of the build's output (the start-up page follows the first build with it) */
+  onBuildLine?: (line: string) => void;
 }
 
 export async function startSandbox(opts: StartOptions = {}): Promise<SandboxState> {
@@ -576,7 +607,10 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
     const st = readState();
     if (st && (await sandboxHealthy(st)) && sameTopology(st, topology)) {
       log('reusing the running sandbox');
-      for (const c of st.clusters) applyConsoleRbac(c.kubeconfig);
+      for (const c of st.clusters) {
+        applyConsoleRbac(c.kubeconfig);
+        await applyPruneAdmissionPolicy(c.kubeconfig, c.namespaces);
+      }
       // the forge, registry and simulations: start the ones missing from an older or partly dead sandbox
       try {
         const more = await ensureExtras(st as SandboxState & ExtrasState, extrasPaths(), st.clusters, st.git.root);
@@ -589,7 +623,8 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   }
   await stopSandbox();
   const t0 = Date.now();
-  buildSandbox();
+  if (opts.onBuildLine) await buildSandboxStreaming(opts.onBuildLine);
+  else buildSandbox();
   rmSync(RUN_DIR, { recursive: true, force: true });
   mkdirSync(RUN_DIR, { recursive: true });
   const gitState = await startGit();

@@ -8,6 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { dirname, join } from 'node:path';
 import { bin, kubectl, mustState, type SandboxState } from './state.ts';
 import { sleep, waitFor } from './procs.ts';
+import { identityKubeconfig, kubectlAs } from './identities.ts';
 
 type Json = Record<string, unknown>;
 
@@ -46,6 +47,56 @@ export function commitAndPush(message: string, edit: (workTree: string) => void,
     git(['commit', '-q', '--allow-empty', '-m', message], work);
     git(['push', '-q', 'origin', 'HEAD:main'], work);
     return git(['rev-parse', 'HEAD'], work).trim();
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** One file of the seed repo at a branch (default main), read from a fresh shallow clone. */
+export function readRepoFile(path: string, branch = 'main', st = mustState()): string {
+  const work = mkdtempSync(join(tmpdir(), 'seed-read-'));
+  try {
+    git(['clone', '-q', '--depth', '1', '--branch', branch, st.git.url, work], tmpdir());
+    return readFileSync(join(work, path), 'utf8');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * "A reviewer merges": the branch merged into main with a merge commit and pushed (the sandbox's Flux source
+ * is the plain git server, no forge). Returns the merge commit.
+ */
+export function mergeBranch(branch: string, st = mustState()): string {
+  const work = mkdtempSync(join(tmpdir(), 'seed-merge-'));
+  try {
+    git(['clone', '-q', st.git.url, work], tmpdir());
+    // others may push to main meanwhile (tests share the sandbox): merge again onto the new main and retry
+    for (let attempt = 1; ; attempt++) {
+      git(['fetch', '-q', 'origin', 'main', `+refs/heads/${branch}:refs/remotes/origin/${branch}`], work);
+      git(['reset', '-q', '--hard', 'origin/main'], work);
+      git(['merge', '-q', '--no-ff', '-m', `Merge branch '${branch}'`, `origin/${branch}`], work);
+      try {
+        git(['push', '-q', 'origin', 'HEAD:main'], work);
+        return git(['rev-parse', 'HEAD'], work).trim();
+      } catch (e) {
+        if (attempt >= 5) throw e;
+      }
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Deletes a branch of the seed repo (nothing when it does not exist). */
+export function deleteBranch(branch: string, st = mustState()): void {
+  const out = git(['ls-remote', st.git.url, `refs/heads/${branch}`], tmpdir());
+  if (!out.trim()) return;
+  // git push needs a repository to run in, even to delete a remote ref
+  const work = mkdtempSync(join(tmpdir(), 'seed-delete-'));
+  try {
+    git(['init', '-q'], work);
+    git(['push', '-q', st.git.url, '--delete', branch], work);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -207,6 +258,34 @@ export async function waitForKustomizationRevision(
   );
 }
 
+/**
+ * Test clean-up in a governed namespace: waits for a Kustomization at `sha` while deleting `objects` (e.g.
+ * `secret/leak-probe`) as the sandbox admin, because the console's prune admission policy
+ * (deploy/prune-admission-policy.yaml) denies kustomize-controller's own prune of them without an approved preview.
+ */
+export async function waitForRevisionPrunedByAdmin(
+  cluster: string,
+  name: string,
+  sha: string,
+  namespace: string,
+  objects: string[],
+  timeoutMs = 180_000,
+): Promise<void> {
+  let done = false;
+  const deleter = (async () => {
+    while (!done) {
+      kubectl(cluster, ['-n', namespace, 'delete', ...objects, '--ignore-not-found', '--wait=false']);
+      await sleep(2000);
+    }
+  })();
+  try {
+    await waitForKustomizationRevision(cluster, name, sha, timeoutMs);
+  } finally {
+    done = true;
+    await deleter;
+  }
+}
+
 export async function waitForDeploymentAvailable(
   cluster: string,
   ns: string,
@@ -230,13 +309,22 @@ export async function waitForDeploymentAvailable(
   return last;
 }
 
+/** kubectl as Argo CD's application controller (its ServiceAccount); the admin in a sandbox older than the identities. */
+function kubectlArgo(cluster: string, args: string[], input?: string): string {
+  return identityKubeconfig(cluster, 'argocd-application-controller')
+    ? kubectlAs(cluster, 'argocd-application-controller', args, input)
+    : kubectl(cluster, args, input);
+}
+
 /**
  * SIMULATION of Argo CD's sync, clearly not Argo CD itself: renders the
  * Application's path at the repo HEAD with the sandbox's kustomize (as Argo
  * CD's repo-server would for a kustomize/plain directory), applies each object
  * with server-side apply as field manager `argocd-controller` carrying Argo
  * CD's tracking annotation, then writes the Application status as the
- * controller would (sync, health, resources, operationState).
+ * controller would (sync, health, resources, operationState). It acts as
+ * Argo CD's own identity, the argocd/argocd-application-controller
+ * ServiceAccount (sandbox/identities.ts). It does not prune.
  */
 export async function simulateArgoSync(cluster: string, app: string, st = mustState()): Promise<string> {
   const appObj = getJson(cluster, ['-n', 'argocd', 'get', 'application', app]);
@@ -296,7 +384,7 @@ export async function simulateArgoSync(cluster: string, app: string, st = mustSt
         health: { status: 'Healthy' },
       });
     }
-    kubectl(
+    kubectlArgo(
       cluster,
       ['apply', '--server-side', '--force-conflicts', '--field-manager=argocd-controller', '-f', '-'],
       JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
@@ -344,7 +432,7 @@ export async function simulateArgoSync(cluster: string, app: string, st = mustSt
       },
     };
     // Application has no status subresource; Argo CD writes the whole object.
-    kubectl(cluster, [
+    kubectlArgo(cluster, [
       '-n',
       'argocd',
       'patch',

@@ -372,6 +372,17 @@ export const DiffResponse = z.object({
   counts: z.record(z.string(), z.number()),
   summary: z.string(),
   objects: z.array(ObjectDiffSchema),
+  /** what a prune preview would plan from the extraneous rows (the same rules: the diff and the plan agree) */
+  prune: z
+    .object({
+      state: z.enum(['unknown', 'nothing', 'ready', 'needs-override']),
+      reasons: z.array(z.string()),
+      deletions: z.number(),
+      protected: z.number(),
+    })
+    .optional(),
+  /** the render has no objects while the app tracks some (the summary says what that would mean) */
+  emptyRender: z.boolean().optional(),
   ownership: z.array(
     z.object({
       manager: z.string(),
@@ -510,7 +521,8 @@ export const PruneJournalEntrySchema = z.object({
   position: z.number(),
   batch: z.number(),
   object: z.string(),
-  state: z.enum(['planned', 'deleting', 'deleted', 'gone', 'failed', 'not-deleted']),
+  // stamping/stamped: the console stamped its approval on the object; the controller's own prune deletes it
+  state: z.enum(['planned', 'deleting', 'deleted', 'gone', 'failed', 'not-deleted', 'stamping', 'stamped']),
   detail: z.string().nullable(),
   updatedAt: z.string(),
 });
@@ -536,6 +548,12 @@ export const PrunePreviewSchema = z.object({
   confirmation: z.string().nullable(),
   propagationPolicy: z.enum(['Background', 'Foreground', 'Orphan']),
   batchSize: z.number(),
+  /**
+   * who deletes after the approval: the console itself (the controller does not prune: Flux `prune: false`), or
+   * the controller's own prune once the console stamped the approval on each object (the admission policy in
+   * deploy/prune-admission-policy.yaml denies its other deletions)
+   */
+  deletedBy: z.enum(['console', 'controller']).optional(),
   decisions: z.array(PruneDecisionSchema),
   candidates: z.array(PruneCandidateSchema),
   summary: z.object({
@@ -667,3 +685,42 @@ export const FreezeChangesResponse = z.object({
   /** apps whose diff could not be computed: their changes are unknown, never "none" */
   unknown: z.array(z.object({ appId: z.string(), reason: z.string() })),
 });
+
+// ---- releases (issue 16): one row per release of an app, its nine states as a chain ----
+export const RELEASE_STATE_NAMES = [
+  'change',
+  'review',
+  'artifact',
+  'render',
+  'validation',
+  'reconcile',
+  'health',
+  'verification',
+  'promotion',
+] as const;
+export const ReleaseStateSchema = z.object({
+  name: z.enum(RELEASE_STATE_NAMES),
+  step: z.number(),
+  status: z.enum(['ok', 'failed', 'unknown', 'pending']),
+  value: z.string().optional(),
+  why: z.string().optional(),
+  time: z.string().optional(),
+  actor: z.string().optional(),
+  seq: z.number().optional(),
+  data: z.record(z.string(), z.unknown()).optional(),
+});
+export const ReleaseSchema = z.object({
+  sha: z.string(),
+  revision: z.string(),
+  firstSeen: z.string(),
+  states: z.array(ReleaseStateSchema),
+  blocked: z.object({ state: z.enum(RELEASE_STATE_NAMES), why: z.string() }).optional(),
+});
+/** newest first; `notLive`: the newest release's first incomplete state and why, with the app's conditions */
+export const ReleasesResponse = z.object({
+  releases: z.array(ReleaseSchema),
+  notLive: z.object({ state: z.enum(RELEASE_STATE_NAMES), why: z.string() }).optional(),
+});
+export type ReleasesResponse = z.infer<typeof ReleasesResponse>;
+export type ReleaseDto = z.infer<typeof ReleaseSchema>;
+export type ReleaseStateDto = z.infer<typeof ReleaseStateSchema>;

@@ -35,6 +35,13 @@ export const EVIDENCE_TYPES = [
   'drift.reverted',
   'drift.adopted',
   'app.rendered',
+  // the states of a release (domain/release.ts), recorded by the release recorder for every app
+  'release.change',
+  'release.artifact',
+  'release.render',
+  'release.reconcile',
+  'release.health',
+  'release.verification',
   // the outcome of an action whose intent was recorded first (data.intentSeq names it)
   'action.completed',
   'action.failed',

@@ -41,6 +41,16 @@ export interface PrunePlan {
 export const DEFAULT_PRUNE_LIMITS: PruneLimits = { maxDeletions: 20, maxFraction: 0.25 };
 
 export const ARGO_SYNC_OPTIONS = 'argocd.argoproj.io/sync-options';
+/** Argo CD's confirmation of pending deletions of an app with the sync option `Prune=confirm` (a timestamp) */
+export const ARGO_DELETION_APPROVED = 'argocd.argoproj.io/deletion-approved';
+/**
+ * The console's approval on an object a controller will prune: `<preview id>/<snapshot hash prefix>`. The
+ * admission policy (deploy/prune-admission-policy.yaml) lets the GitOps controllers delete only objects that
+ * carry it in governed namespaces.
+ */
+export const PRUNE_APPROVED_ANNOTATION = 'gitops-console.dev/prune-approved';
+export const approvalStamp = (previewId: string, snapshotHash: string): string =>
+  `${previewId}/${snapshotHash.slice(0, 16)}`;
 export const FLUX_PRUNE = 'kustomize.toolkit.fluxcd.io/prune';
 
 /** group/kind/namespace/name: how the plan compares objects (the version may differ) */

@@ -17,7 +17,10 @@ import { authRoutes } from './routes/auth.ts';
 import { diffRoutes } from './routes/diff.ts';
 import { pruneRoutes } from './routes/prune.ts';
 import { freezeRoutes } from './routes/freezes.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { ConsoleMetrics } from './metrics.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
+import { releaseRoutes } from './routes/releases.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { treeRoutes } from './routes/tree.ts';
 
@@ -48,6 +51,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   installErrorHandler(app);
+  // request latency and errors of every route; the metrics themselves are served in the guarded context
+  const metrics = new ConsoleMetrics(deps, { defaultMetrics: deps.defaultMetrics ?? true });
+  metrics.install(app);
 
   app.addHook('onSend', async (_req, rep, payload) => {
     rep.header('X-Content-Type-Options', 'nosniff');
@@ -101,11 +107,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(appRoutes, deps);
     await api.register(actionRoutes, deps);
     await api.register(evidenceRoutes, deps);
+    await api.register(releaseRoutes, deps);
     await api.register(streamRoutes, deps);
     await api.register(treeRoutes, deps);
     await api.register(diffRoutes, deps);
     await api.register(pruneRoutes, deps);
     await api.register(freezeRoutes, deps);
+    await api.register(metricsRoutes, { metrics, metricsToken: deps.metricsToken });
     api.all('/api/*', { config: { access: { public: true } } }, async (_req, rep) =>
       sendError(rep, 404, 'NotFound', 'no such API route'),
     );

@@ -16,6 +16,15 @@ const ConfigSchema = z.object({
   databaseUrl: z.string().url().optional(),
   envLabel: z.string().min(1).default('env'),
   envOrder: z.array(z.string()).default(['dev', 'staging', 'prod']),
+  /** the release recorder (evidence/release-recorder.ts): CONSOLE_RELEASE_RECORDER, CONSOLE_VERIFICATIONS_FILE, … */
+  releases: z
+    .object({
+      enabled: z.boolean().default(true),
+      verificationsFile: z.string().optional(),
+      registryMirrors: z.string().optional(),
+      verifyIntervalS: z.coerce.number().int().min(10).max(86_400).default(300),
+    })
+    .default({ enabled: true, verifyIntervalS: 300 }),
   staticDir: z.string().optional(),
   sandbox: z.boolean().default(false),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -28,6 +37,8 @@ const ConfigSchema = z.object({
   clusterAccess: z.enum(['service', 'impersonate']).default('service'),
   /** behind a reverse proxy: its address(es), so client addresses (rate limits, logs) come from X-Forwarded-For */
   trustProxy: z.array(z.string().min(1)).optional(),
+  /** /metrics needs `Authorization: Bearer <token>`; unset, only loopback clients may scrape */
+  metricsToken: z.string().min(1).optional(),
   oidc: z
     .object({
       issuer: z.url({ protocol: /^https?$/ }),
@@ -90,6 +101,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     sessionMaxHours: env.CONSOLE_SESSION_MAX_HOURS || undefined,
     clusterAccess: env.CONSOLE_CLUSTER_ACCESS || undefined,
     trustProxy: list(env.CONSOLE_TRUST_PROXY),
+    metricsToken: env.CONSOLE_METRICS_TOKEN?.trim() || undefined,
+    releases: Object.fromEntries(
+      Object.entries({
+        enabled: env.CONSOLE_RELEASE_RECORDER !== 'off',
+        verificationsFile: env.CONSOLE_VERIFICATIONS_FILE,
+        registryMirrors: env.CONSOLE_REGISTRY_MIRRORS,
+        verifyIntervalS: env.CONSOLE_VERIFICATION_INTERVAL_S,
+      }).filter(([, v]) => v !== undefined && v !== ''),
+    ),
     oidc: env.CONSOLE_OIDC_ISSUER
       ? Object.fromEntries(
           Object.entries({
@@ -112,7 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
   if (!parsed.success) {
     const issues = parsed.error.issues
-      .map((i) => `${i.path.join('.') || 'config'}: ${i.path.includes('clientSecret') ? 'invalid' : i.message}`)
+      .map((i) => `${i.path.join('.') || 'config'}: ${i.path.includes('clientSecret') || i.path.includes('metricsToken') ? 'invalid' : i.message}`)
       .join('; ');
     throw new ConfigError(
       `invalid configuration: ${issues}`.replace(/postgres(ql)?:\/\/[^@\s]*@/gi, 'postgres://***@'),

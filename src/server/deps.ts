@@ -36,4 +36,8 @@ export interface AppDeps {
   logStream?: NodeJS.WritableStream;
   routes?: Array<{ method: string; url: string; access: AccessRule }>;
   trustProxy?: string[] | undefined;
+  /** CONSOLE_METRICS_TOKEN: /metrics needs `Authorization: Bearer <it>`; unset, only loopback may scrape */
+  metricsToken?: string | undefined;
+  /** Node's process metrics on /metrics (default on) */
+  defaultMetrics?: boolean;
 }

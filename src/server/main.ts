@@ -1,4 +1,5 @@
 // Starts the BFF: config → (sandbox) → evidence store → clusters → catalog → listen.
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildApp } from './app.ts';
 import type { AccessRule } from './auth/guard.ts';
@@ -11,11 +12,16 @@ import { ObjectIndex } from './services/object-index.ts';
 import { loadMaskKey } from './services/secret-mask.ts';
 import { openEvidenceStore } from './store/open.ts';
 import { EvidenceRecorder } from './evidence/recorder.ts';
+import { checkpointIntervalMs, EvidenceCheckpoints } from './evidence/checkpoints.ts';
+import { loadSigningKey, signingKeyPath } from './evidence/signing.ts';
 import { Accounts } from './auth/accounts.ts';
 import { OidcLogin } from './auth/oidc.ts';
 import { SessionStore } from './auth/sessions.ts';
 import { AccessReviewer } from './kube/access-review.ts';
+import { startStartupServer } from './startup-page.ts';
 import { join } from 'node:path';
+import { parseRegistryMirrors, ReleaseRecorder } from './evidence/release-recorder.ts';
+import { DiffService } from './services/diff-service.ts';
 
 export interface RunningConsole {
   url: string;
@@ -35,9 +41,32 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   let kubeconfig = cfg.kubeconfig;
   if (cfg.sandbox) {
     // the embedded default: a local sandbox cluster pair, started (or reused) here
-    const { startSandbox, KUBECONFIG_PATH } = await import('../../sandbox/sandbox.ts');
+    const { startSandbox, KUBECONFIG_PATH, REPO_ROOT } = await import('../../sandbox/sandbox.ts');
+    const { BuildProgress, componentsOf } = await import('../../sandbox/build-progress.ts');
     process.stderr.write('no kubeconfig given (or --sandbox): starting the local sandbox clusters…\n');
-    await startSandbox({ reuse: true });
+    // the console's address answers at once with the build's progress (the first build takes a while)
+    const progress = new BuildProgress(componentsOf(readFileSync(join(REPO_ROOT, 'sandbox/build.sh'), 'utf8')));
+    const page = cfg.port
+      ? await startStartupServer(cfg.host, cfg.port, () => progress.snapshot()).catch(() => undefined)
+      : undefined;
+    if (page) process.stderr.write(`the console's start-up page: http://${cfg.host}:${cfg.port}/\n`);
+    const ticker = setInterval(() => process.stderr.write(`${progress.summary()}\n`), 30_000);
+    try {
+      await startSandbox({
+        reuse: true,
+        onBuildLine: (line) => {
+          if (progress.line(line)) process.stderr.write(`${progress.summary()}\n`);
+          if (/assets ready/.test(line)) progress.finishBuild();
+        },
+      });
+      progress.ready();
+    } catch (e) {
+      progress.failed(e instanceof Error ? e.message : String(e));
+      throw e;
+    } finally {
+      clearInterval(ticker);
+      await page?.close();
+    }
     kubeconfig = KUBECONFIG_PATH;
   }
   if (!kubeconfig) throw new ConfigError('no kubeconfig');
@@ -69,6 +98,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   const deps = {
     routes,
     trustProxy: cfg.trustProxy,
+    metricsToken: cfg.metricsToken,
     accounts,
     sessions,
     oidc,
@@ -98,6 +128,24 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   for (const c of contexts) clusters.add(c.name, c.kc);
   clusters.watchEverywhere(APP_WATCH_KINDS);
   index.start();
+  // release evidence for every app, whether or not anyone looks (issue 16); CONSOLE_RELEASE_RECORDER=off skips it
+  const releaseDiffs = new DiffService({ clusters, catalog, index, recorder, dataDir: cfg.dataDir });
+  const releases = cfg.releases.enabled
+    ? new ReleaseRecorder({
+        catalog,
+        recorder,
+        store,
+        index,
+        desired: (a) => releaseDiffs.desired(a, undefined),
+        dataDir: cfg.dataDir,
+        log,
+        verificationsFile: cfg.releases.verificationsFile,
+        registryMirrors: parseRegistryMirrors(cfg.releases.registryMirrors),
+        verifyIntervalMs: cfg.releases.verifyIntervalS * 1000,
+        reachable: (c) => clusters.clusters.get(c)?.state.status === 'connected',
+      })
+    : undefined;
+  releases?.start();
   recorder.observe({
     time: new Date().toISOString(),
     type: 'console.started',
@@ -109,6 +157,12 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       version: process.env.npm_package_version ?? 'dev',
     },
   });
+  // signed checkpoints of the chain head, with a key kept outside the store (at start, every interval, at stop)
+  const checkpoints = new EvidenceCheckpoints(store, loadSigningKey(signingKeyPath(cfg.dataDir)), {
+    intervalMs: checkpointIntervalMs(),
+    log,
+  });
+  checkpoints.start();
   const address = await app.listen({ host: cfg.host, port: cfg.port });
   if (!['127.0.0.1', 'localhost', '::1'].includes(cfg.host) && !cfg.publicUrl)
     app.log.warn(
@@ -121,15 +175,17 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     routes,
     async close() {
       await app.close();
+      await releases?.stop();
       await clusters.stop();
       await recorder.flush();
+      await checkpoints.stop();
       recorder.close();
       await store.close();
     },
   };
 }
 
-async function main(): Promise<void> {
+export async function main(): Promise<void> {
   process.umask(0o077); // the data dir and whatever the renderers write are owner-only
   let cfg: Config;
   try {

@@ -12,7 +12,13 @@ import type { AppsResponse, DiffResponse, EnvCompareResponse, TreeResponse } fro
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { kubectl } from '../../sandbox/sandbox.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { commitAndPush, getJson, waitForKustomizationRevision, writeRepoFile } from '../../sandbox/scenario.ts';
+import {
+  commitAndPush,
+  getJson,
+  waitForKustomizationRevision,
+  waitForRevisionPrunedByAdmin,
+  writeRepoFile,
+} from '../../sandbox/scenario.ts';
 import { loadConfig } from '../../src/server/config.ts';
 import { startConsole } from '../../src/server/main.ts';
 import { as, signIn, TEST_PASSWORD, type Signed } from '../support/auth.ts';
@@ -544,7 +550,9 @@ describe('a Secret managed by an app', () => {
       const k = join(w, 'overlays/dev/kustomization.yaml');
       writeFileSync(k, readFileSync(k, 'utf8').replace('  - leak-probe.yaml\n', ''));
     });
-    await waitForKustomizationRevision('nonprod', 'digital-human-dev', sha);
+    // dev is governed by the console's prune admission policy (deploy/prune-admission-policy.yaml): Flux may
+    // not prune the probe without an approved preview, so the clean-up deletes it as the sandbox admin
+    await waitForRevisionPrunedByAdmin('nonprod', 'digital-human-dev', sha, 'dev', ['secret/leak-probe']);
     await waitFor(
       'the probe Secret pruned',
       async () => !kubectl('nonprod', ['-n', 'dev', 'get', 'secrets', '-o', 'name']).includes('secret/leak-probe'),

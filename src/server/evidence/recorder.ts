@@ -63,7 +63,7 @@ export class EvidenceRecorder extends EventEmitter {
   /** Fail closed: records an action's intent; when the store cannot write, the action is refused (503). */
   async intent(e: EvidenceInput): Promise<EvidenceEvent> {
     try {
-      const ev = await this.store.append(e);
+      const ev = await this.append(e);
       this.succeeded();
       return ev;
     } catch (err) {
@@ -88,7 +88,7 @@ export class EvidenceRecorder extends EventEmitter {
   async record(e: EvidenceInput): Promise<void> {
     if (this.queue.length === 0 && !this.closed) {
       try {
-        await this.store.append(e);
+        await this.append(e);
         this.succeeded();
         return;
       } catch (err) {
@@ -199,7 +199,7 @@ export class EvidenceRecorder extends EventEmitter {
     while (this.queue.length && !this.closed) {
       const next = this.queue[0] as EvidenceInput;
       try {
-        await this.store.append(next);
+        await this.append(next);
         this.queue.shift();
         this.succeeded();
       } catch (err) {
@@ -212,6 +212,15 @@ export class EvidenceRecorder extends EventEmitter {
         return;
       }
     }
+  }
+
+  /** One append, timed: `append` events (seconds, ok) feed the metrics. The store's own promise is returned. */
+  private append(e: EvidenceInput): Promise<EvidenceEvent> {
+    const t0 = performance.now();
+    const p = this.store.append(e);
+    const done = (ok: boolean) => () => this.emit('append', (performance.now() - t0) / 1000, ok);
+    p.then(done(true), done(false));
+    return p;
   }
 
   private cancelTimer(): void {

@@ -58,6 +58,8 @@ export function backoffMs(attempt: number, base: number, max: number, random: ()
 export class Informer {
   readonly store = new Map<string, KubeObject>();
   state: InformerState = { synced: false, absent: false, relists: 0 };
+  /** when the last list completed or the last watch event (bookmarks too) arrived, epoch ms (metrics: watch lag) */
+  lastEventAt = 0;
   private abort = new AbortController();
   private stopped = false;
   private running?: Promise<void>;
@@ -155,6 +157,7 @@ export class Informer {
       cont = page.metadata?.continue ?? '';
       rv = page.metadata?.resourceVersion ?? rv;
     } while (cont);
+    this.lastEventAt = Date.now();
     this.setState({ relists: this.state.relists + 1 });
     for (const [k, obj] of seen) {
       const old = this.store.get(k);
@@ -190,6 +193,7 @@ export class Informer {
         `${resourcePath(this.kind)}?${q}`,
         (ev) => {
           const obj = ev.object as KubeObject;
+          this.lastEventAt = Date.now();
           if (ev.type === 'ERROR') {
             const code = (obj as { code?: number }).code;
             if (code === 410) {

@@ -44,6 +44,7 @@ function summaryOf(p: StoredPreview): Omit<PrunePreview, 'candidates' | 'journal
     confirmation: p.doc.confirmation,
     propagationPolicy: p.doc.propagationPolicy,
     batchSize: p.doc.batchSize,
+    deletedBy: p.doc.deletedBy ?? 'console',
     summary: {
       candidates: c.length,
       protected: c.filter((x) => x.protectedBy).length,

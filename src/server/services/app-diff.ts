@@ -9,6 +9,7 @@ import { fieldDiff, flattenObject, type FieldChange, type IgnoreRule } from '../
 import { controllerManagersOf, isGitOpsControllerManager } from '../../domain/field-managers.ts';
 import { ownersByPath } from '../../domain/managed-fields.ts';
 import { refOf } from '../../domain/tree.ts';
+import { DEFAULT_PRUNE_LIMITS, planPrune, type PruneLimits, type PruneState } from '../../domain/prune.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import { KubeError } from '../kube/connection.ts';
@@ -55,6 +56,13 @@ export interface AppDiff {
   summary: string;
   objects: ObjectDiff[];
   ownership: OwnershipRow[];
+  /**
+   * What a prune preview would plan from these extraneous rows (domain/prune.ts planPrune, the same rules): the
+   * diff and the prune plan agree. `needs-override` with the reasons for an empty render or a prune over the limits.
+   */
+  prune?: { state: PruneState; reasons: string[]; deletions: number; protected: number };
+  /** the render has no objects while the app tracks some: never "ok, nothing to do" (see `summary`) */
+  emptyRender?: boolean;
 }
 
 export interface DiffDeps {
@@ -74,6 +82,8 @@ export interface DiffDeps {
   render?: () => Promise<RenderResult>;
   /** per-object results for unchanged inputs (object-diff-memo.ts): a hit skips the dry-run and the field diff */
   memo?: ObjectDiffMemo;
+  /** the prune limits of prune previews (default DEFAULT_PRUNE_LIMITS) */
+  pruneLimits?: PruneLimits;
 }
 
 /**
@@ -277,7 +287,18 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
   } catch (e) {
     // unknown is not empty: no desired state means no diff and no prune candidates
     const msg = maskSecretsInText(e instanceof Error ? e.message : String(e));
-    return { ...base, state: 'unknown', error: msg, summary: `desired state unknown: ${msg.split('\n')[0]}` };
+    return {
+      ...base,
+      state: 'unknown',
+      error: msg,
+      summary: `desired state unknown: ${msg.split('\n')[0]}`,
+      prune: {
+        state: 'unknown',
+        reasons: ['the desired state is unknown: nothing can be planned'],
+        deletions: 0,
+        protected: 0,
+      },
+    };
   }
   const mgrs = controllerManagers(app);
   const manager = mgrs[0] as string;
@@ -410,7 +431,11 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
     if (!liveUnreadable) deps.memo?.remember(desired, live, result);
     return result;
   });
-  for (const o of deps.tracked()) {
+  // extraneous: tracked by the app, not in the render. An empty render makes every tracked object extraneous:
+  // that is what a wrong path or a failed generator looks like, so the diff says so (and so does the plan)
+  const empty = render.objects.length === 0;
+  const tracked = deps.tracked();
+  for (const o of tracked) {
     const ref = refOf(app.cluster, o);
     if (desiredKeys.has(`${ref.group}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`)) continue;
     counts.extraneous++;
@@ -418,11 +443,28 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
       ref,
       status: 'extraneous',
       mode: 'server-dry-run',
-      note: 'live and tracked by the app, no longer in Git',
+      note: empty
+        ? 'live and tracked by the app; the render is empty (nothing in Git for this app)'
+        : 'live and tracked by the app, no longer in Git',
       changes: [],
       liveYaml: toYaml(maskSecrets(o)),
     });
   }
+  const plan = planPrune({
+    controller: app.controller,
+    inventory: tracked.map((o) => refOf(app.cluster, o)),
+    desired: render.objects.map((o) => refOf(app.cluster, o)),
+    live: tracked,
+    limits: deps.pruneLimits ?? DEFAULT_PRUNE_LIMITS,
+  });
+  const deletions = plan.candidates.filter((c) => !c.protectedBy).length;
+  const prune = {
+    state: plan.state,
+    reasons: plan.reasons,
+    deletions,
+    protected: plan.candidates.length - deletions,
+  };
+  const emptyRender = empty && tracked.length > 0;
   const order: Record<ObjectStatus, number> = { changed: 0, unknown: 1, missing: 2, extraneous: 3, unchanged: 4 };
   objects.sort(
     (a, b) =>
@@ -432,7 +474,28 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
   const ownership = [...owners.entries()]
     .map(([manager, r]) => ({ manager, fields: r.fields, objects: r.objects.size, conflicts: r.conflicts }))
     .sort((a, b) => b.conflicts.length - a.conflicts.length || b.fields - a.fields);
-  return { ...base, objects, ownership, state: 'ok', render: renderInfo, summary: summarizeDiff(objects) };
+  const summary = emptyRender
+    ? `${emptyRenderSummary(deletions, prune.protected, app.automation.prune)}; ${summarizeDiff(objects)}`
+    : summarizeDiff(objects);
+  return {
+    ...base,
+    objects,
+    ownership,
+    state: 'ok',
+    render: renderInfo,
+    summary,
+    prune,
+    ...(emptyRender ? { emptyRender } : {}),
+  };
+}
+
+/** The first words of the summary of an empty render: what the controller would do, and what a preview needs. */
+export function emptyRenderSummary(deletions: number, protectedCount: number, controllerPrunes: boolean): string {
+  const n = `${deletions} object${deletions === 1 ? '' : 's'}`;
+  const kept = protectedCount ? ` (${protectedCount} protected from pruning stay)` : '';
+  return controllerPrunes
+    ? `the render is empty: the controller would delete ${n}${kept}; a prune preview would need an override`
+    : `the render is empty: ${n} would be left live and untracked (the controller does not prune)${kept}; a prune preview would need an override`;
 }
 
 export function summarizeDiff(objects: ObjectDiff[], now = Date.now()): string {

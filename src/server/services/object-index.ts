@@ -121,6 +121,11 @@ export class ObjectIndex extends EventEmitter<{
     return this.clusters.get(cluster)?.byKey.get(refKey(r))?.obj;
   }
 
+  /** objects indexed per cluster (metrics: cache sizes) */
+  sizes(): Map<string, number> {
+    return new Map([...this.clusters].map(([c, i]) => [c, i.byKey.size]));
+  }
+
   /** whether the console watches this kind at all (else a managed object of it cannot be judged) */
   watches(group: string, kind: string): boolean {
     return TREE_KINDS.some((t) => t.group === group && t.kind === kind);

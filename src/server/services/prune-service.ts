@@ -12,12 +12,27 @@
 // Execution: exactly once (a row transition in the store), batches with DELETE preconditions (uid +
 // resourceVersion), stop on the first failure or a health regression; an intent journal in the store says
 // after a crash what was and was not deleted. Evidence before each action (fail closed) and after it.
+// Who deletes: the console itself when the controller does not prune (Flux `prune: false`: stale objects leave
+// its inventory and stay live); when the controller prunes (Flux `prune: true`, Argo CD automated prune), the
+// console only stamps its approval on each approved object (a merge patch with the object's resourceVersion as
+// precondition) and the controller's own prune deletes them: the admission policy in
+// deploy/prune-admission-policy.yaml denies the controllers every other deletion in governed namespaces. An Argo
+// CD app with the sync option `Prune=confirm` also gets `argocd.argoproj.io/deletion-approved` after that.
 // No Fastify types here.
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { can, whyNot } from '../../domain/access.ts';
 import type { App, HealthStatus } from '../../domain/app.ts';
-import { planPrune, pruneKey, DEFAULT_PRUNE_LIMITS, type PruneLimits, type PruneState } from '../../domain/prune.ts';
+import {
+  approvalStamp,
+  ARGO_DELETION_APPROVED,
+  DEFAULT_PRUNE_LIMITS,
+  planPrune,
+  PRUNE_APPROVED_ANNOTATION,
+  pruneKey,
+  type PruneLimits,
+  type PruneState,
+} from '../../domain/prune.ts';
 import { refId, type ObjectRef } from '../../domain/refs.ts';
 import { refOf } from '../../domain/tree.ts';
 import type { Principal } from '../auth/sessions.ts';
@@ -63,6 +78,11 @@ export interface PreviewDoc {
   batchSize: number;
   /** the text a needs-override approver types */
   confirmation: string | null;
+  /**
+   * who deletes once approved: the console (the controller does not prune), or the controller's own prune after
+   * the console stamped its approval on each object; absent in previews stored before this existed: the console
+   */
+  deletedBy?: 'console' | 'controller';
 }
 
 export type StoredPreview = PreviewRow<PreviewDoc>;
@@ -244,6 +264,7 @@ export class PruneService {
       propagationPolicy: this.propagation,
       batchSize: this.batchSize,
       confirmation: null,
+      deletedBy: a.automation.prune ? ('controller' as const) : ('console' as const),
     };
     const unknown = (reason: string, render?: RenderResult): PreviewDoc => ({
       ...base,
@@ -576,6 +597,7 @@ export class PruneService {
     const batches = [...new Set(journal.map((j) => j.batch))].sort((a, b) => a - b);
     const startHealth = this.deps.app(p.app)?.health ?? 'Unknown';
     const base = { app: p.app, cluster: p.cluster, env: p.env, actor: 'console' };
+    const byController = p.doc.deletedBy === 'controller';
     let stop: string | undefined;
     let deleted = 0;
     for (const b of batches) {
@@ -597,7 +619,8 @@ export class PruneService {
             for (const j of items) {
               const c = byId.get(j.object);
               if (!c) throw new Error(`journal names ${j.object}, which the preview does not`);
-              await this.deleteOne(p, j, c);
+              if (byController) await this.stampOne(p, j, c);
+              else await this.deleteOne(p, j, c);
               deleted++;
             }
           },
@@ -608,6 +631,12 @@ export class PruneService {
         break;
       }
     }
+    if (byController && !stop && p.doc.controller === 'argocd')
+      try {
+        await this.approveArgoDeletions(p);
+      } catch (e) {
+        stop = e instanceof Error ? e.message : String(e);
+      }
     const now = new Date().toISOString();
     const final = await this.deps.store.journal(p.id);
     const notDeleted = final.filter((j) => j.state === 'planned').map((j) => j.object);
@@ -615,13 +644,161 @@ export class PruneService {
       if (j.state === 'planned')
         await this.deps.store.mark(p.id, j.position, ['planned'], 'not-deleted', stop ?? null, now);
     const status = stop ? 'failed' : 'done';
-    await this.deps.store.transition(p.id, ['executing'], status, stop ?? null, now);
+    const controllerName = p.doc.controller === 'flux' ? 'kustomize-controller' : 'the Argo CD application controller';
+    await this.deps.store.transition(
+      p.id,
+      ['executing'],
+      status,
+      stop ??
+        (byController
+          ? `${deleted} object${deleted === 1 ? '' : 's'} stamped with the approval: ${controllerName}'s next prune deletes ${deleted === 1 ? 'it' : 'them'}`
+          : null),
+      now,
+    );
     await this.deps.recorder.record({
       ...base,
       time: now,
       type: 'prune.executed',
-      data: { previewId: p.id, status, deleted, notDeleted, ...(stop ? { stoppedBecause: stop } : {}) },
+      data: {
+        previewId: p.id,
+        status,
+        ...(byController
+          ? { deletedBy: 'controller', stamped: deleted, notStamped: notDeleted }
+          : { deleted, notDeleted }),
+        ...(stop ? { stoppedBecause: stop } : {}),
+      },
     });
+  }
+
+  /**
+   * The console's approval on one object the controller will prune: a merge patch of the annotation with the
+   * object's uid and resourceVersion (from the preview) as preconditions. Intent in the journal and the evidence
+   * first, the outcome after; the controller's own prune deletes the object (the admission policy lets it).
+   */
+  private async stampOne(p: StoredPreview, j: JournalEntry, c: PreviewCandidate): Promise<void> {
+    const conn = this.deps.conn(c.ref.cluster);
+    const stamp = approvalStamp(p.id, p.snapshotHash);
+    await this.deps.recorder.act(
+      {
+        time: new Date().toISOString(),
+        type: 'prune.stamp',
+        actor: 'console',
+        app: p.app,
+        cluster: p.cluster,
+        env: p.env,
+        data: {
+          previewId: p.id,
+          object: c.id,
+          uid: j.uid,
+          resourceVersion: j.resourceVersion,
+          annotation: { [PRUNE_APPROVED_ANNOTATION]: stamp },
+        },
+      },
+      async () => {
+        if (!(await this.deps.store.mark(p.id, j.position, ['planned'], 'stamping', null, new Date().toISOString())))
+          throw new Error(`${c.id} was already attempted (journal)`);
+        const path = await this.discovery(c.ref.cluster).path(
+          apiVersionOf(c.ref),
+          c.ref.kind,
+          c.ref.namespace,
+          c.ref.name,
+        );
+        // uid and resourceVersion in a merge patch are preconditions: another object or a newer version is a 409
+        const body = JSON.stringify({
+          metadata: {
+            uid: j.uid,
+            resourceVersion: j.resourceVersion,
+            annotations: { [PRUNE_APPROVED_ANNOTATION]: stamp },
+          },
+        });
+        const res = await conn.request('PATCH', `${path}?fieldManager=gitops-console`, {
+          timeoutMs: 15_000,
+          contentType: 'application/merge-patch+json',
+          headers: { 'Content-Length': String(Buffer.byteLength(body)) },
+          body,
+        });
+        const now = new Date().toISOString();
+        if (res.status === 200) {
+          const rv = (JSON.parse(res.body) as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
+          await this.deps.store.mark(p.id, j.position, ['stamping'], 'stamped', stamp, now);
+          return rv ?? null;
+        }
+        const err = conn.httpError(res, `PATCH ${c.ref.kind} ${c.ref.name}`);
+        await this.deps.store.mark(
+          p.id,
+          j.position,
+          ['stamping'],
+          'failed',
+          `${res.status}: ${err.message}`.slice(0, 500),
+          now,
+        );
+        const changed = res.status === 409 || res.status === 404 || res.status === 422;
+        throw new HttpError(
+          changed ? 409 : 502,
+          changed ? 'Conflict' : 'ClusterError',
+          changed
+            ? `${c.id} changed since the preview (precondition failed): stopped`
+            : `stamping ${c.id} failed (${res.status}): stopped`,
+        );
+      },
+      (o) => ({ previewId: p.id, object: c.id, ...(o.ok ? { resourceVersion: o.value } : {}) }),
+    );
+  }
+
+  /**
+   * Argo CD with the sync option `Prune=confirm` waits for `argocd.argoproj.io/deletion-approved` on the
+   * Application before it prunes: written once every approved object carries the console's stamp (the stamps,
+   * not this annotation, decide what may be deleted: it approves every pending deletion of the app).
+   */
+  private async approveArgoDeletions(p: StoredPreview): Promise<void> {
+    const a = this.deps.app(p.app);
+    if (!a) throw new Error(`the app ${p.app} is gone`);
+    const ref: ObjectRef = {
+      cluster: a.cluster,
+      group: 'argoproj.io',
+      version: 'v1alpha1',
+      kind: 'Application',
+      namespace: a.namespace,
+      name: a.name,
+    };
+    const o = await this.readLive(ref);
+    if (!o) throw new Error(`the Application ${a.namespace}/${a.name} is gone`);
+    const spec = (o.spec ?? {}) as { syncPolicy?: { syncOptions?: string[] } };
+    const md = (o.metadata ?? {}) as { annotations?: Record<string, string> };
+    const options = [
+      ...(spec.syncPolicy?.syncOptions ?? []),
+      ...(md.annotations?.['argocd.argoproj.io/sync-options'] ?? '').split(','),
+    ].map((x) => x.trim());
+    if (!options.includes('Prune=confirm')) return;
+    const value = new Date().toISOString();
+    const conn = this.deps.conn(a.cluster);
+    await this.deps.recorder.act(
+      {
+        time: value,
+        type: 'prune.deletion-approved',
+        actor: 'console',
+        app: p.app,
+        cluster: p.cluster,
+        env: p.env,
+        data: {
+          previewId: p.id,
+          application: `${a.namespace}/${a.name}`,
+          annotation: { [ARGO_DELETION_APPROVED]: value },
+        },
+      },
+      async () => {
+        const path = await this.discovery(a.cluster).path('argoproj.io/v1alpha1', 'Application', a.namespace, a.name);
+        const body = JSON.stringify({ metadata: { annotations: { [ARGO_DELETION_APPROVED]: value } } });
+        const res = await conn.request('PATCH', `${path}?fieldManager=gitops-console`, {
+          timeoutMs: 15_000,
+          contentType: 'application/merge-patch+json',
+          headers: { 'Content-Length': String(Buffer.byteLength(body)) },
+          body,
+        });
+        if (res.status !== 200) throw conn.httpError(res, `PATCH Application ${a.name}`);
+      },
+      () => ({ previewId: p.id }),
+    );
   }
 
   /** One DELETE with preconditions: intent in the journal and the evidence first, the outcome after. */
@@ -713,7 +890,7 @@ export class PruneService {
       let deleted = 0;
       const notDeleted: string[] = [];
       for (const j of journal) {
-        if (j.state === 'deleted' || j.state === 'gone') deleted++;
+        if (j.state === 'deleted' || j.state === 'gone' || j.state === 'stamped') deleted++;
         if (j.state === 'planned') {
           await this.deps.store.mark(
             p.id,
@@ -725,13 +902,36 @@ export class PruneService {
           );
           notDeleted.push(j.object);
         }
-        if (j.state !== 'deleting') continue;
+        if (j.state !== 'deleting' && j.state !== 'stamping') continue;
         const c = p.doc.candidates.find((x) => x.id === j.object);
         let o: Obj | undefined;
         try {
           o = c ? await this.readLive(c.ref) : undefined;
         } catch {
           continue; // unknown: stays `deleting` and the preview stays failed-with-unknowns
+        }
+        if (j.state === 'stamping') {
+          // the stamp is on the object (the controller prunes it), or it is not (nothing will delete it)
+          const stamp = approvalStamp(p.id, p.snapshotHash);
+          const on =
+            !!o &&
+            meta(o).uid === j.uid &&
+            (o.metadata as { annotations?: Record<string, string> }).annotations?.[PRUNE_APPROVED_ANNOTATION] === stamp;
+          if (on || !o) deleted++;
+          else notDeleted.push(j.object);
+          await this.deps.store.mark(
+            p.id,
+            j.position,
+            ['stamping'],
+            on ? 'stamped' : o ? 'not-deleted' : 'gone',
+            on
+              ? 'interrupted; found stamped at restart'
+              : o
+                ? 'interrupted; not stamped'
+                : 'interrupted; gone at restart',
+            now,
+          );
+          continue;
         }
         if (!o || meta(o).uid !== j.uid) {
           await this.deps.store.mark(

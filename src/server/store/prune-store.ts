@@ -43,7 +43,16 @@ export interface PreviewRow<Doc> {
   decisions: Decision[];
 }
 
-export type JournalState = 'planned' | 'deleting' | 'deleted' | 'gone' | 'failed' | 'not-deleted';
+export type JournalState =
+  | 'planned'
+  | 'deleting'
+  | 'deleted'
+  | 'gone'
+  | 'failed'
+  | 'not-deleted'
+  // the console stamps its approval on the object and the controller's own prune deletes it
+  | 'stamping'
+  | 'stamped';
 
 export interface JournalEntry {
   position: number;
@@ -205,6 +214,15 @@ export class PruneStore<Doc> {
         : all('SELECT * FROM prune_previews ORDER BY created_at DESC LIMIT ?', [limit])) as SqlPreview[];
       return yield* withDecisions<Doc>(rows);
     });
+  }
+
+  /** Previews per status (metrics). */
+  async countByStatus(): Promise<Partial<Record<PreviewStatus, number>>> {
+    const rows = (await this.d.exec(all('SELECT status, COUNT(*) AS n FROM prune_previews GROUP BY status'))) as Array<{
+      status: string;
+      n: number | string;
+    }>;
+    return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
   }
 
   /**

@@ -37,6 +37,12 @@ export function Layout() {
         <Link to="/" className="flex items-center gap-2 font-semibold text-teal-800">
           <img src="/favicon.svg" alt="" className="h-6 w-6" /> GitOps Governance Console
         </Link>
+        <Link to="/evidence" className="text-sm text-teal-800 underline">
+          Evidence
+        </Link>
+        <Link to="/freezes" className="text-sm text-teal-800 underline">
+          Freezes
+        </Link>
         <ul className="flex flex-wrap gap-2 text-xs" aria-label="Clusters">
           {clusters.data?.clusters.map((c) => (
             <li key={c.name}>

@@ -2,6 +2,7 @@ import type { QueryClient } from '@tanstack/react-query';
 import { createBrowserRouter, isRouteErrorResponse, Link, redirect, useRouteError } from 'react-router';
 import { appQueryOptions, appsQueryOptions, clustersQueryOptions } from '../features/apps/api/apps-queries.ts';
 import { SignInPage } from '../features/auth/components/sign-in-page.tsx';
+import { freezeQueryOptions } from '../features/freeze/api/freeze-queries.ts';
 import { prunePreviewQueryOptions } from '../features/prune/api/prune-queries.ts';
 import { treeQueryOptions } from '../features/tree/api/tree-queries.ts';
 import { ApiError, signInPath } from '../lib/api-client.ts';
@@ -78,6 +79,13 @@ export function createRouter(qc: QueryClient) {
           lazy: async () => ({ Component: (await import('./routes/app-page.tsx')).AppPage }),
         },
         {
+          path: 'evidence',
+          errorElement: <RouteError />,
+          lazy: async () => ({
+            Component: (await import('../features/evidence/components/evidence-browser.tsx')).EvidenceBrowser,
+          }),
+        },
+        {
           path: 'prune-previews',
           errorElement: <RouteError />,
           lazy: async () => ({ Component: (await import('../features/prune/components/prune-queue.tsx')).PruneQueue }),
@@ -91,6 +99,22 @@ export function createRouter(qc: QueryClient) {
           },
           lazy: async () => ({
             Component: (await import('../features/prune/components/prune-preview-page.tsx')).PrunePreviewPage,
+          }),
+        },
+        {
+          path: 'freezes',
+          errorElement: <RouteError />,
+          lazy: async () => ({ Component: (await import('./routes/freezes-route.tsx')).FreezesRoute }),
+        },
+        {
+          path: 'freezes/:id',
+          errorElement: <RouteError />,
+          loader: async ({ params }) => {
+            await Promise.allSettled([qc.ensureQueryData(freezeQueryOptions(params.id ?? ''))]);
+            return null;
+          },
+          lazy: async () => ({
+            Component: (await import('../features/freeze/components/freeze-page.tsx')).FreezePage,
           }),
         },
         { path: '*', element: <NotFound /> },

@@ -12,6 +12,9 @@ import { StaleBanner } from '../../features/apps/components/stale-banner.tsx';
 import { AppDiff } from '../../features/diff/components/app-diff.tsx';
 import { EnvCompare } from '../../features/diff/components/env-compare.tsx';
 import { AppEvidence } from '../../features/evidence/components/app-evidence.tsx';
+import { AppReleases } from '../../features/releases/components/app-releases.tsx';
+import { FreezeBanner } from '../../features/freeze/components/freeze-banner.tsx';
+import { FreezeButton } from '../../features/freeze/components/freeze-button.tsx';
 import { PreviewPruneButton } from '../../features/prune/components/preview-prune-button.tsx';
 import { ResourceTree } from '../../features/tree/components/resource-tree.tsx';
 import { ApiError } from '../../lib/api-client.ts';
@@ -42,6 +45,7 @@ export function AppPage() {
   return (
     <div>
       <StaleBanner clusters={cluster ? [cluster] : []} />
+      {app.freeze && <FreezeBanner freeze={app.freeze} />}
       <nav aria-label="Breadcrumb" className="mb-2 text-sm">
         <ol className="flex flex-wrap gap-1 text-slate-600 [&>li+li]:before:mr-1 [&>li+li]:before:content-['/']">
           <li>
@@ -76,6 +80,7 @@ export function AppPage() {
           </span>
           <ReconcileButton app={app} />
           <PreviewPruneButton app={app} />
+          <FreezeButton app={app} />
         </div>
         <p className="mt-1 text-sm text-slate-600" data-testid="health-message">
           {app.healthMessage}
@@ -207,6 +212,7 @@ export function AppPage() {
       <ResourceTree appId={app.id} />
       <AppDiff appId={app.id} controller={app.controller} />
       <EnvCompare appId={app.id} />
+      <AppReleases appId={app.id} cluster={app.cluster} env={app.env} />
       <AppEvidence appId={app.id} cluster={app.cluster} env={app.env} />
     </div>
   );

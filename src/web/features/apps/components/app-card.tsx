@@ -2,6 +2,7 @@ import { Link } from 'react-router';
 import { appPath, type AppSummary } from '../../../../api/schemas.ts';
 import { shortRevision } from '../../../../domain/app.ts';
 import { DriftBadge, HealthBadge, SyncBadge, Tag } from '../../../components/badges.tsx';
+import { FrozenBadge } from '../../../components/frozen-badge.tsx';
 import { driftCardText } from '../../../lib/drift-text.ts';
 
 export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
@@ -27,7 +28,11 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
         <SyncBadge status={app.sync} />
         <HealthBadge status={app.health} title={app.healthMessage} />
         {app.drift && <DriftBadge drift={app.drift} />}
-        {app.automation.suspended && <Tag tone="amber">suspended</Tag>}
+        {app.freeze ? (
+          <FrozenBadge freeze={app.freeze} />
+        ) : (
+          app.automation.suspended && <Tag tone="amber">suspended</Tag>
+        )}
         {stale && <Tag tone="amber">stale</Tag>}
       </div>
       {app.drift && (

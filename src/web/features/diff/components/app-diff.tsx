@@ -50,6 +50,12 @@ export function AppDiff({ appId, controller }: { appId: string; controller: 'flu
           Desired state unknown: {q.data.error}. Nothing is compared and nothing would be pruned.
         </p>
       )}
+      {q.data?.state === 'ok' && q.data.emptyRender && (
+        <p role="alert" className="mb-2 rounded bg-red-50 p-2 text-sm text-red-900" data-testid="diff-empty-render">
+          The render is empty: every object this app tracks is extraneous. {q.data.prune?.reasons.join(' ') ?? ''} A
+          prune preview would need an override.
+        </p>
+      )}
       {q.data?.render && (
         <p className="mb-2 font-mono text-xs text-slate-500" data-testid="render-info">
           {q.data.render.renderer} · {q.data.render.revision} · artifact {q.data.render.artifactDigest ?? '—'} · render{' '}

@@ -1,0 +1,683 @@
+// The release recorder (issue 16): for every app, whether or not anyone looks, records the states of each
+// release — a new source revision — as evidence observations, as they happen:
+//   1 change        the commit, read with `git` from a cached bare mirror under the data dir
+//   3 artifact      the source artifact digest; each container image the render names (mutable tags flagged,
+//                   tags resolved to digests through configured registry mirrors)
+//   4 render        renderer, version, render hash, object count (DiffService.desired: the diff's renderer)
+//   6 reconcile     the applied revision, when, seconds after the commit; or the controller's failure
+//   7 health        Healthy / Degraded (with the reason) after the reconcile
+//   8 verification  an HTTP check per app / environment (CONSOLE_VERIFICATIONS_FILE) after the health state and
+//                   every interval, plus the running Pods' image digests against the artifact's
+// A state that cannot be read (Git down, URL unreachable) is recorded as unknown with the reason, and the
+// recorder goes on; nothing here blocks the BFF (work runs beside it, two heavy jobs at a time). After a
+// restart each app's latest release is read back from the store first: recorded states are not recorded again.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { App } from '../../domain/app.ts';
+import type { EvidenceInput, EvidenceType } from '../../domain/evidence.ts';
+import {
+  checkLiveDigests,
+  excerpt,
+  GIT_SHOW_FORMAT,
+  imagesOf,
+  judgeVerification,
+  parseGitShow,
+  parseImage,
+  RELEASE_EVIDENCE,
+  RELEASE_EVIDENCE_TYPES,
+  redactUrl,
+  secondsBetween,
+  shaOf,
+  stateOfType,
+  verificationFor,
+  type ImageRef,
+  type PodImage,
+  type ReleaseStateName,
+  type VerificationSpec,
+} from '../../domain/release.ts';
+import type { KubeObject } from '../kube/informer.ts';
+import type { AppCatalog } from '../services/app-catalog.ts';
+import type { ObjectIndex } from '../services/object-index.ts';
+import { assertFetchableUrl, RenderError, type RenderResult } from '../services/render.ts';
+import type { EvidenceStore } from '../store/evidence-store.ts';
+import type { EvidenceRecorder } from './recorder.ts';
+
+export interface ReleaseRecorderLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface ReleaseRecorderOptions {
+  catalog: AppCatalog;
+  recorder: EvidenceRecorder;
+  store: EvidenceStore;
+  index: ObjectIndex;
+  /** the app's desired state as its controller renders it (DiffService.desired as the console) */
+  desired: (app: App) => Promise<RenderResult>;
+  dataDir: string;
+  log: ReleaseRecorderLog;
+  /** CONSOLE_VERIFICATIONS_FILE: {"<cluster>/<env>" | app id: {url, expectStatus, bodyMatch?, versionHeader?, timeoutMs}} */
+  verificationsFile?: string | undefined;
+  /** image host → registry base URL the tags are resolved at (CONSOLE_REGISTRY_MIRRORS host=url,…) */
+  registryMirrors?: Record<string, string>;
+  /** periodic verification of every app's live release (default 5 min) */
+  verifyIntervalMs?: number;
+  /** is the app's cluster answering now */
+  reachable?: (cluster: string) => boolean;
+}
+
+interface Recorded {
+  status: string;
+  reason?: string | undefined;
+  time: string;
+}
+
+interface Tracked {
+  sha: string;
+  revision: string;
+  seenAt: number;
+  recorded: Map<ReleaseStateName, Recorded>;
+  commitTime?: string | undefined;
+  reconciledAt?: number | undefined;
+  healthAt?: number | undefined;
+  images?: Array<ImageRef & { resolved?: string }> | undefined;
+}
+
+/** How long a release is followed before its missing states are recorded as unknown. */
+const FOLLOW_MS = 15 * 60_000;
+const TICK_MS = 3000;
+/** after the reconcile, health is taken once the objects had this long to start rolling */
+const HEALTH_SETTLE_MS = 3000;
+/** the live-digest check waits this long for a rollout to finish before it records what it sees */
+const ROLLOUT_SETTLE_MS = 90_000;
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 2000);
+
+function git(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      args,
+      {
+        cwd: opts.cwd,
+        timeout: opts.timeoutMs ?? 30_000,
+        maxBuffer: 4 * 1024 * 1024,
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          GIT_TERMINAL_PROMPT: '0',
+          GIT_ALLOW_PROTOCOL: 'http:https',
+          GIT_CONFIG_NOSYSTEM: '1',
+          GIT_ASKPASS: 'true',
+        },
+      },
+      (err, stdout, stderr) =>
+        err
+          ? reject(new Error((stderr || err.message).trim().split('\n').slice(-3).join(' ').slice(0, 500)))
+          : resolve(stdout),
+    );
+  });
+}
+
+/** A small counting semaphore: renders and git fetches do not pile up on a 2-core machine. */
+class Limiter {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly max: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.running >= this.max) await new Promise<void>((r) => this.waiting.push(r));
+    this.running++;
+    try {
+      return await fn();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+export function parseRegistryMirrors(v: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (v ?? '').split(',')) {
+    const i = part.indexOf('=');
+    if (i > 0)
+      out[part.slice(0, i).trim()] = part
+        .slice(i + 1)
+        .trim()
+        .replace(/\/$/, '');
+  }
+  return out;
+}
+
+export class ReleaseRecorder {
+  private readonly tracked = new Map<string, Tracked>();
+  private readonly loaded = new Set<string>();
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly mirrorLocks = new Map<string, Promise<unknown>>();
+  private readonly heavy = new Limiter(2);
+  private interval: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly onApp = (e: { type: 'upsert'; app: App } | { type: 'delete'; id: string }) => {
+    if (e.type === 'upsert') this.schedule(e.app.id);
+  };
+
+  constructor(private readonly o: ReleaseRecorderOptions) {}
+
+  start(): void {
+    this.o.catalog.on('app', this.onApp);
+    for (const a of this.o.catalog.list()) this.schedule(a.id);
+    this.interval = setInterval(() => this.verifyAll(), this.o.verifyIntervalMs ?? 300_000);
+    this.interval.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.closed = true;
+    this.o.catalog.off('app', this.onApp);
+    if (this.interval) clearInterval(this.interval);
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    await Promise.allSettled([...this.chains.values()]);
+  }
+
+  /** Waits until no app's work is running (tests). */
+  async idle(): Promise<void> {
+    while (this.chains.size) await Promise.allSettled([...this.chains.values()]);
+  }
+
+  /** One tick per app at a time; an update during a tick asks for one more after it. */
+  private schedule(id: string): void {
+    if (this.closed) return;
+    if (this.chains.has(id)) {
+      this.again.add(id);
+      return;
+    }
+    const t = this.timers.get(id);
+    if (t) {
+      clearTimeout(t);
+      this.timers.delete(id);
+    }
+    const p = this.tick(id)
+      .catch((e: unknown) => this.o.log.warn({ app: id, err: message(e) }, 'release recorder: tick failed'))
+      .finally(() => {
+        this.chains.delete(id);
+        if (this.again.delete(id)) this.schedule(id);
+      });
+    this.chains.set(id, p);
+  }
+
+  private later(id: string): void {
+    if (this.closed || this.timers.has(id)) return;
+    const t = setTimeout(() => {
+      this.timers.delete(id);
+      this.schedule(id);
+    }, TICK_MS);
+    t.unref();
+    this.timers.set(id, t);
+  }
+
+  /** The app's latest recorded release, read back once (resume after a restart without duplicates). */
+  private async load(app: App): Promise<void> {
+    if (this.loaded.has(app.id)) return;
+    const events = await this.o.store.list({ app: app.id, type: RELEASE_EVIDENCE_TYPES, limit: 200 });
+    this.loaded.add(app.id);
+    const newest = events[0];
+    const sha = typeof newest?.data.sha === 'string' ? newest.data.sha : undefined;
+    if (!sha) return;
+    const t: Tracked = { sha, revision: String(newest?.data.revision ?? sha), seenAt: Date.now(), recorded: new Map() };
+    for (const e of [...events].reverse()) {
+      if (e.data.sha !== sha) continue;
+      const name = stateOfType(e.type);
+      if (!name) continue;
+      t.recorded.set(name, {
+        status: String(e.data.status ?? 'ok'),
+        reason: typeof e.data.reason === 'string' ? e.data.reason : undefined,
+        time: e.time,
+      });
+      if (name === 'change' && typeof e.data.commitTime === 'string') t.commitTime = e.data.commitTime;
+      if (name === 'reconcile' && e.data.status === 'ok') t.reconciledAt = Date.parse(e.time);
+      if (name === 'health') t.healthAt = Date.parse(e.time);
+      if (name === 'artifact' && Array.isArray(e.data.images)) t.images = e.data.images as Tracked['images'];
+    }
+    this.tracked.set(app.id, t);
+  }
+
+  private releaseSha(app: App): { sha: string; revision: string } | undefined {
+    const w = shaOf(app.source.revisionWanted);
+    if (w) return { sha: w, revision: app.source.revisionWanted as string };
+    const o = shaOf(app.source.revisionObserved);
+    return o ? { sha: o, revision: app.source.revisionObserved as string } : undefined;
+  }
+
+  private async tick(id: string): Promise<void> {
+    const app = this.o.catalog.get(id);
+    if (!app || this.closed) return;
+    await this.load(app);
+    const cur = this.releaseSha(app);
+    if (!cur) return;
+    let t = this.tracked.get(id);
+    if (!t || t.sha !== cur.sha) {
+      t = { sha: cur.sha, revision: cur.revision, seenAt: Date.now(), recorded: new Map() };
+      this.tracked.set(id, t);
+    }
+    const rel = t;
+    const expired = Date.now() - rel.seenAt > FOLLOW_MS;
+
+    if (!rel.recorded.has('change')) await this.heavy.run(() => this.recordChange(app, rel));
+    if (this.superseded(app, rel)) return this.schedule(id);
+    if (!rel.recorded.has('render') && this.artifactIsFor(app, rel))
+      await this.heavy.run(() => this.recordArtifactAndRender(app, rel));
+    const latest = this.o.catalog.get(id) ?? app;
+    this.recordReconcile(latest, rel);
+    this.recordHealth(latest, rel, expired);
+    if (rel.recorded.has('health') && !rel.recorded.has('verification'))
+      await this.recordVerification(latest, rel, false);
+
+    const done = ['change', 'render', 'reconcile', 'health', 'verification'].every((s) =>
+      rel.recorded.has(s as ReleaseStateName),
+    );
+    if (!done && !expired) this.later(id);
+  }
+
+  private superseded(app: App, rel: Tracked): boolean {
+    const now = this.o.catalog.get(app.id);
+    const cur = now ? this.releaseSha(now) : undefined;
+    return !!cur && cur.sha !== rel.sha;
+  }
+
+  /** Flux: the source artifact is this revision's; Argo CD renders the revision itself from Git. */
+  private artifactIsFor(app: App, rel: Tracked): boolean {
+    if (app.controller !== 'flux') return true;
+    return shaOf(app.source.revisionWanted) === rel.sha;
+  }
+
+  private emit(app: App, rel: Tracked, state: ReleaseStateName, actor: string, data: Record<string, unknown>): void {
+    const type = RELEASE_EVIDENCE[state] as EvidenceType;
+    const time = new Date().toISOString();
+    const status = typeof data.status === 'string' ? data.status : 'ok';
+    rel.recorded.set(state, { status, reason: typeof data.reason === 'string' ? data.reason : undefined, time });
+    const ev: EvidenceInput = {
+      time,
+      type,
+      actor,
+      app: app.id,
+      cluster: app.cluster,
+      env: app.env,
+      data: {
+        sha: rel.sha,
+        revision: rel.revision,
+        controller: app.controller,
+        generation: app.generation ?? null,
+        observedGeneration: app.observedGeneration ?? null,
+        ...data,
+        status,
+      },
+    };
+    this.o.recorder.observe(ev);
+  }
+
+  private controllerActor(app: App): string {
+    return app.controller === 'flux'
+      ? app.kind === 'HelmRelease'
+        ? 'helm-controller'
+        : 'kustomize-controller'
+      : 'argocd-application-controller';
+  }
+
+  // ---- 1 change ----------------------------------------------------------------------------------------------
+
+  private async recordChange(app: App, rel: Tracked): Promise<void> {
+    const url = app.source.url;
+    const base = { sourceUrl: redactUrl(url) ?? null };
+    if (app.controller === 'flux' && app.source.kind && app.source.kind !== 'GitRepository') {
+      this.emit(app, rel, 'change', 'console', {
+        ...base,
+        status: 'unknown',
+        reason: `the source is a ${app.source.kind}, not a Git repository: no commit to read`,
+      });
+      return;
+    }
+    if (!url) {
+      this.emit(app, rel, 'change', 'console', { ...base, status: 'unknown', reason: 'the app names no source URL' });
+      return;
+    }
+    try {
+      const c = await this.readCommit(url, rel.sha);
+      rel.commitTime = c.committer.time;
+      this.emit(app, rel, 'change', 'console', {
+        ...base,
+        author: c.author,
+        committer: c.committer,
+        commitTime: c.committer.time,
+        signature: c.signature,
+        parents: c.parents,
+        merge: c.parents.length > 1,
+        subject: c.subject,
+        message: c.message,
+      });
+    } catch (e) {
+      this.emit(app, rel, 'change', 'console', {
+        ...base,
+        status: 'unknown',
+        reason: `cannot read the commit: ${message(e)}`,
+      });
+    }
+  }
+
+  /** `git fetch` into a bare mirror under the data dir (once per sha), then `git show -s`. */
+  async readCommit(rawUrl: string, sha: string): Promise<ReturnType<typeof parseGitShow>> {
+    let url: URL;
+    try {
+      url = assertFetchableUrl(rawUrl);
+    } catch (e) {
+      throw new Error(`not an http(s) Git URL the console fetches (${message(e)})`);
+    }
+    const dir = join(
+      this.o.dataDir,
+      'release-git',
+      `${createHash('sha256').update(url.toString()).digest('hex').slice(0, 16)}.git`,
+    );
+    const prev = this.mirrorLocks.get(dir) ?? Promise.resolve();
+    const run = prev
+      .catch(() => undefined)
+      .then(async () => {
+        if (!existsSync(dir)) {
+          mkdirSync(dir, { recursive: true });
+          await git(['init', '-q', '--bare', dir]);
+        }
+        const has = await git(['-C', dir, 'cat-file', '-e', `${sha}^{commit}`]).then(
+          () => true,
+          () => false,
+        );
+        if (!has)
+          await git(['-C', dir, 'fetch', '-q', '--no-tags', url.toString(), '+refs/heads/*:refs/heads/*'], {
+            timeoutMs: 60_000,
+          });
+        return parseGitShow(await git(['-C', dir, 'show', '-s', `--format=${GIT_SHOW_FORMAT}`, sha]));
+      });
+    this.mirrorLocks.set(dir, run);
+    try {
+      return await run;
+    } finally {
+      if (this.mirrorLocks.get(dir) === run) this.mirrorLocks.delete(dir);
+    }
+  }
+
+  // ---- 3 artifact, 4 render ---------------------------------------------------------------------------------
+
+  private async recordArtifactAndRender(app: App, rel: Tracked): Promise<void> {
+    const digest = app.source.artifactDigest ?? null;
+    let render: RenderResult;
+    try {
+      render = await this.o.desired(app);
+    } catch (e) {
+      const source = e instanceof RenderError && e.stage === 'source';
+      if (!rel.recorded.has('artifact'))
+        this.emit(app, rel, 'artifact', 'console', {
+          artifactDigest: digest,
+          sourceUrl: redactUrl(app.source.url) ?? null,
+          ...(source
+            ? { status: 'unknown', reason: `source not fetched: ${message(e)}` }
+            : { images: [], imagesUnknown: 'the render failed: no images to list' }),
+        });
+      this.emit(app, rel, 'render', 'console', {
+        status: source ? 'unknown' : 'failed',
+        reason: source ? `no source to render: ${message(e)}` : `render failed: ${message(e)}`,
+        stage: e instanceof RenderError ? e.stage : 'unknown',
+      });
+      return;
+    }
+    const rendered = shaOf(render.revision);
+    if (app.controller === 'flux' && rendered && rendered !== rel.sha) return; // the source moved on meanwhile
+    const images: Array<ImageRef & { resolved?: string; resolveError?: string }> = [];
+    for (const img of imagesOf(render.objects).slice(0, 100)) {
+      const r = img.digest ? {} : await this.resolveTag(img.image);
+      images.push({ ...img, ...r });
+    }
+    rel.images = images;
+    this.emit(app, rel, 'artifact', 'console', {
+      artifactDigest: render.artifactDigest ?? digest,
+      sourceUrl: redactUrl(app.source.url) ?? null,
+      images,
+      mutableImages: images.filter((i) => i.mutable).length,
+    });
+    this.emit(app, rel, 'render', 'console', {
+      renderer: render.renderer,
+      renderedRevision: render.revision,
+      renderHash: render.renderHash,
+      objects: render.objects.length,
+    });
+  }
+
+  /** A tag's digest at a configured registry mirror (HEAD on the manifest); nothing when none is configured. */
+  private async resolveTag(image: string): Promise<{ resolved?: string; resolveError?: string }> {
+    const p = parseImage(image);
+    const slash = p.name.indexOf('/');
+    const host = slash > 0 ? p.name.slice(0, slash) : '';
+    const base = this.o.registryMirrors?.[host];
+    if (!base) return {};
+    try {
+      const r = await fetch(`${base}/v2/${p.name.slice(slash + 1)}/manifests/${p.tag ?? 'latest'}`, {
+        method: 'HEAD',
+        headers: {
+          accept: [
+            'application/vnd.oci.image.index.v1+json',
+            'application/vnd.oci.image.manifest.v1+json',
+            'application/vnd.docker.distribution.manifest.list.v2+json',
+            'application/vnd.docker.distribution.manifest.v2+json',
+          ].join(', '),
+        },
+        signal: AbortSignal.timeout(5000),
+      });
+      const d = r.headers.get('docker-content-digest');
+      return r.ok && d ? { resolved: d } : { resolveError: `registry answered HTTP ${r.status}` };
+    } catch (e) {
+      return { resolveError: message(e) };
+    }
+  }
+
+  // ---- 6 reconcile, 7 health ----------------------------------------------------------------------------------
+
+  private recordReconcile(app: App, rel: Tracked): void {
+    const prev = rel.recorded.get('reconcile');
+    if (prev?.status === 'ok') return;
+    const ready = app.conditions.find((c) => c.type === 'Ready');
+    const readyView = ready
+      ? { status: ready.status, reason: ready.reason ?? null, message: ready.message?.slice(0, 1000) ?? null }
+      : null;
+    const base = {
+      secondsAfterCommit: secondsBetween(rel.commitTime, new Date().toISOString()) ?? null,
+      ready: readyView,
+    };
+    const applied = shaOf(app.source.revisionObserved) === rel.sha;
+    if (app.controller === 'flux') {
+      if (applied && ready?.status === 'True') {
+        rel.reconciledAt = Date.now();
+        this.emit(app, rel, 'reconcile', this.controllerActor(app), {
+          ...base,
+          appliedRevision: app.source.revisionObserved,
+        });
+        return;
+      }
+      const attempted = shaOf(app.source.revisionAttempted) === rel.sha;
+      if ((attempted || applied) && ready?.status === 'False') {
+        const reason = `${ready.reason ?? 'Ready=False'}: ${ready.message ?? ''}`.slice(0, 1000);
+        if (prev?.reason === reason) return;
+        this.emit(app, rel, 'reconcile', this.controllerActor(app), {
+          ...base,
+          ...(applied ? { appliedRevision: app.source.revisionObserved } : {}),
+          attemptedRevision: app.source.revisionAttempted ?? null,
+          status: 'failed',
+          reason,
+        });
+      }
+      return;
+    }
+    // Argo CD: synced at this revision; an error condition fails it
+    const err = app.conditions.find((c) => /Error$/.test(c.type));
+    if (applied && app.sync === 'Synced') {
+      rel.reconciledAt = Date.now();
+      this.emit(app, rel, 'reconcile', this.controllerActor(app), {
+        ...base,
+        appliedRevision: app.source.revisionObserved,
+      });
+    } else if (err) {
+      const reason = `${err.type}: ${err.message ?? ''}`.slice(0, 1000);
+      if (prev?.reason === reason) return;
+      this.emit(app, rel, 'reconcile', this.controllerActor(app), { ...base, status: 'failed', reason });
+    }
+  }
+
+  private recordHealth(app: App, rel: Tracked, expired: boolean): void {
+    if (rel.recorded.has('health') || rel.recorded.get('reconcile')?.status !== 'ok') return;
+    const since = rel.reconciledAt ?? Date.now();
+    if (Date.now() - since < HEALTH_SETTLE_MS) return;
+    const settled = ['Healthy', 'Degraded', 'Missing', 'Suspended'].includes(app.health);
+    if (!settled && !expired) return;
+    rel.healthAt = Date.now();
+    this.emit(app, rel, 'health', 'console', {
+      health: app.health,
+      message: app.healthMessage.slice(0, 1000),
+      secondsAfterReconcile: Math.round((Date.now() - since) / 100) / 10,
+      secondsAfterCommit: secondsBetween(rel.commitTime, new Date().toISOString()) ?? null,
+      ...(app.health === 'Healthy'
+        ? {}
+        : {
+            status: app.health === 'Degraded' || app.health === 'Missing' ? 'failed' : 'unknown',
+            reason: settled
+              ? `${app.health}: ${app.healthMessage}`.slice(0, 1000)
+              : `still ${app.health} ${Math.round(FOLLOW_MS / 60_000)} min after the revision appeared: ${app.healthMessage}`.slice(
+                  0,
+                  1000,
+                ),
+          }),
+    });
+  }
+
+  // ---- 8 verification -------------------------------------------------------------------------------------------
+
+  private verifications(): Record<string, Partial<VerificationSpec>> {
+    const f = this.o.verificationsFile;
+    if (!f) return {};
+    try {
+      return JSON.parse(readFileSync(f, 'utf8')) as Record<string, Partial<VerificationSpec>>;
+    } catch (e) {
+      this.o.log.warn({ file: f, err: message(e) }, 'release recorder: cannot read the verifications file');
+      return {};
+    }
+  }
+
+  /** Running Pods under the app's managed objects (owner references, through the object index). */
+  private livePods(app: App): PodImage[] {
+    const out: PodImage[] = [];
+    const seen = new Set<string>();
+    const walk = (o: KubeObject | undefined, depth: number) => {
+      const uid = o?.metadata?.uid;
+      if (!o || !uid || seen.has(uid) || depth > 4) return;
+      seen.add(uid);
+      if (o.kind === 'Pod') {
+        const st = (
+          o as {
+            status?: { phase?: string; containerStatuses?: Array<{ name?: string; image?: string; imageID?: string }> };
+          }
+        ).status;
+        const gone = (o.metadata as { deletionTimestamp?: string } | undefined)?.deletionTimestamp;
+        if (st?.phase === 'Running' && !gone)
+          for (const cs of st.containerStatuses ?? [])
+            out.push({
+              pod: o.metadata?.name ?? '?',
+              container: cs.name ?? '?',
+              image: cs.image ?? '',
+              imageID: cs.imageID ?? '',
+            });
+        return;
+      }
+      for (const c of this.o.index.childrenOf(app.cluster, uid)) walk(c, depth + 1);
+    };
+    for (const r of app.inventory) {
+      if (!['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob', 'Pod'].includes(r.kind)) continue;
+      const o = this.o.index.get(app.cluster, r);
+      if (o) walk({ ...o, kind: o.kind ?? r.kind }, 0);
+    }
+    return out;
+  }
+
+  private async recordVerification(app: App, rel: Tracked, periodic: boolean): Promise<void> {
+    const images = rel.images ?? [];
+    let live = checkLiveDigests(images, this.livePods(app));
+    // right after a reconcile the old Pods may still run: wait (bounded) for the rollout before judging
+    const sinceHealth = Date.now() - (rel.healthAt ?? 0);
+    if (!periodic && (live.unexpected.length || live.unresolved) && sinceHealth < ROLLOUT_SETTLE_MS) return;
+    const spec = verificationFor(this.verifications(), app);
+    const http = spec ? await this.httpCheck(spec) : undefined;
+    live = checkLiveDigests(images, this.livePods(app));
+    const reasons: string[] = [];
+    let status: 'ok' | 'failed' | 'unknown' = 'ok';
+    if (!spec) {
+      status = 'unknown';
+      reasons.push(`no HTTP check configured for ${app.cluster}/${app.env} or ${app.id}`);
+    } else if (http && !http.ok) {
+      status = 'failed';
+      reasons.push(`HTTP check: ${http.reason}`);
+    }
+    if (live.unexpected.length) {
+      status = 'failed';
+      const u = live.unexpected[0];
+      reasons.push(
+        `${live.unexpected.length} container(s) run a digest Git did not name (e.g. ${u?.pod}/${u?.container}: ${u?.digest})`,
+      );
+    }
+    if (live.pods === 0 && images.length) {
+      if (status === 'ok') status = 'unknown';
+      reasons.push('no running Pods found for the images Git names');
+    }
+    this.emit(app, rel, 'verification', 'console', {
+      periodic,
+      ...(http ? { http } : { http: { configured: false } }),
+      live,
+      gitDigests: images.map((i) => ({ image: i.image, digest: i.digest ?? i.resolved ?? null, mutable: i.mutable })),
+      ...(status !== 'ok' ? { status, reason: reasons.join('; ') } : {}),
+    });
+  }
+
+  private async httpCheck(spec: VerificationSpec): Promise<Record<string, unknown> & { ok: boolean; reason: string }> {
+    const t0 = performance.now();
+    const url = redactUrl(spec.url) ?? spec.url;
+    try {
+      assertFetchableUrl(spec.url);
+      const r = await fetch(spec.url, { redirect: 'manual', signal: AbortSignal.timeout(spec.timeoutMs) });
+      const body = (await r.text()).slice(0, 64 * 1024);
+      const latencyMs = Math.round(performance.now() - t0);
+      const headers: Record<string, string> = {};
+      r.headers.forEach((v, k) => (headers[k] = v));
+      const j = judgeVerification(spec, { status: r.status, body, headers });
+      return {
+        url,
+        status: r.status,
+        latencyMs,
+        body: excerpt(body),
+        ...(spec.versionHeader ? { version: headers[spec.versionHeader.toLowerCase()] ?? null } : {}),
+        ...j,
+      };
+    } catch (e) {
+      const j = judgeVerification(spec, { error: message(e) });
+      return { url, latencyMs: Math.round(performance.now() - t0), ...j };
+    }
+  }
+
+  /** Every interval: a verification of each app's applied release (status changes show between releases too). */
+  private verifyAll(): void {
+    for (const [id, rel] of this.tracked) {
+      const app = this.o.catalog.get(id);
+      if (!app || rel.recorded.get('reconcile')?.status !== 'ok' || this.chains.has(id)) continue;
+      if (this.o.reachable && !this.o.reachable(app.cluster)) continue;
+      const p = this.recordVerification(app, rel, true)
+        .catch((e: unknown) => this.o.log.warn({ app: id, err: message(e) }, 'release recorder: verification failed'))
+        .finally(() => this.chains.delete(id));
+      this.chains.set(id, p);
+    }
+  }
+}

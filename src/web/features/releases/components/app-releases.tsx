@@ -1,0 +1,117 @@
+// The app's releases (issue 16): one row per release, newest first, its nine states as a chain. A state that
+// failed, is unknown or still pending says so in words (and colour); each recorded state links to its evidence.
+// The newest row answers "merged, but not live — why?".
+import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import type { ReleaseDto, ReleaseStateDto } from '../../../../api/schemas.ts';
+import { RELEASE_EVIDENCE } from '../../../../domain/release.ts';
+import { Time } from '../../../components/time.tsx';
+import { usePermission } from '../../../lib/use-permission.ts';
+import { releasesQueryOptions } from '../api/release-queries.ts';
+
+const STATUS_STYLE: Record<ReleaseStateDto['status'], string> = {
+  ok: 'border-emerald-300 bg-emerald-50 text-emerald-900',
+  failed: 'border-red-400 bg-red-50 text-red-900',
+  unknown: 'border-slate-300 bg-slate-100 text-slate-600',
+  pending: 'border-dashed border-slate-300 bg-white text-slate-600',
+};
+const STATUS_WORD: Record<ReleaseStateDto['status'], string> = {
+  ok: '✓ done',
+  failed: '✗ failed',
+  unknown: '? unknown',
+  pending: '… pending',
+};
+
+/** The evidence browser filtered to this state's records of this release. */
+export function evidenceHref(appId: string, s: ReleaseStateDto, sha: string): string | undefined {
+  const type = RELEASE_EVIDENCE[s.name];
+  if (!type || s.seq === undefined) return undefined;
+  return `/evidence?${new URLSearchParams({ app: appId, type, q: sha })}`;
+}
+
+function StateCell({ appId, sha, s }: { appId: string; sha: string; s: ReleaseStateDto }) {
+  const href = evidenceHref(appId, s, sha);
+  return (
+    <li
+      className={`min-w-36 flex-1 rounded border p-2 text-xs ${STATUS_STYLE[s.status]}`}
+      data-testid="release-state"
+      data-state={s.name}
+      data-status={s.status}
+    >
+      <div className="flex items-baseline justify-between gap-2">
+        <span className="font-semibold">
+          {s.step}. {s.name}
+        </span>
+        <span>{STATUS_WORD[s.status]}</span>
+      </div>
+      {s.value && <div className="mt-1 break-all font-mono">{s.value}</div>}
+      {s.why && <div className="mt-1 break-words">{s.why}</div>}
+      <div className="mt-1 flex flex-wrap gap-x-2 text-[10px] text-slate-600">
+        {s.time && <Time iso={s.time} />}
+        {s.actor && <span>by {s.actor}</span>}
+        {href && (
+          <Link to={href} className="underline" title={`evidence record #${s.seq}`}>
+            evidence #{s.seq}
+          </Link>
+        )}
+      </div>
+    </li>
+  );
+}
+
+function ReleaseRow({ appId, r, newest }: { appId: string; r: ReleaseDto; newest: boolean }) {
+  return (
+    <li className="border-t border-slate-100 py-2" data-testid="release" data-sha={r.sha}>
+      <div className="mb-1 flex flex-wrap items-baseline gap-2 text-sm">
+        <span className="font-mono font-semibold">{r.sha.slice(0, 7)}</span>
+        <span className="text-slate-500">
+          first seen <Time iso={r.firstSeen} />
+        </span>
+        {newest && !r.blocked && <span className="text-emerald-800">live: every recorded state completed</span>}
+      </div>
+      <ol className="flex flex-wrap gap-1" aria-label={`states of release ${r.sha.slice(0, 7)}`}>
+        {r.states.map((s) => (
+          <StateCell key={s.name} appId={appId} sha={r.sha} s={s} />
+        ))}
+      </ol>
+    </li>
+  );
+}
+
+export function AppReleases({ appId, cluster, env }: { appId: string; cluster: string; env: string }) {
+  const perm = usePermission('evidence.read', { cluster, env });
+  const q = useQuery({ ...releasesQueryOptions(appId), enabled: perm.allowed });
+  const newest = q.data?.releases[0];
+  return (
+    <section className="mt-4 rounded-lg border border-slate-200 bg-white p-4" data-testid="app-releases">
+      <h2 className="mb-2 font-semibold">Releases</h2>
+      {!perm.allowed && <p className="text-sm text-slate-500">{perm.reason}.</p>}
+      {perm.allowed && q.isPending && <p className="text-sm text-slate-500">Loading…</p>}
+      {q.isError && (
+        <p className="text-sm text-red-800" role="alert">
+          Cannot load the releases: {q.error.message}
+        </p>
+      )}
+      {q.data && q.data.releases.length === 0 && (
+        <p className="text-sm text-slate-500">
+          No release recorded yet: the recorder records the next revision it sees.
+        </p>
+      )}
+      {newest && q.data?.notLive && (
+        <p
+          className="mb-2 rounded border border-amber-300 bg-amber-50 p-2 text-sm text-amber-900"
+          data-testid="not-live"
+          role="status"
+        >
+          <strong>Merged, but not live — why?</strong> {newest.sha.slice(0, 7)} stops at{' '}
+          <strong>{q.data.notLive.state}</strong>: {q.data.notLive.why}
+        </p>
+      )}
+      <ol>
+        {q.data?.releases.map((r, i) => (
+          <ReleaseRow key={r.sha} appId={appId} r={r} newest={i === 0} />
+        ))}
+      </ol>
+    </section>
+  );
+}

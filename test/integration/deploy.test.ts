@@ -1,0 +1,392 @@
+// The deploy artifacts against the real sandbox: `helm lint`; `helm template` (default values, and ingress +
+// in-cluster access) and `kustomize build` applied with a server-side dry-run to the nonprod apiserver (every
+// object accepted); the rendered Pods hardened and carrying no secret value; the chart's RBAC rules exactly
+// deploy/rbac.yaml's. Then Flux deploys the kustomize base from the seed repo (the Pods are kwok's; the
+// objects are real). Everything is removed again: the namespace, the Flux Kustomization and its objects, the
+// directory in the seed repo (other tests assert exact app sets).
+import { execFileSync } from 'node:child_process';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { waitFor } from '../../sandbox/procs.ts';
+import {
+  commitAndPush,
+  getJson,
+  repoHead,
+  waitForKustomizationRevision,
+  writeRepoFile,
+} from '../../sandbox/scenario.ts';
+import { bin, kubectl, REPO_ROOT } from '../../sandbox/state.ts';
+
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [k: string]: unknown;
+};
+type Container = {
+  name: string;
+  image: string;
+  env?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }>;
+  securityContext?: Record<string, unknown>;
+  livenessProbe?: { httpGet?: { path: string } };
+  readinessProbe?: { httpGet?: { path: string } };
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
+};
+type PodSpec = {
+  automountServiceAccountToken?: boolean;
+  serviceAccountName?: string;
+  securityContext?: Record<string, unknown>;
+  containers: Container[];
+  volumes?: Array<{ name: string; emptyDir?: object; secret?: { secretName: string }; configMap?: { name: string } }>;
+};
+
+const CLUSTER = 'nonprod';
+const NS = 'gitops-console';
+const CHART = join(REPO_ROOT, 'deploy/chart');
+const BASE = join(REPO_ROOT, 'deploy/kustomize');
+// the Flux test deploys the base renamed (cluster-scoped names must not touch the sandbox's own gitops-console
+// ClusterRole, which the BFF under test signs in with) into its own namespace, labelled as a test object
+const FLUX_DIR = 'console-deploy';
+const FLUX_KS = 'console-deploy';
+const FLUX_NS = 'console-deploy-test';
+const SUFFIX = '-deploy-test';
+const TEST_LABEL = 'gitops-console.test/object';
+
+const run = (cmd: string, args: string[]) =>
+  execFileSync(cmd, args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+const helm = (args: string[]) => run(bin('helm'), args);
+const objects = (yaml: string): Obj[] =>
+  parseAllDocuments(yaml)
+    .map((d) => d.toJS() as Obj | null)
+    .filter((o): o is Obj => !!o);
+const template = (set: string[] = []) =>
+  objects(helm(['template', 'gitops-console', CHART, '--namespace', NS, ...set.flatMap((s) => ['--set', s])]));
+function find<T = Obj>(objs: Obj[], kind: string, name?: string): T {
+  const o = objs.find((x) => x.kind === kind && (!name || x.metadata.name === name));
+  if (!o) throw new Error(`no ${kind} ${name ?? ''} in ${objs.map((x) => x.kind).join(', ')}`);
+  return o as unknown as T;
+}
+const podOf = (objs: Obj[]) => find<{ spec: { template: { spec: PodSpec } } }>(objs, 'Deployment').spec.template.spec;
+
+/** `kubectl apply --dry-run=server`: one "(server dry run)" line per object, nothing refused. */
+function dryRun(objs: Obj[]): string[] {
+  const out = kubectl(
+    CLUSTER,
+    ['apply', '--dry-run=server', '-n', NS, '-f', '-'],
+    objs.map((o) => JSON.stringify(o)).join('\n'),
+  );
+  return out.trim().split('\n');
+}
+
+/** The ClusterRole rules of deploy/*.yaml, parsed. */
+const rulesOf = (file: string) =>
+  (
+    objects(readFileSync(join(REPO_ROOT, file), 'utf8')).find((o) => o.kind === 'ClusterRole') as unknown as {
+      rules: unknown[];
+    }
+  ).rules;
+
+/** What a Pod may never do, whichever values rendered it. */
+function expectHardened(pod: PodSpec): void {
+  expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+  expect(pod.securityContext?.runAsUser).toBeGreaterThan(0);
+  const [c] = pod.containers;
+  expect(c?.securityContext).toEqual({
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ['ALL'] },
+  });
+  expect(c?.livenessProbe?.httpGet?.path).toBe('/healthz');
+  expect(c?.readinessProbe?.httpGet?.path).toBe('/readyz');
+  expect(c?.resources?.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+  expect(c?.resources?.limits).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+  // a read-only root: the data dir and /tmp are volumes
+  const mounts = Object.fromEntries((c?.volumeMounts ?? []).map((m) => [m.mountPath, m.name]));
+  expect(mounts['/data']).toBeDefined();
+  expect(mounts['/tmp']).toBeDefined();
+  expect(pod.volumes?.find((v) => v.name === mounts['/tmp'])?.emptyDir).toBeDefined();
+}
+
+/** No Secret object is rendered and every secret-looking variable is a reference or a file path. */
+function expectNoSecretValues(objs: Obj[], secretValues: string[] = []): void {
+  expect(objs.filter((o) => o.kind === 'Secret')).toEqual([]);
+  for (const e of podOf(objs).containers[0]?.env ?? []) {
+    if (/SECRET|TOKEN|PASSWORD|DATABASE_URL|KEY/.test(e.name)) {
+      if (e.value !== undefined) expect(e.name, `${e.name} is a file path`).toMatch(/_FILE$/);
+      else expect(e.valueFrom?.secretKeyRef, e.name).toBeDefined();
+    }
+  }
+  const text = JSON.stringify(objs);
+  for (const v of secretValues) expect(text).not.toContain(v);
+}
+
+describe('deploy artifacts: the Helm chart and the kustomize base', () => {
+  beforeAll(() => {
+    // a leftover of an interrupted run goes first
+    kubectl(CLUSTER, ['delete', 'namespace', NS, '--ignore-not-found', '--wait=true', '--timeout=90s']);
+    kubectl(CLUSTER, ['create', 'namespace', NS]);
+    kubectl(CLUSTER, ['label', 'namespace', NS, `${TEST_LABEL}=deploy-dry-run`]);
+  });
+  afterAll(() => {
+    kubectl(CLUSTER, ['delete', 'namespace', NS, '--ignore-not-found', '--wait=true', '--timeout=90s']);
+  });
+
+  it('helm lint passes (strict)', () => {
+    expect(helm(['lint', '--strict', CHART])).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
+  it('default values: every object accepted by a server-side dry-run; hardened, no token mounted, secrets by reference', () => {
+    const objs = template();
+    expect(objs.map((o) => o.kind).sort()).toEqual(
+      ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'Service', 'ServiceAccount'].sort(),
+    );
+    const out = dryRun(objs);
+    expect(out).toHaveLength(objs.length);
+    for (const l of out) expect(l).toMatch(/\(server dry run\)$/);
+    const pod = podOf(objs);
+    expectHardened(pod);
+    // no in-cluster access: no API token in the Pod, the kubeconfig comes from a Secret
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(find<{ automountServiceAccountToken?: boolean }>(objs, 'ServiceAccount').automountServiceAccountToken).toBe(
+      false,
+    );
+    expect(pod.volumes?.find((v) => v.name === 'kubeconfig')?.secret?.secretName).toBe('gitops-console-kubeconfig');
+    expect(pod.volumes?.find((v) => v.name === 'data')?.emptyDir).toBeDefined();
+    expectNoSecretValues(objs);
+    // the non-secret configuration is the ConfigMap the container reads its environment from
+    const cm = find<{ data: Record<string, string> }>(objs, 'ConfigMap', 'gitops-console');
+    expect(cm.data).toMatchObject({ CONSOLE_HOST: '0.0.0.0', CONSOLE_PORT: '8080', CONSOLE_DATA_DIR: '/data' });
+    // one source of RBAC: the chart's ClusterRole has exactly deploy/rbac.yaml's rules
+    expect(find<{ rules: unknown[] }>(objs, 'ClusterRole').rules).toEqual(rulesOf('deploy/rbac.yaml'));
+  });
+
+  it('ingress + in-cluster access (+ impersonation, OIDC, every secret reference, the prune admission policy): accepted; the token is mounted only now', () => {
+    const objs = template([
+      'ingress.enabled=true',
+      'ingress.host=console.sandbox.invalid',
+      'ingress.tlsSecretName=console-tls',
+      'inCluster=true',
+      'config.publicUrl=https://console.sandbox.invalid',
+      'config.clusterAccess=impersonate',
+      'config.oidc.issuer=https://login.sandbox.invalid/realms/platform',
+      'config.oidc.clientId=gitops-console',
+      'secrets.oidcClientSecret.name=console-oidc',
+      'secrets.databaseUrl.name=console-db',
+      'secrets.evidenceSigningKey.name=console-signing-key',
+      'secrets.forgeTokens.name=console-forge',
+      'secrets.metricsToken.name=console-metrics',
+    ]);
+    for (const k of ['Ingress', 'ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'Service'])
+      expect(
+        objs.some((o) => o.kind === k),
+        k,
+      ).toBe(true);
+    const out = dryRun(objs);
+    expect(out).toHaveLength(objs.length);
+    for (const l of out) expect(l).toMatch(/\(server dry run\)$/);
+    const pod = podOf(objs);
+    expectHardened(pod);
+    expect(pod.automountServiceAccountToken).toBe(true);
+    expect(pod.volumes?.find((v) => v.name === 'kubeconfig')?.configMap?.name).toBe('gitops-console-kubeconfig');
+    const kc = parseYaml(
+      find<{ data: { kubeconfig: string } }>(objs, 'ConfigMap', 'gitops-console-kubeconfig').data.kubeconfig,
+    ) as { users: Array<{ user: { 'auth-provider': { config: { tokenFile: string } } } }> };
+    expect(kc.users[0]?.user['auth-provider'].config.tokenFile).toBe(
+      '/var/run/secrets/kubernetes.io/serviceaccount/token',
+    );
+    // both ClusterRoles bound to the ServiceAccount; the impersonation rules are deploy/rbac-impersonation.yaml's
+    const bindings = objs.filter((o) => o.kind === 'ClusterRoleBinding') as unknown as Array<{
+      subjects: Array<{ kind: string; name: string; namespace?: string }>;
+    }>;
+    expect(bindings).toHaveLength(2);
+    for (const b of bindings)
+      expect(b.subjects).toContainEqual({ kind: 'ServiceAccount', name: 'gitops-console', namespace: NS });
+    expect(find<{ rules: unknown[] }>(objs, 'ClusterRole', 'gitops-console-impersonation').rules).toEqual(
+      rulesOf('deploy/rbac-impersonation.yaml'),
+    );
+    const env = Object.fromEntries((pod.containers[0]?.env ?? []).map((e) => [e.name, e]));
+    expect(env.DATABASE_URL?.valueFrom?.secretKeyRef).toEqual({ name: 'console-db', key: 'database-url' });
+    expect(env.CONSOLE_METRICS_TOKEN?.valueFrom?.secretKeyRef).toEqual({ name: 'console-metrics', key: 'token' });
+    expect(env.CONSOLE_OIDC_CLIENT_SECRET_FILE?.value).toBe('/etc/gitops-console/oidc-client-secret/client-secret');
+    expect(env.CONSOLE_EVIDENCE_SIGNING_KEY_FILE?.value).toBe(
+      '/etc/gitops-console/evidence-signing-key/checkpoint.key',
+    );
+    expect(env.CONSOLE_FORGE_TOKENS_FILE?.value).toBe('/etc/gitops-console/forge-tokens/forge-tokens.json');
+    expectNoSecretValues(objs);
+    const ing = find<{ spec: { rules: Array<{ host: string }>; tls: Array<{ secretName: string }> } }>(objs, 'Ingress');
+    expect(ing.spec.rules[0]?.host).toBe('console.sandbox.invalid');
+    expect(ing.spec.tls[0]?.secretName).toBe('console-tls');
+  });
+
+  it('values.yaml holds no secret value: every secret is a Secret name and key', () => {
+    const values = parseYaml(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as {
+      secrets: Record<string, { name: string; key: string }>;
+    };
+    expect(Object.keys(values.secrets).sort()).toEqual(
+      ['databaseUrl', 'evidenceSigningKey', 'forgeTokens', 'metricsToken', 'oidcClientSecret'].sort(),
+    );
+    for (const [k, ref] of Object.entries(values.secrets)) expect(Object.keys(ref).sort(), k).toEqual(['key', 'name']);
+    // and the chart has no way to take one: no Secret template
+    expect(run('ls', [join(CHART, 'templates')])).not.toMatch(/secret/i);
+  });
+
+  it('kustomize build: the chart default objects plus the Namespace, all accepted by a server-side dry-run', () => {
+    const objs = objects(run(bin('kustomize'), ['build', BASE]));
+    const out = dryRun(objs);
+    expect(out).toHaveLength(objs.length);
+    for (const l of out) expect(l).toMatch(/\(server dry run\)$/);
+    const pod = podOf(objs);
+    expectHardened(pod);
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expectNoSecretValues(objs);
+    // the same objects as the chart renders with default values (labels and the config checksum aside)
+    const norm = (o: Obj) => {
+      const c = structuredClone(o) as Obj & { spec?: { template?: { metadata?: Obj['metadata'] } } };
+      delete c.metadata.labels;
+      delete c.metadata.annotations;
+      delete c.spec?.template?.metadata?.annotations;
+      return c;
+    };
+    const chart = template();
+    const base = objs.filter((o) => o.kind !== 'Namespace');
+    expect(find(objs, 'Namespace').metadata.name).toBe(NS);
+    expect(base.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(
+      chart.map((o) => `${o.kind}/${o.metadata.name}`).sort(),
+    );
+    for (const o of base) {
+      const c = chart.find((x) => x.kind === o.kind && x.metadata.name === o.metadata.name) as Obj;
+      expect(norm(o), `${o.kind}/${o.metadata.name}`).toEqual({
+        ...norm(c),
+        // the chart's namespace comes from `helm install -n`, the base's from its files
+        metadata: { ...norm(c).metadata, ...(o.metadata.namespace ? { namespace: NS } : {}) },
+      });
+    }
+  });
+});
+
+describe('Flux deploys the kustomize base from the seed repo', () => {
+  let pushed = false;
+
+  beforeAll(() => {
+    // leftovers of an interrupted run
+    kubectl(CLUSTER, ['-n', 'flux-system', 'delete', 'kustomization', FLUX_KS, '--ignore-not-found', '--wait=true']);
+    kubectl(CLUSTER, ['delete', 'namespace', FLUX_NS, '--ignore-not-found', '--wait=true', '--timeout=90s']);
+  });
+
+  afterAll(async () => {
+    // the Kustomization prunes what it applied when it is deleted (prune: true); then make sure
+    kubectl(CLUSTER, [
+      '-n',
+      'flux-system',
+      'delete',
+      'kustomization',
+      FLUX_KS,
+      '--ignore-not-found',
+      '--wait=true',
+      '--timeout=90s',
+    ]);
+    kubectl(CLUSTER, ['delete', 'namespace', FLUX_NS, '--ignore-not-found', '--wait=true', '--timeout=90s']);
+    for (const kind of ['clusterrolebinding', 'clusterrole'])
+      kubectl(CLUSTER, ['delete', kind, `gitops-console${SUFFIX}`, '--ignore-not-found']);
+    if (pushed) {
+      const sha = commitAndPush('test: remove console-deploy', (w) =>
+        rmSync(join(w, FLUX_DIR), { recursive: true, force: true }),
+      );
+      // the seed apps settle on the new head before the next test file looks at them (or on a later head, when
+      // someone else pushed meanwhile)
+      await waitForKustomizationRevision(CLUSTER, 'digital-human-dev', sha, 60_000).catch(() =>
+        waitForKustomizationRevision(CLUSTER, 'digital-human-dev', repoHead()),
+      );
+    }
+  });
+
+  it('a Flux Kustomization applies the base: Ready at the pushed revision, the Deployment and RBAC exist', async () => {
+    const sha = commitAndPush('test: console deploy manifests (deploy.test.ts)', (w) => {
+      cpSync(BASE, join(w, FLUX_DIR, 'base'), { recursive: true });
+      writeRepoFile(
+        w,
+        `${FLUX_DIR}/kustomization.yaml`,
+        [
+          '# deploy.test.ts: the console base under test names, removed again by the test',
+          'apiVersion: kustomize.config.k8s.io/v1beta1',
+          'kind: Kustomization',
+          `namespace: ${FLUX_NS}`,
+          `nameSuffix: ${SUFFIX}`,
+          'labels:',
+          '  - pairs:',
+          `      ${TEST_LABEL}: deploy-flux`,
+          'resources:',
+          '  - base',
+          '',
+        ].join('\n'),
+      );
+    });
+    pushed = true;
+    kubectl(
+      CLUSTER,
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+        kind: 'Kustomization',
+        metadata: { name: FLUX_KS, namespace: 'flux-system', labels: { [TEST_LABEL]: 'deploy-flux' } },
+        spec: {
+          interval: '1m',
+          retryInterval: '5s',
+          path: `./${FLUX_DIR}`,
+          prune: true,
+          wait: false,
+          timeout: '2m',
+          sourceRef: { kind: 'GitRepository', name: 'digital-human' },
+        },
+      }),
+    );
+    // Ready at the pushed revision (or at a later head, when someone else pushed meanwhile)
+    await waitForKustomizationRevision(CLUSTER, FLUX_KS, sha, 150_000).catch(() =>
+      waitForKustomizationRevision(CLUSTER, FLUX_KS, repoHead()),
+    );
+    const name = `gitops-console${SUFFIX}`;
+    const dep = getJson(CLUSTER, ['-n', FLUX_NS, 'get', 'deployment', name]) as {
+      metadata: { labels: Record<string, string> };
+      spec: { template: { spec: PodSpec } };
+    };
+    expect(dep.metadata.labels).toMatchObject({
+      [TEST_LABEL]: 'deploy-flux',
+      'kustomize.toolkit.fluxcd.io/name': FLUX_KS,
+    });
+    expectHardened(dep.spec.template.spec);
+    for (const [kind, ns] of [
+      ['service', FLUX_NS],
+      ['configmap', FLUX_NS],
+      ['serviceaccount', FLUX_NS],
+      ['clusterrole', undefined],
+      ['clusterrolebinding', undefined],
+    ] as const)
+      kubectl(CLUSTER, [...(ns ? ['-n', ns] : []), 'get', kind, name]);
+    // the real controller made a ReplicaSet and (kwok's) Pod for it
+    await waitFor(
+      `a Pod of ${name}`,
+      async () => kubectl(CLUSTER, ['-n', FLUX_NS, 'get', 'pods', '-o', 'name']).includes(`pod/${name}-`),
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    // the sandbox's own ClusterRole (the BFF's identity) was not touched
+    const own = getJson(CLUSTER, ['get', 'clusterrole', 'gitops-console']) as {
+      metadata: { labels?: Record<string, string> };
+    };
+    expect(own.metadata.labels?.['kustomize.toolkit.fluxcd.io/name']).toBeUndefined();
+  });
+
+  it('deleting the Kustomization prunes everything it applied', async () => {
+    kubectl(CLUSTER, ['-n', 'flux-system', 'delete', 'kustomization', FLUX_KS, '--wait=true', '--timeout=90s']);
+    await waitFor(
+      'the deployed objects pruned',
+      async () =>
+        !kubectl(CLUSTER, ['get', 'clusterrole,clusterrolebinding', '-o', 'name']).includes(
+          `gitops-console${SUFFIX}`,
+        ) && !kubectl(CLUSTER, ['get', 'namespaces', '-o', 'name']).includes(`namespace/${FLUX_NS}`),
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
+  });
+});

@@ -1,0 +1,341 @@
+// Issue #9, "enforcement where it cannot be bypassed", against the real sandbox: each GitOps controller runs as
+// its own ServiceAccount (sandbox/identities.ts) and the console's ValidatingAdmissionPolicy
+// (deploy/prune-admission-policy.yaml) denies their DELETEs in governed namespaces (dev, staging, prod) unless
+// the object carries the console's approval stamp. dev's Flux Kustomization has `prune: true`: after a second
+// person approves a preview, the BFF stamps the approved objects and kustomize-controller's own prune deletes
+// them; everything else it would prune stays. Every Git change is undone at the end.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DiffResponse } from '../../src/api/schemas.ts';
+import type { EvidenceEvent } from '../../src/domain/evidence.ts';
+import { identityKubeconfig, kubectlAs } from '../../sandbox/identities.ts';
+import { waitFor } from '../../sandbox/procs.ts';
+import { kubectl } from '../../sandbox/sandbox.ts';
+import {
+  commitAndPush,
+  getJson,
+  makeRenderEmpty,
+  requestReconcile,
+  waitForKustomizationRevision,
+  writeRepoFile,
+} from '../../sandbox/scenario.ts';
+import { as, signIn, type Signed } from '../support/auth.ts';
+import { startTestConsole } from '../support/console.ts';
+
+const CLUSTER = 'nonprod';
+const NS = 'dev';
+const KS = 'digital-human-dev';
+const APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
+const OVERLAY = 'overlays/dev/kustomization.yaml';
+const suffix = Date.now().toString(36);
+const PROBE = `admission-probe-${suffix}`;
+const DENIED = /needs an approved prune preview in the GitOps console/;
+const STAMP_KEY = 'gitops-console.dev/prune-approved';
+
+let con: Awaited<ReturnType<typeof startTestConsole>> | undefined;
+let developer: Signed;
+let reviewer: Signed;
+
+type Preview = {
+  id: string;
+  status: string;
+  statusReason: string | null;
+  plan: string;
+  reasons: string[];
+  snapshotHash: string;
+  deletedBy?: string;
+  candidates: Array<{ ref: { name: string; kind: string }; deletable: boolean }>;
+  journal: Array<{ object: string; state: string; detail: string | null }>;
+};
+
+/** commitAndPush, again on a fresh clone when another test pushed meanwhile. */
+function push(message: string, edit: (work: string) => void): string {
+  for (let attempt = 1; ; attempt++)
+    try {
+      return commitAndPush(message, edit);
+    } catch (e) {
+      if (attempt >= 5 || !String(e).includes('rejected')) throw e;
+    }
+}
+
+const live = (kind: string, name: string): boolean =>
+  kubectl(CLUSTER, ['-n', NS, 'get', kind, name, '--ignore-not-found', '-o', 'name']).trim() !== '';
+
+type Condition = { type: string; status: string; reason?: string; message?: string };
+const kustomization = () =>
+  getJson(CLUSTER, ['-n', 'flux-system', 'get', 'kustomization', KS]) as {
+    status?: { lastAttemptedRevision?: string; conditions?: Condition[] };
+  };
+
+/** Waits until kustomize-controller tried `sha` and its prune was denied by the console's admission policy. */
+async function pruneDenied(sha: string): Promise<Condition> {
+  let ready: Condition | undefined;
+  let nudged = 0;
+  await waitFor(
+    `${KS} prune denied at ${sha.slice(0, 8)}`,
+    async () => {
+      if (Date.now() - nudged > 5000) {
+        nudged = Date.now();
+        requestReconcile(CLUSTER, 'gitrepository', 'digital-human');
+        requestReconcile(CLUSTER, 'kustomization', KS);
+      }
+      const st = kustomization().status;
+      ready = st?.conditions?.find((c) => c.type === 'Ready');
+      return (
+        String(st?.lastAttemptedRevision ?? '').endsWith(sha) &&
+        ready?.status === 'False' &&
+        DENIED.test(ready.message ?? '')
+      );
+    },
+    { timeoutMs: 180_000, intervalMs: 1000 },
+  );
+  return ready as Condition;
+}
+
+/** The Kubernetes events of the Kustomization (kustomize-controller records its failures there too). */
+const kustomizationEvents = (): string =>
+  kubectl(CLUSTER, [
+    '-n',
+    'flux-system',
+    'get',
+    'events',
+    '--field-selector',
+    `involvedObject.kind=Kustomization,involvedObject.name=${KS}`,
+    '-o',
+    'jsonpath={range .items[*]}{.reason}: {.message}{"\\n"}{end}',
+  ]);
+
+/** Forces the GitRepository to fetch now, and waits until the console sees `sha` as the app's source. */
+async function sourceAt(sha: string): Promise<void> {
+  const c = mustConsole();
+  await waitFor(
+    `console source at ${sha.slice(0, 8)}`,
+    async () => {
+      requestReconcile(CLUSTER, 'gitrepository', 'digital-human');
+      const r = await as(c.admin, c.url, `/api/apps/${APP}`);
+      const rev = (r.body as { app?: { source?: { revisionWanted?: string } } }).app?.source?.revisionWanted ?? '';
+      return rev.endsWith(sha);
+    },
+    { timeoutMs: 120_000, intervalMs: 1000 },
+  );
+}
+
+function mustConsole(): NonNullable<typeof con> {
+  if (!con) throw new Error('the console is not started');
+  return con;
+}
+
+async function requestPreview(): Promise<Preview> {
+  const c = mustConsole();
+  const r = await as(developer, c.url, `/api/apps/${APP}/prune-previews`, { method: 'POST' });
+  expect(r.status, r.text).toBe(200);
+  return (r.body as { preview: Preview }).preview;
+}
+
+async function settledPreview(id: string): Promise<Preview> {
+  const c = mustConsole();
+  let p: Preview | undefined;
+  await waitFor(
+    `prune ${id} finished`,
+    async () => {
+      p = ((await as(c.admin, c.url, `/api/prune-previews/${id}`)).body as { preview: Preview }).preview;
+      return !['approved', 'executing'].includes(p.status);
+    },
+    { timeoutMs: 60_000, intervalMs: 300 },
+  );
+  return p as Preview;
+}
+
+async function evidence(type: string): Promise<EvidenceEvent[]> {
+  const c = mustConsole();
+  const r = await as(c.admin, c.url, `/api/evidence?type=${type}&limit=1000`);
+  return (r.body as { events: EvidenceEvent[] }).events;
+}
+
+const cm = (name: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  probe: "${suffix}"\n`;
+
+function withoutProbe(w: string): void {
+  rmSync(join(w, 'overlays/dev/admission-probe.yaml'), { force: true });
+  writeRepoFile(w, OVERLAY, readFileSync(join(w, OVERLAY), 'utf8').replace('  - admission-probe.yaml\n', ''));
+}
+
+beforeAll(() => {
+  for (const sa of ['kustomize-controller', 'argocd-application-controller'] as const)
+    if (!identityKubeconfig(CLUSTER, sa))
+      throw new Error(
+        `the sandbox has no ${sa} identity: it is older than sandbox/identities.ts (npm run sandbox -- down, then up)`,
+      );
+});
+
+afterAll(async () => {
+  try {
+    kubectl(CLUSTER, ['-n', NS, 'delete', 'configmap', PROBE, `${PROBE}-manual`, '--ignore-not-found', '--wait=false']);
+  } finally {
+    await con?.close();
+  }
+}, 300_000);
+
+describe('the admission policy holds without the console', () => {
+  it('a DELETE by a controller identity without the approval stamp is denied (the console is not running)', () => {
+    expect(con).toBeUndefined();
+    const name = `${PROBE}-manual`;
+    kubectl(CLUSTER, ['-n', NS, 'create', 'configmap', name, '--from-literal=a=1']);
+    // the controllers' own tokens, straight to the apiserver
+    for (const sa of ['kustomize-controller', 'argocd-application-controller'] as const)
+      expect(() => kubectlAs(CLUSTER, sa, ['-n', NS, 'delete', 'configmap', name])).toThrow(
+        new RegExp(`prune of ConfigMap/${name} needs an approved prune preview in the GitOps console`),
+      );
+    // nor may a controller stamp the approval itself (as an annotation committed to Git would)
+    expect(() =>
+      kubectlAs(CLUSTER, 'kustomize-controller', [
+        ...['-n', NS, 'annotate', 'configmap', name],
+        `${STAMP_KEY}=00000000-0000-4000-8000-000000000000/0123456789abcdef`,
+      ]),
+    ).toThrow(/only the GitOps console sets gitops-console.dev\/prune-approved/);
+    expect(live('configmap', name)).toBe(true);
+    // a malformed stamp is no approval
+    kubectl(CLUSTER, ['-n', NS, 'annotate', 'configmap', name, `${STAMP_KEY}=yes`]);
+    expect(() => kubectlAs(CLUSTER, 'kustomize-controller', ['-n', NS, 'delete', 'configmap', name])).toThrow(DENIED);
+    // with a well-formed stamp (written by anyone but the controllers: here the sandbox admin) the delete passes
+    kubectl(CLUSTER, [
+      ...['-n', NS, 'annotate', '--overwrite', 'configmap', name],
+      `${STAMP_KEY}=00000000-0000-4000-8000-000000000000/0123456789abcdef`,
+    ]);
+    kubectlAs(CLUSTER, 'kustomize-controller', ['-n', NS, 'delete', 'configmap', name]);
+    expect(live('configmap', name)).toBe(false);
+    // outside governed namespaces the controllers prune as usual
+    const ns = kubectl(CLUSTER, ['get', 'namespace', 'flux-system', '-o', 'jsonpath={.metadata.labels}']);
+    expect(ns).not.toContain('gitops-console.dev/governed');
+    kubectl(CLUSTER, ['-n', 'flux-system', 'create', 'configmap', name, '--from-literal=a=1']);
+    kubectlAs(CLUSTER, 'kustomize-controller', ['-n', 'flux-system', 'delete', 'configmap', name]);
+  });
+});
+
+describe('prune approval enforced by the apiserver (dev: Flux prune: true, the controller deletes)', () => {
+  beforeAll(async () => {
+    con = await startTestConsole(
+      {},
+      {
+        accounts: {
+          users: {
+            'dev-developer': ['developer@nonprod/dev'],
+            'dev-reviewer': ['reviewer@nonprod/dev'],
+          },
+        },
+      },
+    );
+    developer = await signIn(con.url, 'dev-developer');
+    reviewer = await signIn(con.url, 'dev-reviewer');
+  }, 120_000);
+
+  it("an empty render: kustomize-controller's prune is denied, the objects stay, the preview needs an override", async () => {
+    const empty = makeRenderEmpty(NS);
+    try {
+      const ready = await pruneDenied(empty);
+      expect(ready.reason).toBe('PruneFailed');
+      expect(ready.message).toMatch(/prune of \w+\/[\w-]+ needs an approved prune preview/);
+      expect(kustomizationEvents()).toMatch(DENIED);
+      // nothing was deleted
+      for (const [kind, name] of [
+        ['deployment', 'render-worker'],
+        ['service', 'tts-gateway'],
+        ['configmap', 'render-worker-config'],
+      ] as const)
+        expect(live(kind, name), `${kind}/${name}`).toBe(true);
+
+      await sourceAt(empty);
+      // the diff says the render is empty, and what a preview would need (the diff and the plan agree)
+      const c = mustConsole();
+      const diff = (await as(c.admin, c.url, `/api/apps/${APP}/diff`)).body as DiffResponse;
+      expect(diff.state).toBe('ok');
+      expect(diff.emptyRender).toBe(true);
+      expect(diff.summary).toMatch(/^the render is empty: the controller would delete \d+ objects/);
+      expect(diff.prune?.state).toBe('needs-override');
+
+      const preview = await requestPreview();
+      expect(preview.plan).toBe('needs-override');
+      expect(preview.reasons.join(' ')).toMatch(/the render is empty/);
+      expect(preview.deletedBy).toBe('controller');
+      expect(preview.status).toBe('pending');
+      expect(preview.candidates.length).toBe(diff.counts.extraneous);
+      // still nothing deleted: the denial holds while the preview waits
+      requestReconcile(CLUSTER, 'kustomization', KS);
+      await pruneDenied(empty);
+      expect(live('deployment', 'render-worker')).toBe(true);
+      // the preview is left pending; restoring Git makes its snapshot void
+    } finally {
+      const restore = push('admission test: restore the dev overlay', (w) => {
+        const before = execFileSync('git', ['show', `${empty}~1:${OVERLAY}`], { cwd: w, encoding: 'utf8' });
+        writeRepoFile(w, OVERLAY, before);
+      });
+      await waitForKustomizationRevision(CLUSTER, KS, restore, 180_000);
+    }
+  });
+
+  it('a ConfigMap removed from Git: denied until a reviewer approves; the BFF stamps it; the controller deletes it', async () => {
+    const added = push('admission probe: add', (w) => {
+      writeRepoFile(w, 'overlays/dev/admission-probe.yaml', cm(PROBE));
+      const text = readFileSync(join(w, OVERLAY), 'utf8');
+      writeRepoFile(w, OVERLAY, text.replace('  - ../../base\n', '  - ../../base\n  - admission-probe.yaml\n'));
+    });
+    await waitForKustomizationRevision(CLUSTER, KS, added, 180_000);
+    expect(live('configmap', PROBE)).toBe(true);
+
+    const removed = push('admission probe: remove from Git', withoutProbe);
+    const ready = await pruneDenied(removed);
+    expect(ready.message).toContain(`prune of ConfigMap/${PROBE} needs an approved prune preview`);
+    expect(live('configmap', PROBE)).toBe(true);
+
+    await sourceAt(removed);
+    const preview = await requestPreview();
+    expect(preview.plan).toBe('ready');
+    expect(preview.deletedBy).toBe('controller');
+    expect(preview.candidates.map((x) => x.ref.name)).toEqual([PROBE]);
+
+    const c = mustConsole();
+    const r = await as(reviewer, c.url, `/api/prune-previews/${preview.id}/approve`, {
+      method: 'POST',
+      body: { comment: 'removed from Git on purpose' },
+    });
+    expect(r.status, r.text).toBe(200);
+    const done = await settledPreview(preview.id);
+    expect(done.status, JSON.stringify({ reason: done.statusReason, journal: done.journal })).toBe('done');
+    expect(done.statusReason).toMatch(
+      /1 object stamped with the approval: kustomize-controller's next prune deletes it/,
+    );
+    const stamp = `${preview.id}/${preview.snapshotHash.slice(0, 16)}`;
+    expect(done.journal).toEqual([expect.objectContaining({ state: 'stamped', detail: stamp })]);
+
+    // the BFF stamped, it did not delete; the controller's next reconcile deletes it (the policy lets it now)
+    // (it may already have: its retry interval is 5 s)
+    const stamped = kubectl(CLUSTER, [
+      ...['-n', NS, 'get', 'configmap', PROBE, '--ignore-not-found'],
+      ...['-o', `jsonpath={.metadata.annotations.gitops-console\\.dev/prune-approved}`],
+    ]).trim();
+    expect(['', stamp]).toContain(stamped);
+    await waitForKustomizationRevision(CLUSTER, KS, removed, 120_000);
+    expect(live('configmap', PROBE)).toBe(false);
+    const k = kustomization().status?.conditions?.find((x) => x.type === 'Ready');
+    expect(k?.status).toBe('True');
+
+    // evidence: the stamp's intent (before the patch) and its outcome (after), chained to the approval
+    const stamps = (await evidence('prune.stamp')).filter((e) => e.data.previewId === preview.id);
+    expect(stamps).toHaveLength(1);
+    expect(stamps[0]?.data).toMatchObject({
+      object: expect.stringContaining(PROBE),
+      annotation: { [STAMP_KEY]: stamp },
+    });
+    const outcomes = (await evidence('action.completed')).filter(
+      (e) => e.data.action === 'prune.stamp' && e.data.intentSeq === stamps[0]?.seq,
+    );
+    expect(outcomes).toHaveLength(1);
+    expect(outcomes[0]?.seq).toBeGreaterThan(stamps[0]?.seq ?? Infinity);
+    const approved = (await evidence('prune.approved')).find((e) => e.data.previewId === preview.id);
+    expect(approved?.seq).toBeLessThan(stamps[0]?.seq ?? 0);
+    // the console deleted nothing itself
+    expect((await evidence('prune.delete')).filter((e) => e.data.previewId === preview.id)).toHaveLength(0);
+  });
+});

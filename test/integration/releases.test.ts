@@ -1,0 +1,170 @@
+// Issue 16 against the real sandbox: the release recorder records every release's states as they happen,
+// with real values (commit from Git, artifact digest from Flux, render hash from the diff's renderer, applied
+// revision, health, an HTTP verification against the sandbox's dev business endpoint and the Pods' image
+// digests), and the newest release of a broken commit names its first failed state with Flux's BuildFailed.
+// Git is put back to the state it had before (new commits), so the other suites see the seed.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ReleasesResponse } from '../../src/api/schemas.ts';
+import { mustState } from '../../sandbox/sandbox.ts';
+import { waitFor } from '../../sandbox/procs.ts';
+import { commitAndPush, readRepoFile, waitForKustomizationRevision, writeRepoFile } from '../../sandbox/scenario.ts';
+import { as } from '../support/auth.ts';
+import { startTestConsole } from '../support/console.ts';
+
+const CLUSTER = 'nonprod';
+const KS = 'digital-human-dev';
+const APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
+const OVERLAY = 'overlays/dev/kustomization.yaml';
+const IMAGE = 'registry.example.com/digital-human/render-worker';
+
+/** the parts of the sandbox state this suite reads (written by startSandbox, not in SandboxState's type) */
+const sandbox = () =>
+  mustState() as unknown as {
+    registry?: { url: string; images: Array<{ ref: string; digest: string }> };
+    business?: { endpoints: Record<string, { url: string }> };
+  };
+
+let con: Awaited<ReturnType<typeof startTestConsole>>;
+let dir: string;
+let original: string;
+let pushed = false;
+
+const releases = async (): Promise<ReleasesResponse> => {
+  const r = await as(con.admin, con.url, `/api/apps/${APP}/releases`);
+  if (r.status !== 200) throw new Error(`releases: ${r.status} ${r.text}`);
+  return r.body as ReleasesResponse;
+};
+const state = (r: ReleasesResponse['releases'][number] | undefined, name: string) =>
+  r?.states.find((s) => s.name === name);
+
+/** The overlay with the render worker's image entry set to `tag`. */
+function withRenderWorkerTag(overlay: string, tag: string): string {
+  const lines = overlay.split('\n');
+  const i = lines.findIndex((l) => l.trim() === `- name: ${IMAGE}`);
+  if (i < 0 || !lines[i + 1]) throw new Error('no render worker image entry in the dev overlay');
+  lines[i + 1] = lines[i + 1]?.replace(/(newTag|digest): .*/, `newTag: ${tag}`) ?? '';
+  return lines.join('\n');
+}
+
+beforeAll(async () => {
+  const st = sandbox();
+  const dev = st.business?.endpoints.dev;
+  if (!dev) throw new Error('the sandbox serves no dev business endpoint');
+  dir = mkdtempSync(join(tmpdir(), 'releases-test-'));
+  const verifications = join(dir, 'verifications.json');
+  writeFileSync(
+    verifications,
+    JSON.stringify({ [`${CLUSTER}/dev`]: { url: dev.url, expectStatus: 200, timeoutMs: 3000 } }),
+  );
+  con = await startTestConsole({
+    CONSOLE_VERIFICATIONS_FILE: verifications,
+    CONSOLE_REGISTRY_MIRRORS: `registry.example.com=${st.registry?.url ?? ''}`,
+    CONSOLE_VERIFICATION_INTERVAL_S: '600',
+  });
+  original = readRepoFile(OVERLAY);
+}, 180_000);
+
+afterAll(async () => {
+  try {
+    if (pushed && readRepoFile(OVERLAY) !== original) {
+      const sha = commitAndPush('Restore the dev overlay (releases test)', (w) => writeRepoFile(w, OVERLAY, original));
+      await waitForKustomizationRevision(CLUSTER, KS, sha, 180_000);
+    }
+  } finally {
+    await con?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 240_000);
+
+describe('release evidence (issue 16)', () => {
+  it('a commit changing the dev render worker image: change, artifact, render, reconcile, health and verification with real values', async () => {
+    const tag = /newTag: 1\.4\.0\b/.test(original) ? '1.4.2' : '1.4.0';
+    const digest = sandbox().registry?.images.find((i) => i.ref === `digital-human/render-worker:${tag}`)?.digest;
+    pushed = true;
+    const sha = commitAndPush(`Render worker ${tag} in dev (releases test)`, (w) =>
+      writeRepoFile(w, OVERLAY, withRenderWorkerTag(original, tag)),
+    );
+    await waitForKustomizationRevision(CLUSTER, KS, sha);
+    let r: ReleasesResponse['releases'][number] | undefined;
+    await waitFor(
+      `release ${sha.slice(0, 8)} verified`,
+      async () => {
+        r = (await releases()).releases.find((x) => x.sha === sha);
+        return !!r && state(r, 'verification')?.status !== 'pending';
+      },
+      { timeoutMs: 180_000, intervalMs: 1000 },
+    );
+    const change = state(r, 'change');
+    expect(change).toMatchObject({
+      status: 'ok',
+      actor: 'Scenario Author',
+      value: `Render worker ${tag} in dev (releases test)`,
+    });
+    expect(change?.data).toMatchObject({ author: { email: 'author@sandbox.invalid' }, signature: { status: 'none' } });
+    expect(change?.seq).toBeGreaterThan(0);
+
+    const artifact = state(r, 'artifact');
+    expect(artifact?.status).toBe('ok');
+    expect(String(artifact?.data?.artifactDigest)).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const images = artifact?.data?.images as Array<{ image: string; mutable: boolean; resolved?: string }>;
+    const rw = images.find((i) => i.image === `${IMAGE}:${tag}`);
+    expect(rw).toMatchObject({ mutable: true, resolved: digest });
+
+    const render = state(r, 'render');
+    expect(render?.status).toBe('ok');
+    expect(render?.data).toMatchObject({ renderer: expect.stringMatching(/flux-render/) });
+    expect(String(render?.data?.renderHash)).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(Number(render?.data?.objects)).toBeGreaterThan(3);
+
+    const reconcile = state(r, 'reconcile');
+    expect(reconcile).toMatchObject({ status: 'ok', actor: 'kustomize-controller' });
+    expect(String(reconcile?.data?.appliedRevision)).toContain(sha);
+    expect(Number(reconcile?.data?.secondsAfterCommit)).toBeGreaterThanOrEqual(0);
+
+    const health = state(r, 'health');
+    expect(['Healthy', 'Degraded']).toContain(health?.data?.health);
+
+    const verification = state(r, 'verification');
+    expect(verification?.data?.http).toMatchObject({ status: 200, ok: true });
+    expect(Number((verification?.data?.http as { latencyMs: number }).latencyMs)).toBeGreaterThanOrEqual(0);
+    const live = verification?.data?.live as { pods: number; digests: Record<string, number>; unexpected: unknown[] };
+    expect(live.pods).toBeGreaterThan(0);
+    expect(Object.keys(live.digests)).toContain(digest);
+    // review and validation are named as not recorded, never shown as passed
+    expect(state(r, 'review')?.status).toBe('unknown');
+  }, 300_000);
+
+  it('a commit naming a missing file: the newest release stops at the render / reconcile with Flux BuildFailed', async () => {
+    const broken = original.replace(
+      'resources:\n  - ../../base\n',
+      'resources:\n  - ../../base\n  - missing-by-releases-test.yaml\n',
+    );
+    expect(broken).not.toBe(original);
+    const sha = commitAndPush('Reference a missing file in dev (releases test)', (w) =>
+      writeRepoFile(w, OVERLAY, broken),
+    );
+    let res: ReleasesResponse | undefined;
+    await waitFor(
+      `release ${sha.slice(0, 8)} failed`,
+      async () => {
+        res = await releases();
+        const r = res.releases[0];
+        return r?.sha === sha && state(r, 'reconcile')?.status === 'failed' && state(r, 'render')?.status !== 'pending';
+      },
+      { timeoutMs: 180_000, intervalMs: 1000 },
+    );
+    const r = res?.releases[0];
+    expect(state(r, 'change')?.status).toBe('ok');
+    expect(state(r, 'render')).toMatchObject({
+      status: 'failed',
+      why: expect.stringContaining('missing-by-releases-test.yaml'),
+    });
+    expect(state(r, 'reconcile')?.why).toMatch(/BuildFailed/);
+    expect(r?.blocked?.state).toBe('render');
+    expect(res?.notLive?.why).toMatch(/BuildFailed/);
+    expect(state(r, 'health')?.status).toBe('pending');
+  }, 300_000);
+});
