@@ -39,6 +39,8 @@ const ConfigSchema = z.object({
   trustProxy: z.array(z.string().min(1)).optional(),
   /** /metrics needs `Authorization: Bearer <token>`; unset, only loopback clients may scrape */
   metricsToken: z.string().min(1).optional(),
+  /** JSON file of forge tokens per repo host (src/server/forge/forge-directory.ts) */
+  forgeTokensFile: z.string().min(1).optional(),
   oidc: z
     .object({
       issuer: z.url({ protocol: /^https?$/ }),
@@ -102,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     clusterAccess: env.CONSOLE_CLUSTER_ACCESS || undefined,
     trustProxy: list(env.CONSOLE_TRUST_PROXY),
     metricsToken: env.CONSOLE_METRICS_TOKEN?.trim() || undefined,
+    forgeTokensFile: env.CONSOLE_FORGE_TOKENS_FILE?.trim() || undefined,
     releases: Object.fromEntries(
       Object.entries({
         enabled: env.CONSOLE_RELEASE_RECORDER !== 'off',
@@ -132,7 +135,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
   if (!parsed.success) {
     const issues = parsed.error.issues
-      .map((i) => `${i.path.join('.') || 'config'}: ${i.path.includes('clientSecret') || i.path.includes('metricsToken') ? 'invalid' : i.message}`)
+      .map(
+        (i) =>
+          `${i.path.join('.') || 'config'}: ${i.path.includes('clientSecret') || i.path.includes('metricsToken') ? 'invalid' : i.message}`,
+      )
       .join('; ');
     throw new ConfigError(
       `invalid configuration: ${issues}`.replace(/postgres(ql)?:\/\/[^@\s]*@/gi, 'postgres://***@'),

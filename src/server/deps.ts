@@ -8,6 +8,7 @@ import type { AccessReviewer } from './kube/access-review.ts';
 import type { ClusterManager } from './kube/cluster-manager.ts';
 import type { AppCatalog } from './services/app-catalog.ts';
 import type { DriftTracker } from './services/drift-tracker.ts';
+import type { ForgeDirectory } from './forge/forge-directory.ts';
 import type { ObjectIndex } from './services/object-index.ts';
 import type { EvidenceStore } from './store/evidence-store.ts';
 
@@ -36,6 +37,8 @@ export interface AppDeps {
   logStream?: NodeJS.WritableStream;
   routes?: Array<{ method: string; url: string; access: AccessRule }>;
   trustProxy?: string[] | undefined;
+  /** forges per repo host (CONSOLE_FORGE_TOKENS_FILE): the freeze write-back opens pull requests through them */
+  forges?: ForgeDirectory | undefined;
   /** CONSOLE_METRICS_TOKEN: /metrics needs `Authorization: Bearer <it>`; unset, only loopback may scrape */
   metricsToken?: string | undefined;
   /** Node's process metrics on /metrics (default on) */

@@ -19,6 +19,7 @@ import { OidcLogin } from './auth/oidc.ts';
 import { SessionStore } from './auth/sessions.ts';
 import { AccessReviewer } from './kube/access-review.ts';
 import { startStartupServer } from './startup-page.ts';
+import { loadForgeDirectory } from './forge/forge-directory.ts';
 import { join } from 'node:path';
 import { parseRegistryMirrors, ReleaseRecorder } from './evidence/release-recorder.ts';
 import { DiffService } from './services/diff-service.ts';
@@ -99,6 +100,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     routes,
     trustProxy: cfg.trustProxy,
     metricsToken: cfg.metricsToken,
+    forges: loadForgeDirectory(cfg.forgeTokensFile),
     accounts,
     sessions,
     oidc,

@@ -95,6 +95,8 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       if (!a.source.url) throw new Error(`${a.name} names no Git repository`);
       if (a.controller === 'flux' && a.source.kind && a.source.kind !== 'GitRepository')
         throw new Error(`${a.name} is rendered from a ${a.source.kind}, not a Git repository`);
+      // a repository whose host has a forge configured gets a pull request; otherwise a branch is pushed
+      const forge = deps.forges?.forRepoUrl(a.source.url);
       const r = await writeBackToGit({
         repoUrl: a.source.url,
         baseBranch: a.source.ref && a.source.ref !== 'HEAD' ? a.source.ref : 'main',
@@ -109,6 +111,7 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           liveValue: c.live,
           gitValue: c.git,
         })),
+        ...(forge?.ok ? { forge: forge.value } : {}),
       });
       return r;
     },
