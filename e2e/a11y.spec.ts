@@ -75,6 +75,29 @@ const STATES: Array<{ name: string; show: (page: Page) => Promise<void> }> = [
     },
   },
   {
+    name: 'evidence browser',
+    show: async (page) => {
+      await page.goto('/evidence');
+      await expect(page.getByRole('heading', { name: 'Evidence', level: 1 })).toBeVisible();
+      await expect(page.getByTestId('evidence-row').first()).toBeVisible();
+    },
+  },
+  {
+    name: 'prune previews (reviewer queue)',
+    show: async (page) => {
+      await page.goto('/prune-previews');
+      await expect(page.getByRole('heading', { name: 'Prune previews', level: 1 })).toBeVisible();
+    },
+  },
+  {
+    name: 'freezes',
+    show: async (page) => {
+      await page.goto('/freezes');
+      await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+      await expect(page.getByTestId('freeze-env-cluster')).toBeVisible();
+    },
+  },
+  {
     name: 'not found',
     show: async (page) => {
       await page.goto('/no/such/page');

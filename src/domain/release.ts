@@ -337,7 +337,9 @@ function recordedState(name: ReleaseStateName, e: ReleaseEvent): ReleaseStateVie
     }
     case 'render':
       value = str(d.renderHash)
-        ? `${String(d.renderHash).replace(/^sha256:/, '').slice(0, 12)} · ${String(d.objects ?? '?')} objects`
+        ? `${String(d.renderHash)
+            .replace(/^sha256:/, '')
+            .slice(0, 12)} · ${String(d.objects ?? '?')} objects`
         : undefined;
       break;
     case 'reconcile':

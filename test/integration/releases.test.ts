@@ -3,7 +3,7 @@
 // revision, health, an HTTP verification against the sandbox's dev business endpoint and the Pods' image
 // digests), and the newest release of a broken commit names its first failed state with Flux's BuildFailed.
 // Git is put back to the state it had before (new commits), so the other suites see the seed.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,14 +40,25 @@ const releases = async (): Promise<ReleasesResponse> => {
 const state = (r: ReleasesResponse['releases'][number] | undefined, name: string) =>
   r?.states.find((s) => s.name === name);
 
-/** The overlay with the render worker's image entry set to `tag`. */
-function withRenderWorkerTag(overlay: string, tag: string): string {
+const MISSING_LINE = '  - missing-by-releases-test.yaml\n';
+
+/** The line after the render worker's image entry (`newTag: …` or `digest: …`). */
+function renderWorkerLine(overlay: string): string {
   const lines = overlay.split('\n');
   const i = lines.findIndex((l) => l.trim() === `- name: ${IMAGE}`);
-  if (i < 0 || !lines[i + 1]) throw new Error('no render worker image entry in the dev overlay');
-  lines[i + 1] = lines[i + 1]?.replace(/(newTag|digest): .*/, `newTag: ${tag}`) ?? '';
+  if (i < 0 || lines[i + 1] === undefined) throw new Error('no render worker image entry in the dev overlay');
+  return lines[i + 1] as string;
+}
+function withRenderWorkerLine(overlay: string, line: string): string {
+  const lines = overlay.split('\n');
+  const i = lines.findIndex((l) => l.trim() === `- name: ${IMAGE}`);
+  if (i < 0) throw new Error('no render worker image entry in the dev overlay');
+  lines[i + 1] = line;
   return lines.join('\n');
 }
+/** The overlay with the render worker's image entry set to `tag`. */
+const withRenderWorkerTag = (overlay: string, tag: string): string =>
+  withRenderWorkerLine(overlay, renderWorkerLine(overlay).replace(/(newTag|digest): .*/, `newTag: ${tag}`));
 
 beforeAll(async () => {
   const st = sandbox();
@@ -69,8 +80,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   try {
-    if (pushed && readRepoFile(OVERLAY) !== original) {
-      const sha = commitAndPush('Restore the dev overlay (releases test)', (w) => writeRepoFile(w, OVERLAY, original));
+    // undo only this suite's edits (other suites may push to the same repo meanwhile)
+    const now = pushed ? readRepoFile(OVERLAY) : original;
+    const restored = withRenderWorkerLine(now.replace(MISSING_LINE, ''), renderWorkerLine(original));
+    if (restored !== now) {
+      const sha = commitAndPush('Restore the dev overlay (releases test)', (w) => writeRepoFile(w, OVERLAY, restored));
       await waitForKustomizationRevision(CLUSTER, KS, sha, 180_000);
     }
   } finally {
@@ -85,7 +99,7 @@ describe('release evidence (issue 16)', () => {
     const digest = sandbox().registry?.images.find((i) => i.ref === `digital-human/render-worker:${tag}`)?.digest;
     pushed = true;
     const sha = commitAndPush(`Render worker ${tag} in dev (releases test)`, (w) =>
-      writeRepoFile(w, OVERLAY, withRenderWorkerTag(original, tag)),
+      writeRepoFile(w, OVERLAY, withRenderWorkerTag(readFileSync(join(w, OVERLAY), 'utf8'), tag)),
     );
     await waitForKustomizationRevision(CLUSTER, KS, sha);
     let r: ReleasesResponse['releases'][number] | undefined;
@@ -138,11 +152,9 @@ describe('release evidence (issue 16)', () => {
   }, 300_000);
 
   it('a commit naming a missing file: the newest release stops at the render / reconcile with Flux BuildFailed', async () => {
-    const broken = original.replace(
-      'resources:\n  - ../../base\n',
-      'resources:\n  - ../../base\n  - missing-by-releases-test.yaml\n',
-    );
-    expect(broken).not.toBe(original);
+    const current = readRepoFile(OVERLAY);
+    const broken = current.replace('resources:\n  - ../../base\n', `resources:\n  - ../../base\n${MISSING_LINE}`);
+    expect(broken).not.toBe(current);
     const sha = commitAndPush('Reference a missing file in dev (releases test)', (w) =>
       writeRepoFile(w, OVERLAY, broken),
     );

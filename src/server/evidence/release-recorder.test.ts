@@ -1,0 +1,175 @@
+// The release recorder against a real SQLite store and a fake catalog: states recorded in order as the app
+// moves, a render failure recorded as failed, an unreadable commit as unknown (the recorder goes on), and a
+// restart that records nothing twice.
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { App } from '../../domain/app.ts';
+import { RELEASE_EVIDENCE_TYPES } from '../../domain/release.ts';
+import type { AppCatalog } from '../services/app-catalog.ts';
+import type { ObjectIndex } from '../services/object-index.ts';
+import { RenderError, type RenderResult } from '../services/render.ts';
+import { openEvidenceStore } from '../store/open.ts';
+import type { EvidenceStore } from '../store/evidence-store.ts';
+import { EvidenceRecorder } from './recorder.ts';
+import { ReleaseRecorder } from './release-recorder.ts';
+
+const SHA = 'c'.repeat(40);
+const log = { info: () => {}, warn: () => {}, error: () => {} };
+
+function baseApp(over: Partial<App> = {}): App {
+  return {
+    id: 'c1/flux-system/kustomization/web',
+    cluster: 'c1',
+    controller: 'flux',
+    kind: 'Kustomization',
+    namespace: 'flux-system',
+    name: 'web',
+    env: 'dev',
+    // not an http(s) URL: the commit cannot be read, which must be recorded as unknown
+    source: {
+      kind: 'GitRepository',
+      url: 'file:///nowhere.git',
+      revisionWanted: `main@sha1:${SHA}`,
+      artifactDigest: 'sha256:aa',
+    },
+    automation: { autoSync: true, selfHeal: true, prune: true, suspended: false },
+    sync: 'OutOfSync',
+    health: 'Progressing',
+    healthMessage: '',
+    conditions: [],
+    inventory: [],
+    warnings: [],
+    generation: 3,
+    ...over,
+  };
+}
+
+class FakeCatalog extends EventEmitter {
+  app: App = baseApp();
+  get(id: string) {
+    return id === this.app.id ? this.app : undefined;
+  }
+  list() {
+    return [this.app];
+  }
+  set(a: App) {
+    this.app = a;
+    this.emit('app', { type: 'upsert', app: a });
+  }
+}
+
+const render: RenderResult = {
+  objects: [
+    {
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: { template: { spec: { containers: [{ name: 'web', image: 'r.io/web:1.0' }] } } },
+    },
+  ],
+  renderer: 'flux-render test',
+  revision: `main@sha1:${SHA}`,
+  renderHash: 'sha256:abc',
+};
+
+let dir: string;
+let store: EvidenceStore | undefined;
+afterEach(async () => {
+  await store?.close();
+  store = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function setup(desired: () => Promise<RenderResult>, catalog = new FakeCatalog()) {
+  const recorder = new EvidenceRecorder(store as EvidenceStore, log);
+  const rr = new ReleaseRecorder({
+    catalog: catalog as unknown as AppCatalog,
+    recorder,
+    store: store as EvidenceStore,
+    index: { get: () => undefined, childrenOf: () => [] } as unknown as ObjectIndex,
+    desired,
+    dataDir: dir,
+    log,
+  });
+  return { catalog, recorder, rr };
+}
+
+const types = async () =>
+  (await (store as EvidenceStore).list({ type: RELEASE_EVIDENCE_TYPES, order: 'asc' })).map((e) => [
+    e.type,
+    e.data.status,
+  ]);
+
+describe('release recorder', () => {
+  it('records change (unknown: unreadable), artifact, render, reconcile as the app moves; resumes without duplicates', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
+    store = await openEvidenceStore({ dataDir: dir });
+    const { catalog, recorder, rr } = await setup(async () => render);
+    rr.start();
+    await rr.idle();
+    await recorder.flush();
+    expect(await types()).toEqual([
+      ['release.change', 'unknown'],
+      ['release.artifact', 'ok'],
+      ['release.render', 'ok'],
+    ]);
+    const [artifact] = await store.list({ type: 'release.artifact' });
+    expect(artifact?.data).toMatchObject({
+      sha: SHA,
+      controller: 'flux',
+      generation: 3,
+      artifactDigest: 'sha256:aa',
+      images: [{ image: 'r.io/web:1.0', mutable: true }],
+    });
+    const [change] = await store.list({ type: 'release.change' });
+    expect(String(change?.data.reason)).toMatch(/cannot read the commit/);
+
+    catalog.set(
+      baseApp({
+        source: { ...catalog.app.source, revisionObserved: `main@sha1:${SHA}` },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded' }],
+        sync: 'Synced',
+      }),
+    );
+    await rr.idle();
+    await recorder.flush();
+    expect((await types()).at(-1)).toEqual(['release.reconcile', 'ok']);
+    await rr.stop();
+
+    // a restart: the same app, the same revision → nothing new
+    const again = await setup(async () => render, catalog);
+    again.rr.start();
+    await again.rr.idle();
+    await again.recorder.flush();
+    await again.rr.stop();
+    expect(await types()).toHaveLength(4);
+  });
+
+  it('a failing render is recorded as failed with the error; a source that cannot be fetched as unknown', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
+    store = await openEvidenceStore({ dataDir: dir });
+    const { recorder, rr } = await setup(async () => {
+      throw new RenderError('accumulating resources: missing.yaml: no such file', 'render');
+    });
+    rr.start();
+    await rr.idle();
+    await recorder.flush();
+    await rr.stop();
+    const [r] = await store.list({ type: 'release.render' });
+    expect(r?.data).toMatchObject({ status: 'failed', reason: expect.stringContaining('missing.yaml') });
+
+    const c2 = new FakeCatalog();
+    c2.app = baseApp({ id: 'c1/flux-system/kustomization/other', source: { ...c2.app.source } });
+    const s2 = await setup(async () => {
+      throw new RenderError('artifact download failed: 503', 'source');
+    }, c2);
+    s2.rr.start();
+    await s2.rr.idle();
+    await s2.recorder.flush();
+    await s2.rr.stop();
+    const [a] = await store.list({ app: c2.app.id, type: 'release.artifact' });
+    expect(a?.data).toMatchObject({ status: 'unknown', reason: expect.stringContaining('source not fetched') });
+  });
+});
