@@ -144,6 +144,10 @@ test('freeze → a hand edit survives → unfreeze with write-back → merged �
   await sleep(35_000);
   expect(replicas()).toBe(12);
 
+  // the app page lists it (read-only), the freeze page decides
+  const onApp = page.getByTestId('app-frozen-change').filter({ hasText: 'spec.replicas' });
+  await expect(onApp).toContainText(`${gitReplicas} → 12`, { timeout: 30_000 });
+  await expect(onApp).toContainText('by kubectl-edit');
   // the freeze page lists the live change
   await banner.getByRole('link', { name: /Open the freeze/ }).click();
   await expect(page).toHaveURL(new RegExp(`/freezes/${id}$`));

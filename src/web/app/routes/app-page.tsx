@@ -14,6 +14,7 @@ import { EnvCompare } from '../../features/diff/components/env-compare.tsx';
 import { AppEvidence } from '../../features/evidence/components/app-evidence.tsx';
 import { AppReleases } from '../../features/releases/components/app-releases.tsx';
 import { FreezeBanner } from '../../features/freeze/components/freeze-banner.tsx';
+import { AppFrozenChanges } from '../../features/freeze/components/app-frozen-changes.tsx';
 import { FreezeButton } from '../../features/freeze/components/freeze-button.tsx';
 import { PreviewPruneButton } from '../../features/prune/components/preview-prune-button.tsx';
 import { ResourceTree } from '../../features/tree/components/resource-tree.tsx';
@@ -46,6 +47,7 @@ export function AppPage() {
     <div>
       <StaleBanner clusters={cluster ? [cluster] : []} />
       {app.freeze && <FreezeBanner freeze={app.freeze} />}
+      {app.freeze && <AppFrozenChanges freezeId={app.freeze.id} appId={app.id} />}
       <nav aria-label="Breadcrumb" className="mb-2 text-sm">
         <ol className="flex flex-wrap gap-1 text-slate-600 [&>li+li]:before:mr-1 [&>li+li]:before:content-['/']">
           <li>

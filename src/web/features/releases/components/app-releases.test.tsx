@@ -35,6 +35,9 @@ function grants(role: string) {
     HttpResponse.json({
       user: { name: 'u', source: 'local', groups: [], grants: [{ role, clusters: ['*'], envs: ['*'] }] },
       csrfToken: 'x',
+      mustChangePassword: false,
+      expiresAt: '2099-01-01T00:00:00.000Z',
+      oidc: false,
     }),
   );
 }
