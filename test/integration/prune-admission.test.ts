@@ -211,6 +211,21 @@ describe('the admission policy holds without the console', () => {
     expect(ns).not.toContain('gitops-console.dev/governed');
     kubectl(CLUSTER, ['-n', 'flux-system', 'create', 'configmap', name, '--from-literal=a=1']);
     kubectlAs(CLUSTER, 'kustomize-controller', ['-n', 'flux-system', 'delete', 'configmap', name]);
+    // and cluster-scoped objects are theirs to create, change and delete (the policies' match conditions must
+    // not fail on a request without a namespace: with failurePolicy Fail that would deny every one of them)
+    const role = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: `${name}-role`, annotations: { note: 'admission test' } },
+      rules: [],
+    };
+    kubectlAs(
+      CLUSTER,
+      'kustomize-controller',
+      ['apply', '--server-side', '--field-manager=kustomize-controller', '-f', '-'],
+      JSON.stringify(role),
+    );
+    kubectlAs(CLUSTER, 'kustomize-controller', ['delete', 'clusterrole', `${name}-role`]);
   });
 });
 
