@@ -79,6 +79,15 @@ test('remove a ConfigMap from Git → preview → the requester cannot approve �
   await expect(reviewer.getByTestId('prune-status')).toHaveText('done', { timeout: 60_000 });
   expect(kubectl('prod', ['-n', 'prod', 'get', 'configmap', NAME, '--ignore-not-found', '-o', 'name']).trim()).toBe('');
   await expect(reviewer.getByTestId('prune-decisions')).toContainText('Approved by admin');
+  // the evidence shows the chain: requested, approved, the delete (intent and outcome), executed
+  const previewId = /\/prune-previews\/([0-9a-f-]{36})$/.exec(previewUrl)?.[1] ?? '';
+  await reviewer.goto(`/evidence?q=${previewId}`);
+  const rows = reviewer.getByTestId('evidence-row');
+  for (const type of ['prune.requested', 'prune.approved', 'prune.executed'])
+    await expect(rows.filter({ has: reviewer.getByRole('cell', { name: type, exact: true }) })).toHaveCount(1);
+  await expect(rows.filter({ has: reviewer.getByRole('cell', { name: 'prune.delete', exact: true }) })).not.toHaveCount(
+    0,
+  );
   await reviewer.close();
 });
 
