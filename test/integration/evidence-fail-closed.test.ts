@@ -95,7 +95,8 @@ function failClosedSuite(o: Outage): void {
     let failed = false;
 
     beforeAll(async () => {
-      bff = await spawnBffPiped(o.env());
+      // the release recorder writes its own observations on a timer; this test counts the ones its actions make
+      bff = await spawnBffPiped({ ...o.env(), CONSOLE_RELEASE_RECORDER: 'off' });
       // sign-ins need the store: everyone used during the outage signs in before it
       for (const u of ['admin', 'developer', 'viewer', 'oncall']) users[u] = await signIn(bff.base, u);
       await waitFor(
@@ -104,6 +105,12 @@ function failClosedSuite(o: Outage): void {
           const r = await as(users.admin as Signed, bff.base, `/api/apps/${APP}`);
           return r.status === 200;
         },
+        { timeoutMs: 60_000 },
+      );
+      // what the start observed (revisions, health) is written before the outage begins
+      await waitFor(
+        'the start-up observations are written',
+        async () => (await health(bff.base)).body.evidence?.pending === 0,
         { timeoutMs: 60_000 },
       );
     });
