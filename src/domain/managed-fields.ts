@@ -188,7 +188,7 @@ export function splitFieldPath(path: string): string[] {
 }
 
 /** Splits the inside of a bracket at top-level commas (not inside JSON strings). */
-function splitKeyFields(inner: string): string[] {
+export function splitKeyFields(inner: string): string[] {
   const parts: string[] = [];
   let quoted = false;
   let start = 0;

@@ -28,6 +28,7 @@ import {
   formatKeyValue,
   keyedSegmentFields,
   splitFieldPath,
+  splitKeyFields,
 } from './managed-fields.ts';
 
 export interface WriteBackChange {
@@ -187,31 +188,11 @@ interface KeyedPart {
   raw: string;
 }
 
-/** Top-level comma split of a bracket's inside (not inside JSON strings). */
-function splitTopLevel(inner: string): string[] {
-  const parts: string[] = [];
-  let quoted = false;
-  let start = 0;
-  for (let j = 0; j < inner.length; j++) {
-    const ch = inner[j];
-    if (quoted) {
-      if (ch === '\\') j++;
-      else if (ch === '"') quoted = false;
-    } else if (ch === '"' && (j === 0 || '=,'.includes(inner[j - 1]!))) quoted = true;
-    else if (ch === ',') {
-      parts.push(inner.slice(start, j));
-      start = j + 1;
-    }
-  }
-  parts.push(inner.slice(start));
-  return parts;
-}
-
 /** The key fields of a keyed list item segment with their values as written, or `undefined`. */
 function keyedParts(segment: string): KeyedPart[] | undefined {
   const names = keyedSegmentFields(segment);
   if (!names) return undefined;
-  const parts = splitTopLevel(segment.slice(1, -1));
+  const parts = splitKeyFields(segment.slice(1, -1));
   if (parts.length !== names.length) return undefined;
   return names.map((name, i) => ({ name, raw: parts[i]!.slice(formatKeyValue(name).length + 1) }));
 }
