@@ -91,6 +91,8 @@ export interface EndDecision {
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** how long observe() trusts its copy of the freeze claims */
+const CLAIMS_TTL_MS = 3_000;
 /** app objects read and patched at once when a whole environment is frozen */
 const CONCURRENCY = 8;
 
@@ -276,6 +278,7 @@ export class FreezeService {
       },
       async () => {
         const claimed = await this.deps.store.create(row);
+        this.claimsCache = undefined;
         if (!claimed.ok)
           throw new HttpError(
             409,
@@ -679,6 +682,7 @@ export class FreezeService {
         `the prior automation could not be restored on ${failures.join('; ')}; the freeze stays ending — try again`,
       );
     await this.deps.store.transition(f.id, 'ending', 'ended', { by: actor, reason: how });
+    this.claimsCache = undefined;
   }
 
   /** The BFF's expiry: Git wins for every live change (written back by no one), the automation is restored. */
@@ -713,6 +717,19 @@ export class FreezeService {
     }
   }
 
+  /**
+   * The claims, read from the store at most every few seconds: every app object change comes through
+   * observe(), and almost none belongs to a frozen app (no query per informer event). A freeze made here
+   * drops the copy at once; one made by another replica is seen within CLAIMS_TTL_MS.
+   */
+  private claimsCache: { at: number; claims: Promise<Map<string, string> | undefined> } | undefined;
+  private claimed(): Promise<Map<string, string> | undefined> {
+    const now = this.now();
+    if (!this.claimsCache || now - this.claimsCache.at > CLAIMS_TTL_MS)
+      this.claimsCache = { at: now, claims: this.deps.store.claims().catch(() => undefined) };
+    return this.claimsCache.claims;
+  }
+
   // ---- out of band ------------------------------------------------------------------------------------
 
   /**
@@ -720,7 +737,7 @@ export class FreezeService {
    * annotations dropped, or the app deleted, is recorded once per state and shown on the freeze.
    */
   async observe(appId: string, deleted: boolean): Promise<void> {
-    const freezeId = await this.deps.store.claimOf(appId).catch(() => undefined);
+    const freezeId = (await this.claimed())?.get(appId);
     if (!freezeId) return;
     const f = await this.deps.store.get(freezeId);
     if (!f || f.status !== 'active') return;

@@ -167,6 +167,15 @@ export class FreezeStore {
     return Number(rows[0]?.n ?? 0);
   }
 
+  /** Every claim: app id → freeze id. */
+  async claims(): Promise<Map<string, string>> {
+    const rows = (await this.d.exec(all('SELECT app, freeze_id FROM freeze_claims', []))) as Array<{
+      app: string;
+      freeze_id: string;
+    }>;
+    return new Map(rows.map((r) => [r.app, r.freeze_id]));
+  }
+
   /** The freeze holding an app, if any. */
   async claimOf(app: string): Promise<string | undefined> {
     const rows = (await this.d.exec(all('SELECT freeze_id FROM freeze_claims WHERE app = ?', [app]))) as Array<{
