@@ -104,7 +104,11 @@ export function ResourceTree({ appId }: { appId: string }) {
     rows.findIndex((r) => r.id === selected),
   );
   const active = rows[activeIndex];
-  const focusActive = useRef(false);
+  // a request to put focus on the active row, as state: the effect runs after the commit that made the
+  // change (a ref flag could be taken by a pending effect of an earlier render, while the drawer still
+  // made the page inert, and then the focus was lost)
+  const [focusRequest, setFocusRequest] = useState(0);
+  const requestFocus = () => setFocusRequest((n) => n + 1);
   const scroller = useRef<HTMLDivElement>(null);
   const rangeExtractor = useCallback(
     (range: Range) => {
@@ -125,10 +129,9 @@ export function ResourceTree({ appId }: { appId: string }) {
   const rowEl = (id: string | undefined) =>
     id ? scroller.current?.querySelector<HTMLElement>(`[data-node-id="${CSS.escape(id)}"]`) : null;
   useEffect(() => {
-    if (!focusActive.current) return;
-    focusActive.current = false;
-    rowEl(active?.id)?.focus({ preventScroll: true });
-  });
+    if (focusRequest) rowEl(active?.id)?.focus({ preventScroll: true });
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- only when asked, with the row of that render
+  }, [focusRequest]);
 
   const toggle = (id: string, open?: boolean) => {
     const next = new Set(expanded);
@@ -143,7 +146,7 @@ export function ResourceTree({ appId }: { appId: string }) {
       const r = rows[Math.max(0, Math.min(rows.length - 1, j))];
       if (r) {
         setSelected(r.id);
-        focusActive.current = true;
+        requestFocus();
         virt.scrollToIndex(rows.indexOf(r));
       }
     };
@@ -352,7 +355,7 @@ export function ResourceTree({ appId }: { appId: string }) {
           onClose={() => {
             setDrawerId(null);
             // back to the row that opened it (in the graph, the drawer gives focus back to the node itself)
-            if (view !== 'graph') focusActive.current = true;
+            if (view !== 'graph') requestFocus();
           }}
         />
       )}
