@@ -98,6 +98,16 @@ const STATES: Array<{ name: string; show: (page: Page) => Promise<void> }> = [
     },
   },
   {
+    name: 'environment releases',
+    show: async (page) => {
+      await page.goto('/envs/dev');
+      await expect(page.getByRole('heading', { name: 'dev releases', level: 1 })).toBeVisible();
+      await expect(page.getByTestId('env-chart')).toHaveCount(4);
+      await expect(page.getByTestId('env-app-row').first()).toBeVisible();
+      await expect(page).toHaveTitle('dev releases — GitOps console');
+    },
+  },
+  {
     name: 'not found',
     show: async (page) => {
       await page.goto('/no/such/page');

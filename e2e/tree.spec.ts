@@ -76,17 +76,19 @@ test('dev render-worker: Deployment → ReplicaSet → Pods, Degraded with the r
 
 test('an object removed from Git stays live in prod (prune off) and shows as Extraneous', async ({ page }) => {
   const cm = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: legacy-flags\ndata:\n  beta: "true"\n';
+  // only in the prod overlay: dev and staging prune, and the console's admission policy denies a prune there
+  // without an approved preview (their reconciles would then fail on it for every later test)
   const add = commitAndPush('Add legacy flags', (w) => {
-    writeRepoFile(w, 'base/legacy-flags.yaml', cm);
-    const k = join(w, 'base/kustomization.yaml');
+    writeRepoFile(w, 'overlays/prod/legacy-flags.yaml', cm);
+    const k = join(w, 'overlays/prod/kustomization.yaml');
     const text = readFileSync(k, 'utf8');
     if (!text.includes('legacy-flags.yaml'))
       writeFileSync(k, text.replace('resources:\n', 'resources:\n  - legacy-flags.yaml\n'));
   });
   await waitForKustomizationRevision('prod', 'digital-human-prod', add);
   const removed = commitAndPush('Remove legacy flags', (w) => {
-    writeRepoFile(w, 'base/legacy-flags.yaml', '');
-    const k = join(w, 'base/kustomization.yaml');
+    writeRepoFile(w, 'overlays/prod/legacy-flags.yaml', '');
+    const k = join(w, 'overlays/prod/kustomization.yaml');
     writeFileSync(k, readFileSync(k, 'utf8').replace('  - legacy-flags.yaml\n', ''));
   });
   await waitForKustomizationRevision('prod', 'digital-human-prod', removed);

@@ -42,6 +42,11 @@ export const EVIDENCE_TYPES = [
   'release.reconcile',
   'release.health',
   'release.verification',
+  'release.review',
+  'release.validation',
+  'release.promotion',
+  // the recorder was not recording for a while (the console was down): releases in that window are not recorded
+  'release.gap',
   // the outcome of an action whose intent was recorded first (data.intentSeq names it)
   'action.completed',
   'action.failed',

@@ -7,7 +7,10 @@ import {
   isMutableImage,
   judgeVerification,
   parseGitShow,
+  promoted,
   redactUrl,
+  releaseDigests,
+  reviewFromCommit,
   shaOf,
   verificationFor,
   whyNotLive,
@@ -181,6 +184,8 @@ describe('the timeline', () => {
     ev('release.change', SHA, { author: { name: 'Ann' }, subject: 'first' }),
     ev('release.artifact', SHA, { artifactDigest: D1, images: [{ mutable: true }] }),
     ev('release.render', SHA, { renderHash: 'f'.repeat(64), objects: 9 }),
+    ev('release.review', SHA, { pullRequest: { number: 7, mergedBy: 'rita' }, approvers: ['rita', 'sam'] }),
+    ev('release.validation', SHA, { accepted: 9, rejected: 0 }),
     ev('release.reconcile', SHA, { appliedRevision: `main@sha1:${SHA}`, secondsAfterCommit: 12.3 }),
     ev('release.change', SHA2, { author: { name: 'Bob' }, subject: 'break it' }),
     ev('release.artifact', SHA2, { artifactDigest: D2 }),
@@ -194,20 +199,22 @@ describe('the timeline', () => {
     expect(older?.sha).toBe(SHA);
     expect(older?.states.map((s) => s.status)).toEqual([
       'ok',
-      'unknown',
       'ok',
       'ok',
-      'unknown',
+      'ok',
+      'ok',
       'ok',
       'unknown',
       'unknown',
-      'unknown',
+      'pending',
     ]);
     expect(older?.states[0]).toMatchObject({ actor: 'Ann', value: 'first', seq: 1 });
     expect(older?.states[3]?.value).toBe(`${'f'.repeat(12)} · 9 objects`);
     expect(older?.states[5]?.value).toMatch(/12 s after the commit/);
     expect(older?.states[6]?.why).toMatch(/newer revision superseded/);
-    expect(older?.states[1]?.why).toMatch(/pull requests/);
+    expect(older?.states[1]).toMatchObject({ value: 'PR #7 approved by rita, sam', actor: 'rita' });
+    expect(older?.states[4]?.value).toBe('9 accepted · 0 rejected');
+    expect(older?.states[8]?.why).toMatch(/next environment/);
     expect(older?.blocked).toBeUndefined();
     expect(newest?.blocked).toEqual({ state: 'render', why: 'failed: render failed: missing.yaml: no such file' });
     expect(newest?.states[6]).toMatchObject({
@@ -221,6 +228,15 @@ describe('the timeline', () => {
       ev('release.reconcile', SHA, { appliedRevision: 'r' }),
     ]);
     expect(r?.states[5]?.status).toBe('ok');
+  });
+  it('a promotion recorded on an earlier release shows on that row, even after a newer release', () => {
+    const [newer, older] = buildReleases([
+      ev('release.change', SHA, {}),
+      ev('release.change', SHA2, {}),
+      ev('release.promotion', SHA, { toEnv: 'staging', secondsAfter: 61.2 }),
+    ]);
+    expect(newer?.states[8]?.status).toBe('pending');
+    expect(older?.states[8]).toMatchObject({ status: 'ok', value: 'reached staging 61 s later' });
   });
   it('"merged, but not live": the controller\'s own words, an unreachable cluster, a suspended app', () => {
     const [newest] = buildReleases(events);
@@ -247,5 +263,45 @@ describe('the timeline', () => {
       state: 'render',
       why: 'failed: render failed: missing.yaml: no such file',
     });
+  });
+});
+
+describe('review without a forge, promotion by digest', () => {
+  it.each([
+    [{ parents: ['a', 'b'], message: 'Merge pull request #3' }, true, 'ok', false, []],
+    [
+      { parents: ['a'], message: 'fix\n\nReviewed-by: Rita Reviewer <rita@example.com>' },
+      true,
+      'ok',
+      false,
+      ['Rita Reviewer'],
+    ],
+    [{ parents: ['a'], message: 'hotfix' }, false, 'ok', true, []],
+    [{ parents: ['a'], message: 'hotfix' }, true, 'failed', true, []],
+    [{ parents: ['a'], message: 'x\nApproved-by: sam\nreviewed-by: sam' }, true, 'ok', false, ['sam']],
+  ] as const)('%j required=%s → %s', (c, required, status, directPush, approvers) => {
+    const r = reviewFromCommit({ parents: [...c.parents], message: c.message }, required);
+    expect(r.status).toBe(status);
+    expect(r.directPush).toBe(directPush);
+    expect(r.approvers).toEqual(approvers);
+    if (status === 'failed') expect(r.reason).toMatch(/direct push/);
+  });
+  it.each([
+    [[], ['r/a@sha256:1'], undefined],
+    [['r/a@sha256:1'], ['r/a@sha256:1', 'r/b@sha256:2'], true],
+    [['r/a@sha256:1', 'r/b@sha256:2'], ['r/a@sha256:1'], false],
+    [['r/a@sha256:1'], ['r/a@sha256:9'], false],
+  ])('promoted(%j, %j) = %s', (from, to, want) => {
+    expect(promoted(from, to)).toBe(want);
+  });
+  it('digests of a release: pinned or resolved, deduplicated, sorted; a tag never resolved is left out', () => {
+    expect(
+      releaseDigests([
+        { name: 'r/b', digest: 'sha256:2' },
+        { name: 'r/a', resolved: 'sha256:1' },
+        { name: 'r/a', resolved: 'sha256:1' },
+        { name: 'r/c' },
+      ]),
+    ).toEqual(['r/a@sha256:1', 'r/b@sha256:2']);
   });
 });

@@ -16,15 +16,20 @@ export const RELEASE_STATES = [
 ] as const;
 export type ReleaseStateName = (typeof RELEASE_STATES)[number];
 
-/** The evidence type that records each state (review, validation and promotion are not recorded yet). */
+/** The evidence type that records each state. */
 export const RELEASE_EVIDENCE: Partial<Record<ReleaseStateName, string>> = {
   change: 'release.change',
+  review: 'release.review',
   artifact: 'release.artifact',
   render: 'release.render',
+  validation: 'release.validation',
   reconcile: 'release.reconcile',
   health: 'release.health',
   verification: 'release.verification',
+  promotion: 'release.promotion',
 };
+/** a window in which the recorder did not record (not a state of one release) */
+export const RELEASE_GAP = 'release.gap';
 export const RELEASE_EVIDENCE_TYPES = Object.values(RELEASE_EVIDENCE) as string[];
 
 export const stateOfType = (type: string): ReleaseStateName | undefined =>
@@ -350,6 +355,31 @@ function recordedState(name: ReleaseStateName, e: ReleaseEvent): ReleaseStateVie
     case 'health':
       value = str(d.health);
       break;
+    case 'review': {
+      const pr = asObj(d.pullRequest);
+      const approvers = Array.isArray(d.approvers) ? (d.approvers as unknown[]).map(String) : [];
+      value =
+        typeof pr.number === 'number'
+          ? `PR #${pr.number}${approvers.length ? ` approved by ${approvers.join(', ')}` : ' (no approval)'}`
+          : d.directPush
+            ? 'direct push (no pull request, no merge commit)'
+            : d.merge
+              ? `merge commit${approvers.length ? `, reviewed by ${approvers.join(', ')}` : ''}`
+              : undefined;
+      if (typeof pr.mergedBy === 'string') actor = pr.mergedBy;
+      break;
+    }
+    case 'validation':
+      value =
+        typeof d.accepted === 'number'
+          ? `${d.accepted} accepted · ${typeof d.rejected === 'number' ? d.rejected : 0} rejected`
+          : undefined;
+      break;
+    case 'promotion':
+      value = str(d.toEnv)
+        ? `reached ${String(d.toEnv)}${typeof d.secondsAfter === 'number' ? ` ${Math.round(d.secondsAfter)} s later` : ''}`
+        : undefined;
+      break;
     case 'verification': {
       const http = asObj(d.http);
       const live = asObj(d.live);
@@ -395,8 +425,9 @@ export function buildReleases(events: ReleaseEvent[], now = new Date().toISOStri
       const step = RELEASE_STATES.indexOf(name) + 1;
       const e = r.got.get(name);
       if (e) return recordedState(name, e);
-      if (!RELEASE_EVIDENCE[name])
-        return { name, step, status: 'unknown', why: NOT_RECORDED[name] ?? 'not recorded by this console' };
+      // promotion happens after a newer release of this environment may have started: pending on every row
+      if (name === 'promotion')
+        return { name, step, status: 'pending', why: 'the next environment does not run these digests (yet)' };
       if (!newest) return { name, step, status: 'unknown', why: 'never reached: a newer revision superseded this one' };
       return { name, step, status: 'pending', why: pendingWhy(name, r.got) };
     });
@@ -410,16 +441,14 @@ export function buildReleases(events: ReleaseEvent[], now = new Date().toISOStri
   });
 }
 
-const NOT_RECORDED: Partial<Record<ReleaseStateName, string>> = {
-  review: 'not recorded: the console reads no pull requests from the forge yet',
-  validation: 'not recorded: the release recorder runs no server-side dry-run (the diff does, on request)',
-  promotion: 'not recorded yet',
-};
-
 function pendingWhy(name: ReleaseStateName, got: Map<ReleaseStateName, ReleaseEvent>): string {
   switch (name) {
     case 'change':
       return 'reading the commit from Git';
+    case 'review':
+      return got.has('change') ? 'reading how the commit reached the branch' : 'waits for the commit';
+    case 'validation':
+      return got.has('render') ? 'server-side dry-run of the render' : 'waits for the render';
     case 'artifact':
     case 'render':
       return 'waiting for the source artifact of this revision';
@@ -439,8 +468,16 @@ function pendingWhy(name: ReleaseStateName, got: Map<ReleaseStateName, ReleaseEv
   }
 }
 
-/** The recorded states that decide whether a release is live (review, validation, promotion are not required). */
-const REQUIRED: ReleaseStateName[] = ['change', 'artifact', 'render', 'reconcile', 'health', 'verification'];
+/** The recorded states that decide whether a release is live (review and promotion are governance, not liveness). */
+const REQUIRED: ReleaseStateName[] = [
+  'change',
+  'artifact',
+  'render',
+  'validation',
+  'reconcile',
+  'health',
+  'verification',
+];
 
 function firstIncomplete(states: ReleaseStateView[]): { state: ReleaseStateName; why: string } | undefined {
   const s = states.find((x) => REQUIRED.includes(x.name) && x.status !== 'ok');
@@ -496,6 +533,26 @@ export function whyNotLive(
   return release.blocked;
 }
 
+/**
+ * The promotion state names where a release goes next: the next environment in the order, or, in the last one,
+ * that there is nowhere to promote to (grey, not pending forever).
+ */
+export function withPromotionTarget(releases: ReleaseView[], env: string, order: string[]): ReleaseView[] {
+  const at = order.indexOf(env);
+  const next = at >= 0 ? order[at + 1] : undefined;
+  const why = next
+    ? `${next} does not run these digests (yet)`
+    : at >= 0
+      ? `${env} is the last environment (${order.join(' → ')}): nothing to promote to`
+      : `${env} is not in the environment order (${order.join(' → ')}): no next environment`;
+  return releases.map((r) => ({
+    ...r,
+    states: r.states.map((s) =>
+      s.name === 'promotion' && s.status === 'pending' ? { ...s, status: next ? 'pending' : 'unknown', why } : s,
+    ),
+  }));
+}
+
 // ---- small helpers for the recorder ---------------------------------------------------------------------------
 
 /** Seconds between two ISO times (b − a), or undefined when either is not a time. */
@@ -510,4 +567,59 @@ export function excerpt(body: string, max = 200): string {
   // eslint-disable-next-line no-control-regex
   const clean = body.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
   return clean.length > max ? `${clean.slice(0, max)}…` : clean;
+}
+
+// ---- 2 review, 9 promotion -----------------------------------------------------------------------------------
+
+/** Review trailers of a commit message (`Reviewed-by: Name <mail>`, `Approved-by:`), in order, deduplicated. */
+export function reviewTrailers(message: string): string[] {
+  const out: string[] = [];
+  for (const line of message.split('\n')) {
+    const m = /^(?:Reviewed-by|Approved-by|Reviewed-on-behalf-of):\s*(.+?)\s*$/i.exec(line);
+    const who = m?.[1]?.replace(/\s*<[^>]*>$/, '');
+    if (who && !out.includes(who)) out.push(who);
+  }
+  return out;
+}
+
+/**
+ * The review state without a forge: a merge commit (and its review trailers), or a direct push. A direct push
+ * (no merge commit, no review trailer) to an environment that requires review fails; elsewhere it is flagged.
+ */
+export function reviewFromCommit(
+  c: Pick<CommitInfo, 'parents' | 'message'>,
+  reviewRequired: boolean,
+): { status: 'ok' | 'failed'; merge: boolean; directPush: boolean; approvers: string[]; reason?: string } {
+  const merge = c.parents.length > 1;
+  const approvers = reviewTrailers(c.message);
+  const directPush = !merge && approvers.length === 0;
+  if (directPush && reviewRequired)
+    return {
+      status: 'failed',
+      merge,
+      directPush,
+      approvers,
+      reason: 'direct push to a branch of an environment that requires review: no merge commit, no review trailer',
+    };
+  return { status: 'ok', merge, directPush, approvers };
+}
+
+/** `name@digest` of each image a release's artifact names (pinned digest, or the digest its tag resolved to). */
+export function releaseDigests(images: Array<{ name?: unknown; digest?: unknown; resolved?: unknown }>): string[] {
+  const out = new Set<string>();
+  for (const i of images) {
+    const d = typeof i.digest === 'string' ? i.digest : typeof i.resolved === 'string' ? i.resolved : undefined;
+    if (typeof i.name === 'string' && d) out.add(`${i.name}@${d}`);
+  }
+  return [...out].sort();
+}
+
+/**
+ * Has a release with `from` digests reached an environment running `to`? Every image of `from` runs by the
+ * same digest there (`to` may name more). A release with no resolvable digest cannot be followed: undefined.
+ */
+export function promoted(from: string[], to: string[]): boolean | undefined {
+  if (!from.length) return undefined;
+  const there = new Set(to);
+  return from.every((d) => there.has(d));
 }

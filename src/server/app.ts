@@ -21,6 +21,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { ConsoleMetrics } from './metrics.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { releaseRoutes } from './routes/releases.ts';
+import { envReleaseRoutes } from './routes/env-releases.ts';
 import { streamRoutes } from './routes/stream.ts';
 import { treeRoutes } from './routes/tree.ts';
 
@@ -108,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(actionRoutes, deps);
     await api.register(evidenceRoutes, deps);
     await api.register(releaseRoutes, deps);
+    await api.register(envReleaseRoutes, deps);
     await api.register(streamRoutes, deps);
     await api.register(treeRoutes, deps);
     await api.register(diffRoutes, deps);

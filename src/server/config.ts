@@ -23,8 +23,10 @@ const ConfigSchema = z.object({
       verificationsFile: z.string().optional(),
       registryMirrors: z.string().optional(),
       verifyIntervalS: z.coerce.number().int().min(10).max(86_400).default(300),
+      /** environments whose commits must reach their branch reviewed (a direct push fails the review state) */
+      reviewRequiredEnvs: z.array(z.string().min(1)).default(['prod']),
     })
-    .default({ enabled: true, verifyIntervalS: 300 }),
+    .default({ enabled: true, verifyIntervalS: 300, reviewRequiredEnvs: ['prod'] }),
   staticDir: z.string().optional(),
   sandbox: z.boolean().default(false),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -111,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
         verificationsFile: env.CONSOLE_VERIFICATIONS_FILE,
         registryMirrors: env.CONSOLE_REGISTRY_MIRRORS,
         verifyIntervalS: env.CONSOLE_VERIFICATION_INTERVAL_S,
+        reviewRequiredEnvs: list(env.CONSOLE_REVIEW_REQUIRED_ENVS),
       }).filter(([, v]) => v !== undefined && v !== ''),
     ),
     oidc: env.CONSOLE_OIDC_ISSUER

@@ -21,7 +21,7 @@ import { AccessReviewer } from './kube/access-review.ts';
 import { startStartupServer } from './startup-page.ts';
 import { loadForgeDirectory } from './forge/forge-directory.ts';
 import { join } from 'node:path';
-import { parseRegistryMirrors, ReleaseRecorder } from './evidence/release-recorder.ts';
+import { parseRegistryMirrors, ReleaseRecorder, validateRender } from './evidence/release-recorder.ts';
 import { DiffService } from './services/diff-service.ts';
 
 export interface RunningConsole {
@@ -145,6 +145,10 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
         registryMirrors: parseRegistryMirrors(cfg.releases.registryMirrors),
         verifyIntervalMs: cfg.releases.verifyIntervalS * 1000,
         reachable: (c) => clusters.clusters.get(c)?.state.status === 'connected',
+        forges: deps.forges,
+        reviewRequiredEnvs: cfg.releases.reviewRequiredEnvs,
+        envOrder: cfg.envOrder,
+        validate: (a) => validateRender(releaseDiffs, a),
       })
     : undefined;
   releases?.start();

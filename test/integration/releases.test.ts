@@ -18,6 +18,8 @@ const CLUSTER = 'nonprod';
 const KS = 'digital-human-dev';
 const APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
 const OVERLAY = 'overlays/dev/kustomization.yaml';
+const STAGING_OVERLAY = 'overlays/staging/kustomization.yaml';
+const STAGING_KS = 'digital-human-staging';
 const IMAGE = 'registry.example.com/digital-human/render-worker';
 
 /** the parts of the sandbox state this suite reads (written by startSandbox, not in SandboxState's type) */
@@ -30,6 +32,7 @@ const sandbox = () =>
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let dir: string;
 let original: string;
+let originalStaging: string;
 let pushed = false;
 
 const releases = async (): Promise<ReleasesResponse> => {
@@ -76,6 +79,7 @@ beforeAll(async () => {
     CONSOLE_VERIFICATION_INTERVAL_S: '600',
   });
   original = readRepoFile(OVERLAY);
+  originalStaging = readRepoFile(STAGING_OVERLAY);
 }, 180_000);
 
 afterAll(async () => {
@@ -83,9 +87,15 @@ afterAll(async () => {
     // undo only this suite's edits (other suites may push to the same repo meanwhile)
     const now = pushed ? readRepoFile(OVERLAY) : original;
     const restored = withRenderWorkerLine(now.replace(MISSING_LINE, ''), renderWorkerLine(original));
-    if (restored !== now) {
-      const sha = commitAndPush('Restore the dev overlay (releases test)', (w) => writeRepoFile(w, OVERLAY, restored));
+    const stagingNow = pushed ? readRepoFile(STAGING_OVERLAY) : originalStaging;
+    const stagingRestored = withRenderWorkerLine(stagingNow, renderWorkerLine(originalStaging));
+    if (restored !== now || stagingRestored !== stagingNow) {
+      const sha = commitAndPush('Restore the dev and staging overlays (releases test)', (w) => {
+        writeRepoFile(w, OVERLAY, restored);
+        writeRepoFile(w, STAGING_OVERLAY, stagingRestored);
+      });
       await waitForKustomizationRevision(CLUSTER, KS, sha, 180_000);
+      await waitForKustomizationRevision(CLUSTER, STAGING_KS, sha, 180_000);
     }
   } finally {
     await con?.close();
@@ -94,7 +104,7 @@ afterAll(async () => {
 }, 240_000);
 
 describe('release evidence (issue 16)', () => {
-  it('a commit changing the dev render worker image: change, artifact, render, reconcile, health and verification with real values', async () => {
+  it('a commit changing the dev render worker image: all nine states with real values, the promotion once staging runs the same digests', async () => {
     const tag = /newTag: 1\.4\.0\b/.test(original) ? '1.4.2' : '1.4.0';
     const digest = sandbox().registry?.images.find((i) => i.ref === `digital-human/render-worker:${tag}`)?.digest;
     pushed = true;
@@ -147,9 +157,38 @@ describe('release evidence (issue 16)', () => {
     const live = verification?.data?.live as { pods: number; digests: Record<string, number>; unexpected: unknown[] };
     expect(live.pods).toBeGreaterThan(0);
     expect(Object.keys(live.digests)).toContain(digest);
-    // review and validation are named as not recorded, never shown as passed
-    expect(state(r, 'review')?.status).toBe('unknown');
-  }, 300_000);
+    // the scenario pushes straight to main: a direct push, flagged (dev does not require review, prod does)
+    const review = state(r, 'review');
+    expect(review?.status).toBe('ok');
+    expect(review?.data).toMatchObject({ directPush: true, reviewRequired: false });
+    expect(review?.value).toMatch(/direct push/);
+
+    // the API server accepted every rendered object in a server-side dry-run as the controller
+    const validation = state(r, 'validation');
+    expect(validation).toMatchObject({ status: 'ok' });
+    expect(Number(validation?.data?.accepted)).toBe(Number(render?.data?.objects));
+    expect(validation?.data?.rejected).toBe(0);
+
+    // not promoted yet: staging runs another render worker
+    expect(state(r, 'promotion')).toMatchObject({ status: 'pending', why: expect.stringMatching(/staging/) });
+    const promote = commitAndPush(`Promote render worker ${tag} to staging (releases test)`, (w) =>
+      writeRepoFile(w, STAGING_OVERLAY, withRenderWorkerTag(readFileSync(join(w, STAGING_OVERLAY), 'utf8'), tag)),
+    );
+    await waitForKustomizationRevision(CLUSTER, STAGING_KS, promote);
+    await waitFor(
+      `release ${sha.slice(0, 8)} promoted to staging`,
+      async () => {
+        r = (await releases()).releases.find((x) => x.sha === sha);
+        return state(r, 'promotion')?.status === 'ok';
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+    const promotion = state(r, 'promotion');
+    expect(promotion?.data).toMatchObject({ toEnv: 'staging', toSha: promote });
+    expect(promotion?.data?.digests as string[]).toContain(`${IMAGE}@${digest}`);
+    expect(Number(promotion?.data?.secondsAfter)).toBeGreaterThan(0);
+    expect(promotion?.value).toMatch(/reached staging/);
+  }, 420_000);
 
   it('a commit naming a missing file: the newest release stops at the render / reconcile with Flux BuildFailed', async () => {
     const current = readRepoFile(OVERLAY);

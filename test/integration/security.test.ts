@@ -48,6 +48,7 @@ function fill(url: string, appId = DEV): string {
     .replace(':namespace', namespace)
     .replace(':kind', kind)
     .replace(':name', name)
+    .replace(':env', ['dev', 'staging', 'prod'].find((e) => name.endsWith(`-${e}`)) ?? 'dev')
     .replace(/\*$/, 'no-such-thing');
 }
 

@@ -1,13 +1,21 @@
 // The release recorder (issue 16): for every app, whether or not anyone looks, records the states of each
 // release — a new source revision — as evidence observations, as they happen:
 //   1 change        the commit, read with `git` from a cached bare mirror under the data dir
+//   2 review        the pull request that merged it and its approvers (the forge of the repo host), or without a
+//                   forge the merge commit and its review trailers; a direct push is flagged (fails where the
+//                   environment requires review)
 //   3 artifact      the source artifact digest; each container image the render names (mutable tags flagged,
 //                   tags resolved to digests through configured registry mirrors)
 //   4 render        renderer, version, render hash, object count (DiffService.desired: the diff's renderer)
+//   5 validation    a server-side dry-run of every rendered object as the controller's field manager
 //   6 reconcile     the applied revision, when, seconds after the commit; or the controller's failure
 //   7 health        Healthy / Degraded (with the reason) after the reconcile
 //   8 verification  an HTTP check per app / environment (CONSOLE_VERIFICATIONS_FILE) after the health state and
 //                   every interval, plus the running Pods' image digests against the artifact's
+//   9 promotion     recorded on the earlier environment's release when the next environment (CONSOLE_ENV_ORDER)
+//                   applies a release running the same image digests
+// At start, an app whose revision moved since its last recorded release gets a `release.gap` record: the
+// console was not recording in between (releases in that window are not in the chain, and it says so).
 // A state that cannot be read (Git down, URL unreachable) is recorded as unknown with the reason, and the
 // recorder goes on; nothing here blocks the BFF (work runs beside it, two heavy jobs at a time). After a
 // restart each app's latest release is read back from the store first: recorded states are not recorded again.
@@ -25,9 +33,13 @@ import {
   judgeVerification,
   parseGitShow,
   parseImage,
+  promoted,
   RELEASE_EVIDENCE,
+  RELEASE_GAP,
   RELEASE_EVIDENCE_TYPES,
   redactUrl,
+  releaseDigests,
+  reviewFromCommit,
   secondsBetween,
   shaOf,
   stateOfType,
@@ -37,7 +49,10 @@ import {
   type ReleaseStateName,
   type VerificationSpec,
 } from '../../domain/release.ts';
+import { familyOf } from '../services/env-compare.ts';
+import type { ForgeDirectory } from '../forge/forge-directory.ts';
 import type { KubeObject } from '../kube/informer.ts';
+import type { AppDiff } from '../services/app-diff.ts';
 import type { AppCatalog } from '../services/app-catalog.ts';
 import type { ObjectIndex } from '../services/object-index.ts';
 import { assertFetchableUrl, RenderError, type RenderResult } from '../services/render.ts';
@@ -66,6 +81,25 @@ export interface ReleaseRecorderOptions {
   verifyIntervalMs?: number;
   /** is the app's cluster answering now */
   reachable?: (cluster: string) => boolean;
+  /** forges per repo host: the review state reads the pull request that merged a commit */
+  forges?: ForgeDirectory | undefined;
+  /** environments whose commits must be reviewed (a direct push fails the review state); default prod */
+  reviewRequiredEnvs?: string[];
+  /** dev → staging → prod: where a release is promoted to next */
+  envOrder?: string[];
+  /** a server-side dry-run of the app's render as its controller (the diff's); absent: validation is unknown */
+  validate?: (app: App) => Promise<ValidationResult>;
+  /** a forge that did not answer is asked again after this long (default 20 s) */
+  reviewRetryMs?: number;
+}
+
+/** The server-side dry-run of one render: each desired object accepted, rejected (with why) or not checked. */
+export interface ValidationResult {
+  revision?: string | undefined;
+  renderHash?: string | undefined;
+  accepted: number;
+  rejected: Array<{ object: string; reason: string }>;
+  unchecked: Array<{ object: string; reason: string }>;
 }
 
 interface Recorded {
@@ -83,6 +117,12 @@ interface Tracked {
   reconciledAt?: number | undefined;
   healthAt?: number | undefined;
   images?: Array<ImageRef & { resolved?: string }> | undefined;
+  /** the commit's parents and message (the review state without a forge) */
+  commit?: { parents: string[]; message: string } | undefined;
+  /** the forge could not answer: the review is read again after this time */
+  reviewRetryAt?: number | undefined;
+  /** the promotion into this release's environment was looked for */
+  promotionChecked?: boolean;
 }
 
 /** How long a release is followed before its missing states are recorded as unknown. */
@@ -92,6 +132,8 @@ const TICK_MS = 3000;
 const HEALTH_SETTLE_MS = 3000;
 /** the live-digest check waits this long for a rollout to finish before it records what it sees */
 const ROLLOUT_SETTLE_MS = 90_000;
+/** a forge that did not answer is asked again after this long (while the release is followed) */
+const REVIEW_RETRY_MS = 20_000;
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 2000);
 
@@ -224,9 +266,29 @@ export class ReleaseRecorder {
     if (this.loaded.has(app.id)) return;
     const events = await this.o.store.list({ app: app.id, type: RELEASE_EVIDENCE_TYPES, limit: 200 });
     this.loaded.add(app.id);
-    const newest = events[0];
+    // a promotion is recorded on an older release when the next environment catches up: not this app's newest
+    const newest = events.find((e) => e.type !== RELEASE_GAP && e.type !== 'release.promotion');
     const sha = typeof newest?.data.sha === 'string' ? newest.data.sha : undefined;
     if (!sha) return;
+    const cur = this.releaseSha(app);
+    // the revision moved while this console was not recording: say so in the chain, once per restart
+    if (cur && cur.sha !== sha && newest)
+      this.o.recorder.observe({
+        time: new Date().toISOString(),
+        type: RELEASE_GAP as EvidenceType,
+        actor: 'console',
+        app: app.id,
+        cluster: app.cluster,
+        env: app.env,
+        data: {
+          from: newest.time,
+          to: new Date().toISOString(),
+          lastRecordedSha: sha,
+          currentSha: cur.sha,
+          reason:
+            'the console was not recording between these times: the releases in between, if any, are not in the chain',
+        },
+      });
     const t: Tracked = { sha, revision: String(newest?.data.revision ?? sha), seenAt: Date.now(), recorded: new Map() };
     for (const e of [...events].reverse()) {
       if (e.data.sha !== sha) continue;
@@ -238,6 +300,8 @@ export class ReleaseRecorder {
         time: e.time,
       });
       if (name === 'change' && typeof e.data.commitTime === 'string') t.commitTime = e.data.commitTime;
+      if (name === 'change' && Array.isArray(e.data.parents))
+        t.commit = { parents: e.data.parents.map(String), message: String(e.data.message ?? '') };
       if (name === 'reconcile' && e.data.status === 'ok') t.reconciledAt = Date.parse(e.time);
       if (name === 'health') t.healthAt = Date.parse(e.time);
       if (name === 'artifact' && Array.isArray(e.data.images)) t.images = e.data.images as Tracked['images'];
@@ -266,19 +330,27 @@ export class ReleaseRecorder {
     const rel = t;
     const expired = Date.now() - rel.seenAt > FOLLOW_MS;
 
-    if (!rel.recorded.has('change')) await this.heavy.run(() => this.recordChange(app, rel));
+    if (!rel.recorded.has('change')) await this.heavy.run(() => this.recordChange(app, rel, expired));
+    if (this.reviewDue(rel, expired)) await this.recordReview(app, rel);
     if (this.superseded(app, rel)) return this.schedule(id);
     if (!rel.recorded.has('render') && this.artifactIsFor(app, rel))
       await this.heavy.run(() => this.recordArtifactAndRender(app, rel));
+    if (rel.recorded.get('render')?.status === 'ok' && !rel.recorded.has('validation'))
+      await this.heavy.run(() => this.recordValidation(app, rel));
     const latest = this.o.catalog.get(id) ?? app;
     this.recordReconcile(latest, rel);
+    if (rel.recorded.get('reconcile')?.status === 'ok' && !rel.promotionChecked)
+      await this.recordPromotion(latest, rel);
     this.recordHealth(latest, rel, expired);
     if (rel.recorded.has('health') && !rel.recorded.has('verification'))
       await this.recordVerification(latest, rel, false);
 
-    const done = ['change', 'render', 'reconcile', 'health', 'verification'].every((s) =>
-      rel.recorded.has(s as ReleaseStateName),
-    );
+    const done =
+      ['change', 'review', 'render', 'reconcile', 'health', 'verification'].every((s) =>
+        rel.recorded.has(s as ReleaseStateName),
+      ) &&
+      (rel.recorded.has('validation') || rel.recorded.get('render')?.status !== 'ok') &&
+      rel.reviewRetryAt === undefined;
     if (!done && !expired) this.later(id);
   }
 
@@ -329,7 +401,7 @@ export class ReleaseRecorder {
 
   // ---- 1 change ----------------------------------------------------------------------------------------------
 
-  private async recordChange(app: App, rel: Tracked): Promise<void> {
+  private async recordChange(app: App, rel: Tracked, expired: boolean): Promise<void> {
     const url = app.source.url;
     const base = { sourceUrl: redactUrl(url) ?? null };
     if (app.controller === 'flux' && app.source.kind && app.source.kind !== 'GitRepository') {
@@ -341,12 +413,15 @@ export class ReleaseRecorder {
       return;
     }
     if (!url) {
+      // right after start the source object may not be in the cache yet: wait for it while the release is followed
+      if (!expired) return;
       this.emit(app, rel, 'change', 'console', { ...base, status: 'unknown', reason: 'the app names no source URL' });
       return;
     }
     try {
       const c = await this.readCommit(url, rel.sha);
       rel.commitTime = c.committer.time;
+      rel.commit = { parents: c.parents, message: c.message };
       this.emit(app, rel, 'change', 'console', {
         ...base,
         author: c.author,
@@ -404,6 +479,222 @@ export class ReleaseRecorder {
     } finally {
       if (this.mirrorLocks.get(dir) === run) this.mirrorLocks.delete(dir);
     }
+  }
+
+  // ---- 2 review ------------------------------------------------------------------------------------------------
+
+  private reviewDue(rel: Tracked, expired: boolean): boolean {
+    if (!rel.recorded.has('change')) return false;
+    if (!rel.recorded.has('review')) return true;
+    if (rel.reviewRetryAt === undefined) return false;
+    if (expired) {
+      rel.reviewRetryAt = undefined; // the unknown state stays, with its reason
+      return false;
+    }
+    return Date.now() >= rel.reviewRetryAt;
+  }
+
+  private async recordReview(app: App, rel: Tracked): Promise<void> {
+    const required = (this.o.reviewRequiredEnvs ?? ['prod']).includes(app.env);
+    const base = { reviewRequired: required, branch: rel.revision.includes('@') ? rel.revision.split('@')[0] : null };
+    const commit = rel.commit;
+    const found = app.source.url && this.o.forges ? this.o.forges.forRepoUrl(app.source.url) : undefined;
+    if (found?.ok) {
+      const { forge, repo } = found.value;
+      const r = await forge.mergedPullRequest(repo, rel.sha);
+      if (!r.ok) {
+        // the forge is down or refused: unknown with why, asked again while the release is followed
+        const retry = r.state === 'forge-unreachable';
+        rel.reviewRetryAt = retry ? Date.now() + (this.o.reviewRetryMs ?? REVIEW_RETRY_MS) : undefined;
+        if (rel.recorded.get('review')?.reason !== r.message)
+          this.emit(app, rel, 'review', 'console', {
+            ...base,
+            source: 'forge',
+            forge: `${forge.kind} ${repo.host}`,
+            status: 'unknown',
+            reason: r.message,
+          });
+        return;
+      }
+      rel.reviewRetryAt = undefined;
+      const pr = r.value;
+      if (pr) {
+        const approvers = pr.approvers.map((a) => a.login);
+        const unreviewed = approvers.length === 0;
+        this.emit(app, rel, 'review', pr.mergedBy ?? pr.author, {
+          ...base,
+          source: 'forge',
+          forge: `${forge.kind} ${repo.host}`,
+          pullRequest: {
+            number: pr.number,
+            url: pr.url,
+            title: pr.title.slice(0, 300),
+            author: pr.author,
+            mergedAt: pr.mergedAt,
+            mergedBy: pr.mergedBy ?? null,
+            baseBranch: pr.baseBranch,
+            headBranch: pr.headBranch,
+          },
+          approvers,
+          approvals: pr.approvers.map((a) => ({ login: a.login, at: a.at ?? null, commit: a.commit ?? null })),
+          mergeTime: pr.mergedAt,
+          ...(unreviewed && required
+            ? { status: 'failed', reason: `pull request #${pr.number} was merged without an approving review` }
+            : {}),
+        });
+        return;
+      }
+      // no pull request merged it: a direct push (review trailers, if any, are named but not a forge review)
+      const fromCommit = commit ? reviewFromCommit(commit, required) : undefined;
+      this.emit(app, rel, 'review', 'console', {
+        ...base,
+        source: 'forge',
+        forge: `${forge.kind} ${repo.host}`,
+        pullRequest: null,
+        directPush: true,
+        merge: fromCommit?.merge ?? null,
+        approvers: [],
+        trailers: fromCommit?.approvers ?? [],
+        ...(required
+          ? {
+              status: 'failed',
+              reason: `direct push: no pull request on ${repo.host} merged this commit, and ${app.env} requires review`,
+            }
+          : {}),
+      });
+      return;
+    }
+    rel.reviewRetryAt = undefined;
+    const noForge = found && !found.ok ? found.message : 'no forge configured';
+    if (!commit) {
+      this.emit(app, rel, 'review', 'console', {
+        ...base,
+        source: 'commit',
+        forge: noForge,
+        status: 'unknown',
+        reason: `${noForge}, and the commit could not be read`,
+      });
+      return;
+    }
+    const v = reviewFromCommit(commit, required);
+    this.emit(app, rel, 'review', 'console', {
+      ...base,
+      source: 'commit',
+      forge: noForge,
+      merge: v.merge,
+      directPush: v.directPush,
+      approvers: v.approvers,
+      ...(v.status !== 'ok' ? { status: v.status, reason: v.reason } : {}),
+    });
+  }
+
+  // ---- 5 validation --------------------------------------------------------------------------------------------
+
+  private async recordValidation(app: App, rel: Tracked): Promise<void> {
+    if (!this.o.validate) {
+      this.emit(app, rel, 'validation', 'console', {
+        status: 'unknown',
+        reason: 'no server-side dry-run configured for the recorder',
+      });
+      return;
+    }
+    let v: ValidationResult;
+    try {
+      v = await this.o.validate(app);
+    } catch (e) {
+      this.emit(app, rel, 'validation', 'console', {
+        status: 'unknown',
+        reason: `the server-side dry-run could not run: ${message(e)}`,
+      });
+      return;
+    }
+    const rendered = shaOf(v.revision);
+    if (rendered && rendered !== rel.sha) return; // the source moved on meanwhile: the next tick validates again
+    const status = v.rejected.length ? 'failed' : v.unchecked.length ? 'unknown' : 'ok';
+    const first = v.rejected[0] ?? v.unchecked[0];
+    this.emit(app, rel, 'validation', 'console', {
+      renderHash: v.renderHash ?? null,
+      accepted: v.accepted,
+      rejected: v.rejected.length,
+      unchecked: v.unchecked.length,
+      objects: [
+        ...v.rejected.map((r) => ({ ...r, result: 'rejected' })),
+        ...v.unchecked.map((r) => ({ ...r, result: 'unchecked' })),
+      ].slice(0, 50),
+      ...(status !== 'ok'
+        ? {
+            status,
+            reason:
+              status === 'failed'
+                ? `the API server rejected ${v.rejected.length} object(s) in a dry-run, e.g. ${first?.object}: ${first?.reason}`
+                : `${v.unchecked.length} object(s) could not be dry-run, e.g. ${first?.object}: ${first?.reason}`,
+          }
+        : {}),
+    });
+  }
+
+  // ---- 9 promotion ---------------------------------------------------------------------------------------------
+
+  /**
+   * This release was applied: if the previous environment's app of the same family ran the same image digests
+   * in one of its releases, that release was promoted here. Recorded on the earlier release, once.
+   */
+  private async recordPromotion(app: App, rel: Tracked): Promise<void> {
+    const order = this.o.envOrder ?? ['dev', 'staging', 'prod'];
+    const at = order.indexOf(app.env);
+    if (at <= 0 || !rel.images) {
+      rel.promotionChecked = rel.images !== undefined || at <= 0;
+      return;
+    }
+    rel.promotionChecked = true;
+    const here = releaseDigests(rel.images);
+    const prevEnv = order[at - 1];
+    const prev = familyOf(app, this.o.catalog.list(), order).find((a) => a.env === prevEnv);
+    if (!prev || !here.length) return;
+    const artifacts = await this.o.store.list({ app: prev.id, type: ['release.artifact'], limit: 50 });
+    // the release that brought these digests to the previous environment: the oldest of the newest run of its
+    // releases that all name them (in a monorepo, later commits for other environments keep the same digests)
+    const matches = (e: (typeof artifacts)[number]) => {
+      const imgs = Array.isArray(e.data.images) ? (e.data.images as Array<Record<string, unknown>>) : [];
+      return promoted(releaseDigests(imgs), here) === true;
+    };
+    let match: (typeof artifacts)[number] | undefined;
+    for (const e of artifacts) {
+      if (matches(e)) match = e;
+      else if (match) break;
+    }
+    const fromSha = typeof match?.data.sha === 'string' ? match.data.sha : undefined;
+    if (!match || !fromSha) return;
+    const done = await this.o.store.list({ app: prev.id, type: ['release.promotion'], limit: 100 });
+    if (done.some((e) => e.data.sha === fromSha && e.data.toSha === rel.sha)) return;
+    const reconciled = (await this.o.store.list({ app: prev.id, type: ['release.reconcile'], limit: 100 })).find(
+      (e) => e.data.sha === fromSha && e.data.status === 'ok',
+    );
+    const now = new Date().toISOString();
+    this.o.recorder.observe({
+      time: now,
+      type: 'release.promotion',
+      actor: this.controllerActor(app),
+      app: prev.id,
+      cluster: prev.cluster,
+      env: prev.env,
+      data: {
+        sha: fromSha,
+        revision: String(match.data.revision ?? fromSha),
+        controller: prev.controller,
+        status: 'ok',
+        toEnv: app.env,
+        toApp: app.id,
+        toCluster: app.cluster,
+        toSha: rel.sha,
+        digests: here.filter((d) =>
+          releaseDigests(
+            (Array.isArray(match.data.images) ? match.data.images : []) as Array<Record<string, unknown>>,
+          ).includes(d),
+        ),
+        secondsAfter: secondsBetween(reconciled?.time ?? match.time, now) ?? null,
+      },
+    });
   }
 
   // ---- 3 artifact, 4 render ---------------------------------------------------------------------------------
@@ -680,4 +971,35 @@ export class ReleaseRecorder {
       this.chains.set(id, p);
     }
   }
+}
+
+/**
+ * The validation state from the diff's server-side dry-runs (as the controller's field manager, as the
+ * console's identity): each rendered object the API server accepted, rejected (its words), or that could not be
+ * checked (dry-run forbidden). Throws when the render is unknown.
+ */
+export async function validateRender(
+  diffs: { diff(a: App, user: undefined): Promise<AppDiff> },
+  app: App,
+): Promise<ValidationResult> {
+  const d = await diffs.diff(app, undefined);
+  if (d.state === 'unknown') throw new Error(d.error ?? 'the render is unknown');
+  const out: ValidationResult = {
+    revision: d.render?.revision,
+    renderHash: d.render?.renderHash,
+    accepted: 0,
+    rejected: [],
+    unchecked: [],
+  };
+  for (const o of d.objects) {
+    if (o.status === 'extraneous') continue;
+    const object = `${o.ref.kind}/${o.ref.namespace ? `${o.ref.namespace}/` : ''}${o.ref.name}`;
+    if (o.mode === 'server-dry-run') out.accepted++;
+    else {
+      const failed = /server-side dry-run failed: (.*)$/.exec(o.note ?? '');
+      if (failed?.[1]) out.rejected.push({ object, reason: failed[1].slice(0, 500) });
+      else out.unchecked.push({ object, reason: (o.note ?? 'not dry-run').slice(0, 500) });
+    }
+  }
+  return out;
 }

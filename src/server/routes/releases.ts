@@ -3,7 +3,13 @@
 // evidence (evidence.read on its cluster and environment).
 import type { FastifyPluginAsync } from 'fastify';
 import { ReleasesResponse } from '../../api/schemas.ts';
-import { buildReleases, RELEASE_EVIDENCE_TYPES, whyNotLive } from '../../domain/release.ts';
+import {
+  buildReleases,
+  RELEASE_EVIDENCE_TYPES,
+  RELEASE_GAP,
+  whyNotLive,
+  withPromotionTarget,
+} from '../../domain/release.ts';
 import type { AppDeps } from '../deps.ts';
 import { appOf } from '../http/app-of.ts';
 import { validated } from '../http/respond.ts';
@@ -18,12 +24,19 @@ export const releaseRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     async (req) => {
       const a = await appOf(req, deps);
       const events = await deps.store.list({ app: a.id, type: RELEASE_EVIDENCE_TYPES, limit: MAX_RECORDS });
-      const releases = buildReleases(events);
+      const releases = withPromotionTarget(buildReleases(events), a.env, deps.envOrder);
+      const gaps = (await deps.store.list({ app: a.id, type: [RELEASE_GAP], limit: 20 })).map((e) => ({
+        seq: e.seq,
+        from: String(e.data.from ?? ''),
+        to: String(e.data.to ?? e.time),
+        lastRecordedSha: String(e.data.lastRecordedSha ?? ''),
+        currentSha: String(e.data.currentSha ?? ''),
+      }));
       const notLive = whyNotLive(releases[0], {
         ...a,
         clusterReachable: deps.clusters.clusters.get(a.cluster)?.state.status !== 'unreachable',
       });
-      return validated(ReleasesResponse, { releases, ...(notLive ? { notLive } : {}) });
+      return validated(ReleasesResponse, { releases, gaps, ...(notLive ? { notLive } : {}) });
     },
   );
 };

@@ -3,6 +3,7 @@ import { createBrowserRouter, isRouteErrorResponse, Link, redirect, useRouteErro
 import { appQueryOptions, appsQueryOptions, clustersQueryOptions } from '../features/apps/api/apps-queries.ts';
 import { SignInPage } from '../features/auth/components/sign-in-page.tsx';
 import { freezeQueryOptions } from '../features/freeze/api/freeze-queries.ts';
+import { prefetchEnvReleases } from '../features/releases/api/env-release-queries.ts';
 import { prunePreviewQueryOptions } from '../features/prune/api/prune-queries.ts';
 import { treeQueryOptions } from '../features/tree/api/tree-queries.ts';
 import { ApiError, signInPath } from '../lib/api-client.ts';
@@ -99,6 +100,17 @@ export function createRouter(qc: QueryClient) {
           },
           lazy: async () => ({
             Component: (await import('../features/prune/components/prune-preview-page.tsx')).PrunePreviewPage,
+          }),
+        },
+        {
+          path: 'envs/:env',
+          errorElement: <RouteError />,
+          loader: async ({ params, request }) => {
+            await prefetchEnvReleases(qc, params.env ?? '', new URL(request.url));
+            return null;
+          },
+          lazy: async () => ({
+            Component: (await import('../features/releases/components/env-releases.tsx')).EnvReleasesPage,
           }),
         },
         {

@@ -13,6 +13,7 @@ import { AppDiff } from '../../features/diff/components/app-diff.tsx';
 import { EnvCompare } from '../../features/diff/components/env-compare.tsx';
 import { AppEvidence } from '../../features/evidence/components/app-evidence.tsx';
 import { AppReleases } from '../../features/releases/components/app-releases.tsx';
+import { NotLiveLead } from '../../features/releases/components/not-live-lead.tsx';
 import { FreezeBanner } from '../../features/freeze/components/freeze-banner.tsx';
 import { AppFrozenChanges } from '../../features/freeze/components/app-frozen-changes.tsx';
 import { FreezeButton } from '../../features/freeze/components/freeze-button.tsx';
@@ -56,7 +57,7 @@ export function AppPage() {
             </Link>
           </li>
           <li>
-            <Link to={`/?env=${encodeURIComponent(app.env)}`} className="text-teal-700 underline">
+            <Link to={`/envs/${encodeURIComponent(app.env)}`} className="text-teal-700 underline">
               environment {app.env}
             </Link>
           </li>
@@ -84,6 +85,7 @@ export function AppPage() {
           <PreviewPruneButton app={app} />
           <FreezeButton app={app} />
         </div>
+        <NotLiveLead appId={app.id} cluster={app.cluster} env={app.env} />
         <p className="mt-1 text-sm text-slate-600" data-testid="health-message">
           {app.healthMessage}
         </p>

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import { useSearchParams } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import { useDocumentTitle } from '../../../lib/document-title.ts';
 import { appsQueryOptions, clustersQueryOptions } from '../api/apps-queries.ts';
 import { AppCard } from './app-card.tsx';
@@ -88,7 +88,15 @@ export function AppOverview() {
       <div className="grid grid-cols-[repeat(auto-fit,minmax(16rem,1fr))] gap-4">
         {groups.map((g) => (
           <section key={g.env} data-testid="env-column" data-env={g.env} className="rounded-lg bg-slate-100 p-3">
-            <h2 className="mb-2 text-sm font-semibold tracking-wide text-slate-700 uppercase">{g.env}</h2>
+            <h2 className="mb-2 text-sm font-semibold tracking-wide text-slate-700 uppercase">
+              <Link
+                to={`/envs/${encodeURIComponent(g.env)}`}
+                className="underline decoration-dotted hover:text-teal-700"
+              >
+                {g.env}
+                <span className="sr-only"> releases</span>
+              </Link>
+            </h2>
             {g.clusters.map((c) => (
               <div key={c.cluster} className="mb-3">
                 <h3 className="mb-1 flex items-center gap-2 text-xs font-medium text-slate-600">

@@ -107,6 +107,21 @@ export function AppReleases({ appId, cluster, env }: { appId: string; cluster: s
           <strong>{q.data.notLive.state}</strong>: {q.data.notLive.why}
         </p>
       )}
+      {!!q.data?.gaps?.length && (
+        <ul className="mb-2 space-y-1 text-sm text-slate-700" data-testid="release-gaps">
+          {q.data.gaps.map((g) => (
+            <li key={g.seq} className="rounded border border-slate-300 bg-slate-100 p-2">
+              <strong>Not recorded</strong> from <Time iso={g.from} /> to <Time iso={g.to} />: the console was not
+              recording while the revision moved {g.lastRecordedSha.slice(0, 7)} → {g.currentSha.slice(0, 7)}; releases
+              in between, if any, are not in the chain (
+              <Link to={`/evidence?${new URLSearchParams({ app: appId, type: 'release.gap' })}`} className="underline">
+                evidence #{g.seq}
+              </Link>
+              ).
+            </li>
+          ))}
+        </ul>
+      )}
       <ol>
         {q.data?.releases.map((r, i) => (
           <ReleaseRow key={r.sha} appId={appId} r={r} newest={i === 0} />

@@ -1,0 +1,153 @@
+// Issue 16's acceptance in Chromium against the sandbox: a commit changing the dev render worker's image shows,
+// in the dev release row, all nine states with real values (the promotion once a second commit brings the same
+// digests to staging); a failing verification is red, leads the app header and counts in the environment's
+// change failure rate; a row edited in the store is found by "Verify chain"; an export verifies offline.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { expect, test, type Locator } from '@playwright/test';
+import {
+  commitAndPush,
+  readRepoFile,
+  setBusinessEndpoint,
+  waitForKustomizationRevision,
+  writeRepoFile,
+} from '../sandbox/scenario.ts';
+
+test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
+
+const APP = 'nonprod/flux-system/kustomization/digital-human-dev';
+const DEV = 'overlays/dev/kustomization.yaml';
+const STAGING = 'overlays/staging/kustomization.yaml';
+const IMAGE = 'registry.example.com/digital-human/render-worker';
+
+const imageLine = (overlay: string): string => {
+  const lines = overlay.split('\n');
+  const i = lines.findIndex((l) => l.trim() === `- name: ${IMAGE}`);
+  const line = lines[i + 1];
+  if (i < 0 || line === undefined) throw new Error('no render worker image entry');
+  return line;
+};
+const withImageLine = (overlay: string, line: string): string => {
+  const lines = overlay.split('\n');
+  lines[lines.findIndex((l) => l.trim() === `- name: ${IMAGE}`) + 1] = line;
+  return lines.join('\n');
+};
+const withTag = (overlay: string, tag: string) =>
+  withImageLine(overlay, imageLine(overlay).replace(/(newTag|digest): .*/, `newTag: ${tag}`));
+
+const state = (row: Locator, name: string) => row.locator(`[data-testid="release-state"][data-state="${name}"]`);
+
+let devOriginal = '';
+let stagingOriginal = '';
+
+test.afterAll(async () => {
+  setBusinessEndpoint('dev', { mode: 'ok' });
+  // put this spec's edits back (only the render worker lines), so the other specs see the seed
+  const dev = readRepoFile(DEV);
+  const staging = readRepoFile(STAGING);
+  const d = withImageLine(dev, imageLine(devOriginal));
+  const s = withImageLine(staging, imageLine(stagingOriginal));
+  if (d !== dev || s !== staging) {
+    const sha = commitAndPush('Restore the render worker in dev and staging (releases e2e)', (w) => {
+      writeRepoFile(w, DEV, d);
+      writeRepoFile(w, STAGING, s);
+    });
+    await waitForKustomizationRevision('nonprod', 'digital-human-dev', sha, 180_000);
+    await waitForKustomizationRevision('nonprod', 'digital-human-staging', sha, 180_000);
+  }
+});
+
+test('a dev image change: nine states with real values, promoted to staging; a failing verification is red and counts; Verify chain finds an edited row; the export verifies offline', async ({
+  page,
+}) => {
+  test.setTimeout(900_000);
+  devOriginal = readRepoFile(DEV);
+  stagingOriginal = readRepoFile(STAGING);
+  const tag = /newTag: 1\.4\.0\b/.test(devOriginal) ? '1.4.2' : '1.4.0';
+
+  // 1. the commit, and the dev release row with every state done, real values in each
+  const sha = commitAndPush(`Render worker ${tag} in dev (releases e2e)`, (w) =>
+    writeRepoFile(w, DEV, withTag(readFileSync(join(w, DEV), 'utf8'), tag)),
+  );
+  await page.goto(`/apps/${APP}`);
+  const row = page.locator(`[data-testid="release"][data-sha="${sha}"]`);
+  await expect(row).toBeVisible({ timeout: 180_000 });
+  for (const s of ['change', 'review', 'artifact', 'render', 'validation', 'reconcile', 'health', 'verification'])
+    await expect(state(row, s), `${s} done`).toHaveAttribute('data-status', 'ok', { timeout: 240_000 });
+  await expect(state(row, 'change')).toContainText(`Render worker ${tag} in dev (releases e2e)`);
+  await expect(state(row, 'change')).toContainText('by Scenario Author');
+  await expect(state(row, 'review')).toContainText('direct push');
+  await expect(state(row, 'artifact')).toContainText(/sha256:[0-9a-f]{64}/);
+  await expect(state(row, 'render')).toContainText(/[0-9a-f]{12} · \d+ objects/);
+  await expect(state(row, 'validation')).toContainText(/\d+ accepted · 0 rejected/);
+  await expect(state(row, 'reconcile')).toContainText(sha);
+  await expect(state(row, 'health')).toContainText('Healthy');
+  await expect(state(row, 'verification')).toContainText(/HTTP 200 in \d+ ms · \d+ pod\(s\)/);
+  await expect(state(row, 'promotion')).toHaveAttribute('data-status', 'pending');
+  await expect(state(row, 'promotion')).toContainText('staging does not run these digests');
+  // each state links to its evidence record
+  await expect(state(row, 'validation').getByRole('link', { name: /evidence #\d+/ })).toBeVisible();
+
+  // 2. the same digests reach staging by a commit: the dev release shows its promotion
+  const promote = commitAndPush(`Promote render worker ${tag} to staging (releases e2e)`, (w) =>
+    writeRepoFile(w, STAGING, withTag(readFileSync(join(w, STAGING), 'utf8'), tag)),
+  );
+  await waitForKustomizationRevision('nonprod', 'digital-human-staging', promote, 180_000);
+  await expect(state(row, 'promotion')).toHaveAttribute('data-status', 'ok', { timeout: 180_000 });
+  await expect(state(row, 'promotion')).toContainText(/reached staging \d+ s later/);
+
+  // 3. the business endpoint fails: the next release's verification is red, and leads the app header
+  setBusinessEndpoint('dev', { mode: 'fail' });
+  const bad = commitAndPush('Render worker back in dev (releases e2e)', (w) =>
+    writeRepoFile(w, DEV, withImageLine(readFileSync(join(w, DEV), 'utf8'), imageLine(devOriginal))),
+  );
+  const badRow = page.locator(`[data-testid="release"][data-sha="${bad}"]`);
+  await expect(state(badRow, 'verification')).toHaveAttribute('data-status', 'failed', { timeout: 300_000 });
+  await expect(state(badRow, 'verification')).toContainText('HTTP check: ');
+  await expect(state(badRow, 'verification')).toContainText('503');
+  await expect(page.getByTestId('header-not-live')).toContainText('stops at verification');
+  setBusinessEndpoint('dev', { mode: 'ok' });
+
+  // 4. an edited row in the store: "Verify chain" names it; put back, the chain is intact again
+  const db = new Database(join(process.env.E2E_DATA_DIR as string, 'evidence.sqlite'));
+  try {
+    db.pragma('busy_timeout = 5000');
+    const rec = db
+      .prepare(`SELECT seq, data FROM evidence WHERE type = 'release.change' AND data LIKE ? ORDER BY seq LIMIT 1`)
+      .get(`%${sha}%`) as { seq: number; data: string };
+    expect(rec).toBeTruthy();
+    const edited = rec.data.replace('releases e2e', 'releases e2e, edited');
+    expect(edited).not.toBe(rec.data);
+    db.prepare('UPDATE evidence SET data = ? WHERE seq = ?').run(edited, rec.seq);
+    await page.goto('/evidence');
+    await page.getByRole('button', { name: 'Verify chain' }).click();
+    await expect(page.getByTestId('verify-result')).toContainText(`Chain broken at event ${rec.seq}`);
+    db.prepare('UPDATE evidence SET data = ? WHERE seq = ?').run(rec.data, rec.seq);
+    await page.getByRole('button', { name: 'Verify chain' }).click();
+    await expect(page.getByTestId('verify-result')).toContainText('Chain intact');
+  } finally {
+    db.close();
+  }
+
+  // 5. the full export, downloaded through the session, verifies offline with the CLI (no server, no database)
+  const res = await page.request.get('/api/evidence/export?format=jsonl');
+  expect(res.status()).toBe(200);
+  const dir = mkdtempSync(join(tmpdir(), 'releases-e2e-'));
+  try {
+    const file = join(dir, 'evidence.jsonl');
+    writeFileSync(file, await res.body());
+    const out = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', 'src/server/cli/main.ts', 'evidence', 'verify', file],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(out).toMatch(/^OK: \d+ events, one intact chain from event 1/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

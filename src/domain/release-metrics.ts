@@ -1,0 +1,281 @@
+// Release metrics per environment (issue 16), computed from the release, drift and freeze evidence the console
+// already records — pure, no I/O. What the auditors ask for: deployments per day, lead time from the commit to
+// Healthy (median, p90), change failure rate, and drift and freeze events over time.
+//
+// Definitions (each one is what a row of the evidence says, nothing is guessed):
+// - a release is one commit sha of one app (as buildReleases in release.ts groups them);
+// - it is *deployed* when an ok `release.reconcile` record exists for it; its time is the first such record's
+//   and its day that time's UTC date;
+// - its *lead time* is the `secondsAfterCommit` of its first `release.health` record saying Healthy;
+// - it is a *failure* when, within the failure window after its reconcile: its health record failed
+//   (Degraded/Missing), a verification record for its sha failed, the app's next release is a revert (its
+//   `release.change` subject starts with `Revert `) or a `release.rollback*` record names the app;
+// - a day, a lead time or a rate with no record behind it is unknown (null, with the count that is zero),
+//   never a fake 0.
+
+export interface MetricsEvent {
+  seq: number;
+  time: string;
+  type: string;
+  app?: string | null;
+  cluster?: string | null;
+  env?: string | null;
+  data: Record<string, unknown>;
+}
+
+export const DRIFT_EVENT_TYPES = ['drift.detected', 'drift.reverted', 'drift.adopted'] as const;
+export const FREEZE_EVENT_TYPES = ['freeze.started', 'freeze.ended', 'freeze.expired', 'freeze.extended'] as const;
+/** the release evidence the metrics read (review, validation, promotion, gap… may appear and are ignored) */
+export const METRIC_RELEASE_TYPES = ['release.change', 'release.reconcile', 'release.health', 'release.verification'];
+/** the rollback records the metrics know of today (any `release.rollback*` type counts) */
+export const ROLLBACK_TYPES = ['release.rollback'];
+/** every type the metrics read: what a store query for them should ask for */
+export const METRIC_EVENT_TYPES: string[] = [
+  ...METRIC_RELEASE_TYPES,
+  ...ROLLBACK_TYPES,
+  ...DRIFT_EVENT_TYPES,
+  ...FREEZE_EVENT_TYPES,
+];
+
+export interface DayMetrics {
+  /** UTC date, YYYY-MM-DD */
+  day: string;
+  /** evidence records of the environment that day (of the types above): 0 means nothing is known of that day */
+  records: number;
+  deployments: number;
+  /** deployments of that day that became failures */
+  failures: number;
+  /** drift.detected / reverted / adopted records */
+  drifts: number;
+  /** freeze.started / ended / expired / extended records */
+  freezes: number;
+}
+
+export interface DeployedRelease {
+  app: string;
+  cluster: string | null;
+  sha: string;
+  deployedAt: string;
+  day: string;
+  /** commit → Healthy, seconds; null when no Healthy health record says it */
+  leadTimeSeconds: number | null;
+  failed: boolean;
+  /** why it counts as a failure, in words */
+  failures: string[];
+  /** its failure window has not closed yet at `to`: it may still become a failure */
+  windowOpen: boolean;
+}
+
+export interface EnvReleaseMetrics {
+  env: string;
+  /** records of this environment in the range: 0 means nothing is known, and every rate is null */
+  records: number;
+  days: DayMetrics[];
+  leadTime: { median: number | null; p90: number | null; n: number };
+  changeFailureRate: { failed: number; total: number; rate: number | null; open: number };
+  eventCounts: Record<string, number>;
+  /** the deployed releases of the range, newest first */
+  releases: DeployedRelease[];
+}
+
+export interface MetricsOptions {
+  /** ISO times, both inclusive */
+  from: string;
+  to: string;
+  failureWindowHours?: number;
+}
+
+const COUNTED = new Set<string>([...DRIFT_EVENT_TYPES, ...FREEZE_EVENT_TYPES]);
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+const utcDay = (iso: string): string => new Date(iso).toISOString().slice(0, 10);
+
+/** Every UTC date from `from`'s to `to`'s, both included. */
+export function utcDays(from: string, to: string): string[] {
+  const out: string[] = [];
+  const end = Date.parse(`${utcDay(to)}T00:00:00.000Z`);
+  for (let t = Date.parse(`${utcDay(from)}T00:00:00.000Z`); t <= end && out.length < 3660; t += 86_400_000)
+    out.push(new Date(t).toISOString().slice(0, 10));
+  return out;
+}
+
+/**
+ * The nearest-rank percentile (p in 0–100] of the values: the smallest value with at least p % of the values
+ * at or below it, i.e. sorted[ceil(p/100 · n) − 1]; never interpolated, so it is always a measured lead time.
+ * Null for no values.
+ */
+export function nearestRank(values: number[], p: number): number | null {
+  if (!values.length) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(rank, sorted.length) - 1] ?? null;
+}
+
+interface Release {
+  app: string;
+  cluster: string | null;
+  sha: string;
+  firstSeq: number;
+  change?: MetricsEvent;
+  reconcile?: MetricsEvent;
+  healthy?: MetricsEvent;
+  healthFailed: MetricsEvent[];
+  verificationFailed: MetricsEvent[];
+}
+
+const isOk = (e: MetricsEvent) => e.data.status === undefined || e.data.status === 'ok';
+const isFailedHealth = (e: MetricsEvent) =>
+  e.data.status === 'failed' || e.data.health === 'Degraded' || e.data.health === 'Missing';
+
+/** The metrics of one environment from its events (other environments' events are skipped). */
+export function envReleaseMetrics(env: string, events: MetricsEvent[], opts: MetricsOptions): EnvReleaseMetrics {
+  const windowMs = (opts.failureWindowHours ?? 24) * 3_600_000;
+  const from = Date.parse(opts.from);
+  const to = Date.parse(opts.to);
+  const inRange = (iso: string) => {
+    const t = Date.parse(iso);
+    return t >= from && t <= to;
+  };
+  const days = new Map<string, DayMetrics>(
+    utcDays(opts.from, opts.to).map((day) => [
+      day,
+      { day, records: 0, deployments: 0, failures: 0, drifts: 0, freezes: 0 },
+    ]),
+  );
+  const eventCounts: Record<string, number> = {};
+  const releases = new Map<string, Release>();
+  const rollbacks = new Map<string, MetricsEvent[]>();
+  let records = 0;
+
+  for (const e of [...events].sort((a, b) => a.seq - b.seq)) {
+    if (e.env !== env || Number.isNaN(Date.parse(e.time))) continue;
+    if (inRange(e.time)) {
+      records++;
+      const d = days.get(utcDay(e.time));
+      if (d) {
+        d.records++;
+        if (e.type.startsWith('drift.') && COUNTED.has(e.type)) d.drifts++;
+        if (e.type.startsWith('freeze.') && COUNTED.has(e.type)) d.freezes++;
+      }
+      if (COUNTED.has(e.type)) eventCounts[e.type] = (eventCounts[e.type] ?? 0) + 1;
+    }
+    const app = str(e.app);
+    if (!app) continue;
+    if (e.type.startsWith('release.rollback')) {
+      const list = rollbacks.get(app);
+      if (list) list.push(e);
+      else rollbacks.set(app, [e]);
+      continue;
+    }
+    const sha = str(e.data.sha);
+    if (!sha || !METRIC_RELEASE_TYPES.includes(e.type)) continue;
+    const key = `${app}\u0000${sha}`;
+    let r = releases.get(key);
+    if (!r)
+      releases.set(
+        key,
+        (r = { app, cluster: e.cluster ?? null, sha, firstSeq: e.seq, healthFailed: [], verificationFailed: [] }),
+      );
+    switch (e.type) {
+      case 'release.change':
+        r.change ??= e;
+        break;
+      case 'release.reconcile':
+        if (isOk(e)) r.reconcile ??= e;
+        break;
+      case 'release.health':
+        if (e.data.health === 'Healthy' && isOk(e)) r.healthy ??= e;
+        else if (isFailedHealth(e)) r.healthFailed.push(e);
+        break;
+      case 'release.verification':
+        if (e.data.status === 'failed') r.verificationFailed.push(e);
+        break;
+    }
+  }
+
+  // each app's releases in the order they appeared: the one after a release is its successor
+  const next = new Map<Release, Release>();
+  const byApp = new Map<string, Release[]>();
+  for (const r of releases.values()) {
+    const list = byApp.get(r.app);
+    if (list) list.push(r);
+    else byApp.set(r.app, [r]);
+  }
+  for (const list of byApp.values()) {
+    list.sort((a, b) => a.firstSeq - b.firstSeq);
+    list.forEach((r, i) => {
+      const n = list[i + 1];
+      if (n) next.set(r, n);
+    });
+  }
+
+  const deployed: DeployedRelease[] = [];
+  for (const r of releases.values()) {
+    if (!r.reconcile || !inRange(r.reconcile.time)) continue;
+    const start = Date.parse(r.reconcile.time);
+    const within = (e: MetricsEvent) => {
+      const t = Date.parse(e.time);
+      return t >= start && t <= start + windowMs;
+    };
+    const failures: string[] = [];
+    const h = r.healthFailed.find(within);
+    if (h)
+      failures.push(
+        `health ${str(h.data.health) ?? 'failed'}${str(h.data.reason) ? `: ${String(h.data.reason)}` : ''}`,
+      );
+    const v = r.verificationFailed.find(within);
+    if (v) failures.push(`verification failed${str(v.data.reason) ? `: ${String(v.data.reason)}` : ''}`);
+    const n = next.get(r);
+    const subject = str(n?.change?.data.subject);
+    if (n?.change && subject?.startsWith('Revert ') && within(n.change))
+      failures.push(`reverted by ${n.sha.slice(0, 7)}: ${subject}`);
+    const rb = (rollbacks.get(r.app) ?? []).find(within);
+    if (rb) failures.push(`rolled back (${rb.type})`);
+    const lead = r.healthy?.data.secondsAfterCommit;
+    deployed.push({
+      app: r.app,
+      cluster: r.cluster,
+      sha: r.sha,
+      deployedAt: r.reconcile.time,
+      day: utcDay(r.reconcile.time),
+      leadTimeSeconds: typeof lead === 'number' && Number.isFinite(lead) && lead >= 0 ? lead : null,
+      failed: failures.length > 0,
+      failures,
+      windowOpen: failures.length === 0 && start + windowMs > to,
+    });
+  }
+  deployed.sort((a, b) => Date.parse(b.deployedAt) - Date.parse(a.deployedAt));
+  for (const d of deployed) {
+    const day = days.get(d.day);
+    if (!day) continue;
+    day.deployments++;
+    if (d.failed) day.failures++;
+  }
+  const leads = deployed.flatMap((d) => (d.leadTimeSeconds === null ? [] : [d.leadTimeSeconds]));
+  const failed = deployed.filter((d) => d.failed).length;
+  return {
+    env,
+    records,
+    days: [...days.values()],
+    leadTime: { median: nearestRank(leads, 50), p90: nearestRank(leads, 90), n: leads.length },
+    changeFailureRate: {
+      failed,
+      total: deployed.length,
+      rate: deployed.length ? failed / deployed.length : null,
+      open: deployed.filter((d) => d.windowOpen).length,
+    },
+    eventCounts,
+    releases: deployed,
+  };
+}
+
+/** The metrics of every environment the events name (events without one are skipped). */
+export function releaseMetrics(events: MetricsEvent[], opts: MetricsOptions): Record<string, EnvReleaseMetrics> {
+  const envs = new Map<string, MetricsEvent[]>();
+  for (const e of events) {
+    if (!e.env) continue;
+    const list = envs.get(e.env);
+    if (list) list.push(e);
+    else envs.set(e.env, [e]);
+  }
+  return Object.fromEntries([...envs].map(([env, list]) => [env, envReleaseMetrics(env, list, opts)]));
+}
