@@ -734,6 +734,21 @@ export const ReleasesResponse = z.object({
   notLive: z.object({ state: z.enum(RELEASE_STATE_NAMES), why: z.string() }).optional(),
 });
 export type ReleasesResponse = z.infer<typeof ReleasesResponse>;
+/** a rollback pull request to an earlier release: why (the reviewer reads it in the pull request) */
+export const RollbackBody = z.object({ reason: z.string().trim().min(1, 'say why').max(500) });
+export const RollbackResponse = z.object({
+  pullRequest: z.object({ number: z.number(), url: z.string(), branch: z.string(), headCommit: z.string() }),
+  plan: z.object({
+    branch: z.string(),
+    fromSha: z.string(),
+    targetSha: z.string(),
+    path: z.string(),
+    files: z.array(z.object({ path: z.string(), change: z.enum(['restore', 'delete']) })),
+    outside: z.array(z.string()),
+  }),
+  intentSeq: z.number(),
+});
+export type RollbackResponse = z.infer<typeof RollbackResponse>;
 export type ReleaseDto = z.infer<typeof ReleaseSchema>;
 export type ReleaseStateDto = z.infer<typeof ReleaseStateSchema>;
 

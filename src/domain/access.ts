@@ -15,6 +15,8 @@ export const ACTIONS = {
   'prune.request': ['developer', 'reviewer', 'oncall', 'admin'],
   'prune.approve': ['reviewer', 'admin'],
   'freeze.toggle': ['oncall', 'admin'],
+  // opens a pull request that reverts an environment to an earlier release (never a direct push)
+  'release.rollback': ['developer', 'oncall', 'admin'],
   'evidence.read': ['reviewer', 'oncall', 'auditor', 'admin'],
   'evidence.verify': ['auditor', 'admin'],
   'users.manage': ['admin'],
@@ -61,6 +63,7 @@ const PURPOSE: { readonly [A in Action]?: string } = {
   'prune.request': 'request a prune preview',
   'prune.approve': 'approve this prune',
   'freeze.toggle': 'freeze or unfreeze deployments',
+  'release.rollback': 'open a rollback pull request',
   'evidence.read': "see this app's evidence",
   'evidence.verify': 'verify the evidence chain',
   'users.manage': 'manage users',

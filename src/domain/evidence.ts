@@ -47,6 +47,8 @@ export const EVIDENCE_TYPES = [
   'release.promotion',
   // the recorder was not recording for a while (the console was down): releases in that window are not recorded
   'release.gap',
+  // a rollback pull request to an earlier release (intent; the outcome names the pull request)
+  'release.rollback-requested',
   // the outcome of an action whose intent was recorded first (data.intentSeq names it)
   'action.completed',
   'action.failed',

@@ -19,9 +19,7 @@
 // A state that cannot be read (Git down, URL unreachable) is recorded as unknown with the reason, and the
 // recorder goes on; nothing here blocks the BFF (work runs beside it, two heavy jobs at a time). After a
 // restart each app's latest release is read back from the store first: recorded states are not recorded again.
-import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { App } from '../../domain/app.ts';
 import type { EvidenceInput, EvidenceType } from '../../domain/evidence.ts';
@@ -51,6 +49,7 @@ import {
 } from '../../domain/release.ts';
 import { familyOf } from '../services/env-compare.ts';
 import type { ForgeDirectory } from '../forge/forge-directory.ts';
+import { git, GitMirrors } from '../git/mirror.ts';
 import type { KubeObject } from '../kube/informer.ts';
 import type { AppDiff } from '../services/app-diff.ts';
 import type { AppCatalog } from '../services/app-catalog.ts';
@@ -137,32 +136,6 @@ const REVIEW_RETRY_MS = 20_000;
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 2000);
 
-function git(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'git',
-      args,
-      {
-        cwd: opts.cwd,
-        timeout: opts.timeoutMs ?? 30_000,
-        maxBuffer: 4 * 1024 * 1024,
-        encoding: 'utf8',
-        env: {
-          ...process.env,
-          GIT_TERMINAL_PROMPT: '0',
-          GIT_ALLOW_PROTOCOL: 'http:https',
-          GIT_CONFIG_NOSYSTEM: '1',
-          GIT_ASKPASS: 'true',
-        },
-      },
-      (err, stdout, stderr) =>
-        err
-          ? reject(new Error((stderr || err.message).trim().split('\n').slice(-3).join(' ').slice(0, 500)))
-          : resolve(stdout),
-    );
-  });
-}
-
 /** A small counting semaphore: renders and git fetches do not pile up on a 2-core machine. */
 class Limiter {
   private running = 0;
@@ -199,7 +172,7 @@ export class ReleaseRecorder {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly mirrorLocks = new Map<string, Promise<unknown>>();
+  private readonly mirrors: GitMirrors;
   private readonly heavy = new Limiter(2);
   private interval: NodeJS.Timeout | undefined;
   private closed = false;
@@ -207,7 +180,9 @@ export class ReleaseRecorder {
     if (e.type === 'upsert') this.schedule(e.app.id);
   };
 
-  constructor(private readonly o: ReleaseRecorderOptions) {}
+  constructor(private readonly o: ReleaseRecorderOptions) {
+    this.mirrors = new GitMirrors(join(o.dataDir, 'release-git'));
+  }
 
   start(): void {
     this.o.catalog.on('app', this.onApp);
@@ -444,41 +419,9 @@ export class ReleaseRecorder {
 
   /** `git fetch` into a bare mirror under the data dir (once per sha), then `git show -s`. */
   async readCommit(rawUrl: string, sha: string): Promise<ReturnType<typeof parseGitShow>> {
-    let url: URL;
-    try {
-      url = assertFetchableUrl(rawUrl);
-    } catch (e) {
-      throw new Error(`not an http(s) Git URL the console fetches (${message(e)})`);
-    }
-    const dir = join(
-      this.o.dataDir,
-      'release-git',
-      `${createHash('sha256').update(url.toString()).digest('hex').slice(0, 16)}.git`,
+    return this.mirrors.with(rawUrl, sha, async (dir) =>
+      parseGitShow(await git(['-C', dir, 'show', '-s', `--format=${GIT_SHOW_FORMAT}`, sha])),
     );
-    const prev = this.mirrorLocks.get(dir) ?? Promise.resolve();
-    const run = prev
-      .catch(() => undefined)
-      .then(async () => {
-        if (!existsSync(dir)) {
-          mkdirSync(dir, { recursive: true });
-          await git(['init', '-q', '--bare', dir]);
-        }
-        const has = await git(['-C', dir, 'cat-file', '-e', `${sha}^{commit}`]).then(
-          () => true,
-          () => false,
-        );
-        if (!has)
-          await git(['-C', dir, 'fetch', '-q', '--no-tags', url.toString(), '+refs/heads/*:refs/heads/*'], {
-            timeoutMs: 60_000,
-          });
-        return parseGitShow(await git(['-C', dir, 'show', '-s', `--format=${GIT_SHOW_FORMAT}`, sha]));
-      });
-    this.mirrorLocks.set(dir, run);
-    try {
-      return await run;
-    } finally {
-      if (this.mirrorLocks.get(dir) === run) this.mirrorLocks.delete(dir);
-    }
   }
 
   // ---- 2 review ------------------------------------------------------------------------------------------------

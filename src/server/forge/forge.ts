@@ -34,8 +34,10 @@ export interface MergedPullRequest {
 
 export interface FileChange {
   path: string;
-  /** the whole new content of the file (UTF-8) */
+  /** the whole new content of the file (UTF-8); ignored when `delete` */
   content: string;
+  /** remove the file (a rollback to a release that did not have it) */
+  delete?: boolean;
 }
 
 export interface ProposedChange {

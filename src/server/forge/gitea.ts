@@ -141,6 +141,11 @@ export function giteaForge(opts: GiteaForgeOptions): Forge {
         );
         if (!cur.ok && cur.result.ok === false && cur.result.state !== 'not-found') return cur.result;
         const sha = cur.ok ? s(obj(cur.body).sha) : '';
+        if (f.delete) {
+          // already absent on the base branch: nothing to delete
+          if (sha) files.push({ operation: 'delete', path: f.path, sha });
+          continue;
+        }
         files.push({
           operation: sha ? 'update' : 'create',
           path: f.path,
@@ -148,6 +153,7 @@ export function giteaForge(opts: GiteaForgeOptions): Forge {
           ...(sha ? { sha } : {}),
         });
       }
+      if (!files.length) return failure('refused', 'the change is already on the base branch');
       const commit = await call('POST', `${repoPath(repo)}/contents`, {
         branch: change.baseBranch,
         new_branch: change.branch,

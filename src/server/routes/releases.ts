@@ -1,8 +1,9 @@
 // The releases of one app (issue 16): its release evidence grouped per revision, newest first, each with its
 // nine states, and the newest one's "merged, but not live — why?". Readable by whoever may read the app's
-// evidence (evidence.read on its cluster and environment).
+// evidence (evidence.read on its cluster and environment). A rollback to an earlier release opens a pull request
+// through the repo host's forge (release.rollback: developer, oncall, admin on the app's cluster and env).
 import type { FastifyPluginAsync } from 'fastify';
-import { ReleasesResponse } from '../../api/schemas.ts';
+import { ReleasesResponse, RollbackBody, RollbackResponse } from '../../api/schemas.ts';
 import {
   buildReleases,
   RELEASE_EVIDENCE_TYPES,
@@ -12,7 +13,9 @@ import {
 } from '../../domain/release.ts';
 import type { AppDeps } from '../deps.ts';
 import { appOf } from '../http/app-of.ts';
-import { validated } from '../http/respond.ts';
+import { parsed, validated } from '../http/respond.ts';
+import type { Principal } from '../auth/sessions.ts';
+import { RollbackService } from '../services/rollback.ts';
 
 /** release records read per request: the latest releases of the app (about 6 records each) */
 const MAX_RECORDS = 1000;
@@ -37,6 +40,23 @@ export const releaseRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         clusterReachable: deps.clusters.clusters.get(a.cluster)?.state.status !== 'unreachable',
       });
       return validated(ReleasesResponse, { releases, gaps, ...(notLive ? { notLive } : {}) });
+    },
+  );
+
+  const rollback = new RollbackService({
+    recorder: deps.recorder,
+    store: deps.store,
+    forges: deps.forges,
+    dataDir: deps.dataDir ?? '.data',
+  });
+  app.post(
+    '/api/apps/:cluster/:namespace/:kind/:name/releases/:sha/rollback',
+    { config: { access: { action: 'release.rollback', scope: 'app' } } },
+    async (req) => {
+      const a = await appOf(req, deps);
+      const body = parsed(RollbackBody, req.body ?? {});
+      const { sha } = req.params as { sha: string };
+      return validated(RollbackResponse, await rollback.open(a, sha, body.reason, req.principal as Principal));
     },
   );
 };

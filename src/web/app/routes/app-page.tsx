@@ -216,7 +216,7 @@ export function AppPage() {
       <ResourceTree appId={app.id} />
       <AppDiff appId={app.id} controller={app.controller} />
       <EnvCompare appId={app.id} />
-      <AppReleases appId={app.id} cluster={app.cluster} env={app.env} />
+      <AppReleases appId={app.id} name={app.name} cluster={app.cluster} env={app.env} />
       <AppEvidence appId={app.id} cluster={app.cluster} env={app.env} />
     </div>
   );

@@ -47,7 +47,7 @@ function show() {
   render(
     <QueryClientProvider client={qc}>
       <MemoryRouter>
-        <AppReleases appId={APP} cluster="nonprod" env="dev" />
+        <AppReleases appId={APP} name="digital-human-dev" cluster="nonprod" env="dev" />
       </MemoryRouter>
     </QueryClientProvider>,
   );

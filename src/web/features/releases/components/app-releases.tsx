@@ -8,6 +8,7 @@ import { RELEASE_EVIDENCE } from '../../../../domain/release.ts';
 import { Time } from '../../../components/time.tsx';
 import { usePermission } from '../../../lib/use-permission.ts';
 import { releasesQueryOptions } from '../api/release-queries.ts';
+import { RollbackButton } from './rollback-button.tsx';
 
 const STATUS_STYLE: Record<ReleaseStateDto['status'], string> = {
   ok: 'border-emerald-300 bg-emerald-50 text-emerald-900',
@@ -59,7 +60,8 @@ function StateCell({ appId, sha, s }: { appId: string; sha: string; s: ReleaseSt
   );
 }
 
-function ReleaseRow({ appId, r, newest }: { appId: string; r: ReleaseDto; newest: boolean }) {
+function ReleaseRow({ app, r, newest }: { app: ReleasesApp; r: ReleaseDto; newest: boolean }) {
+  const appId = app.appId;
   return (
     <li className="border-t border-slate-100 py-2" data-testid="release" data-sha={r.sha}>
       <div className="mb-1 flex flex-wrap items-baseline gap-2 text-sm">
@@ -68,6 +70,7 @@ function ReleaseRow({ appId, r, newest }: { appId: string; r: ReleaseDto; newest
           first seen <Time iso={r.firstSeen} />
         </span>
         {newest && !r.blocked && <span className="text-emerald-800">live: every recorded state completed</span>}
+        {!newest && <RollbackButton appId={appId} appName={app.name} cluster={app.cluster} env={app.env} sha={r.sha} />}
       </div>
       <ol className="flex flex-wrap gap-1" aria-label={`states of release ${r.sha.slice(0, 7)}`}>
         {r.states.map((s) => (
@@ -78,7 +81,14 @@ function ReleaseRow({ appId, r, newest }: { appId: string; r: ReleaseDto; newest
   );
 }
 
-export function AppReleases({ appId, cluster, env }: { appId: string; cluster: string; env: string }) {
+interface ReleasesApp {
+  appId: string;
+  name: string;
+  cluster: string;
+  env: string;
+}
+
+export function AppReleases({ appId, name, cluster, env }: ReleasesApp) {
   const perm = usePermission('evidence.read', { cluster, env });
   const q = useQuery({ ...releasesQueryOptions(appId), enabled: perm.allowed });
   const newest = q.data?.releases[0];
@@ -124,7 +134,7 @@ export function AppReleases({ appId, cluster, env }: { appId: string; cluster: s
       )}
       <ol>
         {q.data?.releases.map((r, i) => (
-          <ReleaseRow key={r.sha} appId={appId} r={r} newest={i === 0} />
+          <ReleaseRow key={r.sha} app={{ appId, name, cluster, env }} r={r} newest={i === 0} />
         ))}
       </ol>
     </section>

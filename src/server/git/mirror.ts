@@ -1,0 +1,82 @@
+// Bare Git mirrors under the data dir, one per repository URL, fetched over http(s) only: the release recorder
+// reads commits from them, the rollback reads trees. Work on one mirror is serialized (git's lock files would
+// make a concurrent fetch fail); credentials never appear in URLs here (assertFetchableUrl refuses them).
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { assertFetchableUrl } from '../services/render.ts';
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+export function git(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      args,
+      {
+        cwd: opts.cwd,
+        timeout: opts.timeoutMs ?? 30_000,
+        maxBuffer: 16 * 1024 * 1024,
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          GIT_TERMINAL_PROMPT: '0',
+          GIT_ALLOW_PROTOCOL: 'http:https',
+          GIT_CONFIG_NOSYSTEM: '1',
+          GIT_ASKPASS: 'true',
+        },
+      },
+      (err, stdout, stderr) =>
+        err
+          ? reject(new Error((stderr || err.message).trim().split('\n').slice(-3).join(' ').slice(0, 500)))
+          : resolve(stdout),
+    );
+  });
+}
+
+export class GitMirrors {
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly root: string) {}
+
+  /**
+   * Runs `fn` on the repository's bare mirror, fetched first when `need` is a commit it does not have, or always
+   * when `need` is 'fetch' (the branches as they are now).
+   */
+  async with<T>(rawUrl: string, need: string | 'fetch', fn: (dir: string) => Promise<T>): Promise<T> {
+    let url: URL;
+    try {
+      url = assertFetchableUrl(rawUrl);
+    } catch (e) {
+      throw new Error(`not an http(s) Git URL the console fetches (${message(e)})`);
+    }
+    const dir = join(this.root, `${createHash('sha256').update(url.toString()).digest('hex').slice(0, 16)}.git`);
+    const prev = this.locks.get(dir) ?? Promise.resolve();
+    const run = prev
+      .catch(() => undefined)
+      .then(async () => {
+        if (!existsSync(dir)) {
+          mkdirSync(dir, { recursive: true });
+          await git(['init', '-q', '--bare', dir]);
+        }
+        const has =
+          need !== 'fetch' &&
+          (await git(['-C', dir, 'cat-file', '-e', `${need}^{commit}`]).then(
+            () => true,
+            () => false,
+          ));
+        if (!has)
+          await git(['-C', dir, 'fetch', '-q', '--prune', '--no-tags', url.toString(), '+refs/heads/*:refs/heads/*'], {
+            timeoutMs: 60_000,
+          });
+        return fn(dir);
+      });
+    this.locks.set(dir, run);
+    try {
+      return await run;
+    } finally {
+      if (this.locks.get(dir) === run) this.locks.delete(dir);
+    }
+  }
+}
