@@ -1,9 +1,10 @@
 // Issue 11 acceptance in Chromium against the real sandbox, as the on-call user: freeze the dev app (reason,
 // 10 min) → the banner → a `kubectl edit` of render-worker replicas survives two reconcile intervals → the
 // freeze page lists spec.replicas <git> → 12 by kubectl-edit → unfreeze with write-back → a branch
-// freeze/<id> with a commit (the sandbox has no forge) → automation restored, Flux reverts meanwhile (as the
-// on-call was told) → a reviewer merges the branch → Flux applies the merged commit: 12 replicas owned by
-// kustomize-controller again → the evidence shows every step. Git and the cluster are put back afterwards.
+// freeze/<id> with a commit and a pull request on the sandbox forge (the repo Flux fetches) → automation
+// restored, Flux reverts meanwhile (as the on-call was told) → a reviewer approves the PR and it is merged →
+// Flux applies the merge commit: 12 replicas owned by kustomize-controller again → the evidence shows every
+// step. Git and the cluster are put back afterwards.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
@@ -11,11 +12,14 @@ import { expect, test, type Page } from '@playwright/test';
 import { kubectl } from '../sandbox/state.ts';
 import { sleep, waitFor } from '../sandbox/procs.ts';
 import {
+  approvePullRequest,
+  closePullRequest,
   commitAndPush,
   deleteBranch,
   getJson,
   kubectlEdit,
-  mergeBranch,
+  mergePullRequest,
+  openPullRequestFor,
   readRepoFile,
   repoHead,
   requestReconcile,
@@ -95,7 +99,11 @@ test.afterAll(async () => {
     });
     await waitForKustomizationRevision(CLUSTER, KS, sha, 180_000);
   }
-  if (branch) deleteBranch(branch);
+  if (branch) {
+    const pr = await openPullRequestFor(branch);
+    if (pr) await closePullRequest(pr.number);
+    deleteBranch(branch);
+  }
 });
 
 test('freeze → a hand edit survives → unfreeze with write-back → merged → Flux applies it; evidence of every step', async ({
@@ -191,9 +199,14 @@ test('freeze → a hand edit survives → unfreeze with write-back → merged �
   requestReconcile(CLUSTER, 'kustomization', KS);
   await waitFor('Flux reverts the replicas', async () => replicas() === gitReplicas, { timeoutMs: 120_000 });
 
-  // a reviewer merges the branch; Flux applies the merged commit: 12, owned by the controller again
-  const merged = mergeBranch(branch);
-  await waitForKustomizationRevision(CLUSTER, KS, merged, 180_000);
+  // the write-back's pull request (opened by the console's bot user): a reviewer approves, a developer merges;
+  // Flux applies the merge commit: 12, owned by the controller again
+  const pr = await openPullRequestFor(branch);
+  expect(pr, `an open pull request from ${branch}`).toMatchObject({ author: 'gitops-console', base: 'main' });
+  await approvePullRequest(pr!.number, 'reviewer');
+  const merged = await mergePullRequest(pr!.number, 'developer');
+  if (!merged.ok) throw new Error(`merging PR ${pr!.number}: HTTP ${merged.status} ${merged.message}`);
+  await waitForKustomizationRevision(CLUSTER, KS, merged.mergeCommit, 180_000);
   await waitFor('replicas 12 from Git', async () => replicas() === 12, { timeoutMs: 60_000 });
   expect(replicasManagers()).toEqual(['kustomize-controller']);
 

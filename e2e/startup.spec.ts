@@ -13,8 +13,8 @@ for (const colorScheme of ['light', 'dark'] as const)
   test(`the start-up page shows the build and becomes the console (${colorScheme})`, async ({ browser }) => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const progress = new BuildProgress(['gitserver', 'etcd', 'kube', 'kwok'], undefined);
-    progress.line('[sandbox build 10:00:00] gitserver cached (/x)');
+    const progress = new BuildProgress(['jq-del', 'etcd', 'kube', 'kwok'], undefined);
+    progress.line('[sandbox build 10:00:00] jq-del cached (/x)');
     progress.line('[sandbox build 10:00:00] etcd cached (/x)');
     progress.line('[sandbox build 10:00:01] building kube (kube-apiserver kube-controller-manager) ...');
     const server = await startStartupServer('127.0.0.1', port, () => progress.snapshot());

@@ -23,7 +23,6 @@ export interface BuildSnapshot {
 
 /** Typical cold build times here (2 cores, seconds): the estimate before this machine built anything. */
 export const TYPICAL_SECONDS: Record<string, number> = {
-  gitserver: 15,
   etcd: 150,
   kube: 660,
   kwok: 100,

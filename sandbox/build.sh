@@ -90,7 +90,6 @@ kube_ld() {
   printf '%s' "$v"
 }
 
-want gitserver && build gitserver "-s -w" ".:gitserver"
 want etcd && build etcd "-s -w" "go.etcd.io/etcd/server/v3:etcd"
 want kube && build kube "$(kube_ld)" \
   "k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \

@@ -61,7 +61,7 @@ async function main(): Promise<number> {
       console.log(`sandbox ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
       for (const c of st.clusters)
         console.log(`  ${c.name.padEnd(10)} ${c.apiserver}  namespaces: ${c.namespaces.join(', ')}`);
-      console.log(`  git        ${st.git.url}`);
+      console.log(`  git        ${st.git.url}  (the forge's repo: what Flux and Argo CD fetch)`);
       for (const line of extrasLines(st as SandboxState & ExtrasState)) console.log(`  ${line}`);
       console.log(`  kubeconfig ${KUBECONFIG_PATH}  (contexts: ${st.clusters.map((c) => c.name).join(', ')})`);
       return 0;

@@ -1,4 +1,5 @@
-// The sandbox components around the clusters: the forge (Gitea), the OCI
+// The sandbox components around the clusters: the forge (Gitea, the Git source
+// every cluster's controllers fetch from), the OCI
 // registry (Distribution), the kubelet stand-in and the business endpoints.
 // startSandbox() starts them with the rest; on reuse of a running sandbox it
 // starts the ones that are missing or dead (when their binaries are built),
@@ -11,7 +12,6 @@ import { kubeTarget } from './kube-http.ts';
 import { startKubeletSim } from './kubelet-sim.ts';
 import { alive, freePort, stopProcess, tail, type ProcRecord } from './procs.ts';
 import { startRegistry, stopRegistry, type RegistryState } from './registry.ts';
-import { SEED_REPO } from './seed.ts';
 
 export interface ExtrasState {
   forge?: ForgeState;
@@ -49,12 +49,23 @@ export const extrasBuilt = (binDir: string) => ({
 
 const up = (p: ProcRecord | undefined) => !!p && p.pid > 0 && alive(p.pid);
 
-/** Starts the registry and the forge (independent of the clusters). */
+/** Starts (or restarts, on the port it had: the clusters' Git sources name its URL) the sandbox forge. */
+export async function startSandboxForge(paths: Paths, port?: number): Promise<ForgeState> {
+  const t0 = Date.now();
+  const forge = await startForge({
+    dir: join(paths.runDir, 'forge'),
+    binDir: paths.binDir,
+    ...(port ? { port } : {}),
+  });
+  log(`forge (Gitea ${forge.version}) on ${forge.url} in ${Date.now() - t0} ms`);
+  return forge;
+}
+
+/** Starts the registry and (unless `forge: false`) the forge (independent of the clusters). */
 export async function startServices(
   cur: ExtrasState,
   paths: Paths,
-  gitRoot: string | undefined,
-  opts: { require: boolean },
+  opts: { require: boolean; forge?: boolean },
 ): Promise<ExtrasState> {
   const built = extrasBuilt(paths.binDir);
   const next: ExtrasState = { ...cur };
@@ -70,18 +81,11 @@ export async function startServices(
       );
     } else log('registry not built (bash sandbox/build.sh registry); skipped');
   }
-  if (!up(cur.forge?.proc)) {
+  if (opts.forge !== false && !up(cur.forge?.proc)) {
     if (built.forge || opts.require) {
       tasks.push(
         (async () => {
-          const t0 = Date.now();
-          const seed = gitRoot ? join(gitRoot, `${SEED_REPO}.git`) : undefined;
-          next.forge = await startForge({
-            dir: join(paths.runDir, 'forge'),
-            binDir: paths.binDir,
-            ...(seed ? { seedFrom: seed } : {}),
-          });
-          log(`forge (Gitea ${next.forge.version}) on ${next.forge.url} in ${Date.now() - t0} ms`);
+          next.forge = await startSandboxForge(paths, cur.forge?.port);
         })(),
       );
     } else log('gitea not built (bash sandbox/build.sh gitea); skipped');
@@ -152,7 +156,6 @@ export async function ensureExtras(
   cur: ExtrasState,
   paths: Paths,
   clusters: ClusterLike[],
-  gitRoot: string,
 ): Promise<ExtrasState | undefined> {
   const allUp = up(cur.registry?.proc) && up(cur.forge?.proc) && up(cur.kubeletSim) && up(cur.business?.proc);
   const built = extrasBuilt(paths.binDir);
@@ -188,7 +191,7 @@ export async function ensureExtras(
   }
   try {
     log('starting the sandbox components that are missing (forge, registry, simulations)');
-    let next = await startServices(cur, paths, gitRoot, { require: false });
+    let next = await startServices(cur, paths, { require: false });
     next = await startSimulations(next, paths, clusters);
     return next;
   } finally {

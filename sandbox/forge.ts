@@ -1,11 +1,14 @@
 // The sandbox forge: Gitea (built from its Go module by build.sh) on its own
 // 127.0.0.1 port with SQLite. First start: an admin, a developer, a reviewer
 // and the console's bot user, each with an API token (stored under the forge
-// dir, mode 0600, never logged); the org `platform` with the seed repo
-// `digital-human` pushed; `main` protected: no direct pushes, one approving
-// review to merge.
+// dir, mode 0600, never logged); the org `platform` with the public seed repo
+// `digital-human` pushed; `main` protected: one approving review to merge, and
+// no direct pushes except by the admin (the push whitelist: the sandbox's
+// scenario helpers change main as it, sandbox/scenario.ts).
 //
-// startForge() runs standalone (tests, dev scripts) or from startSandbox().
+// The Flux GitRepositories and Argo CD Applications fetch from this repo
+// (anonymously: it is public). startForge() runs standalone (tests, dev
+// scripts) or from startSandbox().
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -178,13 +181,22 @@ async function must(
   return r.json;
 }
 
-function gitEnv(username: string, token: string): Record<string, string> {
-  // credentials travel in an environment-only git config entry: never in argv, URLs or logs
+/**
+ * git's environment for a forge user: the credentials travel in an environment-only git config entry
+ * (http.extraHeader), never in argv, URLs, files under git, or logs.
+ */
+export function forgeAuthEnv(user: { username: string; token: string }): Record<string, string> {
   return {
     GIT_TERMINAL_PROMPT: '0',
     GIT_CONFIG_COUNT: '1',
     GIT_CONFIG_KEY_0: 'http.extraHeader',
-    GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(`${username}:${token}`).toString('base64')}`,
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(`${user.username}:${user.token}`).toString('base64')}`,
+  };
+}
+
+function gitEnv(username: string, token: string): Record<string, string> {
+  return {
+    ...forgeAuthEnv({ username, token }),
     GIT_AUTHOR_NAME: 'Sandbox Seeder',
     GIT_AUTHOR_EMAIL: 'seeder@sandbox.invalid',
     GIT_COMMITTER_NAME: 'Sandbox Seeder',
@@ -213,8 +225,8 @@ export interface StartForgeOptions {
   /** state dir (fresh or from an earlier start: then users and repo are kept) */
   dir: string;
   binDir: string;
-  /** a bare repo to push as the seed (the plain git server's), else the seed files are committed afresh */
-  seedFrom?: string;
+  /** the port to listen on (a restart keeps its URL, which the clusters' Git sources name); else a free one */
+  port?: number;
 }
 
 export async function startForge(opts: StartForgeOptions): Promise<ForgeState> {
@@ -231,8 +243,8 @@ export async function startForge(opts: StartForgeOptions): Promise<ForgeState> {
   if (fresh) rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(custom, 'conf'), { recursive: true });
   mkdirSync(join(dir, 'data'), { recursive: true });
-  const port = await freePort();
-  // the port changes at every start; the rest of app.ini (secrets, paths) stays
+  const port = opts.port ?? (await freePort());
+  // the port may change at every start; the rest of app.ini (secrets, paths) stays
   const prior = existsSync(ini) ? readFileSync(ini, 'utf8') : appIni(dir, port, staticRoot);
   writeFileSync(
     ini,
@@ -290,7 +302,7 @@ export async function startForge(opts: StartForgeOptions): Promise<ForgeState> {
   };
   if (fresh) {
     log(`forge: first start, creating users and ${FORGE_ORG}/${SEED_REPO}`);
-    await provision(state, cli, opts.seedFrom);
+    await provision(state, cli);
   }
   writeConsoleTokens(state);
   return state;
@@ -305,7 +317,7 @@ function writeConsoleTokens(st: ForgeState): void {
   chmodSync(st.consoleTokensFile, 0o600);
 }
 
-async function provision(st: ForgeState, cli: (args: string[]) => string, seedFrom?: string): Promise<void> {
+async function provision(st: ForgeState, cli: (args: string[]) => string): Promise<void> {
   const pw = () => randomBytes(18).toString('base64url');
   const users = {} as Credentials['users'];
   const adminName = FORGE_USERS.admin;
@@ -378,29 +390,28 @@ async function provision(st: ForgeState, cli: (args: string[]) => string, seedFr
       }),
     );
   }
-  // seed: the plain git server's history (same commits), or the seed files committed afresh
+  // seed: the seed files, one commit
   const tmp = join(st.dir, 'seed-work');
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   const admin = { username: adminName, token: users.admin.token };
-  if (seedFrom && existsSync(seedFrom)) {
-    forgeGit(['--git-dir', seedFrom, 'push', st.repo.cloneUrl, 'refs/heads/main:refs/heads/main'], tmp, admin);
-  } else {
-    forgeGit(['init', '-q', '--initial-branch=main', tmp], st.dir, admin);
-    for (const [f, content] of Object.entries(seedFiles())) {
-      mkdirSync(dirname(join(tmp, f)), { recursive: true });
-      writeFileSync(join(tmp, f), content);
-    }
-    forgeGit(['add', '-A'], tmp, admin);
-    forgeGit(['commit', '-q', '-m', 'Seed digital-human services'], tmp, admin);
-    forgeGit(['push', '-q', st.repo.cloneUrl, 'main'], tmp, admin);
+  forgeGit(['init', '-q', '--initial-branch=main', tmp], st.dir, admin);
+  for (const [f, content] of Object.entries(seedFiles())) {
+    mkdirSync(dirname(join(tmp, f)), { recursive: true });
+    writeFileSync(join(tmp, f), content);
   }
+  forgeGit(['add', '-A'], tmp, admin);
+  forgeGit(['commit', '-q', '-m', 'Seed digital-human services'], tmp, admin);
+  forgeGit(['push', '-q', st.repo.cloneUrl, 'main'], tmp, admin);
   rmSync(tmp, { recursive: true, force: true });
   await must(
     'protect main',
     api(st.url, 'POST', `/repos/${FORGE_ORG}/${SEED_REPO}/branch_protections`, adminTok, {
       rule_name: 'main',
-      enable_push: false,
+      // only the admin pushes to main directly (the scenario helpers); everyone else merges an approved PR
+      enable_push: true,
+      enable_push_whitelist: true,
+      push_whitelist_usernames: [adminName],
       required_approvals: 1,
       block_on_rejected_reviews: true,
       dismiss_stale_approvals: true,
@@ -410,6 +421,14 @@ async function provision(st: ForgeState, cli: (args: string[]) => string, seedFr
   // written last: its presence means "provisioned"
   writeFileSync(st.credentialsFile, readFileSync(st.credentialsFile + '.tmp'), { mode: 0o600 });
   rmSync(st.credentialsFile + '.tmp');
+}
+
+/**
+ * The sandbox state's `git` entry: the repo the controllers fetch, the forge's (kept under that key, with the
+ * forge's process: tests and tools read it).
+ */
+export function forgeGitState(forge: ForgeState): { port: number; root: string; proc: ProcRecord; url: string } {
+  return { port: forge.port, root: join(forge.dir, 'repos'), proc: forge.proc, url: forge.repo.cloneUrl };
 }
 
 export async function stopForge(st: Pick<ForgeState, 'proc'>): Promise<void> {

@@ -3,18 +3,27 @@
 //   etcd → kube-apiserver → kube-controller-manager + kube-scheduler → kwok
 //   (fake nodes, so pods run) → Flux source-controller + kustomize-controller
 //   (each as its own ServiceAccount: sandbox/identities.ts; the console's prune admission policy installed)
-//   plus one smart-HTTP git server shared by every cluster.
+//   plus the forge (Gitea, sandbox/forge.ts) shared by every cluster: the Flux GitRepositories and Argo CD
+//   Applications fetch its public repo anonymously; `state.git` names that repo (its clone URL).
 //
 // startSandbox()/stopSandbox() are used by tests' global setup and by
 // `npm run sandbox -- up|down|status|reset`.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { ensurePki, type ClusterPki } from './pki.ts';
 import { alive, freePort, startProcess, stopProcess, tail, waitFor, type ProcRecord } from './procs.ts';
-import { SEED_REPO, seedFiles } from './seed.ts';
-import { ensureExtras, extrasProcs, startServices, startSimulations, stopExtras, type ExtrasState } from './extras.ts';
+import {
+  ensureExtras,
+  extrasProcs,
+  startSandboxForge,
+  startServices,
+  startSimulations,
+  stopExtras,
+  type ExtrasState,
+} from './extras.ts';
+import { forgeGitState as gitOf } from './forge.ts';
 import { applyPruneAdmissionPolicy, ensureControllerIdentities } from './identities.ts';
 import {
   ASSETS_DIR,
@@ -128,62 +137,8 @@ function kubeconfigYaml(
   return `apiVersion: v1\nkind: Config\nclusters:\n${clusters}users:\n${users}contexts:\n${contexts}current-context: ${current}\npreferences: {}\n`;
 }
 
-function git(args: string[], cwd: string, env: Record<string, string> = {}): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'Sandbox Seeder',
-      GIT_AUTHOR_EMAIL: 'seeder@sandbox.invalid',
-      GIT_COMMITTER_NAME: 'Sandbox Seeder',
-      GIT_COMMITTER_EMAIL: 'seeder@sandbox.invalid',
-      GIT_TERMINAL_PROMPT: '0',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
-
-async function startGit(): Promise<SandboxState['git']> {
-  const root = join(RUN_DIR, 'git');
-  mkdirSync(root, { recursive: true });
-  const bare = join(root, `${SEED_REPO}.git`);
-  if (!existsSync(bare)) {
-    git(['init', '--bare', '--initial-branch=main', bare], root);
-    git(['config', 'http.receivepack', 'true'], bare);
-  }
-  const portFile = join(root, 'port');
-  rmSync(portFile, { force: true });
-  const port = await freePort();
-  const proc = startProcess(
-    'gitserver',
-    bin('gitserver'),
-    ['--root', root, '--listen', `127.0.0.1:${port}`, '--port-file', portFile],
-    join(RUN_DIR, 'gitserver.log'),
-  );
-  await waitFor('git server', async () => existsSync(portFile), { proc, timeoutMs: 10_000 });
-  const url = `http://127.0.0.1:${port}/${SEED_REPO}.git`;
-  // Seed once: a work tree with the files, pushed over smart HTTP.
-  const heads = git(['--git-dir', bare, 'for-each-ref', 'refs/heads'], root).trim();
-  if (!heads) {
-    const work = join(RUN_DIR, 'seed-work');
-    rmSync(work, { recursive: true, force: true });
-    mkdirSync(work, { recursive: true });
-    git(['init', '--initial-branch=main', work], RUN_DIR);
-    for (const [f, content] of Object.entries(seedFiles())) {
-      mkdirSync(dirname(join(work, f)), { recursive: true });
-      writeFileSync(join(work, f), content);
-    }
-    git(['add', '-A'], work);
-    git(['commit', '-q', '-m', 'Seed digital-human services'], work);
-    git(['push', url, 'main'], work);
-    rmSync(work, { recursive: true, force: true });
-  }
-  return { port, root, proc, url };
-}
-
-async function startCluster(name: string, namespaces: string[], gitUrl: string): Promise<ClusterState> {
+/** `gitUrl`: the forge's clone URL once it is up and seeded (awaited just before the Flux/Argo objects). */
+async function startCluster(name: string, namespaces: string[], gitUrl: Promise<string>): Promise<ClusterState> {
   const dir = join(RUN_DIR, 'clusters', name);
   mkdirSync(dir, { recursive: true });
   const pki = ensurePki(join(dir, 'pki'));
@@ -432,8 +387,10 @@ status:
     clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state],
   });
 
-  k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], fluxObjects(namespaces, gitUrl));
-  k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], argoObjects(name, namespaces, gitUrl, apiserver));
+  // the Git source: the forge's repo, seeded (it starts beside the first cluster and is up long before this)
+  const url = await gitUrl;
+  k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], fluxObjects(namespaces, url));
+  k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], argoObjects(name, namespaces, url, apiserver));
   return state;
 }
 
@@ -586,7 +543,7 @@ function emptyState(): SandboxState {
   return {
     startedAt: new Date().toISOString(),
     clusters: [],
-    git: { port: 0, root: '', proc: { name: 'gitserver', pid: 0, cmd: [], log: '', startedAt: '' }, url: '' },
+    git: { port: 0, root: '', proc: { name: 'gitea', pid: 0, cmd: [], log: '', startedAt: '' }, url: '' },
     kubeconfig: KUBECONFIG_PATH,
   };
 }
@@ -613,8 +570,8 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
       }
       // the forge, registry and simulations: start the ones missing from an older or partly dead sandbox
       try {
-        const more = await ensureExtras(st as SandboxState & ExtrasState, extrasPaths(), st.clusters, st.git.root);
-        if (more) writeState({ ...(readState() ?? st), ...more } as SandboxState);
+        const more = await ensureExtras(st as SandboxState & ExtrasState, extrasPaths(), st.clusters);
+        if (more) writeState({ ...(readState() ?? st), ...more, ...(more.forge ? { git: gitOf(more.forge) } : {}) });
       } catch (e) {
         log(`WARNING: forge/registry/simulations: ${e instanceof Error ? e.message : String(e)}`);
       }
@@ -627,18 +584,26 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   else buildSandbox();
   rmSync(RUN_DIR, { recursive: true, force: true });
   mkdirSync(RUN_DIR, { recursive: true });
-  const gitState = await startGit();
-  writeState({ ...emptyState(), git: gitState });
-  // the registry and the forge start beside the clusters (their own processes, mostly idle CPU)
-  const servicesStarted = startServices({}, extrasPaths(), gitState.root, { require: false }).then(
+  writeState(emptyState());
+  // The forge is the clusters' Git source: it starts (and is seeded) beside the first cluster, whose Flux/Argo
+  // objects wait for it. Its state is written as soon as it is up, so a failed start-up still stops it.
+  const forgeStarted = startSandboxForge(extrasPaths()).then((forge) => {
+    writeState({ ...(readState() ?? emptyState()), git: gitOf(forge), forge } as SandboxState);
+    return forge;
+  });
+  const gitUrl = forgeStarted.then((f) => f.repo.cloneUrl);
+  gitUrl.catch(() => undefined); // awaited by startCluster; a failure is thrown there
+  // the registry starts beside the clusters too (its own process, mostly idle CPU)
+  const servicesStarted = startServices({}, extrasPaths(), { require: false, forge: false }).then(
     (v) => ({ v }),
     (e: unknown) => ({ e }),
   );
   const clusters: ClusterState[] = [];
   // Clusters start one after the other: two cores, and each apiserver start is CPU-bound.
   for (const [name, nss] of Object.entries(topology)) {
-    clusters.push(await startCluster(name, nss, gitState.url));
+    clusters.push(await startCluster(name, nss, gitUrl));
   }
+  const forge = await forgeStarted;
   const entries = clusters.map((c) => ({
     name: c.name,
     server: c.apiserver,
@@ -656,8 +621,8 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
     { mode: 0o600 },
   );
   const services = await servicesStarted;
-  let extras: ExtrasState = 'v' in services ? services.v : {};
-  if ('e' in services) log(`WARNING: forge/registry: ${String(services.e)}`);
+  let extras: ExtrasState = { ...('v' in services ? services.v : {}), forge };
+  if ('e' in services) log(`WARNING: registry: ${String(services.e)}`);
   try {
     extras = await startSimulations(extras, extrasPaths(), clusters);
   } catch (e) {
@@ -666,7 +631,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   const state: SandboxState & ExtrasState = {
     startedAt: new Date().toISOString(),
     clusters,
-    git: gitState,
+    git: gitOf(forge),
     kubeconfig: KUBECONFIG_PATH,
     ...extras,
   };
@@ -677,10 +642,12 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   }
   // a component that died during start-up is reported with its log tail, never hidden
   const statuses = await sandboxStatus(state);
-  // the forge, registry and simulations are not needed by the clusters: a failed one is reported, not fatal
-  for (const d of statuses.filter((c) => !c.ok && c.extra))
+  // the registry and simulations are not needed by the clusters: a failed one is reported, not fatal;
+  // the forge is their Git source
+  const needed = (c: ComponentStatus) => !c.extra || c.component === 'gitea';
+  for (const d of statuses.filter((c) => !c.ok && !needed(c)))
     log(`WARNING: sandbox component ${d.component} exited; last log lines:\n${d.logTail ?? ''}`);
-  const dead = statuses.filter((c) => !c.ok && !c.extra);
+  const dead = statuses.filter((c) => !c.ok && needed(c));
   if (dead.length) {
     throw new Error(
       dead
@@ -703,6 +670,9 @@ function sameTopology(st: SandboxState, t: Record<string, string[]>): boolean {
 }
 
 async function sandboxHealthy(st: SandboxState): Promise<boolean> {
+  // a sandbox from before the forge was the clusters' Git source (a plain git server) is started afresh
+  const forge = (st as SandboxState & ExtrasState).forge;
+  if (!forge || st.git.url !== forge.repo.cloneUrl) return false;
   const s = await sandboxStatus(st);
   // a dead forge/registry/simulation is restarted on its own (ensureExtras), not with the clusters
   return s.every((c) => c.ok || c.extra);
@@ -716,7 +686,7 @@ export interface ComponentStatus {
   pid: number;
   ok: boolean;
   logTail?: string;
-  /** forge, registry, kubelet stand-in, business endpoints */
+  /** forge, registry, kubelet stand-in, business endpoints (started again on reuse when dead) */
   extra?: boolean;
 }
 
@@ -724,7 +694,8 @@ export async function sandboxStatus(st = readState()): Promise<ComponentStatus[]
   if (!st) return [];
   const out: ComponentStatus[] = [];
   const procs: Array<[string, ProcRecord]> = [
-    ['-', st.git.proc],
+    // the plain git server of a sandbox started by an older version (now state.git is the forge's repo)
+    ...(st.git.proc.name === 'gitserver' ? [['-', st.git.proc] as [string, ProcRecord]] : []),
     ...st.clusters.flatMap((c) => c.procs.map((p): [string, ProcRecord] => [c.name, p])),
   ];
   for (const [cluster, p] of procs) {
@@ -749,7 +720,11 @@ export async function stopSandbox(): Promise<void> {
   const st = readState();
   if (!st) return;
   await stopExtras(st as SandboxState & ExtrasState);
-  const procs = [...st.clusters.flatMap((c) => [...c.procs].reverse()), st.git.proc];
+  const procs = [
+    ...st.clusters.flatMap((c) => [...c.procs].reverse()),
+    // an older sandbox's plain git server (state.git.proc is otherwise the forge's, stopped with the extras)
+    ...(st.git.proc.name === 'gitserver' ? [st.git.proc] : []),
+  ];
   await Promise.all(procs.filter((p) => p.pid > 0).map((p) => stopProcess(p.pid)));
   rmSync(STATE_PATH, { force: true });
 }

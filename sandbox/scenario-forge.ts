@@ -7,7 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeBusinessMode, type BusinessMode } from './business-endpoint.ts';
 import type { ExtrasState } from './extras.ts';
-import { forgeCredentials, forgeGit, restartForge, stopForge, type ForgeRole, type ForgeState } from './forge.ts';
+import {
+  forgeCredentials,
+  forgeGit,
+  forgeGitState,
+  restartForge,
+  stopForge,
+  type ForgeRole,
+  type ForgeState,
+} from './forge.ts';
 import { moveTag, restartRegistry, stopRegistry, type RegistryState } from './registry.ts';
 import { BIN_DIR, mustState, readState, writeState, type SandboxState } from './state.ts';
 
@@ -140,6 +148,28 @@ export async function mergePullRequest(
   return { ok: true, mergeCommit: String(pr.json.merge_commit_sha) };
 }
 
+/** The open pull request whose head is `branch` (e.g. a freeze write-back's), or undefined. */
+export async function openPullRequestFor(
+  branch: string,
+  forge = sandboxForge(),
+): Promise<{ number: number; author: string; headSha: string; base: string } | undefined> {
+  const r = await forgeApi('developer', 'GET', `${repoPath(forge)}/pulls?state=open&limit=50`, undefined, forge);
+  if (r.status !== 200) throw new Error(`list PRs: HTTP ${r.status}`);
+  const pr = r.json.find((p) => (p.head as Json | undefined)?.ref === branch);
+  if (!pr) return undefined;
+  return {
+    number: Number(pr.number),
+    author: String((pr.user as Json | undefined)?.login ?? ''),
+    headSha: String((pr.head as Json | undefined)?.sha ?? ''),
+    base: String((pr.base as Json | undefined)?.ref ?? ''),
+  };
+}
+
+/** Closes a pull request without merging it (test clean-up). */
+export async function closePullRequest(number: number, forge = sandboxForge()): Promise<void> {
+  await forgeApi('admin', 'PATCH', `${repoPath(forge)}/pulls/${number}`, { state: 'closed' }, forge);
+}
+
 /** The head commit of a forge branch. */
 export async function forgeBranchHead(branch = 'main', forge = sandboxForge()): Promise<string> {
   const r = await forgeApi('developer', 'GET', `${repoPath(forge)}/branches/${branch}`, undefined, forge);
@@ -156,7 +186,15 @@ export async function makeForgeUnreachable(): Promise<void> {
 }
 
 export async function makeForgeReachable(): Promise<void> {
-  updateExtras({ forge: await restartForge(sandboxForge()) });
+  const forge = await restartForge(sandboxForge());
+  const st = readState();
+  // state.git is the forge's repo (the clusters' Git source): its process record follows the restart
+  if (st)
+    writeState({
+      ...st,
+      forge,
+      ...(st.git.url === forge.repo.cloneUrl ? { git: forgeGitState(forge) } : {}),
+    } as SandboxState);
 }
 
 export async function makeRegistryUnreachable(): Promise<void> {

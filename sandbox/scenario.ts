@@ -1,6 +1,7 @@
 // Scenario helpers for tests and demos: change Git, change live state as a
 // given field manager, inject faults, wait for Flux, and simulate Argo CD's
-// apply (no Argo CD controller runs in the sandbox; see simulateArgoSync).
+// apply (no Argo CD controller runs in the sandbox; see simulateArgoSync). Git is the forge's repo
+// (state.git.url): read anonymously, pushed to as the forge admin.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,26 +10,39 @@ import { dirname, join } from 'node:path';
 import { bin, kubectl, mustState, type SandboxState } from './state.ts';
 import { sleep, waitFor } from './procs.ts';
 import { identityKubeconfig, kubectlAs } from './identities.ts';
+import { forgeAuthEnv } from './forge.ts';
+import { forgeUser, makeForgeReachable, makeForgeUnreachable } from './scenario-forge.ts';
 
 type Json = Record<string, unknown>;
 
-function git(args: string[], cwd: string): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'Scenario Author',
-      GIT_AUTHOR_EMAIL: 'author@sandbox.invalid',
-      GIT_COMMITTER_NAME: 'Scenario Author',
-      GIT_COMMITTER_EMAIL: 'author@sandbox.invalid',
-      GIT_TERMINAL_PROMPT: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/**
+ * git as the scenario author. Reads are anonymous (the forge's repo is public); with `push`, as the forge
+ * admin, the only user main's protection lets push directly: its token travels in an environment-only
+ * http.extraHeader (forgeAuthEnv), never in a URL, a file under git or a log line. Errors carry git's stderr.
+ */
+function git(args: string[], cwd: string, push?: 'push'): string {
+  try {
+    return execFileSync('git', args, {
+      cwd,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'Scenario Author',
+        GIT_AUTHOR_EMAIL: 'author@sandbox.invalid',
+        GIT_COMMITTER_NAME: 'Scenario Author',
+        GIT_COMMITTER_EMAIL: 'author@sandbox.invalid',
+        GIT_TERMINAL_PROMPT: '0',
+        ...(push ? forgeAuthEnv(forgeUser('admin')) : {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (e) {
+    const err = e as { stderr?: string; message: string };
+    throw new Error(`git ${args.find((a) => !a.startsWith('-')) ?? ''}: ${err.stderr?.trim() || err.message}`);
+  }
 }
 
-/** The HEAD commit of the seed repo's main branch, read over smart HTTP. */
+/** The HEAD commit of the seed repo's main branch (the forge's, what the controllers fetch), read over HTTP. */
 export function repoHead(st = mustState()): string {
   const out = git(['ls-remote', st.git.url, 'refs/heads/main'], tmpdir());
   return out.split(/\s+/)[0] ?? '';
@@ -36,7 +50,7 @@ export function repoHead(st = mustState()): string {
 
 /**
  * Clones the seed repo over HTTP, lets `edit` change files in the work tree,
- * commits and pushes. Returns the new commit sha.
+ * commits and pushes to main (as the forge admin, see git()). Returns the new commit sha.
  */
 export function commitAndPush(message: string, edit: (workTree: string) => void, st = mustState()): string {
   const work = mkdtempSync(join(tmpdir(), 'seed-edit-'));
@@ -45,7 +59,7 @@ export function commitAndPush(message: string, edit: (workTree: string) => void,
     edit(work);
     git(['add', '-A'], work);
     git(['commit', '-q', '--allow-empty', '-m', message], work);
-    git(['push', '-q', 'origin', 'HEAD:main'], work);
+    git(['push', '-q', 'origin', 'HEAD:main'], work, 'push');
     return git(['rev-parse', 'HEAD'], work).trim();
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -64,8 +78,9 @@ export function readRepoFile(path: string, branch = 'main', st = mustState()): s
 }
 
 /**
- * "A reviewer merges": the branch merged into main with a merge commit and pushed (the sandbox's Flux source
- * is the plain git server, no forge). Returns the merge commit.
+ * The branch merged into main with a merge commit and pushed directly as the forge admin, with no pull
+ * request and no review (a reviewer's merge of a forge PR: approvePullRequest + mergePullRequest). Returns the
+ * merge commit.
  */
 export function mergeBranch(branch: string, st = mustState()): string {
   const work = mkdtempSync(join(tmpdir(), 'seed-merge-'));
@@ -77,7 +92,7 @@ export function mergeBranch(branch: string, st = mustState()): string {
       git(['reset', '-q', '--hard', 'origin/main'], work);
       git(['merge', '-q', '--no-ff', '-m', `Merge branch '${branch}'`, `origin/${branch}`], work);
       try {
-        git(['push', '-q', 'origin', 'HEAD:main'], work);
+        git(['push', '-q', 'origin', 'HEAD:main'], work, 'push');
         return git(['rev-parse', 'HEAD'], work).trim();
       } catch (e) {
         if (attempt >= 5) throw e;
@@ -96,7 +111,7 @@ export function deleteBranch(branch: string, st = mustState()): void {
   const work = mkdtempSync(join(tmpdir(), 'seed-delete-'));
   try {
     git(['init', '-q'], work);
-    git(['push', '-q', st.git.url, '--delete', branch], work);
+    git(['push', '-q', st.git.url, '--delete', branch], work, 'push');
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -207,11 +222,13 @@ export function annotateServiceAsController(
   ]);
 }
 
-export async function gitOffline(st = mustState()): Promise<void> {
-  await fetch(`http://127.0.0.1:${st.git.port}/-/offline`, { method: 'POST' });
+/** Makes the Git source the controllers fetch (the forge) unreachable: its process is stopped. */
+export async function gitOffline(): Promise<void> {
+  await makeForgeUnreachable();
 }
-export async function gitOnline(st = mustState()): Promise<void> {
-  await fetch(`http://127.0.0.1:${st.git.port}/-/online`, { method: 'POST' });
+/** The forge back, on the same URL. */
+export async function gitOnline(): Promise<void> {
+  await makeForgeReachable();
 }
 
 export function getJson(cluster: string, args: string[]): Json {
@@ -328,10 +345,11 @@ function kubectlArgo(cluster: string, args: string[], input?: string): string {
  */
 export async function simulateArgoSync(cluster: string, app: string, st = mustState()): Promise<string> {
   const appObj = getJson(cluster, ['-n', 'argocd', 'get', 'application', app]);
-  const spec = appObj.spec as { source: { path: string }; destination: { namespace: string } };
+  const spec = appObj.spec as { source: { path: string; repoURL?: string }; destination: { namespace: string } };
   const work = mkdtempSync(join(tmpdir(), 'argo-sim-'));
   try {
-    git(['clone', '-q', st.git.url, work], tmpdir());
+    // the Application's own repoURL, as Argo CD's repo-server would (the forge's repo in the sandbox)
+    git(['clone', '-q', spec.source.repoURL || st.git.url, work], tmpdir());
     const sha = git(['rev-parse', 'HEAD'], work).trim();
     const dir = join(work, spec.source.path);
     const files = readdirSync(dir);

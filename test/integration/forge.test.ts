@@ -45,14 +45,22 @@ describe('forge (Gitea in the sandbox)', () => {
     await makeForgeReachable();
   });
 
-  it('runs Gitea 1.26 with the seed repo, main protected (no pushes, one approval)', async () => {
+  it('runs Gitea 1.26 with the seed repo, main protected (pushes by the admin only, one approval)', async () => {
     const f = sandboxForge();
     const v = (await (await fetch(`${f.url}/api/v1/version`)).json()) as { version: string };
     expect(v.version).toBe('1.26.0');
     const prot = await forgeApi('admin', 'GET', `/repos/${f.repo.owner}/${f.repo.name}/branch_protections/main`);
     expect(prot.status).toBe(200);
     expect(prot.json.required_approvals).toBe(1);
-    expect(prot.json.enable_push).toBe(false);
+    // direct pushes: only the admin (the sandbox's scenario helpers); everyone else merges an approved PR
+    expect(prot.json.enable_push).toBe(true);
+    expect(prot.json.enable_push_whitelist).toBe(true);
+    expect(prot.json.push_whitelist_usernames).toEqual(['forge-admin']);
+    // the repo the clusters' controllers fetch, anonymously (no credentials in any GitRepository/Application)
+    expect(mustState().git.url).toBe(f.repo.cloneUrl);
+    const repo = await fetch(`${f.url}/api/v1/repos/${f.repo.owner}/${f.repo.name}`);
+    expect(repo.status).toBe(200);
+    expect(((await repo.json()) as { private: boolean }).private).toBe(false);
     // tokens live in files only readable by their owner
     expect(statSync(f.credentialsFile).mode & 0o077).toBe(0);
     expect(statSync(f.consoleTokensFile).mode & 0o077).toBe(0);
@@ -76,9 +84,10 @@ describe('forge (Gitea in the sandbox)', () => {
     expect(pushed.ok).toBe(false);
     if (!pushed.ok) expect(pushed.error).toMatch(/protected|not allowed to push|declined|rejected/i);
     expect(await forgeBranchHead('main')).toBe(before);
-    // not even the admin may push there
-    const admin = pushToForge('main', 'Admin push', (w) => writeRepoFile(w, 'x.txt', 'x\n'), 'admin');
-    expect(admin.ok).toBe(false);
+    // nor may the reviewer (only the admin is on the push whitelist)
+    const reviewer = pushToForge('main', 'Reviewer push', (w) => writeRepoFile(w, 'x.txt', 'x\n'), 'reviewer');
+    expect(reviewer.ok).toBe(false);
+    expect(await forgeBranchHead('main')).toBe(before);
   });
 
   it('a PR opened, approved and merged shows up with its approver for the merge commit', async () => {
@@ -175,7 +184,8 @@ describe('forge (Gitea in the sandbox)', () => {
 
   it('says "no forge configured" for a host without a token, and without a tokens file', async () => {
     const { dir } = consoleForge();
-    const plain = dir.forRepoUrl(mustState().git.url);
+    // another host (the sandbox's own repo is on the forge's host)
+    const plain = dir.forRepoUrl('http://127.0.0.1:9/platform/digital-human.git');
     expect(plain.ok).toBe(false);
     if (!plain.ok) {
       expect(plain.state).toBe('no-forge-configured');

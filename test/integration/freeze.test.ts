@@ -1,6 +1,7 @@
 // Incident freezes against the real sandbox (Flux staging Kustomization, the simulated Argo CD's staging
-// Application): roles, bad input, freeze → a hand edit survives → the live change listed → write-back on a
-// branch of the seed repo → the prior automation restored → Flux reverts; a direct un-suspend is detected; an
+// Application): roles, bad input, freeze → a hand edit survives → the live change listed → write-back: a pull
+// request on the sandbox forge (the repo the controllers fetch) from a new branch of it → the prior automation
+// restored → Flux reverts; a direct un-suspend is detected; an
 // Argo CD app's prior syncPolicy restored exactly; an expiry while the BFF is down is honoured at restart.
 // Every cluster change is undone at the end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,11 @@ import { canonicalJson, type EvidenceEvent } from '../../src/domain/evidence.ts'
 import { kubectl, mustState } from '../../sandbox/state.ts';
 import {
   argoControllerPass,
+  closePullRequest,
+  deleteBranch,
   getJson,
+  openPullRequestFor,
+  sandboxForge,
   kubectlEdit,
   requestReconcile,
   setSuspended,
@@ -35,7 +40,12 @@ type Freeze = {
   active: boolean;
   expiresAt: string;
   targets: Array<{ appId: string; applied: boolean; interference?: { state: string } }>;
-  writeBack?: Array<{ branch: string; commit: string | null; placements: Array<{ placed: boolean; file?: string }> }>;
+  writeBack?: Array<{
+    branch: string;
+    commit: string | null;
+    pullRequest?: { number: number; url: string } | null;
+    placements: Array<{ placed: boolean; file?: string }>;
+  }>;
 };
 type Change = {
   id: string;
@@ -82,7 +92,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   try {
-    // whatever a failed test left: resume, and delete the branches it pushed
+    // whatever a failed test left: resume, and close the PRs and delete the branches the write-back made
     kubectl(CLUSTER, [
       '-n',
       'flux-system',
@@ -97,7 +107,9 @@ afterAll(async () => {
     setSuspended(CLUSTER, KS, false);
     for (const b of branches)
       try {
-        execFileSync('git', ['push', '-q', mustState().git.url, '--delete', b], { stdio: 'ignore' });
+        const pr = await openPullRequestFor(b);
+        if (pr) await closePullRequest(pr.number);
+        deleteBranch(b);
       } catch {
         /* already gone */
       }
@@ -187,7 +199,7 @@ describe('incident freeze (Flux)', () => {
     expect(change).toMatchObject({ git: before, live: 12, manager: 'kubectl-edit', ref: { kind: 'Deployment' } });
   }, 180_000);
 
-  it('unfreeze with write-back: a branch with a commit setting 12 in the staging overlay; automation restored; Flux reverts meanwhile', async () => {
+  it('unfreeze with write-back: a pull request from a branch with a commit setting 12 in the staging overlay; automation restored; Flux reverts meanwhile', async () => {
     const done = await end(f.id, [{ change: change.id, action: 'write-back' }]);
     expect(done.status).toBe('ended');
     const wb = done.writeBack?.[0];
@@ -197,6 +209,12 @@ describe('incident freeze (Flux)', () => {
     expect(wb?.placements).toEqual([
       expect.objectContaining({ placed: true, file: 'overlays/staging/kustomization.yaml' }),
     ]);
+    // the forge of the repo the controllers fetch: a pull request into main, opened by the console's bot user
+    expect(mustState().git.url).toBe(sandboxForge().repo.cloneUrl);
+    expect(wb?.pullRequest?.number).toBeGreaterThan(0);
+    const pr = await openPullRequestFor(wb?.branch as string);
+    expect(pr).toMatchObject({ number: wb?.pullRequest?.number, author: 'gitops-console', base: 'main' });
+    expect(pr?.headSha).toBe(wb?.commit);
     // the commit on the branch
     const work = mkdtempSync(join(tmpdir(), 'freeze-wb-'));
     try {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../sandbox/sandbox.ts';
 import { freePort, waitFor } from '../../sandbox/procs.ts';
-import { bffKubeconfig } from './kubeconfig.ts';
+import { bffKubeconfig, sandboxForgeEnv } from './kubeconfig.ts';
 
 /** Debian chromium, headless, no sandbox (root), and no background traffic to the closed network. */
 export const CHROMIUM_ARGS = [
@@ -50,6 +50,7 @@ export async function spawnBff(
       CONSOLE_DATA_DIR: dataDir,
       CONSOLE_STATIC_DIR: join(REPO_ROOT, 'dist/web'),
       LOG_LEVEL: 'warn',
+      ...sandboxForgeEnv(),
       ...opts.env,
     },
     stdio: ['ignore', fd, fd],

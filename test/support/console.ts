@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/server/config.ts';
 import { startConsole, type RunningConsole, type StartOptions } from '../../src/server/main.ts';
 import { signIn, writeTestAccounts, type Signed } from './auth.ts';
-import { bffKubeconfig } from './kubeconfig.ts';
+import { bffKubeconfig, sandboxForgeEnv } from './kubeconfig.ts';
 
 /** The admin session of each test console (by base URL): plain reads in tests go through it. */
 const defaultSessions = new Map<string, Signed>();
@@ -20,7 +20,14 @@ export async function startTestConsole(
   const dataDir = mkdtempSync(join(tmpdir(), 'console-data-'));
   await writeTestAccounts(join(dataDir, 'auth.json'), opts.accounts);
   const cfg = loadConfig(
-    { KUBECONFIG: bffKubeconfig(), CONSOLE_PORT: '0', CONSOLE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...extraEnv },
+    {
+      KUBECONFIG: bffKubeconfig(),
+      CONSOLE_PORT: '0',
+      CONSOLE_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      ...sandboxForgeEnv(),
+      ...extraEnv,
+    },
     [],
   );
   const c = await startConsole(cfg, opts);

@@ -4,7 +4,8 @@
 // kubeconfig is for the sandbox's own set-up and the scenario helpers (kubectl edits, pushes, fixtures) only.
 import { existsSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
-import { CONSOLE_KUBECONFIG_PATH } from '../../sandbox/sandbox.ts';
+import { CONSOLE_KUBECONFIG_PATH, readState, type SandboxState } from '../../sandbox/sandbox.ts';
+import type { ExtrasState } from '../../sandbox/extras.ts';
 import { ClusterConnection } from '../../src/server/kube/connection.ts';
 
 /**
@@ -64,4 +65,14 @@ export async function assertBffIdentityIsLeastPrivilege(clusters: string[]): Pro
       conn.close();
     }
   }
+}
+
+/**
+ * The console's forge token file for the sandbox forge (the host of the repo the controllers fetch), as a
+ * deployment would mount it (CONSOLE_FORGE_TOKENS_FILE): the freeze write-back then opens a pull request there.
+ * Empty when the sandbox has no forge.
+ */
+export function sandboxForgeEnv(): { CONSOLE_FORGE_TOKENS_FILE?: string } {
+  const forge = (readState() as (SandboxState & ExtrasState) | undefined)?.forge;
+  return forge && existsSync(forge.consoleTokensFile) ? { CONSOLE_FORGE_TOKENS_FILE: forge.consoleTokensFile } : {};
 }

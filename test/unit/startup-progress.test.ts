@@ -17,7 +17,7 @@ const script = readFileSync(join(REPO_ROOT, 'sandbox/build.sh'), 'utf8');
 describe('build progress', () => {
   it('knows build.sh components in order', () => {
     const names = componentsOf(script);
-    expect(names.slice(0, 3)).toEqual(['gitserver', 'etcd', 'kube']);
+    expect(names.slice(0, 3)).toEqual(['etcd', 'kube', 'kwok']);
     expect(names).toEqual(expect.arrayContaining(['flux-source', 'flux-kustomize', 'gitea', 'registry']));
     expect(names).not.toContain('COMPONENT');
   });

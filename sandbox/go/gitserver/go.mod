@@ -1,3 +1,0 @@
-module gitops-console/sandbox/gitserver
-
-go 1.26.0
