@@ -1,7 +1,8 @@
 // Issue 16's acceptance in Chromium against the sandbox: a commit changing the dev render worker's image shows,
 // in the dev release row, all nine states with real values (the promotion once a second commit brings the same
 // digests to staging); a failing verification is red, leads the app header and counts in the environment's
-// change failure rate; a row edited in the store is found by "Verify chain"; an export verifies offline.
+// change failure rate; a developer rolls back to the good release through a pull request on the forge; a row
+// edited in the store is found by "Verify chain"; an export verifies offline.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect, test, type Locator } from '@playwright/test';
 import {
+  closePullRequest,
   commitAndPush,
+  forgeBranchHead,
   readRepoFile,
   setBusinessEndpoint,
   waitForKustomizationRevision,
@@ -41,10 +44,12 @@ const withTag = (overlay: string, tag: string) =>
 const state = (row: Locator, name: string) => row.locator(`[data-testid="release-state"][data-state="${name}"]`);
 
 let devOriginal = '';
+let rollbackPr = 0;
 let stagingOriginal = '';
 
 test.afterAll(async () => {
   setBusinessEndpoint('dev', { mode: 'ok' });
+  if (rollbackPr) await closePullRequest(rollbackPr);
   // put this spec's edits back (only the render worker lines), so the other specs see the seed
   const dev = readRepoFile(DEV);
   const staging = readRepoFile(STAGING);
@@ -60,7 +65,7 @@ test.afterAll(async () => {
   }
 });
 
-test('a dev image change: nine states with real values, promoted to staging; a failing verification is red and counts; Verify chain finds an edited row; the export verifies offline', async ({
+test('a dev image change: nine states with real values, promoted to staging; a failing verification is red and counts; a rollback pull request; Verify chain finds an edited row; the export verifies offline', async ({
   page,
 }) => {
   test.setTimeout(900_000);
@@ -117,6 +122,24 @@ test('a dev image change: nine states with real values, promoted to staging; a f
     new RegExp(`${bad.slice(0, 7)} stops at (health|verification)`),
   );
   setBusinessEndpoint('dev', { mode: 'ok' });
+
+  // 4. a developer's way back: roll back to the good release — a pull request on the forge, never a push to main
+  const mainBefore = await forgeBranchHead('main');
+  await row.getByRole('button', { name: `Roll back to ${sha.slice(0, 7)}` }).click();
+  const dialog = page.getByTestId('rollback-dialog');
+  await expect(dialog).toBeVisible();
+  await dialog.getByLabel(/Why/).fill('the failing verification: back to the verified release');
+  await dialog.getByRole('button', { name: 'Open the pull request' }).click();
+  const result = dialog.getByTestId('rollback-result');
+  await expect(result).toContainText(/Pull request #\d+ opened on main/);
+  await expect(result).toContainText('restore overlays/dev/kustomization.yaml');
+  // the staging promotion since is outside dev's directory: named, not reverted
+  await expect(result).toContainText('Not reverted (outside overlays/dev): overlays/staging/kustomization.yaml');
+  rollbackPr = Number(/#(\d+)/.exec((await result.textContent()) ?? '')?.[1]);
+  expect(rollbackPr).toBeGreaterThan(0);
+  expect(await forgeBranchHead('main')).toBe(mainBefore);
+  await page.keyboard.press('Escape');
+
   // … and counts in dev's change failure rate
   await page.goto('/envs/dev');
   const cfr = page.getByText(/(\d+) of (\d+) deployments failed within/);
@@ -124,7 +147,7 @@ test('a dev image change: nine states with real values, promoted to staging; a f
   const [, failed = '0'] = /(\d+) of \d+ deployments failed/.exec((await cfr.textContent()) ?? '') ?? [];
   expect(Number(failed)).toBeGreaterThanOrEqual(1);
 
-  // 4. an edited row in the store: "Verify chain" names it; put back, the chain is intact again
+  // 5. an edited row in the store: "Verify chain" names it; put back, the chain is intact again
   const db = new Database(join(process.env.E2E_DATA_DIR as string, 'evidence.sqlite'));
   try {
     db.pragma('busy_timeout = 5000');
@@ -151,7 +174,7 @@ test('a dev image change: nine states with real values, promoted to staging; a f
     db.close();
   }
 
-  // 5. the full export, downloaded through the session, verifies offline with the CLI (no server, no database)
+  // 6. the full export, downloaded through the session, verifies offline with the CLI (no server, no database)
   const res = await page.request.get('/api/evidence/export?format=jsonl');
   expect(res.status()).toBe(200);
   const dir = mkdtempSync(join(tmpdir(), 'releases-e2e-'));
