@@ -10,7 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReleasesResponse } from '../../src/api/schemas.ts';
 import { mustState } from '../../sandbox/sandbox.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { commitAndPush, readRepoFile, waitForKustomizationRevision, writeRepoFile } from '../../sandbox/scenario.ts';
+import {
+  approvePullRequest,
+  commitAndPush,
+  mergePullRequest,
+  openForgePullRequest,
+  readRepoFile,
+  waitForKustomizationRevision,
+  writeRepoFile,
+} from '../../sandbox/scenario.ts';
 import { as } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
 
@@ -44,6 +52,8 @@ const state = (r: ReleasesResponse['releases'][number] | undefined, name: string
   r?.states.find((s) => s.name === name);
 
 const MISSING_LINE = '  - missing-by-releases-test.yaml\n';
+const TTS_ONE = '  - name: tts-gateway\n    count: 1\n';
+const TTS_TWO = '  - name: tts-gateway\n    count: 2\n';
 
 /** The line after the render worker's image entry (`newTag: …` or `digest: …`). */
 function renderWorkerLine(overlay: string): string {
@@ -86,7 +96,10 @@ afterAll(async () => {
   try {
     // undo only this suite's edits (other suites may push to the same repo meanwhile)
     const now = pushed ? readRepoFile(OVERLAY) : original;
-    const restored = withRenderWorkerLine(now.replace(MISSING_LINE, ''), renderWorkerLine(original));
+    const restored = withRenderWorkerLine(now.replace(MISSING_LINE, ''), renderWorkerLine(original)).replace(
+      TTS_TWO,
+      TTS_ONE,
+    );
     const stagingNow = pushed ? readRepoFile(STAGING_OVERLAY) : originalStaging;
     const stagingRestored = withRenderWorkerLine(stagingNow, renderWorkerLine(originalStaging));
     if (restored !== now || stagingRestored !== stagingNow) {
@@ -189,6 +202,38 @@ describe('release evidence (issue 16)', () => {
     expect(Number(promotion?.data?.secondsAfter)).toBeGreaterThan(0);
     expect(promotion?.value).toMatch(/reached staging/);
   }, 420_000);
+
+  it('a change merged through a reviewed pull request: the review state names the PR, its approver and who merged it', async () => {
+    expect(readRepoFile(OVERLAY)).toContain(TTS_ONE);
+    const branch = `releases-test-${Date.now().toString(36)}`;
+    const pr = await openForgePullRequest({
+      branch,
+      title: 'Two TTS gateways in dev (releases test)',
+      edit: (w) => writeRepoFile(w, OVERLAY, readFileSync(join(w, OVERLAY), 'utf8').replace(TTS_ONE, TTS_TWO)),
+    });
+    await approvePullRequest(pr.number, 'reviewer');
+    const merged = await mergePullRequest(pr.number, 'developer');
+    if (!merged.ok) throw new Error(`merge: ${merged.status} ${merged.message}`);
+    pushed = true;
+    await waitForKustomizationRevision(CLUSTER, KS, merged.mergeCommit);
+    let r: ReleasesResponse['releases'][number] | undefined;
+    await waitFor(
+      `release ${merged.mergeCommit.slice(0, 8)} reviewed`,
+      async () => {
+        r = (await releases()).releases.find((x) => x.sha === merged.mergeCommit);
+        return !!r && state(r, 'review')?.status !== 'pending';
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+    const review = state(r, 'review');
+    expect(review).toMatchObject({ status: 'ok', actor: 'developer', value: `PR #${pr.number} approved by reviewer` });
+    expect(review?.data).toMatchObject({
+      source: 'forge',
+      pullRequest: { number: pr.number, mergedBy: 'developer', baseBranch: 'main', headBranch: branch },
+      approvers: ['reviewer'],
+    });
+    expect(String(review?.data?.mergeTime)).toMatch(/^\d{4}-/);
+  }, 300_000);
 
   it('a commit naming a missing file: the newest release stops at the render / reconcile with Flux BuildFailed', async () => {
     const current = readRepoFile(OVERLAY);
