@@ -25,6 +25,12 @@ const ConfigSchema = z.object({
       verifyIntervalS: z.coerce.number().int().min(10).max(86_400).default(300),
       /** environments whose commits must reach their branch reviewed (a direct push fails the review state) */
       reviewRequiredEnvs: z.array(z.string().min(1)).default(['prod']),
+      /** `<namespace>/<name>` of a coordination.k8s.io Lease: with several replicas, only its holder records */
+      lease: z
+        .string()
+        .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'expected <namespace>/<name>')
+        .optional(),
+      leaseCluster: z.string().min(1).optional(),
     })
     .default({ enabled: true, verifyIntervalS: 300, reviewRequiredEnvs: ['prod'] }),
   staticDir: z.string().optional(),
@@ -114,6 +120,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
         registryMirrors: env.CONSOLE_REGISTRY_MIRRORS,
         verifyIntervalS: env.CONSOLE_VERIFICATION_INTERVAL_S,
         reviewRequiredEnvs: list(env.CONSOLE_REVIEW_REQUIRED_ENVS),
+        lease: env.CONSOLE_RECORDER_LEASE?.trim() || undefined,
+        leaseCluster: env.CONSOLE_RECORDER_LEASE_CLUSTER?.trim() || undefined,
       }).filter(([, v]) => v !== undefined && v !== ''),
     ),
     oidc: env.CONSOLE_OIDC_ISSUER

@@ -22,6 +22,9 @@ import { startStartupServer } from './startup-page.ts';
 import { loadForgeDirectory } from './forge/forge-directory.ts';
 import { join } from 'node:path';
 import { parseRegistryMirrors, ReleaseRecorder, validateRender } from './evidence/release-recorder.ts';
+import { LeaseElector } from './kube/lease.ts';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import { DiffService } from './services/diff-service.ts';
 
 export interface RunningConsole {
@@ -132,26 +135,54 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   index.start();
   // release evidence for every app, whether or not anyone looks (issue 16); CONSOLE_RELEASE_RECORDER=off skips it
   const releaseDiffs = new DiffService({ clusters, catalog, index, recorder, dataDir: cfg.dataDir });
-  const releases = cfg.releases.enabled
-    ? new ReleaseRecorder({
-        catalog,
-        recorder,
-        store,
-        index,
-        desired: (a) => releaseDiffs.desired(a, undefined),
-        dataDir: cfg.dataDir,
-        log,
-        verificationsFile: cfg.releases.verificationsFile,
-        registryMirrors: parseRegistryMirrors(cfg.releases.registryMirrors),
-        verifyIntervalMs: cfg.releases.verifyIntervalS * 1000,
-        reachable: (c) => clusters.clusters.get(c)?.state.status === 'connected',
-        forges: deps.forges,
-        reviewRequiredEnvs: cfg.releases.reviewRequiredEnvs,
-        envOrder: cfg.envOrder,
-        validate: (a) => validateRender(releaseDiffs, a),
-      })
-    : undefined;
-  releases?.start();
+  const newReleaseRecorder = () =>
+    new ReleaseRecorder({
+      catalog,
+      recorder,
+      store,
+      index,
+      desired: (a) => releaseDiffs.desired(a, undefined),
+      dataDir: cfg.dataDir,
+      log,
+      verificationsFile: cfg.releases.verificationsFile,
+      registryMirrors: parseRegistryMirrors(cfg.releases.registryMirrors),
+      verifyIntervalMs: cfg.releases.verifyIntervalS * 1000,
+      reachable: (c) => clusters.clusters.get(c)?.state.status === 'connected',
+      forges: deps.forges,
+      reviewRequiredEnvs: cfg.releases.reviewRequiredEnvs,
+      envOrder: cfg.envOrder,
+      validate: (a) => validateRender(releaseDiffs, a),
+    });
+  // with several replicas only one records: a Lease (CONSOLE_RECORDER_LEASE=<namespace>/<name>) on the first
+  // cluster, or CONSOLE_RECORDER_LEASE_CLUSTER's; without it this process records (one replica)
+  let releases: ReleaseRecorder | undefined;
+  let lease: LeaseElector | undefined;
+  if (cfg.releases.enabled && cfg.releases.lease) {
+    const [ns = '', leaseName = ''] = cfg.releases.lease.split('/');
+    const leaseCluster = cfg.releases.leaseCluster ?? contexts[0]?.name ?? '';
+    const conn = clusters.clusters.get(leaseCluster)?.conn;
+    if (!conn) throw new Error(`CONSOLE_RECORDER_LEASE_CLUSTER: no cluster ${leaseCluster}`);
+    lease = new LeaseElector({
+      conn,
+      namespace: ns,
+      name: leaseName,
+      identity: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+      log,
+      onStart: () => {
+        releases = newReleaseRecorder();
+        releases.start();
+      },
+      onStop: () => {
+        const r = releases;
+        releases = undefined;
+        void r?.stop();
+      },
+    });
+    lease.start();
+  } else if (cfg.releases.enabled) {
+    releases = newReleaseRecorder();
+    releases.start();
+  }
   recorder.observe({
     time: new Date().toISOString(),
     type: 'console.started',
@@ -181,6 +212,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     routes,
     async close() {
       await app.close();
+      await lease?.stop();
       await releases?.stop();
       await clusters.stop();
       await recorder.flush();

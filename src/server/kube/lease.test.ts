@@ -1,0 +1,99 @@
+// The Lease elector against an in-memory apiserver that honours resourceVersion preconditions (409 on a stale
+// write): one leader at a time, renewals, a takeover only after expiry, a lost race, a leader that cannot renew
+// stops before the lease could be taken, and a stop that hands the lease over at once.
+import { describe, expect, it } from 'vitest';
+import { LeaseElector, type LeaseConn } from './lease.ts';
+
+class FakeApi implements LeaseConn {
+  obj: Record<string, unknown> | undefined;
+  rv = 0;
+  down = false;
+  async json<T>(method: string, _path: string, opts: { body?: string } = {}): Promise<T> {
+    if (this.down) throw Object.assign(new Error('connect ECONNREFUSED'), { status: 0 });
+    const err = (status: number) => Object.assign(new Error(`HTTP ${status}`), { status });
+    if (method === 'GET') {
+      if (!this.obj) throw err(404);
+      return structuredClone(this.obj) as T;
+    }
+    const body = JSON.parse(opts.body ?? '{}') as { metadata: { resourceVersion?: string } };
+    if (method === 'POST') {
+      if (this.obj) throw err(409);
+    } else if (body.metadata.resourceVersion !== String(this.rv)) throw err(409);
+    this.obj = { ...body, metadata: { ...body.metadata, resourceVersion: String(++this.rv) } };
+    return structuredClone(this.obj) as T;
+  }
+}
+
+function elector(api: FakeApi, identity: string, clock: { t: number }, events: string[]) {
+  return new LeaseElector({
+    conn: api,
+    namespace: 'ns',
+    name: 'rec',
+    identity,
+    durationS: 15,
+    now: () => clock.t,
+    onStart: () => events.push(`${identity} start`),
+    onStop: (why) => events.push(`${identity} stop: ${why}`),
+  });
+}
+
+describe('LeaseElector', () => {
+  it('one leader; the other follows; takeover only after the lease expired', async () => {
+    const api = new FakeApi();
+    const clock = { t: Date.parse('2026-12-01T10:00:00Z') };
+    const ev: string[] = [];
+    const a = elector(api, 'a', clock, ev);
+    const b = elector(api, 'b', clock, ev);
+    expect(await a.tryOnce()).toBe(true);
+    expect(await b.tryOnce()).toBe(false);
+    clock.t += 5000;
+    expect(await a.tryOnce()).toBe(true); // renewed
+    clock.t += 14_000;
+    expect(await b.tryOnce()).toBe(false); // renewed 14 s ago: not expired
+    clock.t += 2000;
+    expect(await b.tryOnce()).toBe(true); // 16 s: expired, taken over
+    expect((api.obj?.spec as { leaseTransitions: number }).leaseTransitions).toBe(1);
+    expect(await a.tryOnce()).toBe(false);
+    expect(ev).toEqual(['a start', 'b start', 'a stop: held by b']);
+    expect([a.isLeader, b.isLeader]).toEqual([false, true]);
+  });
+
+  it('a lost race (stale resourceVersion → 409) leaves exactly one leader', async () => {
+    const api = new FakeApi();
+    const clock = { t: 1_000_000 };
+    const ev: string[] = [];
+    const a = elector(api, 'a', clock, ev);
+    const b = elector(api, 'b', clock, ev);
+    const res = await Promise.all([a.tryOnce(), b.tryOnce()]);
+    expect(res.filter(Boolean)).toHaveLength(1);
+    expect([a.isLeader, b.isLeader].filter(Boolean)).toHaveLength(1);
+  });
+
+  it('a leader that cannot renew stops within two thirds of the duration, before anyone may take over', async () => {
+    const api = new FakeApi();
+    const clock = { t: 1_000_000 };
+    const ev: string[] = [];
+    const a = elector(api, 'a', clock, ev);
+    await a.tryOnce();
+    api.down = true;
+    clock.t += 5000;
+    await a.tryOnce();
+    expect(a.isLeader).toBe(true);
+    clock.t += 5000;
+    await a.tryOnce();
+    expect(a.isLeader).toBe(false);
+    expect(ev.at(-1)).toMatch(/a stop: cannot renew: connect ECONNREFUSED/);
+  });
+
+  it('stop hands the lease over at once', async () => {
+    const api = new FakeApi();
+    const clock = { t: 1_000_000 };
+    const ev: string[] = [];
+    const a = elector(api, 'a', clock, ev);
+    const b = elector(api, 'b', clock, ev);
+    await a.tryOnce();
+    await a.stop();
+    expect(await b.tryOnce()).toBe(true);
+    expect(ev).toEqual(['a start', 'a stop: stopped', 'b start']);
+  });
+});
