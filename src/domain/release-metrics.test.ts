@@ -177,14 +177,14 @@ describe('envReleaseMetrics', () => {
       reasons: /^reverted by ccccccc/,
     },
     {
-      name: 'a release.rollback record for the app within the window: a failure',
+      name: 'a release.rollback-requested record for the app within the window: a failure',
       events: () => [
         ...release(A, '2026-12-01T10:00:00.000Z'),
-        ev('release.rollback', '2026-12-01T10:30:00.000Z', { to: B }),
+        ev('release.rollback-requested', '2026-12-01T10:30:00.000Z', { to: B }),
       ],
       deployments: 1,
       failed: 1,
-      reasons: /^rolled back \(release.rollback\)/,
+      reasons: /^rolled back \(release.rollback-requested\)/,
     },
     {
       name: "another app's rollback: not this release's failure",

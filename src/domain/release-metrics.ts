@@ -28,7 +28,7 @@ export const FREEZE_EVENT_TYPES = ['freeze.started', 'freeze.ended', 'freeze.exp
 /** the release evidence the metrics read (review, validation, promotion, gap… may appear and are ignored) */
 export const METRIC_RELEASE_TYPES = ['release.change', 'release.reconcile', 'release.health', 'release.verification'];
 /** the rollback records the metrics know of today (any `release.rollback*` type counts) */
-export const ROLLBACK_TYPES = ['release.rollback'];
+export const ROLLBACK_TYPES = ['release.rollback-requested'];
 /** every type the metrics read: what a store query for them should ask for */
 export const METRIC_EVENT_TYPES: string[] = [
   ...METRIC_RELEASE_TYPES,

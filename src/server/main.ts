@@ -157,6 +157,8 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   // cluster, or CONSOLE_RECORDER_LEASE_CLUSTER's; without it this process records (one replica)
   let releases: ReleaseRecorder | undefined;
   let lease: LeaseElector | undefined;
+  /** the stop of a recorder that lost the Lease: awaited before another starts and at close */
+  let stopping: Promise<void> = Promise.resolve();
   if (cfg.releases.enabled && cfg.releases.lease) {
     const [ns = '', leaseName = ''] = cfg.releases.lease.split('/');
     const leaseCluster = cfg.releases.leaseCluster ?? contexts[0]?.name ?? '';
@@ -169,13 +171,16 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       identity: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
       log,
       onStart: () => {
-        releases = newReleaseRecorder();
-        releases.start();
+        const r = newReleaseRecorder();
+        releases = r;
+        void stopping.then(() => {
+          if (releases === r) r.start();
+        });
       },
       onStop: () => {
         const r = releases;
         releases = undefined;
-        void r?.stop();
+        stopping = stopping.then(() => r?.stop());
       },
     });
     lease.start();
@@ -214,6 +219,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       await app.close();
       await lease?.stop();
       await releases?.stop();
+      await stopping;
       await clusters.stop();
       await recorder.flush();
       await checkpoints.stop();

@@ -171,6 +171,7 @@ export class ReleaseRecorder {
   private readonly loaded = new Set<string>();
   private readonly chains = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
+  private readonly retryAfterError = new Set<string>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly mirrors: GitMirrors;
   private readonly heavy = new Limiter(2);
@@ -181,7 +182,7 @@ export class ReleaseRecorder {
   };
 
   constructor(private readonly o: ReleaseRecorderOptions) {
-    this.mirrors = new GitMirrors(join(o.dataDir, 'release-git'));
+    this.mirrors = GitMirrors.for(join(o.dataDir, 'release-git'));
   }
 
   start(): void {
@@ -218,10 +219,15 @@ export class ReleaseRecorder {
       this.timers.delete(id);
     }
     const p = this.tick(id)
-      .catch((e: unknown) => this.o.log.warn({ app: id, err: message(e) }, 'release recorder: tick failed'))
+      .catch((e: unknown) => {
+        this.o.log.warn({ app: id, err: message(e) }, 'release recorder: tick failed');
+        this.retryAfterError.add(id);
+      })
       .finally(() => {
         this.chains.delete(id);
         if (this.again.delete(id)) this.schedule(id);
+        // a failed tick (the store or Git did not answer) is tried again, never given up
+        else if (this.retryAfterError.delete(id)) this.later(id);
       });
     this.chains.set(id, p);
   }
@@ -239,7 +245,12 @@ export class ReleaseRecorder {
   /** The app's latest recorded release, read back once (resume after a restart without duplicates). */
   private async load(app: App): Promise<void> {
     if (this.loaded.has(app.id)) return;
-    const events = await this.o.store.list({ app: app.id, type: RELEASE_EVIDENCE_TYPES, limit: 200 });
+    // the states, without the periodic verifications (one per interval would push them out of any window)
+    const events = await this.o.store.list({
+      app: app.id,
+      type: RELEASE_EVIDENCE_TYPES.filter((t) => t !== 'release.verification'),
+      limit: 200,
+    });
     this.loaded.add(app.id);
     // a promotion is recorded on an older release when the next environment catches up: not this app's newest
     const newest = events.find((e) => e.type !== RELEASE_GAP && e.type !== 'release.promotion');
@@ -342,6 +353,8 @@ export class ReleaseRecorder {
   }
 
   private emit(app: App, rel: Tracked, state: ReleaseStateName, actor: string, data: Record<string, unknown>): void {
+    // a stopped recorder (the Lease went to another replica, or the console closes) records nothing more
+    if (this.closed) return;
     const type = RELEASE_EVIDENCE[state] as EvidenceType;
     const time = new Date().toISOString();
     const status = typeof data.status === 'string' ? data.status : 'ok';
@@ -589,16 +602,25 @@ export class ReleaseRecorder {
       rel.promotionChecked = rel.images !== undefined || at <= 0;
       return;
     }
-    rel.promotionChecked = true;
+    // every image must have a digest (pinned or resolved): otherwise the releases cannot be compared
+    if (rel.images.some((i) => !i.digest && !i.resolved)) {
+      rel.promotionChecked = true;
+      return;
+    }
     const here = releaseDigests(rel.images);
     const prevEnv = order[at - 1];
     const prev = familyOf(app, this.o.catalog.list(), order).find((a) => a.env === prevEnv);
-    if (!prev || !here.length) return;
+    if (!prev || !here.length) {
+      rel.promotionChecked = true;
+      return;
+    }
     const artifacts = await this.o.store.list({ app: prev.id, type: ['release.artifact'], limit: 50 });
     // the release that brought these digests to the previous environment: the oldest of the newest run of its
     // releases that all name them (in a monorepo, later commits for other environments keep the same digests)
     const matches = (e: (typeof artifacts)[number]) => {
       const imgs = Array.isArray(e.data.images) ? (e.data.images as Array<Record<string, unknown>>) : [];
+      if (!imgs.length || imgs.some((i) => typeof i.digest !== 'string' && typeof i.resolved !== 'string'))
+        return false;
       return promoted(releaseDigests(imgs), here) === true;
     };
     let match: (typeof artifacts)[number] | undefined;
@@ -607,12 +629,16 @@ export class ReleaseRecorder {
       else if (match) break;
     }
     const fromSha = typeof match?.data.sha === 'string' ? match.data.sha : undefined;
-    if (!match || !fromSha) return;
+    if (!match || !fromSha) {
+      rel.promotionChecked = true;
+      return;
+    }
     const done = await this.o.store.list({ app: prev.id, type: ['release.promotion'], limit: 100 });
-    if (done.some((e) => e.data.sha === fromSha && e.data.toSha === rel.sha)) return;
     const reconciled = (await this.o.store.list({ app: prev.id, type: ['release.reconcile'], limit: 100 })).find(
       (e) => e.data.sha === fromSha && e.data.status === 'ok',
     );
+    rel.promotionChecked = true; // the reads succeeded: a failure above leaves it to the next tick
+    if (done.some((e) => e.data.sha === fromSha && e.data.toSha === rel.sha)) return;
     const now = new Date().toISOString();
     this.o.recorder.observe({
       time: now,
@@ -665,7 +691,7 @@ export class ReleaseRecorder {
       return;
     }
     const rendered = shaOf(render.revision);
-    if (app.controller === 'flux' && rendered && rendered !== rel.sha) return; // the source moved on meanwhile
+    if (rendered && rendered !== rel.sha) return; // the source moved on meanwhile (or Argo CD is at another revision)
     const images: Array<ImageRef & { resolved?: string; resolveError?: string }> = [];
     for (const img of imagesOf(render.objects).slice(0, 100)) {
       const r = img.digest ? {} : await this.resolveTag(img.image);
@@ -907,10 +933,14 @@ export class ReleaseRecorder {
     for (const [id, rel] of this.tracked) {
       const app = this.o.catalog.get(id);
       if (!app || rel.recorded.get('reconcile')?.status !== 'ok' || this.chains.has(id)) continue;
+      if (this.superseded(app, rel)) continue; // a new revision: its own tick verifies it
       if (this.o.reachable && !this.o.reachable(app.cluster)) continue;
       const p = this.recordVerification(app, rel, true)
         .catch((e: unknown) => this.o.log.warn({ app: id, err: message(e) }, 'release recorder: verification failed'))
-        .finally(() => this.chains.delete(id));
+        .finally(() => {
+          this.chains.delete(id);
+          if (this.again.delete(id)) this.schedule(id);
+        });
       this.chains.set(id, p);
     }
   }

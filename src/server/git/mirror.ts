@@ -1,9 +1,9 @@
 // Bare Git mirrors under the data dir, one per repository URL, fetched over http(s) only: the release recorder
 // reads commits from them, the rollback reads trees. Work on one mirror is serialized (git's lock files would
-// make a concurrent fetch fail); credentials never appear in URLs here (assertFetchableUrl refuses them).
+// make a concurrent fetch fail); a URL's user info is cut from every error message.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertFetchableUrl } from '../services/render.ts';
 
@@ -29,16 +29,34 @@ export function git(args: string[], opts: { cwd?: string; timeoutMs?: number } =
       },
       (err, stdout, stderr) =>
         err
-          ? reject(new Error((stderr || err.message).trim().split('\n').slice(-3).join(' ').slice(0, 500)))
+          ? reject(
+              new Error(
+                (stderr || err.message)
+                  .trim()
+                  .split('\n')
+                  .slice(-3)
+                  .join(' ')
+                  .replace(/\/\/[^/@\s]*@/g, '//')
+                  .slice(0, 500),
+              ),
+            )
           : resolve(stdout),
     );
   });
 }
 
 export class GitMirrors {
+  private static readonly shared = new Map<string, GitMirrors>();
   private readonly locks = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly root: string) {}
+  private constructor(private readonly root: string) {}
+
+  /** One instance per directory in this process: its locks must cover every user of the same mirrors. */
+  static for(root: string): GitMirrors {
+    let m = GitMirrors.shared.get(root);
+    if (!m) GitMirrors.shared.set(root, (m = new GitMirrors(root)));
+    return m;
+  }
 
   /**
    * Runs `fn` on the repository's bare mirror, fetched first when `need` is a commit it does not have, or always
@@ -58,7 +76,10 @@ export class GitMirrors {
       .then(async () => {
         if (!existsSync(dir)) {
           mkdirSync(dir, { recursive: true });
-          await git(['init', '-q', '--bare', dir]);
+          await git(['init', '-q', '--bare', dir]).catch((e: unknown) => {
+            rmSync(dir, { recursive: true, force: true });
+            throw e;
+          });
         }
         const has =
           need !== 'fetch' &&

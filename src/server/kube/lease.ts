@@ -1,8 +1,10 @@
 // One release recorder among several BFF replicas (issue 16): a coordination.k8s.io/v1 Lease, as controllers
 // elect their leader. The holder renews it every `renewMs`; another replica takes it over only once its
-// renewTime is older than leaseDurationSeconds. Every write carries the Lease's resourceVersion, so two replicas
-// that race get one 200 and one 409 — the loser stays a follower. A leader that cannot renew for the lease
-// duration (apiserver down, 403) stops leading before anyone else may start: at most one records at a time.
+// Lease has not changed (its resourceVersion) for leaseDurationSeconds of this replica's own clock, as client-go
+// judges it (no comparison of another machine's timestamps). Every write carries the Lease's resourceVersion, so
+// two replicas that race get one 200 and one 409 — the loser stays a follower. A leader stops leading two thirds
+// of the duration after the start of its last successful renewal unless it renews again (a timer, not only a
+// failed attempt), so it has stopped before anyone else may start: at most one records at a time.
 import type { KubeError } from './connection.ts';
 
 export interface LeaseConn {
@@ -42,9 +44,12 @@ const status = (e: unknown) => (e as Partial<KubeError>)?.status;
 
 export class LeaseElector {
   private leading = false;
-  private lastRenew = 0;
   private timer: NodeJS.Timeout | undefined;
+  private deadline: NodeJS.Timeout | undefined;
+  private inflight: Promise<unknown> | undefined;
   private stopped = false;
+  /** the Lease as this replica last saw it change: its resourceVersion and when (local clock) */
+  private seen: { rv: string; at: number } | undefined;
   private readonly durationS: number;
   private readonly renewMs: number;
 
@@ -69,7 +74,8 @@ export class LeaseElector {
   start(): void {
     const loop = async () => {
       if (this.stopped) return;
-      await this.tryOnce().catch(() => undefined);
+      this.inflight = this.tryOnce().catch(() => undefined);
+      await this.inflight;
       if (!this.stopped) {
         this.timer = setTimeout(() => void loop(), this.renewMs);
         this.timer.unref();
@@ -82,10 +88,11 @@ export class LeaseElector {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    if (!this.leading) return;
+    await this.inflight; // an attempt in flight ends first (win() no longer starts anything)
     this.lose('stopped');
+    // give the Lease up if this replica holds it (also when an attempt won just as it stopped)
     try {
-      const cur = await this.o.conn.json<LeaseObj>('GET', this.path());
+      const cur = await this.o.conn.json<LeaseObj>('GET', this.path(), { timeoutMs: 5000 });
       if (cur.spec.holderIdentity === this.o.identity)
         await this.put({ ...cur, spec: { ...cur.spec, holderIdentity: '', renewTime: micro(0) } });
     } catch {
@@ -101,8 +108,13 @@ export class LeaseElector {
     });
   }
 
-  private win(): void {
-    this.lastRenew = this.now();
+  /** `started`: when the successful attempt began (the renewTime it wrote), on the local clock. */
+  private win(started: number): void {
+    if (this.stopped) return;
+    if (this.deadline) clearTimeout(this.deadline);
+    const left = started + (this.durationS * 1000 * 2) / 3 - this.now();
+    this.deadline = setTimeout(() => this.lose('could not renew the lease in time'), Math.max(0, left));
+    this.deadline.unref();
     if (this.leading) return;
     this.leading = true;
     this.o.log?.info({ lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity }, 'lease: leading');
@@ -110,6 +122,8 @@ export class LeaseElector {
   }
 
   private lose(why: string): void {
+    if (this.deadline) clearTimeout(this.deadline);
+    this.deadline = undefined;
     if (!this.leading) return;
     this.leading = false;
     this.o.log?.warn({ lease: `${this.o.namespace}/${this.o.name}`, why }, 'lease: no longer leading');
@@ -142,12 +156,13 @@ export class LeaseElector {
           contentType: 'application/json',
           timeoutMs: 5000,
         });
-        this.win();
+        this.win(t);
         return true;
       }
       const holder = cur.spec.holderIdentity ?? '';
-      const renewed = cur.spec.renewTime ? Date.parse(cur.spec.renewTime) : 0;
-      const expired = !holder || renewed + (cur.spec.leaseDurationSeconds ?? this.durationS) * 1000 < t;
+      const rv = cur.metadata.resourceVersion ?? '';
+      if (this.seen?.rv !== rv) this.seen = { rv, at: t };
+      const expired = !holder || t - this.seen.at > (cur.spec.leaseDurationSeconds ?? this.durationS) * 1000;
       if (holder !== this.o.identity && !expired) {
         this.lose(`held by ${holder}`);
         return false;
@@ -163,14 +178,12 @@ export class LeaseElector {
             : { acquireTime: micro(t), leaseTransitions: (cur.spec.leaseTransitions ?? 0) + (holder ? 1 : 0) }),
         },
       });
-      this.win();
+      this.win(t);
       return true;
     } catch (e) {
-      // a lost race (409/422) or an apiserver that does not answer: lead no longer than the lease lasts
+      // a lost race: another replica wrote first. Otherwise (apiserver down, 403) the deadline timer of the last
+      // successful renewal stops the leader in time.
       if (status(e) === 409) this.lose('another replica took the lease');
-      // (a renew deadline of two thirds of the duration, as client-go's: the leader stops before others may start)
-      else if (this.leading && this.now() - this.lastRenew >= (this.durationS * 1000 * 2) / 3)
-        this.lose(`cannot renew: ${e instanceof Error ? e.message : String(e)}`);
       return false;
     }
   }

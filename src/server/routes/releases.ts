@@ -19,6 +19,8 @@ import { RollbackService } from '../services/rollback.ts';
 
 /** release records read per request: the latest releases of the app (about 6 records each) */
 const MAX_RECORDS = 1000;
+/** verifications read per request (the newest; older releases keep their state records) */
+const MAX_VERIFICATIONS = 300;
 
 export const releaseRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   app.get(
@@ -26,7 +28,17 @@ export const releaseRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     { config: { access: { action: 'evidence.read', scope: 'app' } } },
     async (req) => {
       const a = await appOf(req, deps);
-      const events = await deps.store.list({ app: a.id, type: RELEASE_EVIDENCE_TYPES, limit: MAX_RECORDS });
+      // the states and, apart, the newest verifications (periodic ones, one per interval, would otherwise push
+      // older releases out of the window)
+      const [states, verifications] = await Promise.all([
+        deps.store.list({
+          app: a.id,
+          type: RELEASE_EVIDENCE_TYPES.filter((t) => t !== 'release.verification'),
+          limit: MAX_RECORDS,
+        }),
+        deps.store.list({ app: a.id, type: ['release.verification'], limit: MAX_VERIFICATIONS }),
+      ]);
+      const events = [...states, ...verifications];
       const releases = withPromotionTarget(buildReleases(events), a.env, deps.envOrder);
       const gaps = (await deps.store.list({ app: a.id, type: [RELEASE_GAP], limit: 20 })).map((e) => ({
         seq: e.seq,

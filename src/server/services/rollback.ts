@@ -5,7 +5,7 @@
 // evidence before the forge is asked (fails closed); the outcome names the pull request.
 import { join } from 'node:path';
 import type { App } from '../../domain/app.ts';
-import { shaOf } from '../../domain/release.ts';
+import { redactUrl, shaOf } from '../../domain/release.ts';
 import type { Principal } from '../auth/sessions.ts';
 import type { EvidenceRecorder } from '../evidence/recorder.ts';
 import type { ForgeDirectory } from '../forge/forge-directory.ts';
@@ -13,6 +13,9 @@ import type { FileChange, OpenedPullRequest } from '../forge/forge.ts';
 import { git, GitMirrors } from '../git/mirror.ts';
 import { HttpError } from '../http/errors.ts';
 import type { EvidenceStore } from '../store/evidence-store.ts';
+
+/** more differing files than this is not one reviewable pull request */
+const MAX_FILES = 200;
 
 export interface RollbackPlan {
   branch: string;
@@ -60,32 +63,51 @@ export class RollbackService {
       dataDir: string;
     },
   ) {
-    this.mirrors = new GitMirrors(join(deps.dataDir, 'rollback-git'));
+    this.mirrors = GitMirrors.for(join(deps.dataDir, 'rollback-git'));
   }
 
   /** What a rollback to `targetSha` changes, read from the repository as it is now. */
   async plan(app: App, targetSha: string): Promise<RollbackPlan> {
     const url = app.source.url;
     if (!url) throw new HttpError(409, 'Conflict', `${app.name} names no Git source: nothing to roll back`);
+    const shown = redactUrl(url) ?? url;
     const branch =
       app.source.ref?.replace(/^refs\/heads\//, '') || app.source.revisionObserved?.split('@')[0] || 'main';
-    if (!/^[\w./-]+$/.test(branch) || branch.startsWith('-'))
-      throw new HttpError(409, 'Conflict', `not a branch the console writes to: ${branch}`);
+    if (!/^[\w./-]+$/.test(branch) || branch.startsWith('-') || branch === 'HEAD')
+      throw new HttpError(409, 'Conflict', `the app follows ${branch}, not a named branch a pull request can target`);
     const path = normalizePath(app.source.path);
     try {
       return await this.mirrors.with(url, 'fetch', async (dir) => {
-        const fromSha = (await git(['-C', dir, 'rev-parse', '--verify', `refs/heads/${branch}^{commit}`])).trim();
+        const fromSha = (
+          await git(['-C', dir, 'rev-parse', '--verify', `refs/heads/${branch}^{commit}`]).catch(() => {
+            throw new HttpError(409, 'Conflict', `${shown} has no branch ${branch}: a pull request needs one`);
+          })
+        ).trim();
         await git(['-C', dir, 'cat-file', '-e', `${targetSha}^{commit}`]).catch(() => {
-          throw new HttpError(404, 'NotFound', `commit ${targetSha.slice(0, 12)} is not in ${url}`);
+          throw new HttpError(404, 'NotFound', `commit ${targetSha.slice(0, 12)} is not in ${shown}`);
         });
         const scope = path ? ['--', path] : ['--'];
         const changed = parseNameStatus(
           await git(['-C', dir, 'diff', '--no-renames', '--name-status', '-z', fromSha, targetSha, ...scope]),
         );
+        if (changed.length > MAX_FILES)
+          throw new HttpError(
+            409,
+            'Conflict',
+            `${changed.length} files differ under ${path || '.'}: more than ${MAX_FILES}, too many for one reviewable rollback pull request`,
+          );
         const files: FileChange[] = [];
         for (const c of changed) {
-          if (c.status.startsWith('D')) files.push({ path: c.path, content: '', delete: true });
-          else files.push({ path: c.path, content: await git(['-C', dir, 'show', `${targetSha}:${c.path}`]) });
+          if (c.status.startsWith('D')) {
+            files.push({ path: c.path, content: '', delete: true });
+            continue;
+          }
+          // regular text files only: a symlink, submodule or binary file would not survive a text commit
+          const mode = (await git(['-C', dir, 'ls-tree', targetSha, '--', c.path])).split(' ')[0];
+          const content = await git(['-C', dir, 'show', `${targetSha}:${c.path}`]);
+          if ((mode !== '100644' && mode !== '100755') || content.includes('\0'))
+            throw new HttpError(409, 'Conflict', `${c.path} is not a text file: roll it back by hand`);
+          files.push({ path: c.path, content });
         }
         const outside = path
           ? (
@@ -110,7 +132,7 @@ export class RollbackService {
       });
     } catch (e) {
       if (e instanceof HttpError) throw e;
-      throw new HttpError(502, 'GitUnavailable', `cannot read ${url}: ${e instanceof Error ? e.message : String(e)}`);
+      throw new HttpError(502, 'GitUnavailable', `cannot read ${shown}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
@@ -128,7 +150,7 @@ export class RollbackService {
       throw new HttpError(
         409,
         'NoForge',
-        `${found ? found.message : 'no forge configured'} for ${app.source.url ?? 'this app'}: a rollback opens a pull request, never a direct push`,
+        `${found ? found.message : 'no forge configured'} for ${redactUrl(app.source.url) ?? 'this app'}: a rollback opens a pull request, never a direct push`,
       );
     const { forge, repo } = found.value;
     const plan = await this.plan(app, targetSha);
@@ -153,7 +175,16 @@ export class RollbackService {
         app: app.id,
         cluster: app.cluster,
         env: app.env,
-        data: { ...summary, reason: r, forge: `${forge.kind} ${repo.host}`, repo: `${repo.owner}/${repo.name}` },
+        data: {
+          ...summary,
+          files: summary.files.slice(0, 50),
+          fileCount: summary.files.length,
+          outside: summary.outside.slice(0, 50),
+          outsideCount: summary.outside.length,
+          reason: r,
+          forge: `${forge.kind} ${repo.host}`,
+          repo: `${repo.owner}/${repo.name}`,
+        },
       },
       async (intent) => {
         intentSeq = intent.seq;
