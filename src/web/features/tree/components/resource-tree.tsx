@@ -49,8 +49,10 @@ export function ResourceTree({ appId }: { appId: string }) {
     text: sp.get('tq') ?? '',
   };
   const view = sp.get('view') === 'graph' ? 'graph' : 'list';
+  // every URL write starts from the URL as it is now, never from a render's copy: a write from an older render
+  // (the debounced selection below, a click right after it) must not bring back or drop another parameter
   const setParam = (k: string, v: string) => {
-    const next = new URLSearchParams(sp);
+    const next = new URLSearchParams(window.location.search);
     if (v) next.set(k, v);
     else next.delete(k);
     setSp(next, { replace: true });
@@ -77,8 +79,8 @@ export function ResourceTree({ appId }: { appId: string }) {
       const cur = new URLSearchParams(window.location.search);
       if (cur.get('sel') === selected && cur.get('node') === drawerId) return;
       setSp(
-        (prev) => {
-          const next = new URLSearchParams(prev);
+        () => {
+          const next = new URLSearchParams(window.location.search);
           for (const [k, v] of [
             ['sel', selected],
             ['node', drawerId],
