@@ -6,6 +6,7 @@ import { ROLES } from '../domain/access.ts';
 import { EVIDENCE_TYPES } from '../domain/evidence.ts';
 import { NODE_SYNC } from '../domain/tree.ts';
 import { CHANGE_CLASSES } from '../domain/field-diff.ts';
+import { RELEASE_STATES } from '../domain/release.ts';
 
 export const ErrorBody = z.object({
   error: z.object({
@@ -687,19 +688,8 @@ export const FreezeChangesResponse = z.object({
 });
 
 // ---- releases (issue 16): one row per release of an app, its nine states as a chain ----
-export const RELEASE_STATE_NAMES = [
-  'change',
-  'review',
-  'artifact',
-  'render',
-  'validation',
-  'reconcile',
-  'health',
-  'verification',
-  'promotion',
-] as const;
 export const ReleaseStateSchema = z.object({
-  name: z.enum(RELEASE_STATE_NAMES),
+  name: z.enum(RELEASE_STATES),
   step: z.number(),
   status: z.enum(['ok', 'failed', 'unknown', 'pending']),
   value: z.string().optional(),
@@ -714,7 +704,7 @@ export const ReleaseSchema = z.object({
   revision: z.string(),
   firstSeen: z.string(),
   states: z.array(ReleaseStateSchema),
-  blocked: z.object({ state: z.enum(RELEASE_STATE_NAMES), why: z.string() }).optional(),
+  blocked: z.object({ state: z.enum(RELEASE_STATES), why: z.string() }).optional(),
 });
 /** newest first; `notLive`: the newest release's first incomplete state and why, with the app's conditions */
 export const ReleasesResponse = z.object({
@@ -731,7 +721,7 @@ export const ReleasesResponse = z.object({
       }),
     )
     .optional(),
-  notLive: z.object({ state: z.enum(RELEASE_STATE_NAMES), why: z.string() }).optional(),
+  notLive: z.object({ state: z.enum(RELEASE_STATES), why: z.string() }).optional(),
 });
 export type ReleasesResponse = z.infer<typeof ReleasesResponse>;
 /** a rollback pull request to an earlier release: why (the reviewer reads it in the pull request) */

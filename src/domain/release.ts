@@ -469,15 +469,7 @@ function pendingWhy(name: ReleaseStateName, got: Map<ReleaseStateName, ReleaseEv
 }
 
 /** The recorded states that decide whether a release is live (review and promotion are governance, not liveness). */
-const REQUIRED: ReleaseStateName[] = [
-  'change',
-  'artifact',
-  'render',
-  'validation',
-  'reconcile',
-  'health',
-  'verification',
-];
+const REQUIRED: ReleaseStateName[] = RELEASE_STATES.filter((s) => s !== 'review' && s !== 'promotion');
 
 function firstIncomplete(states: ReleaseStateView[]): { state: ReleaseStateName; why: string } | undefined {
   const s = states.find((x) => REQUIRED.includes(x.name) && x.status !== 'ok');
