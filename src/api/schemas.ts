@@ -220,6 +220,10 @@ export const StreamMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('app-delete'), id: z.string() }),
   z.object({ type: z.literal('cluster'), cluster: ClusterStateSchema }),
   z.object({ type: z.literal('app-objects'), id: z.string() }),
+  // a prune preview or a freeze changed (on any replica): ids only, the page refetches what it shows
+  z.object({ type: z.literal('state'), kind: z.enum(['prune', 'freeze']), id: z.string(), app: z.string().optional() }),
+  // this replica may have missed changes of others: refetch everything shown
+  z.object({ type: z.literal('resync') }),
 ]);
 export type StreamMessage = z.infer<typeof StreamMessage>;
 

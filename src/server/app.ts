@@ -9,6 +9,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { ClustersResponse } from '../api/schemas.ts';
 import { allowed, installGuard } from './auth/guard.ts';
 import type { AppDeps } from './deps.ts';
+import { installRequestContext, requestIdMixin } from './http/request-context.ts';
 import { installErrorHandler, sendError } from './http/errors.ts';
 import { validated } from './http/respond.ts';
 import { actionRoutes } from './routes/actions.ts';
@@ -43,6 +44,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           remoteAddress: req.ip,
         }),
       },
+      // a line written during a request through the app's logger (services log through it) carries that
+      // request's id too; request loggers already bind it
+      mixin: requestIdMixin,
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: 1024 * 1024,
@@ -51,6 +55,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.trustProxy ? { trustProxy: deps.trustProxy } : {}),
   });
 
+  // every async step of a request (hooks, handler, the services it calls) runs with its id in context
+  installRequestContext(app);
   installErrorHandler(app);
   // request latency and errors of every route; the metrics themselves are served in the guarded context
   const metrics = new ConsoleMetrics(deps, { defaultMetrics: deps.defaultMetrics ?? true });

@@ -49,6 +49,8 @@ const ConfigSchema = z.object({
   metricsToken: z.string().min(1).optional(),
   /** JSON file of forge tokens per repo host (src/server/forge/forge-directory.ts) */
   forgeTokensFile: z.string().min(1).optional(),
+  /** a prune journal idle this long belongs to a dead replica: another replica reports it (default 120 s) */
+  pruneStaleSeconds: z.coerce.number().int().min(2).max(3600).default(120),
   oidc: z
     .object({
       issuer: z.url({ protocol: /^https?$/ }),
@@ -113,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     trustProxy: list(env.CONSOLE_TRUST_PROXY),
     metricsToken: env.CONSOLE_METRICS_TOKEN?.trim() || undefined,
     forgeTokensFile: env.CONSOLE_FORGE_TOKENS_FILE?.trim() || undefined,
+    pruneStaleSeconds: env.CONSOLE_PRUNE_STALE_SECONDS || undefined,
     releases: Object.fromEntries(
       Object.entries({
         enabled: env.CONSOLE_RELEASE_RECORDER !== 'off',

@@ -11,6 +11,7 @@ import type { DriftTracker } from './services/drift-tracker.ts';
 import type { ForgeDirectory } from './forge/forge-directory.ts';
 import type { ObjectIndex } from './services/object-index.ts';
 import type { EvidenceStore } from './store/evidence-store.ts';
+import type { StateBus } from './store/state-bus.ts';
 
 export interface AppDeps {
   clusters: ClusterManager;
@@ -41,6 +42,10 @@ export interface AppDeps {
   forges?: ForgeDirectory | undefined;
   /** CONSOLE_METRICS_TOKEN: /metrics needs `Authorization: Bearer <it>`; unset, only loopback may scrape */
   metricsToken?: string | undefined;
+  /** state changes of prune previews, freezes and sessions to every replica (PostgreSQL LISTEN/NOTIFY) */
+  bus?: StateBus | undefined;
+  /** a prune journal idle this long belongs to a dead replica (CONSOLE_PRUNE_STALE_SECONDS) */
+  pruneStaleMs?: number | undefined;
   /** Node's process metrics on /metrics (default on) */
   defaultMetrics?: boolean;
 }

@@ -17,6 +17,9 @@ import { loadSigningKey, signingKeyPath } from './evidence/signing.ts';
 import { Accounts } from './auth/accounts.ts';
 import { OidcLogin } from './auth/oidc.ts';
 import { SessionStore } from './auth/sessions.ts';
+import { DbSessionBackend } from './auth/session-backend.ts';
+import { LocalStateBus, PostgresStateBus, type StateBus } from './store/state-bus.ts';
+import type pg from 'pg';
 import { AccessReviewer } from './kube/access-review.ts';
 import { startStartupServer } from './startup-page.ts';
 import { loadForgeDirectory } from './forge/forge-directory.ts';
@@ -99,7 +102,16 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     error: (o: object, m: string) => app.log.error(o, m),
   };
   const recorder = new EvidenceRecorder(store, log);
+  // prune previews, freezes and sign-outs reach every replica: LISTEN/NOTIFY on PostgreSQL, in-process on SQLite
+  const bus: StateBus =
+    store.kind === 'postgres'
+      ? await PostgresStateBus.open(cfg.databaseUrl ?? '', (store as unknown as { pool: pg.Pool }).pool, { log })
+      : new LocalStateBus();
+  // sessions in the store: any replica serves any browser, and a restart signs nobody out
+  const unshare = sessions.share({ backend: new DbSessionBackend(store), bus, log });
   const deps = {
+    bus,
+    pruneStaleMs: cfg.pruneStaleSeconds * 1000,
     routes,
     trustProxy: cfg.trustProxy,
     metricsToken: cfg.metricsToken,
@@ -217,6 +229,8 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     routes,
     async close() {
       await app.close();
+      unshare();
+      await bus.close();
       await lease?.stop();
       await releases?.stop();
       await stopping;

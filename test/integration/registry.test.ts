@@ -122,7 +122,11 @@ describe('registry and imageIDs (kubelet stand-in, a simulation)', () => {
     const victim = pods('nonprod', 'dev', 'session-cache').filter(isLive)[0];
     expect(victim).toBeDefined();
     const name = String((victim?.metadata as Json).name);
+    // every session-cache Pod there is now (a rollout may leave a second one): the replacement is none of them
+    const before = new Set(pods('nonprod', 'dev', 'session-cache').map((p) => String((p.metadata as Json).name)));
     await makeRegistryUnreachable();
+    // the stand-in caches a resolved digest for 1.5 s: let any such entry expire
+    await new Promise((r) => setTimeout(r, 2000));
     let fresh = '';
     try {
       kubectl('nonprod', ['-n', 'dev', 'delete', 'pod', name, '--wait=false']);
@@ -130,7 +134,7 @@ describe('registry and imageIDs (kubelet stand-in, a simulation)', () => {
         'a replacement session-cache pod',
         async () => {
           const p = pods('nonprod', 'dev', 'session-cache').filter(
-            (x) => isLive(x) && String((x.metadata as Json).name) !== name,
+            (x) => isLive(x) && !before.has(String((x.metadata as Json).name)),
           );
           fresh = String((p[0]?.metadata as Json | undefined)?.name ?? '');
           return !!fresh;

@@ -177,7 +177,13 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
       return;
     }
     const cookie = parseCookies(req.headers.cookie)[sessionCookieName(req, g.publicOrigin)];
-    const session = g.sessions.get(cookie);
+    let session: Session | undefined;
+    try {
+      session = await g.sessions.find(cookie);
+    } catch {
+      // sessions shared in the database: no answer is not "signed out"
+      return deny(rep, 503, 'StoreUnavailable', 'the session store cannot be reached; try again shortly');
+    }
     if (!session) return deny(rep, 401, 'Unauthenticated', 'sign in to continue');
     req.session = session;
     req.principal = session.user;

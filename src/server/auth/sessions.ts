@@ -4,6 +4,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Grant } from '../../domain/access.ts';
+import type { StateBus } from '../store/state-bus.ts';
+import type { SessionBackend } from './session-backend.ts';
 
 export interface Principal {
   name: string;
@@ -26,8 +28,30 @@ export interface Session {
 
 const hash = (id: string) => createHash('sha256').update(id).digest('base64url');
 
+/** what a session store with a database needs; see session-backend.ts */
+export interface SessionSharing {
+  backend: SessionBackend;
+  /** tells the other replicas a session ended (their streams of it end too) */
+  bus?: StateBus | undefined;
+  log?: { warn(o: object, m: string): void } | undefined;
+}
+
+/** a database copy is read again after this long (another replica may have ended or used the session) */
+const RECHECK_MS = 30_000;
+/** lastSeen is written to the database at most this often per session */
+const TOUCH_MS = 60_000;
+
+interface Entry extends Session {
+  /** when this process last read or wrote the database row */
+  checkedAt: number;
+  /** the lastSeen the database holds (as far as this process knows) */
+  persistedSeen: number;
+}
+
 export class SessionStore extends EventEmitter<{ revoked: [string] }> {
-  private readonly byKey = new Map<string, Session>();
+  private readonly byKey = new Map<string, Entry>();
+  private sharing: SessionSharing | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
   /**
    * Re-checks a session's user on every use (and on every stream heartbeat): a removed account ends its
    * sessions at once, and changed grants apply at once. False → the session is revoked.
@@ -41,25 +65,68 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
     super();
   }
 
+  /**
+   * Keeps sessions in the database too (every replica finds every session; a restart signs nobody out) and
+   * hears other replicas' sign-outs on the bus.
+   */
+  share(sharing: SessionSharing): () => void {
+    this.sharing = sharing;
+    const off = sharing.bus?.on((e) => {
+      if (e.change.kind === 'session') this.forget(e.change.key);
+      // a replica that was deaf for a while reads every session it holds again at the next use
+      if (e.change.kind === 'resync') for (const s of this.byKey.values()) s.checkedAt = 0;
+    });
+    const sweep = () => {
+      const now = Date.now();
+      sharing.backend
+        .sweep(now - this.idleMs, now - this.absoluteMs)
+        .catch((e: unknown) => sharing.log?.warn({ err: String(e) }, 'sessions: sweeping expired sessions failed'));
+    };
+    sweep();
+    this.sweeper = setInterval(sweep, 10 * 60_000);
+    this.sweeper.unref();
+    return () => {
+      off?.();
+      clearInterval(this.sweeper);
+      this.sharing = undefined;
+    };
+  }
+
   create(user: Principal, now = Date.now()): { id: string; session: Session } {
     const id = randomBytes(32).toString('base64url');
-    const session: Session = {
+    const session: Entry = {
       key: hash(id),
       user,
       csrf: randomBytes(24).toString('base64url'),
       createdAt: now,
       lastSeen: now,
+      checkedAt: now,
+      persistedSeen: now,
     };
     this.byKey.set(session.key, session);
     return { id, session };
   }
 
-  /** The live session for a cookie value (touching it), or undefined when unknown or expired. */
+  /** Starts a session and, when shared, writes it to the database before the browser gets its cookie. */
+  async start(user: Principal, now = Date.now()): Promise<{ id: string; session: Session }> {
+    const started = this.create(user, now);
+    if (this.sharing) {
+      try {
+        await this.sharing.backend.save(started.session);
+      } catch (e) {
+        this.byKey.delete(started.session.key);
+        throw e;
+      }
+    }
+    return started;
+  }
+
+  /** The live session for a cookie value (touching it), or undefined when unknown or expired (this process). */
   get(id: string | undefined, now = Date.now()): Session | undefined {
     if (!id || id.length > 100) return undefined;
     const s = this.byKey.get(hash(id));
     if (!s) return undefined;
-    if (now - s.lastSeen > this.idleMs || now - s.createdAt > this.absoluteMs || !this.valid(s)) {
+    if (this.expired(s, now) || !this.valid(s)) {
       this.revokeKey(s.key);
       return undefined;
     }
@@ -67,13 +134,74 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
     return s;
   }
 
+  /**
+   * The live session for a cookie value: this process's copy, or the database's (a session another replica
+   * started), read again every 30 s so an end elsewhere applies here even when a notification was lost.
+   */
+  async find(id: string | undefined, now = Date.now()): Promise<Session | undefined> {
+    const sharing = this.sharing;
+    if (!sharing) return this.get(id, now);
+    if (!id || id.length > 100) return undefined;
+    const key = hash(id);
+    let s = this.byKey.get(key);
+    if (!s || now - s.checkedAt > RECHECK_MS || this.expired(s, now)) {
+      const row = await sharing.backend.load(key);
+      if (!row) {
+        if (s) this.forget(key);
+        return undefined;
+      }
+      const lastSeen = Math.max(row.lastSeen, s?.lastSeen ?? 0);
+      s = { ...row, user: s?.user ?? row.user, lastSeen, checkedAt: now, persistedSeen: row.lastSeen };
+      this.byKey.set(key, s);
+    }
+    if (this.expired(s, now) || !this.valid(s)) {
+      this.revokeKey(key);
+      return undefined;
+    }
+    s.lastSeen = now;
+    if (now - s.persistedSeen > TOUCH_MS) {
+      s.persistedSeen = now;
+      sharing.backend
+        .touch(key, now)
+        .catch((e: unknown) => sharing.log?.warn({ err: String(e) }, 'sessions: recording a use failed'));
+    }
+    return s;
+  }
+
   /** Still valid, without touching it (for long-lived streams). */
   alive(key: string, now = Date.now()): boolean {
     const s = this.byKey.get(key);
     if (!s) return false;
-    if (now - s.lastSeen <= this.idleMs && now - s.createdAt <= this.absoluteMs && this.valid(s)) return true;
+    if (!this.expired(s, now) && this.valid(s)) return true;
+    if (this.sharing && this.valid(s) && now - s.createdAt <= this.absoluteMs) {
+      // idle here, maybe busy on another replica: the database decides (next heartbeat)
+      s.checkedAt = 0;
+      void this.refresh(key, now);
+      return true;
+    }
     this.revokeKey(key);
     return false;
+  }
+
+  private async refresh(key: string, now: number): Promise<void> {
+    const sharing = this.sharing;
+    if (!sharing) return;
+    try {
+      const row = await sharing.backend.load(key);
+      const s = this.byKey.get(key);
+      if (!s) return;
+      if (!row) return this.forget(key);
+      s.lastSeen = Math.max(s.lastSeen, row.lastSeen);
+      s.persistedSeen = row.lastSeen;
+      s.checkedAt = now;
+      if (this.expired(s, now)) this.revokeKey(key);
+    } catch (e) {
+      sharing.log?.warn({ err: String(e) }, 'sessions: reading a session failed');
+    }
+  }
+
+  private expired(s: Session, now: number): boolean {
+    return now - s.lastSeen > this.idleMs || now - s.createdAt > this.absoluteMs;
   }
 
   private valid(s: Session): boolean {
@@ -84,13 +212,41 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
     }
   }
 
+  /** Ends a session everywhere: here, in the database, and (by the bus) on every other replica. */
   revokeKey(key: string): void {
+    this.forget(key);
+    const sharing = this.sharing;
+    if (!sharing) return;
+    sharing.backend
+      .remove(key)
+      .catch((e: unknown) => sharing.log?.warn({ err: String(e) }, 'sessions: removing a session failed'));
+    sharing.bus?.publish({ kind: 'session', key });
+  }
+
+  /** Ends this process's copy (another replica ended the session). */
+  private forget(key: string): void {
     if (this.byKey.delete(key)) this.emit('revoked', key);
   }
 
   revokeUser(source: Principal['source'], name: string): void {
     for (const s of [...this.byKey.values()])
       if (s.user.source === source && s.user.name === name) this.revokeKey(s.key);
+    const sharing = this.sharing;
+    if (!sharing) return;
+    sharing.backend.removeUser(source, name).then(
+      (keys) => {
+        for (const key of keys) sharing.bus?.publish({ kind: 'session', key });
+      },
+      (e: unknown) => sharing.log?.warn({ err: String(e) }, "sessions: ending a user's sessions failed"),
+    );
+  }
+
+  /** Ends every session of a user, everywhere, before it returns (a password change). */
+  async revokeUserEverywhere(source: Principal['source'], name: string): Promise<void> {
+    for (const s of [...this.byKey.values()]) if (s.user.source === source && s.user.name === name) this.forget(s.key);
+    const sharing = this.sharing;
+    if (!sharing) return;
+    for (const key of await sharing.backend.removeUser(source, name)) sharing.bus?.publish({ kind: 'session', key });
   }
 
   get size(): number {

@@ -71,9 +71,11 @@ function dto(req: FastifyRequest, f: FreezeView): FreezeDto {
 
 export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const diffs = new DiffService(deps);
+  const store = new FreezeStore(deps.store);
+  store.onChange = (id, a) => deps.bus?.publish({ kind: 'freeze', id, app: a });
   const service = new FreezeService({
     recorder: deps.recorder,
-    store: new FreezeStore(deps.store),
+    store,
     apps: {
       get: (id) => {
         deps.catalog.settleNow();
@@ -120,6 +122,18 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   app.addHook('onReady', async () => {
     service.recover().catch((e: unknown) => app.log.error({ err: String(e) }, 'freeze recovery failed'));
   });
+  // a freeze another replica started or changed gets its expiry timer here too: whichever replica fires
+  // first ends it (the status transition lets one win), so a freeze still ends on time when its replica dies
+  const offBus = deps.bus?.on((e) => {
+    if (e.origin === deps.bus?.replica) return;
+    if (e.change.kind === 'freeze')
+      service
+        .rearm(e.change.id)
+        .catch((err: unknown) => app.log.warn({ err: String(err), freeze: e.change }, 'freeze: re-arming failed'));
+    if (e.change.kind === 'resync')
+      service.rearmAll().catch((err: unknown) => app.log.warn({ err: String(err) }, 'freeze: re-arming failed'));
+  });
+  app.addHook('onClose', async () => offBus?.());
   app.addHook('onClose', async () => service.settled());
   const onApp = (ev: { type: 'upsert'; app: { id: string } } | { type: 'delete'; id: string }) => {
     const id = ev.type === 'upsert' ? ev.app.id : ev.id;

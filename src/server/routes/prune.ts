@@ -76,28 +76,41 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const index = deps.index;
   if (!index) return;
   const diffs = new DiffService(deps);
-  const service = new PruneService({
-    recorder: deps.recorder,
-    store: new PruneStore<PreviewDoc>(deps.store),
-    index,
-    app: (id) => {
-      deps.catalog.settleNow();
-      return deps.catalog.get(id);
+  const store = new PruneStore<PreviewDoc>(deps.store);
+  store.onChange = (id, a) => deps.bus?.publish({ kind: 'prune', id, app: a });
+  const staleMs = deps.pruneStaleMs ?? 120_000;
+  const service = new PruneService(
+    {
+      recorder: deps.recorder,
+      store,
+      index,
+      app: (id) => {
+        deps.catalog.settleNow();
+        return deps.catalog.get(id);
+      },
+      conn: (cluster) => managedCluster(deps.clusters, cluster).conn,
+      listed: (cluster) => deps.clusters.states().find((s) => s.name === cluster)?.status === 'connected',
+      render: (a, user) => diffs.desired(a, user),
+      inNamespace: (cluster, ns) => {
+        const mc = deps.clusters.clusters.get(cluster);
+        return TREE_KINDS.filter((k) => k.namespaced).flatMap((k) =>
+          (mc?.list(k) ?? []).filter((o) => o.metadata?.namespace === ns),
+        );
+      },
     },
-    conn: (cluster) => managedCluster(deps.clusters, cluster).conn,
-    listed: (cluster) => deps.clusters.states().find((s) => s.name === cluster)?.status === 'connected',
-    render: (a, user) => diffs.desired(a, user),
-    inNamespace: (cluster, ns) => {
-      const mc = deps.clusters.clusters.get(cluster);
-      return TREE_KINDS.filter((k) => k.namespaced).flatMap((k) =>
-        (mc?.list(k) ?? []).filter((o) => o.metadata?.namespace === ns),
-      );
-    },
-  });
-  // a prune this replica's previous process left mid-way is reported exactly (nothing is deleted again)
-  app.addHook('onReady', async () => {
+    { staleExecutionMs: staleMs },
+  );
+  // a prune this replica's previous process left mid-way is reported exactly (nothing is deleted again); so is
+  // one of another replica that died (its journal idle longer than staleMs): checked again every staleMs / 2
+  const recover = () =>
     service.recover().catch((e: unknown) => app.log.error({ err: String(e) }, 'prune recovery failed'));
+  let recovering: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    void recover();
+    recovering = setInterval(() => void recover(), Math.max(1000, staleMs / 2));
+    recovering.unref();
   });
+  app.addHook('onClose', async () => clearInterval(recovering));
   app.addHook('onClose', async () => service.settled());
 
   app.post(

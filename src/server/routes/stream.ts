@@ -68,6 +68,16 @@ export const streamRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         () => undefined,
       );
     };
+    // prune previews and freezes changed by any replica: ids only (the refetch goes through the guard); an
+    // app-scoped change only to those who may see that app
+    const offBus = deps.bus?.on((e) => {
+      const c = e.change;
+      if (c.kind === 'resync') return send({ type: 'resync' });
+      if (c.kind !== 'prune' && c.kind !== 'freeze') return;
+      const a = c.app ? deps.catalog.get(c.app) : undefined;
+      if (a && !allowed(req, 'app.read', { cluster: a.cluster, env: a.env })) return;
+      send({ type: 'state', kind: c.kind, id: c.id, ...(c.app ? { app: c.app } : {}) });
+    });
     deps.catalog.on('objects', onObjects);
     deps.catalog.on('app', onApp);
     deps.catalog.on('cluster', onCluster);
@@ -78,6 +88,7 @@ export const streamRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     }, 15_000);
     const close = () => {
       clearInterval(beat);
+      offBus?.();
       deps.catalog.off('app', onApp);
       deps.catalog.off('cluster', onCluster);
       deps.catalog.off('objects', onObjects);

@@ -77,7 +77,7 @@ export class AuthActions {
     };
     return this.d.recorder.act(
       { time: now(), type: 'auth.signed-in', actor: u.name, data: { method: 'local', address: ip } },
-      async () => this.d.sessions.create(user),
+      async () => this.d.sessions.start(user),
     );
   }
 
@@ -103,9 +103,9 @@ export class AuthActions {
     return this.d.recorder.act({ time: now(), type: 'auth.password-changed', actor: name, data: {} }, async () => {
       await this.d.accounts.setPassword(name, next);
       // every session of this user ends (streams too)
-      this.d.sessions.revokeUser('local', name);
+      await this.d.sessions.revokeUserEverywhere('local', name);
       const { mustChangePassword: _once, ...user } = s.user;
-      return this.d.sessions.create(user);
+      return this.d.sessions.start(user);
     });
   }
 
@@ -156,7 +156,7 @@ export class AuthActions {
     }
     const started = await this.d.recorder.act(
       { time: now(), type: 'auth.signed-in', actor: who.name, data: { method: 'oidc', groups: who.idpGroups } },
-      async () => this.d.sessions.create(user),
+      async () => this.d.sessions.start(user),
     );
     return { ...started, next: who.next };
   }

@@ -173,6 +173,21 @@ export class FreezeService {
     }
   }
 
+  /** Another replica changed a freeze: its expiry timer here follows the store (armed, moved or dropped). */
+  async rearm(id: string): Promise<void> {
+    const f = await this.deps.store.get(id);
+    if (f && f.status === 'active') this.arm(f);
+    else {
+      clearTimeout(this.timers.get(id));
+      this.timers.delete(id);
+    }
+  }
+
+  /** Every active freeze's timer from the store (after this replica missed notifications). */
+  async rearmAll(): Promise<void> {
+    for (const f of await this.deps.store.list({ active: true })) if (f.status === 'active') this.arm(f);
+  }
+
   private arm(f: Pick<FreezeRow, 'id' | 'expiresAt'>): void {
     clearTimeout(this.timers.get(f.id));
     if (this.closed) return;
@@ -689,6 +704,8 @@ export class FreezeService {
   async expire(id: string, atStart: boolean): Promise<void> {
     const f = await this.deps.store.get(id);
     if (!f || f.status !== 'active') return;
+    // extended meanwhile (maybe through another replica): the store's expiry is the one that counts
+    if (Date.parse(f.expiresAt) - this.now() > 1000) return this.arm(f);
     if (!(await this.deps.store.transition(id, 'active', 'ending'))) return;
     try {
       await this.deps.recorder.act(

@@ -200,6 +200,23 @@ export const MIGRATIONS: Migration[] = [
       `CREATE TRIGGER evidence_checkpoints_no_change BEFORE UPDATE OR DELETE ON evidence_checkpoints FOR EACH ROW EXECUTE FUNCTION evidence_checkpoints_append_only()`,
     ],
   },
+  {
+    // sessions (auth/session-backend.ts): any replica serves any signed-in browser, and a restart signs
+    // nobody out. The key is the SHA-256 of the cookie value, never the value.
+    id: 5,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS sessions (
+        key TEXT PRIMARY KEY,
+        user_source TEXT NOT NULL,
+        user_name TEXT NOT NULL,
+        doc TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        last_seen BIGINT NOT NULL
+      )`,
+      'CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user_source, user_name)',
+      'CREATE INDEX IF NOT EXISTS sessions_last_seen ON sessions (last_seen)',
+    ],
+  },
 ];
 
 export interface Row {

@@ -97,6 +97,15 @@ const toRow = (r: SqlFreeze): FreezeRow => ({
 
 export class FreezeStore {
   private readonly d: Dialect;
+  /** told after every committed change of a freeze (the state bus: every replica's streams and expiry timers) */
+  onChange: ((id: string, app?: string) => void) | undefined;
+  private changed(id: string, app?: string | null): void {
+    try {
+      this.onChange?.(id, app ?? undefined);
+    } catch {
+      /* a listener never fails a committed write */
+    }
+  }
 
   constructor(store: EvidenceStore) {
     this.d = dialectOf(store);
@@ -111,7 +120,7 @@ export class FreezeStore {
     taken: Array<{ app: string; freezeId: string }>;
   }> {
     const apps = f.doc.targets.map((t) => t.appId);
-    return this.d.tx(function* () {
+    const r = await this.d.tx(function* () {
       const taken = (
         (yield all(
           `SELECT app, freeze_id FROM freeze_claims WHERE app IN (${apps.map(() => '?').join(', ')})`,
@@ -141,6 +150,8 @@ export class FreezeStore {
       for (const a of apps) yield run('INSERT INTO freeze_claims (app, freeze_id) VALUES (?, ?)', [a, f.id]);
       return { ok: true, taken: [] };
     });
+    if (r.ok) this.changed(f.id, f.app);
+    return r;
   }
 
   async get(id: string): Promise<FreezeRow | undefined> {
@@ -197,6 +208,7 @@ export class FreezeStore {
         [JSON.stringify(change.doc), now, ...(change.expiresAt ? [change.expiresAt] : []), id, expect],
       ),
     )) as number;
+    if (n === 1) this.changed(id);
     return n === 1;
   }
 
@@ -209,7 +221,7 @@ export class FreezeStore {
   ): Promise<boolean> {
     const now = new Date().toISOString();
     const finished = to === 'ended' || to === 'failed';
-    return this.d.tx(function* () {
+    const ok = await this.d.tx(function* () {
       const n = (yield run(
         `UPDATE freezes SET status = ?, updated_at = ?${end ? ', ended_by = ?, end_reason = ?' : ''}${finished ? ', ended_at = ?' : ''}
          WHERE id = ? AND status = ?`,
@@ -218,5 +230,7 @@ export class FreezeStore {
       if (n === 1 && finished) yield run('DELETE FROM freeze_claims WHERE freeze_id = ?', [id]);
       return n === 1;
     });
+    if (ok) this.changed(id);
+    return ok;
   }
 }

@@ -166,6 +166,15 @@ const inList = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
 export class PruneStore<Doc> {
   private readonly d: Dialect;
+  /** told after every committed change of a preview or its journal (the state bus: every replica's streams) */
+  onChange: ((id: string, app?: string) => void) | undefined;
+  private changed(id: string, app?: string): void {
+    try {
+      this.onChange?.(id, app);
+    } catch {
+      /* a listener never fails a committed write */
+    }
+  }
 
   constructor(store: EvidenceStore) {
     this.d = dialectOf(store);
@@ -196,6 +205,7 @@ export class PruneStore<Doc> {
         ],
       ),
     );
+    this.changed(p.id, p.app);
   }
 
   async get(id: string): Promise<PreviewRow<Doc> | undefined> {
@@ -231,7 +241,7 @@ export class PruneStore<Doc> {
    */
   async decide(id: string, d: Decision): Promise<DecideResult<Doc>> {
     const lock = `SELECT * FROM prune_previews WHERE id = ?${this.d.forUpdate}`;
-    return this.d.tx(function* (): Work<DecideResult<Doc>> {
+    const r = await this.d.tx(function* (): Work<DecideResult<Doc>> {
       const row = ((yield all(lock, [id])) as SqlPreview[])[0];
       if (!row) return { ok: false, reason: 'not-found' };
       if (row.status !== 'pending') return { ok: false, reason: 'not-pending', status: row.status as PreviewStatus };
@@ -264,6 +274,8 @@ export class PruneStore<Doc> {
       const [preview] = yield* withDecisions<Doc>(fresh);
       return { ok: true, preview: preview as PreviewRow<Doc>, decided: !!next };
     });
+    if (r.ok) this.changed(id, r.preview.app);
+    return r;
   }
 
   /** Moves a preview from one of `from` to `to`; false when it was in none of them (someone else moved it). */
@@ -280,6 +292,7 @@ export class PruneStore<Doc> {
         [to, reason, now, id, ...from],
       ),
     );
+    if (n === 1) this.changed(id);
     return n === 1;
   }
 
@@ -293,7 +306,7 @@ export class PruneStore<Doc> {
     entries: Array<Pick<JournalEntry, 'batch' | 'object' | 'uid' | 'resourceVersion'>>,
     now: string,
   ): Promise<boolean> {
-    return this.d.tx(function* () {
+    const ok = await this.d.tx(function* () {
       const n = (yield run(
         "UPDATE prune_previews SET status = 'executing', executor = ?, updated_at = ? WHERE id = ? AND status = 'approved'",
         [executor, now, id],
@@ -308,6 +321,8 @@ export class PruneStore<Doc> {
         );
       return true;
     });
+    if (ok) this.changed(id);
+    return ok;
   }
 
   async journal(id: string): Promise<JournalEntry[]> {
@@ -332,6 +347,7 @@ export class PruneStore<Doc> {
         [to, detail, now, id, position, ...from],
       ),
     );
+    if (n === 1) this.changed(id);
     return n === 1;
   }
 }

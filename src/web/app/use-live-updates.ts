@@ -6,6 +6,8 @@ import { appKeys, clusterKeys } from '../features/apps/api/apps-queries.ts';
 import { applyToAppDetail, applyToAppList, applyToClusters } from '../features/apps/hooks/apply-stream-message.ts';
 import { diffKeys } from '../features/diff/api/diff-queries.ts';
 import { evidenceKeys } from '../features/evidence/api/evidence-queries.ts';
+import { freezeKeys } from '../features/freeze/api/freeze-queries.ts';
+import { pruneKeys } from '../features/prune/api/prune-queries.ts';
 import { treeKeys } from '../features/tree/api/tree-queries.ts';
 import { ApiError, unauthenticated } from '../lib/api-client.ts';
 import { keyedDebounce } from '../lib/keyed-debounce.ts';
@@ -41,6 +43,16 @@ export function useLiveUpdates(): StreamStatus {
       const m = parsed.data;
       if (m.type === 'cluster') {
         qc.setQueryData(clusterKeys.all, (d: Parameters<typeof applyToClusters>[0]) => applyToClusters(d, m));
+        return;
+      }
+      if (m.type === 'state') {
+        // a prune preview or a freeze changed, through this replica or another one
+        void qc.invalidateQueries({ queryKey: m.kind === 'prune' ? pruneKeys.all : freezeKeys.all });
+        if (m.app) void qc.invalidateQueries({ queryKey: evidenceKeys.forApp(m.app) });
+        return;
+      }
+      if (m.type === 'resync') {
+        void qc.invalidateQueries();
         return;
       }
       if (m.type === 'app-objects') {

@@ -1,0 +1,129 @@
+// Two replicas' session stores on one database (SQLite here; PostgreSQL in test/integration/replicas.test.ts).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SqliteEvidenceStore } from '../store/sqlite.ts';
+import { LocalStateBus, type StateBus, type StateEvent } from '../store/state-bus.ts';
+import { DbSessionBackend } from './session-backend.ts';
+import { SessionStore } from './sessions.ts';
+
+const alice = { name: 'alice', source: 'local' as const, groups: [], grants: [] };
+const bob = { name: 'bob', source: 'local' as const, groups: [], grants: [] };
+const cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+/** two buses joined like two replicas on one PostgreSQL: each hears the other's changes */
+function joinedBuses(): [StateBus, StateBus] {
+  const a = new LocalStateBus(0);
+  const b = new LocalStateBus(0);
+  const relay = (from: StateBus, to: LocalStateBus) =>
+    from.on((e: StateEvent) => {
+      if (e.origin === from.replica)
+        (to as unknown as { emitter: { emit(n: string, e: StateEvent): void } }).emitter.emit('change', e);
+    });
+  relay(a, b);
+  relay(b, a);
+  return [a, b];
+}
+
+async function replicas() {
+  const dir = mkdtempSync(join(tmpdir(), 'sessions-'));
+  const store = await SqliteEvidenceStore.open(dir);
+  cleanup.push(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const [busA, busB] = joinedBuses();
+  const a = new SessionStore(60_000, 3_600_000);
+  const b = new SessionStore(60_000, 3_600_000);
+  cleanup.push(a.share({ backend: new DbSessionBackend(store), bus: busA }));
+  cleanup.push(b.share({ backend: new DbSessionBackend(store), bus: busB }));
+  return { a, b, store, dir };
+}
+
+describe('sessions shared in the database', () => {
+  it('a session started on one replica is found on the other, with its user and CSRF token; the cookie is never stored', async () => {
+    const { a, b } = await replicas();
+    const { id, session } = await a.start(alice);
+    const found = await b.find(id);
+    expect(found?.user.name).toBe('alice');
+    expect(found?.csrf).toBe(session.csrf);
+    expect(await b.find('not-a-session')).toBeUndefined();
+    expect(b.get(id)?.key).toBe(session.key); // now in b's memory too
+  });
+
+  it('a sign-out on one replica ends it on the other (its streams too), also after the restart of either', async () => {
+    const { a, b, store } = await replicas();
+    const { id, session } = await a.start(alice);
+    expect((await b.find(id))?.user.name).toBe('alice');
+    const endedOnB: string[] = [];
+    b.on('revoked', (k) => endedOnB.push(k));
+    a.revokeKey(session.key);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(endedOnB).toEqual([session.key]);
+    expect(await b.find(id)).toBeUndefined();
+    // a third process on the same database (a restart) does not find it either
+    const c = new SessionStore(60_000, 3_600_000);
+    cleanup.push(c.share({ backend: new DbSessionBackend(store) }));
+    expect(await c.find(id)).toBeUndefined();
+  });
+
+  it("a restarted replica finds the sessions it had; a password change ends the user's sessions everywhere", async () => {
+    const { a, b, store } = await replicas();
+    const s1 = await a.start(alice);
+    const s2 = await b.start(alice);
+    const other = await a.start(bob);
+    const restarted = new SessionStore(60_000, 3_600_000);
+    cleanup.push(restarted.share({ backend: new DbSessionBackend(store) }));
+    expect((await restarted.find(s1.id))?.user.name).toBe('alice');
+    await b.revokeUserEverywhere('local', 'alice');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await a.find(s1.id)).toBeUndefined();
+    expect(await a.find(s2.id)).toBeUndefined();
+    expect((await a.find(other.id))?.user.name).toBe('bob');
+  });
+
+  it('idle on this replica but used on another: the database decides', async () => {
+    const { a, b } = await replicas();
+    const t0 = Date.now();
+    const { id, session } = await a.start(alice, t0);
+    expect(await b.find(id, t0 + 1000)).toBeDefined();
+    // used through b for a while (b writes lastSeen at most once a minute)
+    for (let t = t0 + 30_000; t <= t0 + 100_000; t += 30_000) expect(await b.find(id, t)).toBeDefined();
+    // a has not seen it for 110 s (> idle 60 s): it reads the database again instead of ending it
+    expect((await a.find(id, t0 + 110_000))?.key).toBe(session.key);
+    // nobody for more than the idle time: ended
+    expect(await a.find(id, t0 + 300_000)).toBeUndefined();
+    expect(await b.find(id, t0 + 300_001)).toBeUndefined();
+  });
+
+  it('a database that cannot answer is an error, never "signed out"', async () => {
+    const { a, store } = await replicas();
+    const { id } = await a.start(alice);
+    const fresh = new SessionStore(60_000, 3_600_000);
+    cleanup.push(fresh.share({ backend: new DbSessionBackend(store) }));
+    await store.close();
+    await expect(fresh.find(id)).rejects.toThrow();
+    await expect(fresh.start(bob)).rejects.toThrow();
+    expect(fresh.size).toBe(0);
+  });
+});
+
+describe('the local state bus', () => {
+  it('coalesces a burst per record: the first at once, one trailing with the last state', async () => {
+    const bus = new LocalStateBus(50);
+    const heard: string[] = [];
+    bus.on((e) => heard.push(e.change.kind === 'prune' ? `${e.change.id}` : e.change.kind));
+    for (let i = 0; i < 20; i++) bus.publish({ kind: 'prune', id: 'p1' });
+    bus.publish({ kind: 'prune', id: 'p2' });
+    expect(heard).toEqual(['p1', 'p2']);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(heard).toEqual(['p1', 'p2', 'p1']);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(heard).toEqual(['p1', 'p2', 'p1']);
+    await bus.close();
+  });
+});
