@@ -138,6 +138,9 @@ describe('/metrics', () => {
       'evidence_refused_actions_total',
       'prune_previews',
       'freezes_active',
+      'state_bus_listening',
+      'state_bus_notifications_total',
+      'sessions_cached',
     ])
       expect(t, family).toContain(`# TYPE gitops_console_${family} `);
     expect(samples(t, 'gitops_console_http_request_duration_seconds_count')).toEqual(

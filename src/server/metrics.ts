@@ -13,6 +13,7 @@ import type { ObjectIndex } from './services/object-index.ts';
 import type { EvidenceStore } from './store/evidence-store.ts';
 import { FreezeStore } from './store/freeze-store.ts';
 import { PruneStore } from './store/prune-store.ts';
+import type { StateBus } from './store/state-bus.ts';
 
 export interface MetricsSources {
   clusters: ClusterManager;
@@ -20,6 +21,9 @@ export interface MetricsSources {
   index?: ObjectIndex | undefined;
   recorder: EvidenceRecorder;
   store: EvidenceStore;
+  /** the state bus (replicas) and the sessions this process holds */
+  bus?: StateBus | undefined;
+  sessions?: { size: number } | undefined;
 }
 
 const PREFIX = 'gitops_console_';
@@ -220,6 +224,33 @@ export class ConsoleMetrics {
         } catch {
           // as above
         }
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}state_bus_listening`,
+      help: "1 when this replica hears the other replicas' state changes (PostgreSQL LISTEN; always 1 alone)",
+      registers,
+      collect() {
+        this.set(src.bus ? (src.bus.connected() ? 1 : 0) : 1);
+      },
+    });
+    new Counter({
+      name: `${PREFIX}state_bus_notifications_total`,
+      help: 'State-change notifications to and from the other replicas (sent, received, failed, reconnects)',
+      labelNames: ['event'],
+      registers,
+      collect() {
+        this.reset();
+        const counts = (src.bus as { counts?: Record<string, number> } | undefined)?.counts;
+        for (const [event, n] of Object.entries(counts ?? {})) this.inc({ event }, n);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}sessions_cached`,
+      help: 'Sessions this replica holds in memory (all of them live in the store)',
+      registers,
+      collect() {
+        this.set(src.sessions?.size ?? 0);
       },
     });
   }

@@ -291,6 +291,12 @@ describe('two replicas on one PostgreSQL behind a round-robin proxy', () => {
     expect(executed.map((e) => `${String(e.data.previewId)} ${String(e.data.status)}`).sort()).toEqual(
       [`${preview.id} failed`, `${rest.id} done`].sort(),
     );
+    // the survivor hears the others: LISTEN is up and notifications arrived
+    const metrics = await (await fetch(`${(replicas[survivor] as Bff).base}/metrics`)).text();
+    expect(metrics).toMatch(/^gitops_console_state_bus_listening 1$/m);
+    expect(
+      Number(/^gitops_console_state_bus_notifications_total\{event="received"\} (\d+)$/m.exec(metrics)?.[1]),
+    ).toBeGreaterThan(0);
     s1.close();
     s2.close();
   });
