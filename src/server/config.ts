@@ -50,6 +50,8 @@ const ConfigSchema = z.object({
   /** JSON file of forge tokens per repo host (src/server/forge/forge-directory.ts) */
   forgeTokensFile: z.string().min(1).optional(),
   /** a prune journal idle this long belongs to a dead replica: another replica reports it (default 120 s) */
+  /** the Secret-mask key as a file (every replica the same); default <dataDir>/mask.key */
+  maskKeyFile: z.string().min(1).optional(),
   pruneStaleSeconds: z.coerce.number().int().min(2).max(3600).default(120),
   oidc: z
     .object({
@@ -116,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     metricsToken: env.CONSOLE_METRICS_TOKEN?.trim() || undefined,
     forgeTokensFile: env.CONSOLE_FORGE_TOKENS_FILE?.trim() || undefined,
     pruneStaleSeconds: env.CONSOLE_PRUNE_STALE_SECONDS || undefined,
+    maskKeyFile: env.CONSOLE_MASK_KEY_FILE?.trim() || undefined,
     releases: Object.fromEntries(
       Object.entries({
         enabled: env.CONSOLE_RELEASE_RECORDER !== 'off',

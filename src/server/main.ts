@@ -78,7 +78,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   }
   if (!kubeconfig) throw new ConfigError('no kubeconfig');
   const contexts = ClusterManager.loadContexts(kubeconfig, cfg.contexts);
-  loadMaskKey(cfg.dataDir); // Secret masks and render hashes stay equal across restarts
+  loadMaskKey(cfg.dataDir, cfg.maskKeyFile); // Secret masks and render hashes stay equal across restarts
   const store = await openEvidenceStore({
     dataDir: cfg.dataDir,
     ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}),

@@ -221,12 +221,52 @@ describe('deploy artifacts: the Helm chart and the kustomize base', () => {
     expect(ing.spec.tls[0]?.secretName).toBe('console-tls');
   });
 
+  it('replicas: refused without the shared state (database, keys, OIDC); with it, rolling, one recorder by Lease, accepted', () => {
+    const shared = [
+      'kubeconfig.existingSecret=console-kubeconfig',
+      'secrets.databaseUrl.name=console-db',
+      'secrets.maskKey.name=console-mask',
+      'secrets.evidenceSigningKey.name=console-signing-key',
+      'config.oidc.issuer=https://login.sandbox.invalid/realms/platform',
+      'config.oidc.clientId=gitops-console',
+    ];
+    const why = (set: string[]) => {
+      try {
+        template(set);
+        return 'rendered';
+      } catch (e) {
+        return String((e as { stderr?: string }).stderr ?? e);
+      }
+    };
+    expect(why(['replicaCount=2'])).toMatch(/replicaCount > 1 needs secrets.databaseUrl/);
+    for (const [i, missing] of ['secrets.maskKey', 'secrets.evidenceSigningKey', 'config.oidc'].entries())
+      expect(why(['replicaCount=2', ...shared.filter((_, j) => j !== i + 2 && !(i === 2 && j === 5))])).toMatch(
+        new RegExp(`replicaCount > 1 needs ${missing.replace('.', '\\.')}`),
+      );
+    const objs = template(['replicaCount=3', ...shared]);
+    const dep = find<{ spec: { replicas: number; strategy: { type: string; rollingUpdate?: unknown } } }>(
+      objs,
+      'Deployment',
+    );
+    expect(dep.spec.replicas).toBe(3);
+    expect(dep.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } });
+    expect(
+      find<{ data: Record<string, string> }>(objs, 'ConfigMap', 'gitops-console').data.CONSOLE_RECORDER_LEASE,
+    ).toBe(`${NS}/gitops-console-recorder`);
+    const env = Object.fromEntries((podOf(objs).containers[0]?.env ?? []).map((e) => [e.name, e]));
+    expect(env.CONSOLE_MASK_KEY_FILE?.value).toBe('/etc/gitops-console/mask-key/mask.key');
+    expectNoSecretValues(objs);
+    const out = dryRun(objs);
+    expect(out).toHaveLength(objs.length);
+    for (const l of out) expect(l).toMatch(/\(server dry run\)$/);
+  });
+
   it('values.yaml holds no secret value: every secret is a Secret name and key', () => {
     const values = parseYaml(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as {
       secrets: Record<string, { name: string; key: string }>;
     };
     expect(Object.keys(values.secrets).sort()).toEqual(
-      ['databaseUrl', 'evidenceSigningKey', 'forgeTokens', 'metricsToken', 'oidcClientSecret'].sort(),
+      ['databaseUrl', 'evidenceSigningKey', 'forgeTokens', 'maskKey', 'metricsToken', 'oidcClientSecret'].sort(),
     );
     for (const [k, ref] of Object.entries(values.secrets)) expect(Object.keys(ref).sort(), k).toEqual(['key', 'name']);
     // and the chart has no way to take one: no Secret template

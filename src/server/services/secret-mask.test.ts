@@ -158,3 +158,21 @@ describe('loadMaskKey: one key per data directory, owner-only, kept across resta
     expect(() => loadMaskKey(dir)).toThrow(/not a mask key/);
   });
 });
+
+describe('CONSOLE_MASK_KEY_FILE (replicas share one key)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'maskfile-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  it('two processes given the same file mask alike, a data-dir key masks differently; a bad file is refused', () => {
+    const file = join(dir, 'shared.key');
+    writeFileSync(file, `${'ab'.repeat(32)}\n`);
+    loadMaskKey(join(dir, 'a'), file);
+    const a = maskValue('hunter2');
+    loadMaskKey(join(dir, 'b'), file);
+    expect(maskValue('hunter2')).toBe(a);
+    loadMaskKey(join(dir, 'own'));
+    expect(maskValue('hunter2')).not.toBe(a);
+    writeFileSync(join(dir, 'bad.key'), 'not a key');
+    expect(() => loadMaskKey(dir, join(dir, 'bad.key'))).toThrow(/not a mask key/);
+    expect(() => loadMaskKey(dir, join(dir, 'missing.key'))).toThrow(/CONSOLE_MASK_KEY_FILE/);
+  });
+});

@@ -17,8 +17,24 @@ let KEY = randomBytes(32);
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 export const MASK_KEY_FILE = 'mask.key';
 
-/** Uses the mask key in `<dataDir>/mask.key` (0600, in a 0700 directory), creating it on first start. */
-export function loadMaskKey(dataDir: string): void {
+/**
+ * Uses the mask key in `keyFile` (CONSOLE_MASK_KEY_FILE: a mounted Secret, the same for every replica, so
+ * masks and render hashes agree across them) or else in `<dataDir>/mask.key` (0600, in a 0700 directory),
+ * creating that one on first start.
+ */
+export function loadMaskKey(dataDir: string, keyFile?: string): void {
+  if (keyFile) {
+    let given: string;
+    try {
+      given = readFileSync(keyFile, 'utf8').trim();
+    } catch (e) {
+      throw new Error(`CONSOLE_MASK_KEY_FILE ${keyFile}: ${(e as Error).message}`);
+    }
+    if (!/^[0-9a-f]{64}$/.test(given))
+      throw new Error(`CONSOLE_MASK_KEY_FILE ${keyFile} is not a mask key (64 hex digits: openssl rand -hex 32)`);
+    KEY = Buffer.from(given, 'hex');
+    return;
+  }
   if (!mkdirSync(dataDir, { recursive: true, mode: 0o700 })) {
     try {
       chmodSync(dataDir, 0o700);

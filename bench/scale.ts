@@ -1,0 +1,244 @@
+// npm run bench:scale — the console at 2,000 apps and 50,000 objects over the sandbox's two clusters.
+//
+// Load: per cluster, 1,000 suspended Flux Kustomizations (listed like any app, not applied by the
+// controllers) and, per app, one Deployment (0 replicas; kube-controller-manager adds its ReplicaSet) and 23
+// ConfigMaps labelled as that app's: 25 objects per app, 50,000 in all. Real objects in the real apiservers.
+// Measured in one run, the BFF running as its own process with the console's least-privilege kubeconfig:
+//  - cold start: process start → /readyz, → every app listed, → every object in the index;
+//  - RSS of the BFF process once everything is cached, and after the request load;
+//  - GET /api/apps p50/p99 (all apps, both clusters);
+//  - the overview in Chromium: navigation → first app card painted, → the filter answering one keystroke;
+//  - reference: the apiserver LIST of the same Kustomizations (both clusters, the console's identity).
+// Targets (issue #10): overview interactive < 1 s at 2,000 apps; BFF RSS < 1 GiB at 50,000 objects.
+import { readFileSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+import { kubeRequest, kubeTarget, type KubeTarget } from '../sandbox/kube-http.ts';
+import { waitFor } from '../sandbox/procs.ts';
+import { kubectl, startSandbox } from '../sandbox/sandbox.ts';
+import { CHROMIUM_ARGS, spawnBff } from '../test/support/bff-process.ts';
+import { consoleConnection } from '../test/support/kubeconfig.ts';
+
+const APPS = Number(process.env.BENCH_SCALE_APPS ?? 2000);
+const PER_APP = 25; // 1 Deployment + its ReplicaSet + 23 ConfigMaps
+const REQS = Number(process.env.BENCH_SCALE_REQUESTS ?? 200);
+const NS = 'bench-scale';
+const LABEL = 'gitops-console.dev/bench-scale';
+
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
+const ms = (n: number) => `${n.toFixed(n < 10 ? 2 : 0)} ms`;
+const mib = (kb: number) => `${(kb / 1024).toFixed(0)} MiB`;
+
+function rssKb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? NaN);
+}
+
+/** runs `f` over `items`, at most `n` at a time */
+async function mapLimit<T>(items: T[], n: number, f: (x: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) await f(items[next++] as T);
+    }),
+  );
+}
+
+async function create(t: KubeTarget, path: string, body: unknown): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const r = await kubeRequest(t, 'POST', path, body);
+    if (r.status === 201 || r.status === 409) return;
+    if (attempt >= 5) throw new Error(`POST ${path}: HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+    await new Promise((res) => setTimeout(res, 500 * attempt));
+  }
+}
+
+/** The apps and objects of one cluster: apps [from, from + count). */
+async function load(t: KubeTarget, from: number, count: number): Promise<void> {
+  await create(t, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  const ids = Array.from({ length: count }, (_, i) => from + i);
+  const labels = (name: string) => ({
+    'kustomize.toolkit.fluxcd.io/name': name,
+    'kustomize.toolkit.fluxcd.io/namespace': 'flux-system',
+    [LABEL]: 'true',
+  });
+  const envs = t.cluster === 'prod' ? ['prod'] : ['dev', 'staging'];
+  await mapLimit(ids, 16, async (i) => {
+    const name = `scale-app-${i}`;
+    await create(t, '/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/flux-system/kustomizations', {
+      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+      kind: 'Kustomization',
+      metadata: { name, namespace: 'flux-system', labels: { env: envs[i % envs.length] ?? 'dev', [LABEL]: 'true' } },
+      spec: {
+        interval: '60m',
+        path: './bench',
+        prune: false,
+        suspend: true,
+        sourceRef: { kind: 'GitRepository', name: 'digital-human' },
+      },
+    });
+    await create(t, `/apis/apps/v1/namespaces/${NS}/deployments`, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: NS, labels: labels(name) },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { app: name } },
+        template: {
+          metadata: { labels: { app: name } },
+          spec: { containers: [{ name: 'w', image: 'registry.example.com/bench:1' }] },
+        },
+      },
+    });
+    for (let c = 0; c < PER_APP - 2; c++)
+      await create(t, `/api/v1/namespaces/${NS}/configmaps`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `${name}-${c}`, namespace: NS, labels: labels(name) },
+        data: { app: name, n: String(c) },
+      });
+  });
+}
+
+function cleanup(clusters: string[]): void {
+  for (const c of clusters) {
+    kubectl(c, ['-n', 'flux-system', 'delete', 'kustomizations', '-l', `${LABEL}=true`, '--wait=false']);
+    kubectl(c, ['delete', 'namespace', NS, '--ignore-not-found', '--wait=false']);
+  }
+}
+
+async function main(): Promise<void> {
+  const st = await startSandbox({ reuse: true });
+  const clusters = st.clusters.map((c) => c.name);
+  const per = Math.ceil(APPS / clusters.length);
+  const t0 = performance.now();
+  await Promise.all(st.clusters.map((c, i) => load(kubeTarget(c), i * per, per)));
+  console.log(
+    `# load: ${per * clusters.length} apps, ${per * clusters.length * PER_APP} objects created in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+  );
+  // the ReplicaSets of the Deployments
+  await waitFor(
+    'every ReplicaSet',
+    async () =>
+      clusters.every(
+        (c) => kubectl(c, ['-n', NS, 'get', 'replicasets', '-o', 'name']).split('\n').filter(Boolean).length >= per,
+      ),
+    { timeoutMs: 600_000, intervalMs: 5000 },
+  );
+
+  try {
+    const start = performance.now();
+    const bff = await spawnBff('bench-scale', { env: { CONSOLE_RELEASE_RECORDER: 'off', LOG_LEVEL: 'warn' } });
+    const ready = performance.now() - start;
+    const pid = bff.child.pid ?? 0;
+    const auth = { headers: { Cookie: bff.admin.cookie } };
+    let total = 0;
+    await waitFor(
+      'every app listed',
+      async () => {
+        total = ((await (await fetch(`${bff.base}/api/apps`, auth)).json()) as { total: number }).total;
+        return total >= per * clusters.length;
+      },
+      { timeoutMs: 600_000, intervalMs: 250 },
+    );
+    const listed = performance.now() - start;
+    let indexed = 0;
+    await waitFor(
+      'every object in the index',
+      async () => {
+        const m = await (await fetch(`${bff.base}/metrics`)).text();
+        indexed = [...m.matchAll(/^gitops_console_object_index_objects\{[^}]*\} (\d+)$/gm)].reduce(
+          (s, x) => s + Number(x[1]),
+          0,
+        );
+        return indexed >= per * clusters.length * PER_APP;
+      },
+      { timeoutMs: 600_000, intervalMs: 500 },
+    );
+    const complete = performance.now() - start;
+    const rssCached = rssKb(pid);
+
+    // GET /api/apps, and the reference LIST of the same Kustomizations as the console's identity
+    const apps: number[] = [];
+    let bytes = 0;
+    for (let i = 0; i < 10; i++) await (await fetch(`${bff.base}/api/apps`, auth)).arrayBuffer();
+    for (let i = 0; i < REQS; i++) {
+      const t = performance.now();
+      bytes = (await (await fetch(`${bff.base}/api/apps`, auth)).arrayBuffer()).byteLength;
+      apps.push(performance.now() - t);
+    }
+    const conns = clusters.map((c) => consoleConnection(c));
+    const list: number[] = [];
+    for (let i = 0; i < Math.min(REQS, 50) + 3; i++) {
+      const t = performance.now();
+      await Promise.all(conns.map((c) => c.request('GET', '/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations')));
+      if (i >= 3) list.push(performance.now() - t);
+    }
+    for (const c of conns) c.close();
+
+    // the overview in Chromium
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    const paint: number[] = [];
+    const filter: number[] = [];
+    let heapMb = NaN;
+    try {
+      const ctx = await browser.newContext({ storageState: bff.storageState, viewport: { width: 1920, height: 1080 } });
+      for (let run = 0; run < 4; run++) {
+        const page = await ctx.newPage();
+        await page.goto(`${bff.base}/`);
+        await page.getByTestId('app-card').first().waitFor({ state: 'visible', timeout: 60_000 });
+        // navigation start → now, by the page's own clock
+        const first = await page.evaluate(() => performance.now());
+        const box = page.getByLabel('Search apps');
+        const t = performance.now();
+        await box.fill(`scale-app-${per + 7}`);
+        await page.waitForFunction(
+          () => document.querySelectorAll('[data-testid="app-card"]').length === 1,
+          undefined,
+          { timeout: 30_000, polling: 'raf' },
+        );
+        const typed = performance.now() - t;
+        if (run > 0) {
+          // run 0 warms the server's and Chromium's caches
+          paint.push(first);
+          filter.push(typed);
+        }
+        heapMb = await page.evaluate(
+          () =>
+            ((performance as unknown as { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize ?? NaN) /
+            2 ** 20,
+        );
+        await page.close();
+      }
+    } finally {
+      await browser.close();
+    }
+    const rssAfter = rssKb(pid);
+    await bff.stop();
+
+    console.log(
+      `\n# The console at ${total} apps and ${indexed} indexed objects over ${clusters.length} clusters (BFF: own process, least-privilege kubeconfig)`,
+    );
+    console.log(
+      `cold start: /readyz ${ms(ready)}; every app listed ${ms(listed)}; every object indexed ${ms(complete)}`,
+    );
+    console.log(
+      `BFF RSS: ${mib(rssCached)} with everything cached; ${mib(rssAfter)} after the requests and page loads (target < 1024 MiB)`,
+    );
+    console.log(
+      `GET /api/apps (${(bytes / 1024).toFixed(0)} KiB, ${REQS} sequential): p50 ${ms(pct(apps, 50))}  p99 ${ms(pct(apps, 99))}`,
+    );
+    console.log(
+      `reference: apiserver LIST of every Kustomization (the bench's ${per * clusters.length} and the seed's), both clusters in parallel: p50 ${ms(pct(list, 50))}  p99 ${ms(pct(list, 99))}`,
+    );
+    console.log(`ratio /api/apps p50 vs the LIST p50: ${(pct(apps, 50) / pct(list, 50)).toFixed(2)}x`);
+    console.log(
+      `overview in Chromium (1920×1080, ${paint.length} loads): navigation → first app card p50 ${ms(pct(paint, 50))} max ${ms(Math.max(...paint))}; one search keystroke → 1 card p50 ${ms(pct(filter, 50))}; JS heap ${heapMb.toFixed(0)} MiB (target: interactive < 1000 ms)`,
+    );
+  } finally {
+    cleanup(clusters);
+  }
+}
+
+await main();
+process.exit(0);
