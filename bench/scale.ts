@@ -185,6 +185,14 @@ async function main(): Promise<void> {
       const ctx = await browser.newContext({ storageState: bff.storageState, viewport: { width: 1920, height: 1080 } });
       for (let run = 0; run < 4; run++) {
         const page = await ctx.newPage();
+        // BENCH_SCALE_PROFILE=1: the CPU profile of the last load and keystroke, top functions by self time
+        const profiling = process.env.BENCH_SCALE_PROFILE === '1' && run === 3;
+        const cdp = profiling ? await ctx.newCDPSession(page) : undefined;
+        if (cdp) {
+          await cdp.send('Profiler.enable');
+          await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+          await cdp.send('Profiler.start');
+        }
         await page.goto(`${bff.base}/`);
         await page.getByTestId('app-card').first().waitFor({ state: 'visible', timeout: 60_000 });
         // navigation start → now, by the page's own clock
@@ -198,6 +206,26 @@ async function main(): Promise<void> {
           { timeout: 30_000, polling: 'raf' },
         );
         const typed = performance.now() - t;
+        if (cdp) {
+          const { profile } = (await cdp.send('Profiler.stop')) as {
+            profile: {
+              nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>;
+              samples: number[];
+              timeDeltas: number[];
+            };
+          };
+          const self = new Map<number, number>();
+          profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+          const byFn = new Map<string, number>();
+          for (const n of profile.nodes) {
+            const f = n.callFrame;
+            const key = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop() ?? ''}:${f.lineNumber}`;
+            byFn.set(key, (byFn.get(key) ?? 0) + (self.get(n.id) ?? 0) / 1000);
+          }
+          console.log('# CPU profile, top self time (ms):');
+          for (const [k, v] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, 20))
+            console.log(`  ${v.toFixed(1)}  ${k}`);
+        }
         if (run > 0) {
           // run 0 warms the server's and Chromium's caches
           paint.push(first);
@@ -236,7 +264,7 @@ async function main(): Promise<void> {
       `overview in Chromium (1920×1080, ${paint.length} loads): navigation → first app card p50 ${ms(pct(paint, 50))} max ${ms(Math.max(...paint))}; one search keystroke → 1 card p50 ${ms(pct(filter, 50))}; JS heap ${heapMb.toFixed(0)} MiB (target: interactive < 1000 ms)`,
     );
   } finally {
-    cleanup(clusters);
+    if (process.env.BENCH_SCALE_KEEP !== '1') cleanup(clusters);
   }
 }
 

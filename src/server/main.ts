@@ -96,10 +96,14 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     : undefined;
   const routes: RunningConsole['routes'] = [];
   // the one writer of evidence; its log is Fastify's once the app exists
+  // before the app exists (its start-up awaits): a JSON line on stderr of the same shape
+  let built: { log: Record<'info' | 'warn' | 'error', (o: object, m: string) => void> } | undefined;
+  const early = (level: string) => (o: object, m: string) =>
+    process.stderr.write(`${JSON.stringify({ level, time: Date.now(), ...o, msg: m })}\n`);
   const log = {
-    info: (o: object, m: string) => app.log.info(o, m),
-    warn: (o: object, m: string) => app.log.warn(o, m),
-    error: (o: object, m: string) => app.log.error(o, m),
+    info: (o: object, m: string) => (built ? built.log.info(o, m) : early('info')(o, m)),
+    warn: (o: object, m: string) => (built ? built.log.warn(o, m) : early('warn')(o, m)),
+    error: (o: object, m: string) => (built ? built.log.error(o, m) : early('error')(o, m)),
   };
   const recorder = new EvidenceRecorder(store, log);
   // prune previews, freezes and sign-outs reach every replica: LISTEN/NOTIFY on PostgreSQL, in-process on SQLite
@@ -141,6 +145,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   index.on('updated', (cluster, prev, next) => drift.onObject(cluster, prev, next));
   catalog.attachDrift(drift);
   const app = await buildApp({ ...deps, catalog, index, drift });
+  built = app;
   await catalog.start();
   for (const c of contexts) clusters.add(c.name, c.kc);
   clusters.watchEverywhere(APP_WATCH_KINDS);

@@ -243,6 +243,9 @@ describe('deploy artifacts: the Helm chart and the kustomize base', () => {
       expect(why(['replicaCount=2', ...shared.filter((_, j) => j !== i + 2 && !(i === 2 && j === 5))])).toMatch(
         new RegExp(`replicaCount > 1 needs ${missing.replace('.', '\\.')}`),
       );
+    expect(why(['replicaCount=2', ...shared, 'dataVolume.existingClaim=console-data'])).toMatch(
+      /cannot share dataVolume.existingClaim/,
+    );
     const objs = template(['replicaCount=3', ...shared]);
     const dep = find<{ spec: { replicas: number; strategy: { type: string; rollingUpdate?: unknown } } }>(
       objs,

@@ -25,7 +25,7 @@ const KS = 'digital-human-prod';
 const APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
 const OVERLAY = 'overlays/prod/kustomization.yaml';
 const FILE = 'overlays/prod/replica-probe.yaml';
-const N = 100;
+const N = 150;
 const suffix = Date.now().toString(36);
 const names = Array.from({ length: N }, (_, i) => `replica-probe-${suffix}-${String(i).padStart(3, '0')}`);
 const USERS = {
@@ -222,6 +222,8 @@ describe('two replicas on one PostgreSQL behind a round-robin proxy', () => {
       },
       { timeoutMs: 60_000, intervalMs: 20 },
     );
+    const survivorStream = streams[survivor] as (typeof streams)[number];
+    const heardBeforeKill = survivorStream.about(preview.id).length;
     const dead = replicas[executor] as Bff;
     dead.child.kill('SIGKILL');
     await new Promise((r) =>
@@ -249,11 +251,14 @@ describe('two replicas on one PostgreSQL behind a round-robin proxy', () => {
     const notDeleted = p.journal.filter((j) => j.state === 'not-deleted').map((j) => nameOf(j.object));
     expect(deleted.length + notDeleted.length).toBe(N);
     expect(new Set(notDeleted)).toEqual(liveNow);
-    const survivorStream = streams[survivor] as (typeof streams)[number];
-    await waitFor("the survivor's stream hears the end", async () => survivorStream.about(preview.id).length >= 2, {
-      timeoutMs: 10_000,
-      intervalMs: 100,
-    });
+    await waitFor(
+      "the survivor's stream hears the end",
+      async () => survivorStream.about(preview.id).length > heardBeforeKill,
+      {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+      },
+    );
     expect(survivorStream.ended()).toBe(false);
 
     // nothing lost: the rest is pruned by a new preview through the proxy (the dead replica is skipped)
@@ -299,5 +304,32 @@ describe('two replicas on one PostgreSQL behind a round-robin proxy', () => {
     ).toBeGreaterThan(0);
     s1.close();
     s2.close();
+  });
+
+  it('a sign-out through one replica ends the session on every replica (the restarted one too)', async () => {
+    // the replica killed above comes back on the same database
+    const running = await Promise.all(
+      replicas.slice(0, 2).map(async (r, i) =>
+        r.child.exitCode === null && r.child.signalCode === null
+          ? r
+          : await spawnBff(`replica-${i}-again`, {
+              accounts: { users: USERS },
+              env: { DATABASE_URL: (pgServer as PgServer).url, CONSOLE_RELEASE_RECORDER: 'off' },
+            }),
+      ),
+    );
+    for (const r of running) if (!replicas.includes(r)) replicas.push(r);
+    const [one, other] = running as [Bff, Bff];
+    const dev = await signIn(one.base, 'prod-developer');
+    for (const r of running) expect((await as(dev, r.base, '/api/auth/session')).status).toBe(200);
+    const stream = await openStream(other.base, dev);
+    const out = await as(dev, one.base, '/api/auth/signout', { method: 'POST' });
+    expect(out.status, out.text).toBeLessThan(300);
+    for (const r of running) expect((await as(dev, r.base, '/api/auth/session')).status).toBe(401);
+    // the other replica's stream of that session ends too
+    await waitFor('the stream on the other replica ends', async () => stream.ended(), {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    });
   });
 });

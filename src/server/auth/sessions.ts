@@ -38,6 +38,8 @@ export interface SessionSharing {
 
 /** a database copy is read again after this long (another replica may have ended or used the session) */
 const RECHECK_MS = 30_000;
+/** how long an ended session's key is remembered (longer than any database read takes) */
+const TOMBSTONE_MS = 5 * 60_000;
 /** lastSeen is written to the database at most this often per session */
 const TOUCH_MS = 60_000;
 
@@ -50,6 +52,8 @@ interface Entry extends Session {
 
 export class SessionStore extends EventEmitter<{ revoked: [string] }> {
   private readonly byKey = new Map<string, Entry>();
+  /** sessions ended here or announced ended: a database read that raced the end cannot bring one back */
+  private readonly ended = new Map<string, number>();
   private sharing: SessionSharing | undefined;
   private sweeper: NodeJS.Timeout | undefined;
   /**
@@ -78,6 +82,10 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
     });
     const sweep = () => {
       const now = Date.now();
+      // this process's copies of expired sessions, and old tombstones
+      for (const [key, e] of this.byKey)
+        if (this.expired(e, now) && now - e.createdAt > this.absoluteMs) this.byKey.delete(key);
+      for (const [key, at] of this.ended) if (now - at > TOMBSTONE_MS) this.ended.delete(key);
       sharing.backend
         .sweep(now - this.idleMs, now - this.absoluteMs)
         .catch((e: unknown) => sharing.log?.warn({ err: String(e) }, 'sessions: sweeping expired sessions failed'));
@@ -146,6 +154,7 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
     let s = this.byKey.get(key);
     if (!s || now - s.checkedAt > RECHECK_MS || this.expired(s, now)) {
       const row = await sharing.backend.load(key);
+      if (this.ended.has(key)) return undefined;
       if (!row) {
         if (s) this.forget(key);
         return undefined;
@@ -172,6 +181,12 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
   alive(key: string, now = Date.now()): boolean {
     const s = this.byKey.get(key);
     if (!s) return false;
+    // a stream outlives many requests: its session is read from the database again now and then (an end
+    // announced while this replica was deaf applies within RECHECK_MS)
+    if (this.sharing && now - s.checkedAt > RECHECK_MS) {
+      s.checkedAt = now;
+      void this.refresh(key, now);
+    }
     if (!this.expired(s, now) && this.valid(s)) return true;
     if (this.sharing && this.valid(s) && now - s.createdAt <= this.absoluteMs) {
       // idle here, maybe busy on another replica: the database decides (next heartbeat)
@@ -212,7 +227,18 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
     }
   }
 
-  /** Ends a session everywhere: here, in the database, and (by the bus) on every other replica. */
+  /**
+   * Ends a session everywhere before it returns (a sign-out): the database row first (an error when it cannot
+   * be removed: the user is told, nothing pretends), then this process, then the other replicas by the bus.
+   */
+  async end(key: string): Promise<void> {
+    const sharing = this.sharing;
+    if (sharing) await sharing.backend.remove(key);
+    this.forget(key);
+    sharing?.bus?.publish({ kind: 'session', key });
+  }
+
+  /** Ends a session everywhere, without waiting for the database (expiry, a removed account). */
   revokeKey(key: string): void {
     this.forget(key);
     const sharing = this.sharing;
@@ -225,6 +251,7 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
 
   /** Ends this process's copy (another replica ended the session). */
   private forget(key: string): void {
+    if (this.sharing) this.ended.set(key, Date.now());
     if (this.byKey.delete(key)) this.emit('revoked', key);
   }
 

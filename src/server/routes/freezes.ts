@@ -119,9 +119,17 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     },
     log: app.log,
   });
+  let resuming: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
     service.recover().catch((e: unknown) => app.log.error({ err: String(e) }, 'freeze recovery failed'));
+    // an end another replica left half-done when it died
+    resuming = setInterval(
+      () => service.resumeStale().catch((e: unknown) => app.log.warn({ err: String(e) }, 'freeze: resuming failed')),
+      30_000,
+    );
+    resuming.unref();
   });
+  app.addHook('onClose', async () => clearInterval(resuming));
   // a freeze another replica started or changed gets its expiry timer here too: whichever replica fires
   // first ends it (the status transition lets one win), so a freeze still ends on time when its replica dies
   const offBus = deps.bus?.on((e) => {

@@ -102,8 +102,18 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   );
   // a prune this replica's previous process left mid-way is reported exactly (nothing is deleted again); so is
   // one of another replica that died (its journal idle longer than staleMs): checked again every staleMs / 2
-  const recover = () =>
-    service.recover().catch((e: unknown) => app.log.error({ err: String(e) }, 'prune recovery failed'));
+  let recoverBusy = false;
+  const recover = async () => {
+    if (recoverBusy) return;
+    recoverBusy = true;
+    try {
+      await service.recover();
+    } catch (e) {
+      app.log.error({ err: String(e) }, 'prune recovery failed');
+    } finally {
+      recoverBusy = false;
+    }
+  };
   let recovering: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
     void recover();

@@ -74,9 +74,17 @@ export const streamRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const c = e.change;
       if (c.kind === 'resync') return send({ type: 'resync' });
       if (c.kind !== 'prune' && c.kind !== 'freeze') return;
-      const a = c.app ? deps.catalog.get(c.app) : undefined;
-      if (a && !allowed(req, 'app.read', { cluster: a.cluster, env: a.env })) return;
-      send({ type: 'state', kind: c.kind, id: c.id, ...(c.app ? { app: c.app } : {}) });
+      // without an app: a random record id only (the refetch is authorized); with one: only to those who
+      // may see that app here (unknown to this replica: not sent)
+      if (!c.app) return send({ type: 'state', kind: c.kind, id: c.id });
+      const a = deps.catalog.get(c.app);
+      if (!a || !allowed(req, 'app.read', { cluster: a.cluster, env: a.env })) return;
+      const deliver = () => send({ type: 'state', kind: c.kind, id: c.id, app: a.id });
+      if (!deps.reviewer) return deliver();
+      void deps.reviewer.visibleApps(req, [a]).then(
+        (v) => (v.length ? deliver() : undefined),
+        () => undefined,
+      );
     });
     deps.catalog.on('objects', onObjects);
     deps.catalog.on('app', onApp);

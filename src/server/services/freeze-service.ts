@@ -93,6 +93,8 @@ export interface EndDecision {
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** how long observe() trusts its copy of the freeze claims */
 const CLAIMS_TTL_MS = 3_000;
+/** an end (status `ending`) unchanged this long belongs to a process that died */
+const ENDING_STALE_MS = 90_000;
 /** app objects read and patched at once when a whole environment is frozen */
 const CONCURRENCY = 8;
 
@@ -130,6 +132,8 @@ function objectPath(t: Pick<FreezeTarget, 'kind' | 'namespace' | 'name'>): strin
 
 export class FreezeService {
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** ends of dead processes being resumed here */
+  private readonly resuming = new Set<string>();
   private readonly running = new Set<Promise<unknown>>();
   private closed = false;
 
@@ -159,10 +163,7 @@ export class FreezeService {
   async recover(): Promise<void> {
     for (const f of await this.deps.store.list({ active: true })) {
       if (f.status === 'ending') {
-        // a process died while ending it: finish restoring (the decisions were recorded before acting)
-        await this.track(this.finish(f, undefined, 'resumed after a restart', f.doc.decisions ?? [], true)).catch(
-          (e: unknown) => this.deps.log?.error({ err: String(e), freeze: f.id }, 'freeze: resuming an end failed'),
-        );
+        await this.resumeIfStale(f);
         continue;
       }
       if (Date.parse(f.expiresAt) <= this.now())
@@ -170,6 +171,28 @@ export class FreezeService {
           this.deps.log?.error({ err: String(e), freeze: f.id }, 'freeze: expiry at start failed'),
         );
       else this.arm(f);
+    }
+  }
+
+  /**
+   * Ends that a dead process left half-done (checked at start and periodically): another replica may be
+   * ending it right now (a rolling update starts Pods while others work), so only an end idle for
+   * ENDING_STALE_MS is taken over; it finishes restoring (the decisions were recorded before acting).
+   */
+  async resumeStale(): Promise<void> {
+    for (const f of await this.deps.store.list({ active: true }))
+      if (f.status === 'ending') await this.resumeIfStale(f);
+  }
+
+  private async resumeIfStale(f: FreezeRow): Promise<void> {
+    if (this.now() - Date.parse(f.updatedAt) < ENDING_STALE_MS || this.resuming.has(f.id)) return;
+    this.resuming.add(f.id);
+    try {
+      await this.track(this.finish(f, undefined, 'resumed after a restart', f.doc.decisions ?? [], true));
+    } catch (e) {
+      this.deps.log?.error({ err: String(e), freeze: f.id }, 'freeze: resuming an end failed');
+    } finally {
+      this.resuming.delete(f.id);
     }
   }
 
@@ -706,7 +729,9 @@ export class FreezeService {
     if (!f || f.status !== 'active') return;
     // extended meanwhile (maybe through another replica): the store's expiry is the one that counts
     if (Date.parse(f.expiresAt) - this.now() > 1000) return this.arm(f);
-    if (!(await this.deps.store.transition(id, 'active', 'ending'))) return;
+    // only the expiry read here: an extension committed since (any replica) keeps the freeze
+    if (!(await this.deps.store.transition(id, 'active', 'ending', undefined, { expect: { expiresAt: f.expiresAt } })))
+      return void this.rearm(id).catch(() => undefined);
     try {
       await this.deps.recorder.act(
         {
@@ -726,10 +751,12 @@ export class FreezeService {
         async () => this.finish(f, undefined, atStart ? 'expired while the console was down' : 'expired', [], false),
       );
     } catch (e) {
+      // retried a minute later, by whichever replica's timer fires first (the retry time is the stored
+      // expiry, so no replica retries at once): an expired freeze must not hold forever
+      const retryAt = new Date(this.now() + 60_000).toISOString();
       if ((await this.deps.store.get(id))?.status === 'ending')
-        await this.deps.store.transition(id, 'ending', 'active');
-      // retried a minute later: an expired freeze must not hold forever
-      this.arm({ id, expiresAt: new Date(this.now() + 60_000).toISOString() });
+        await this.deps.store.transition(id, 'ending', 'active', undefined, { expiresAt: retryAt });
+      this.arm({ id, expiresAt: retryAt });
       throw e;
     }
   }

@@ -645,7 +645,9 @@ export class PruneService {
         await this.deps.store.mark(p.id, j.position, ['planned'], 'not-deleted', stop ?? null, now);
     const status = stop ? 'failed' : 'done';
     const controllerName = p.doc.controller === 'flux' ? 'kustomize-controller' : 'the Argo CD application controller';
-    await this.deps.store.transition(
+    // a recovery by another replica (this one looked dead: its journal idle too long) may have reported it
+    // already: then that report stands, and no second outcome is recorded
+    const finished = await this.deps.store.transition(
       p.id,
       ['executing'],
       status,
@@ -655,6 +657,7 @@ export class PruneService {
           : null),
       now,
     );
+    if (!finished) return;
     await this.deps.recorder.record({
       ...base,
       time: now,

@@ -212,20 +212,34 @@ export class FreezeStore {
     return n === 1;
   }
 
-  /** `from` → `to` exactly once (whoever changes the row does the work). */
+  /**
+   * `from` → `to` exactly once (whoever changes the row does the work). `expect.expiresAt`: only while the
+   * expiry is still that one (an extension committed meanwhile wins over an expiry); `expiresAt`: a new one
+   * (a failed expiry's retry time, which every replica's timer then follows).
+   */
   async transition(
     id: string,
     from: FreezeStatus,
     to: FreezeStatus,
     end?: { by: string; reason: string },
+    opts: { expect?: { expiresAt: string }; expiresAt?: string } = {},
   ): Promise<boolean> {
     const now = new Date().toISOString();
     const finished = to === 'ended' || to === 'failed';
     const ok = await this.d.tx(function* () {
       const n = (yield run(
-        `UPDATE freezes SET status = ?, updated_at = ?${end ? ', ended_by = ?, end_reason = ?' : ''}${finished ? ', ended_at = ?' : ''}
-         WHERE id = ? AND status = ?`,
-        [to, now, ...(end ? [end.by, end.reason] : []), ...(finished ? [now] : []), id, from],
+        `UPDATE freezes SET status = ?, updated_at = ?${end ? ', ended_by = ?, end_reason = ?' : ''}${finished ? ', ended_at = ?' : ''}${opts.expiresAt ? ', expires_at = ?' : ''}
+         WHERE id = ? AND status = ?${opts.expect ? ' AND expires_at = ?' : ''}`,
+        [
+          to,
+          now,
+          ...(end ? [end.by, end.reason] : []),
+          ...(finished ? [now] : []),
+          ...(opts.expiresAt ? [opts.expiresAt] : []),
+          id,
+          from,
+          ...(opts.expect ? [opts.expect.expiresAt] : []),
+        ],
       )) as number;
       if (n === 1 && finished) yield run('DELETE FROM freeze_claims WHERE freeze_id = ?', [id]);
       return n === 1;

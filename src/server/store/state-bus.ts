@@ -8,7 +8,8 @@
 //
 // Losing the LISTEN connection loses notifications: on reconnect the bus emits `resync` (every client
 // refetches what it shows). A publish that fails is retried, then logged: it is an observation of a change
-// already committed, never the change itself.
+// already committed, never the change itself. LISTEN needs a session: not through a transaction-mode pooler
+// (PgBouncer `pool_mode=transaction`); point DATABASE_URL at PostgreSQL or a session-mode pool.
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
@@ -146,6 +147,7 @@ export class PostgresStateBus implements StateBus {
   private listening = false;
   private closed = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  private pinger: NodeJS.Timeout | undefined;
   private backoffMs = 500;
   /** notifications sent and received (tests and /metrics) */
   readonly counts = { sent: 0, received: 0, failed: 0, reconnects: 0 };
@@ -170,7 +172,14 @@ export class PostgresStateBus implements StateBus {
     opts: { log?: StateBusLog; windowMs?: number } = {},
   ): Promise<PostgresStateBus> {
     const bus = new PostgresStateBus(url, pool, opts.log, opts.windowMs ?? 250);
-    await bus.listen();
+    try {
+      await bus.listen();
+    } catch (e) {
+      await bus.close();
+      throw e;
+    }
+    bus.pinger = setInterval(() => bus.ping(), 30_000);
+    bus.pinger.unref();
     return bus;
   }
 
@@ -209,7 +218,27 @@ export class PostgresStateBus implements StateBus {
       throw e;
     }
     this.listening = true;
-    this.backoffMs = 500;
+  }
+
+  /**
+   * A half-open LISTEN connection hears nothing and says nothing: a query every 30 s finds it (then it is
+   * replaced); a connection that answers resets the reconnect backoff (a flapping one keeps backing off).
+   */
+  private ping(): void {
+    const c = this.client;
+    if (!c || !this.listening) return;
+    const timeout = setTimeout(() => c.emit('error', new Error('LISTEN connection did not answer in 10 s')), 10_000);
+    timeout.unref();
+    c.query('SELECT 1').then(
+      () => {
+        clearTimeout(timeout);
+        this.backoffMs = 500;
+      },
+      (e: unknown) => {
+        clearTimeout(timeout);
+        c.emit('error', e instanceof Error ? e : new Error(String(e)));
+      },
+    );
   }
 
   private reconnectLater(): void {
@@ -268,6 +297,7 @@ export class PostgresStateBus implements StateBus {
     this.coalescer.flush();
     this.closed = true;
     clearTimeout(this.retryTimer);
+    clearInterval(this.pinger);
     const c = this.client;
     this.client = undefined;
     this.listening = false;

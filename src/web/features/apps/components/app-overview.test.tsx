@@ -41,6 +41,32 @@ describe('AppOverview', () => {
     );
   });
 
+  it('a group of 150 apps paints 60 cards, the unhealthy one among them; "Show more" paints the rest', async () => {
+    const base = appsFixture.apps.find((a) => a.env === 'dev' && a.health === 'Healthy') ?? appsFixture.apps[0];
+    if (!base) throw new Error('no fixture app');
+    const { drift: _d, freeze: _f, ...plain } = base;
+    const many = Array.from({ length: 150 }, (_, i) => ({
+      ...plain,
+      id: `nonprod/flux-system/kustomization/many-${String(i).padStart(3, '0')}`,
+      name: `many-${String(i).padStart(3, '0')}`,
+      env: 'dev',
+      cluster: 'nonprod',
+      health: i === 149 ? ('Degraded' as const) : ('Healthy' as const),
+      sync: 'Synced' as const,
+    }));
+    server.use(http.get('/api/apps', () => HttpResponse.json({ ...appsFixture, apps: many, total: many.length })));
+    renderAt('/');
+    await waitFor(() => expect(screen.getAllByTestId('app-card')).toHaveLength(60));
+    // the last by name, but Degraded: painted first
+    expect(screen.getAllByTestId('app-card')[0]?.getAttribute('data-app-id')).toMatch(/many-149$/);
+    const more = screen.getByTestId('show-more');
+    expect(more.textContent).toMatch(/Show 90 more of 90 in dev · nonprod/);
+    more.click();
+    await waitFor(() => expect(screen.getAllByTestId('app-card')).toHaveLength(150));
+    expect(screen.queryByTestId('show-more')).toBeNull();
+    expect(screen.getByTestId('app-count').textContent).toContain('150 of 150');
+  });
+
   it('reads filters from the URL', async () => {
     renderAt('/?controller=argocd');
     await waitFor(() =>

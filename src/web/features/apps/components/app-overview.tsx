@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
+import type { AppSummary } from '../../../../api/schemas.ts';
 import { useDocumentTitle } from '../../../lib/document-title.ts';
 import { appsQueryOptions, clustersQueryOptions } from '../api/apps-queries.ts';
 import { AppCard } from './app-card.tsx';
@@ -8,6 +9,9 @@ import { applyFilters, FILTER_KEYS, groupByEnvAndCluster, readFilters, type AppF
 import { StaleBanner } from './stale-banner.tsx';
 
 const ENV_ORDER = ['dev', 'staging', 'prod'];
+/** cards painted per environment × cluster group at first, and per "Show more" */
+const FIRST = 60;
+const MORE = 240;
 
 export function AppOverview() {
   const [sp, setSp] = useSearchParams();
@@ -27,6 +31,11 @@ export function AppOverview() {
   const allClusters = [...new Set((apps.data?.apps ?? []).map((a) => a.cluster))].sort();
   const allEnvs = apps.data?.envs ?? ENV_ORDER;
   const active = FILTER_KEYS.some((k) => filters[k]);
+  // thousands of apps: each environment × cluster group paints its first cards, more on request (the
+  // search and filters always cover every app; bench/scale.ts measures the first paint at 2,000 apps)
+  const [limits, setLimits] = useState<Record<string, number>>({});
+  const shown = (group: string) => limits[group] ?? FIRST;
+  const showMore = (group: string) => setLimits((l) => ({ ...l, [group]: (l[group] ?? FIRST) + MORE }));
 
   return (
     <div>
@@ -104,10 +113,21 @@ export function AppOverview() {
                   {down.has(c.cluster) && <span className="text-amber-700">(stale)</span>}
                 </h3>
                 <div className="grid gap-2">
-                  {c.apps.map((a) => (
+                  {firstOf(c.apps, shown(`${g.env}/${c.cluster}`)).map((a) => (
                     <AppCard key={a.id} app={a} stale={down.has(a.cluster)} />
                   ))}
                 </div>
+                {c.apps.length > shown(`${g.env}/${c.cluster}`) && (
+                  <button
+                    type="button"
+                    className="mt-2 w-full rounded border border-slate-300 bg-white px-2 py-1 text-sm text-teal-800 hover:border-teal-500"
+                    data-testid="show-more"
+                    onClick={() => showMore(`${g.env}/${c.cluster}`)}
+                  >
+                    Show {Math.min(MORE, c.apps.length - shown(`${g.env}/${c.cluster}`))} more of{' '}
+                    {c.apps.length - shown(`${g.env}/${c.cluster}`)} in {g.env} · {c.cluster}
+                  </button>
+                )}
               </div>
             ))}
           </section>
@@ -115,6 +135,14 @@ export function AppOverview() {
       </div>
     </div>
   );
+}
+
+const needsAttention = (a: AppSummary) => a.health !== 'Healthy' || a.sync !== 'Synced' || !!a.drift || !!a.freeze;
+
+/** The first `n` cards of a group; a group longer than that lists the apps that need attention first. */
+export function firstOf(apps: AppSummary[], n: number): AppSummary[] {
+  if (apps.length <= n) return apps;
+  return [...apps.filter(needsAttention), ...apps.filter((a) => !needsAttention(a))].slice(0, n);
 }
 
 function Select({
