@@ -97,7 +97,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   const routes: RunningConsole['routes'] = [];
   // the one writer of evidence; its log is Fastify's once the app exists
   // before the app exists (its start-up awaits): a JSON line on stderr of the same shape
-  let built: { log: Record<'info' | 'warn' | 'error', (o: object, m: string) => void> } | undefined;
+  let built: { log: Record<'info' | 'warn' | 'error', (o: object, m: string) => void> } | undefined = undefined;
   const early = (level: string) => (o: object, m: string) =>
     process.stderr.write(`${JSON.stringify({ level, time: Date.now(), ...o, msg: m })}\n`);
   const log = {
