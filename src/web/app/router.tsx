@@ -40,6 +40,9 @@ export function createRouter(qc: QueryClient) {
       errorElement: <RouteError />,
       // the first load waits for the session: a skeleton, not a blank page
       hydrateFallbackElement: <PageSkeleton />,
+      // a change of the search params only (filters) keeps the session check already made
+      shouldRevalidate: ({ currentUrl, nextUrl, defaultShouldRevalidate }) =>
+        currentUrl.pathname === nextUrl.pathname ? false : defaultShouldRevalidate,
       // every page needs a session: without one (or with a one-time password) go to sign-in, then come back
       loader: async ({ request }) => {
         const u = new URL(request.url);
@@ -64,6 +67,9 @@ export function createRouter(qc: QueryClient) {
             ]);
             return null;
           },
+          // the filters live in the search params: typing in the search box must not wait for loaders
+          shouldRevalidate: ({ currentUrl, nextUrl, defaultShouldRevalidate }) =>
+            currentUrl.pathname === nextUrl.pathname ? false : defaultShouldRevalidate,
           lazy: async () => ({ Component: (await import('../features/apps/components/app-overview.tsx')).AppOverview }),
         },
         {

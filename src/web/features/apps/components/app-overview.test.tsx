@@ -41,7 +41,7 @@ describe('AppOverview', () => {
     );
   });
 
-  it('a group of 150 apps paints 60 cards, the unhealthy one among them; "Show more" paints the rest', async () => {
+  it('a group of 150 apps paints 24 cards, the unhealthy one among them; "Show more" paints the rest', async () => {
     const base = appsFixture.apps.find((a) => a.env === 'dev' && a.health === 'Healthy') ?? appsFixture.apps[0];
     if (!base) throw new Error('no fixture app');
     const { drift: _d, freeze: _f, ...plain } = base;
@@ -56,11 +56,11 @@ describe('AppOverview', () => {
     }));
     server.use(http.get('/api/apps', () => HttpResponse.json({ ...appsFixture, apps: many, total: many.length })));
     renderAt('/');
-    await waitFor(() => expect(screen.getAllByTestId('app-card')).toHaveLength(60));
+    await waitFor(() => expect(screen.getAllByTestId('app-card')).toHaveLength(24));
     // the last by name, but Degraded: painted first
     expect(screen.getAllByTestId('app-card')[0]?.getAttribute('data-app-id')).toMatch(/many-149$/);
     const more = screen.getByTestId('show-more');
-    expect(more.textContent).toMatch(/Show 90 more of 90 in dev · nonprod/);
+    expect(more.textContent).toMatch(/Show 126 more of 126 in dev · nonprod/);
     more.click();
     await waitFor(() => expect(screen.getAllByTestId('app-card')).toHaveLength(150));
     expect(screen.queryByTestId('show-more')).toBeNull();

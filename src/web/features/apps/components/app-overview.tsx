@@ -10,12 +10,14 @@ import { StaleBanner } from './stale-banner.tsx';
 
 const ENV_ORDER = ['dev', 'staging', 'prod'];
 /** cards painted per environment × cluster group at first, and per "Show more" */
-const FIRST = 60;
+const FIRST = 24;
 const MORE = 240;
 
 export function AppOverview() {
   const [sp, setSp] = useSearchParams();
-  const filters = readFilters(sp);
+  const search = sp.toString();
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the filters are the search params' value
+  const filters = useMemo(() => readFilters(sp), [search]);
   useDocumentTitle('All apps');
   const apps = useQuery(appsQueryOptions());
   const clusters = useQuery(clustersQueryOptions());
