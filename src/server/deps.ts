@@ -46,6 +46,8 @@ export interface AppDeps {
   bus?: StateBus | undefined;
   /** a prune journal idle this long belongs to a dead replica (CONSOLE_PRUNE_STALE_SECONDS) */
   pruneStaleMs?: number | undefined;
+  /** the release recorder's counts for /metrics (undefined while this replica does not record) */
+  releaseStats?: (() => { followed: number; verificationsPending: number } | undefined) | undefined;
   /** Node's process metrics on /metrics (default on) */
   defaultMetrics?: boolean;
 }

@@ -113,7 +113,12 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       : new LocalStateBus();
   // sessions in the store: any replica serves any browser, and a restart signs nobody out
   const unshare = sessions.share({ backend: new DbSessionBackend(store), bus, log });
+  // the release recorder starts after the app (and, with a Lease, comes and goes): /metrics asks through this
+  const releaseStats: { get(): { followed: number; verificationsPending: number } | undefined } = {
+    get: () => undefined,
+  };
   const deps = {
+    releaseStats: () => releaseStats.get(),
     bus,
     pruneStaleMs: cfg.pruneStaleSeconds * 1000,
     routes,
@@ -173,6 +178,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   // with several replicas only one records: a Lease (CONSOLE_RECORDER_LEASE=<namespace>/<name>) on the first
   // cluster, or CONSOLE_RECORDER_LEASE_CLUSTER's; without it this process records (one replica)
   let releases: ReleaseRecorder | undefined;
+  releaseStats.get = () => releases?.stats();
   let lease: LeaseElector | undefined;
   /** the stop of a recorder that lost the Lease: awaited before another starts and at close */
   let stopping: Promise<void> = Promise.resolve();

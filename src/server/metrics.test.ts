@@ -139,6 +139,8 @@ describe('/metrics', () => {
       'prune_previews',
       'freezes_active',
       'state_bus_listening',
+      'release_verifications_pending',
+      'releases_followed',
       'state_bus_notifications_total',
       'sessions_cached',
     ])

@@ -24,6 +24,8 @@ export interface MetricsSources {
   /** the state bus (replicas) and the sessions this process holds */
   bus?: StateBus | undefined;
   sessions?: { size: number } | undefined;
+  /** the release recorder's counts (undefined while this replica does not record) */
+  releaseStats?: (() => { followed: number; verificationsPending: number } | undefined) | undefined;
 }
 
 const PREFIX = 'gitops_console_';
@@ -243,6 +245,26 @@ export class ConsoleMetrics {
         this.reset();
         const counts = (src.bus as { counts?: Record<string, number> } | undefined)?.counts;
         for (const [event, n] of Object.entries(counts ?? {})) this.inc({ event }, n);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}release_verifications_pending`,
+      help: 'Releases followed by the recorder whose verification (the real request check) is not recorded yet',
+      registers,
+      collect() {
+        this.reset();
+        const st = src.releaseStats?.();
+        if (st) this.set(st.verificationsPending);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}releases_followed`,
+      help: 'Releases the recorder follows now (their states still being recorded); absent on a replica that does not record',
+      registers,
+      collect() {
+        this.reset();
+        const st = src.releaseStats?.();
+        if (st) this.set(st.followed);
       },
     });
     new Gauge({

@@ -76,6 +76,10 @@ describe('/metrics on the running console', () => {
     expect(sample(t, /^gitops_console_evidence_append_duration_seconds_count\{result="ok"\} [1-9]/)).toHaveLength(1);
     expect(sample(t, /^gitops_console_evidence_pending \d+$/)).toHaveLength(1);
     expect(sample(t, /^gitops_console_freezes_active \d+$/)).toHaveLength(1);
+    // the release recorder runs here (one replica, no Lease): it follows releases
+    expect(sample(t, /^gitops_console_releases_followed \d+$/)).toHaveLength(1);
+    expect(sample(t, /^gitops_console_release_verifications_pending \d+$/)).toHaveLength(1);
+    expect(sample(t, /^gitops_console_state_bus_listening 1$/)).toHaveLength(1);
     expect(t).toContain('# TYPE gitops_console_prune_previews gauge');
     expect(t).toContain('# TYPE process_resident_memory_bytes gauge');
     // bounded labels: no user, no app name, no raw path, no UID

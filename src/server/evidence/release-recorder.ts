@@ -185,6 +185,13 @@ export class ReleaseRecorder {
     this.mirrors = GitMirrors.for(join(o.dataDir, 'release-git'));
   }
 
+  /** For /metrics: releases followed now, and those of them still waiting for their verification. */
+  stats(): { followed: number; verificationsPending: number } {
+    let pending = 0;
+    for (const rel of this.tracked.values()) if (!rel.recorded.has('verification')) pending++;
+    return { followed: this.tracked.size, verificationsPending: pending };
+  }
+
   start(): void {
     this.o.catalog.on('app', this.onApp);
     for (const a of this.o.catalog.list()) this.schedule(a.id);
