@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteEvidenceStore } from '../store/sqlite.ts';
 import { LocalStateBus, type StateBus, type StateEvent } from '../store/state-bus.ts';
-import { DbSessionBackend } from './session-backend.ts';
+import { DbSessionBackend, type SessionBackend } from './session-backend.ts';
 import { SessionStore } from './sessions.ts';
 
 const alice = { name: 'alice', source: 'local' as const, groups: [], grants: [] };
@@ -109,6 +109,44 @@ describe('sessions shared in the database', () => {
     await expect(fresh.find(id)).rejects.toThrow();
     await expect(fresh.start(bob)).rejects.toThrow();
     expect(fresh.size).toBe(0);
+  });
+});
+
+describe('sessions while the store is down', () => {
+  it('a replica serves the sessions it holds; a sign-out ends it here at once and removes the row once the store is back', async () => {
+    const { store } = await replicas();
+    const real = new DbSessionBackend(store);
+    let down = false;
+    const gate =
+      <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+      (...a: A) =>
+        down ? Promise.reject(new Error('store down')) : f(...a);
+    const flaky: SessionBackend = {
+      load: gate(real.load.bind(real)),
+      save: gate(real.save.bind(real)),
+      touch: gate(real.touch.bind(real)),
+      remove: gate(real.remove.bind(real)),
+      removeUser: gate(real.removeUser.bind(real)),
+      sweep: gate(real.sweep.bind(real)),
+    };
+    const a = new SessionStore(60_000, 3_600_000);
+    cleanup.push(a.share({ backend: flaky }));
+    const t0 = Date.now();
+    const held = await a.start(alice, t0);
+    const ended = await a.start(bob, t0);
+    down = true;
+    // 40 s later (past the 30 s re-read): the store does not answer, this replica's copy serves
+    expect((await a.find(held.id, t0 + 40_000))?.user.name).toBe('alice');
+    await a.end(ended.session.key);
+    expect(await a.find(ended.id, t0 + 40_000)).toBeUndefined();
+    // a session this replica never held cannot be checked: an error (503), not "signed out"
+    const other = new SessionStore(60_000, 3_600_000);
+    cleanup.push(other.share({ backend: flaky }));
+    await expect(other.find(held.id)).rejects.toThrow(/store down/);
+    down = false;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await real.load(ended.session.key)).toBeUndefined();
+    expect((await real.load(held.session.key))?.user.name).toBe('alice');
   });
 });
 

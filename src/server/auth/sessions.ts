@@ -153,7 +153,18 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
     const key = hash(id);
     let s = this.byKey.get(key);
     if (!s || now - s.checkedAt > RECHECK_MS || this.expired(s, now)) {
-      const row = await sharing.backend.load(key);
+      let row: Session | undefined;
+      try {
+        row = await sharing.backend.load(key);
+      } catch (e) {
+        // the store does not answer: a session this process holds, still valid by its own copy, is served
+        // (reads stay up during a database outage); one it does not hold cannot be checked (503 upstream)
+        if (this.ended.has(key)) return undefined;
+        if (!s || this.expired(s, now)) throw e;
+        sharing.log?.warn({ err: String(e) }, "sessions: the store did not answer; using this replica's copy");
+        s.lastSeen = now;
+        return this.valid(s) ? s : undefined;
+      }
       if (this.ended.has(key)) return undefined;
       if (!row) {
         if (s) this.forget(key);
@@ -228,14 +239,35 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
   }
 
   /**
-   * Ends a session everywhere before it returns (a sign-out): the database row first (an error when it cannot
-   * be removed: the user is told, nothing pretends), then this process, then the other replicas by the bus.
+   * Ends a session everywhere (a sign-out): this process at once, the other replicas by the bus, the database
+   * row before it returns — or, when the store cannot take it now, by retries until it does.
    */
   async end(key: string): Promise<void> {
     const sharing = this.sharing;
-    if (sharing) await sharing.backend.remove(key);
+    // ended here at once (a failing store never keeps a session alive on this replica), then the row
     this.forget(key);
     sharing?.bus?.publish({ kind: 'session', key });
+    if (!sharing) return;
+    try {
+      await sharing.backend.remove(key);
+    } catch (e) {
+      // the store is down: the removal is retried until it is done (the other replicas cannot load the
+      // session meanwhile either, and their copies are read again within 30 s of it coming back)
+      sharing.log?.warn({ err: String(e) }, 'sessions: removing a session failed; retrying');
+      this.removeLater(key, 1000);
+    }
+  }
+
+  private removeLater(key: string, waitMs: number): void {
+    const t = setTimeout(() => {
+      const sharing = this.sharing;
+      if (!sharing) return;
+      sharing.backend.remove(key).then(
+        () => sharing.bus?.publish({ kind: 'session', key }),
+        () => this.removeLater(key, Math.min(waitMs * 2, 30_000)),
+      );
+    }, waitMs);
+    t.unref();
   }
 
   /** Ends a session everywhere, without waiting for the database (expiry, a removed account). */
