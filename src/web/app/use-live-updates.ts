@@ -23,10 +23,16 @@ export function useLiveUpdates(): StreamStatus {
     const es = new EventSource('/api/stream');
     const trees = keyedDebounce(300, 2_000);
     const diffs = keyedDebounce(2_000, 10_000);
+    let opened = false;
+    let settle: ReturnType<typeof setTimeout> | undefined;
     es.onopen = () => {
       setStatus('live');
-      // anything missed while disconnected: refetch once
-      void qc.invalidateQueries({ queryKey: appKeys.all });
+      // anything missed while disconnected (or between the page's first load and this stream): refetch once;
+      // at the first open a little later, so a second copy of a 2,000-app list does not compete with the
+      // first paint
+      if (opened) void qc.invalidateQueries({ queryKey: appKeys.all });
+      else settle = setTimeout(() => void qc.invalidateQueries({ queryKey: appKeys.all }), 3000);
+      opened = true;
     };
     es.onerror = () => {
       setStatus('reconnecting');
@@ -70,6 +76,7 @@ export function useLiveUpdates(): StreamStatus {
       void qc.invalidateQueries({ queryKey: treeKeys.app(id) });
     };
     return () => {
+      clearTimeout(settle);
       es.close();
       trees.cancelAll();
       diffs.cancelAll();
