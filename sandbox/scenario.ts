@@ -52,6 +52,19 @@ export function repoHead(st = mustState()): string {
  * Clones the seed repo over HTTP, lets `edit` change files in the work tree,
  * commits and pushes to main (as the forge admin, see git()). Returns the new commit sha.
  */
+/**
+ * commitAndPush, tried again (up to 5 times) when the push is rejected because someone else (a write-back, a
+ * rollback, another test) pushed first.
+ */
+export function commitAndPushRetrying(message: string, edit: (workTree: string) => void): string {
+  for (let attempt = 1; ; attempt++)
+    try {
+      return commitAndPush(message, edit);
+    } catch (e) {
+      if (attempt >= 5 || !String(e).includes('rejected')) throw e;
+    }
+}
+
 export function commitAndPush(message: string, edit: (workTree: string) => void, st = mustState()): string {
   const work = mkdtempSync(join(tmpdir(), 'seed-edit-'));
   try {

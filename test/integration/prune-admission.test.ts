@@ -14,7 +14,7 @@ import { identityKubeconfig, kubectlAs } from '../../sandbox/identities.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { kubectl } from '../../sandbox/sandbox.ts';
 import {
-  commitAndPush,
+  commitAndPushRetrying,
   getJson,
   makeRenderEmpty,
   requestReconcile,
@@ -51,14 +51,7 @@ type Preview = {
 };
 
 /** commitAndPush, again on a fresh clone when another test pushed meanwhile. */
-function push(message: string, edit: (work: string) => void): string {
-  for (let attempt = 1; ; attempt++)
-    try {
-      return commitAndPush(message, edit);
-    } catch (e) {
-      if (attempt >= 5 || !String(e).includes('rejected')) throw e;
-    }
-}
+const push = commitAndPushRetrying;
 
 const live = (kind: string, name: string): boolean =>
   kubectl(CLUSTER, ['-n', NS, 'get', kind, name, '--ignore-not-found', '-o', 'name']).trim() !== '';

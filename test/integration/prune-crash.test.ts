@@ -9,7 +9,7 @@ import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { sleep, waitFor } from '../../sandbox/procs.ts';
 import { kubectl } from '../../sandbox/sandbox.ts';
 import {
-  commitAndPush,
+  commitAndPushRetrying,
   requestReconcile,
   waitForKustomizationRevision,
   writeRepoFile,
@@ -45,14 +45,7 @@ type Preview = {
   journal: Array<{ batch: number; object: string; state: string; detail: string | null }>;
 };
 
-function push(message: string, edit: (work: string) => void): string {
-  for (let attempt = 1; ; attempt++)
-    try {
-      return commitAndPush(message, edit);
-    } catch (e) {
-      if (attempt >= 5 || !String(e).includes('rejected')) throw e;
-    }
-}
+const push = commitAndPushRetrying;
 
 function withoutProbes(w: string): void {
   rmSync(join(w, FILE), { force: true });

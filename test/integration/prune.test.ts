@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { kubectl } from '../../sandbox/sandbox.ts';
 import {
-  commitAndPush,
+  commitAndPushRetrying,
   requestReconcile,
   waitForKustomizationRevision,
   writeRepoFile,
@@ -43,14 +43,7 @@ const cm = (name: string, annotations: Record<string, string> = {}) =>
   }data:\n  probe: "${suffix}"\n`;
 
 /** commitAndPush, again on a fresh clone when another test pushed meanwhile (the sandbox is shared). */
-function push(message: string, edit: (work: string) => void): string {
-  for (let attempt = 1; ; attempt++)
-    try {
-      return commitAndPush(message, edit);
-    } catch (e) {
-      if (attempt >= 5 || !String(e).includes('rejected')) throw e;
-    }
-}
+const push = commitAndPushRetrying;
 
 /** Removes the probes from a work tree (the overlay line and the file), leaving everything else as it is. */
 function withoutProbes(w: string): void {

@@ -10,7 +10,7 @@ import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { kubectl } from '../../sandbox/sandbox.ts';
 import {
-  commitAndPush,
+  commitAndPushRetrying,
   requestReconcile,
   waitForKustomizationRevision,
   writeRepoFile,
@@ -49,14 +49,7 @@ type Preview = {
   journal: Array<{ object: string; state: string }>;
 };
 
-function push(message: string, edit: (work: string) => void): string {
-  for (let attempt = 1; ; attempt++)
-    try {
-      return commitAndPush(message, edit);
-    } catch (e) {
-      if (attempt >= 5 || !String(e).includes('rejected')) throw e;
-    }
-}
+const push = commitAndPushRetrying;
 
 function liveProbes(): Set<string> {
   const out = kubectl(CLUSTER, ['-n', 'prod', 'get', 'configmaps', '-o', 'jsonpath={.items[*].metadata.name}']);

@@ -93,18 +93,21 @@ class Coalescer {
 
 const replicaName = () => `${hostname()}/${process.pid}/${randomUUID().slice(0, 6)}`;
 
-/** One process: listeners hear this process's changes. */
-export class LocalStateBus implements StateBus {
+/**
+ * What both buses share: the replica name, the listeners, and the coalescing of this replica's changes, which
+ * are delivered to its own listeners at once and handed to `forward` (the other replicas, if any).
+ */
+abstract class BusCore {
   readonly replica = replicaName();
-  readonly kind = 'local' as const;
-  private readonly emitter = new EventEmitter();
+  protected readonly emitter = new EventEmitter();
   private readonly coalescer: Coalescer;
 
-  constructor(windowMs = 250) {
+  constructor(windowMs: number, forward?: (c: StateChange) => void) {
     this.emitter.setMaxListeners(0);
-    this.coalescer = new Coalescer(windowMs, (change) =>
-      this.emitter.emit('change', { change, origin: this.replica } satisfies StateEvent),
-    );
+    this.coalescer = new Coalescer(windowMs, (change) => {
+      this.emitter.emit('change', { change, origin: this.replica } satisfies StateEvent);
+      forward?.(change);
+    });
   }
 
   publish(c: StateChange): void {
@@ -116,12 +119,26 @@ export class LocalStateBus implements StateBus {
     return () => this.emitter.off('change', listener);
   }
 
+  /** sends what is still held back by the coalescing window, then drops the listeners */
+  protected shutDown(): void {
+    this.coalescer.flush();
+  }
+}
+
+/** One process: listeners hear this process's changes. */
+export class LocalStateBus extends BusCore implements StateBus {
+  readonly kind = 'local' as const;
+
+  constructor(windowMs = 250) {
+    super(windowMs);
+  }
+
   connected(): boolean {
     return true;
   }
 
   async close(): Promise<void> {
-    this.coalescer.flush();
+    this.shutDown();
     this.emitter.removeAllListeners();
   }
 }
@@ -138,11 +155,8 @@ const isChange = (v: unknown): v is StateChange => {
  * Several replicas on one PostgreSQL: NOTIFY through the store's pool, LISTEN on a connection of its own.
  * This replica's own changes are delivered locally at once (not after a round trip), its echo is ignored.
  */
-export class PostgresStateBus implements StateBus {
-  readonly replica = replicaName();
+export class PostgresStateBus extends BusCore implements StateBus {
   readonly kind = 'postgres' as const;
-  private readonly emitter = new EventEmitter();
-  private readonly coalescer: Coalescer;
   private client: pg.Client | undefined;
   private listening = false;
   private closed = false;
@@ -158,11 +172,7 @@ export class PostgresStateBus implements StateBus {
     private readonly log: StateBusLog | undefined,
     windowMs: number,
   ) {
-    this.emitter.setMaxListeners(0);
-    this.coalescer = new Coalescer(windowMs, (change) => {
-      this.emitter.emit('change', { change, origin: this.replica } satisfies StateEvent);
-      void this.notify(change);
-    });
+    super(windowMs, (change) => void this.notify(change));
   }
 
   /** Listens before it returns: a replica that answers requests hears the others' changes. */
@@ -280,21 +290,12 @@ export class PostgresStateBus implements StateBus {
     }
   }
 
-  publish(c: StateChange): void {
-    this.coalescer.push(c);
-  }
-
-  on(listener: (e: StateEvent) => void): () => void {
-    this.emitter.on('change', listener);
-    return () => this.emitter.off('change', listener);
-  }
-
   connected(): boolean {
     return this.listening;
   }
 
   async close(): Promise<void> {
-    this.coalescer.flush();
+    this.shutDown();
     this.closed = true;
     clearTimeout(this.retryTimer);
     clearInterval(this.pinger);
