@@ -142,29 +142,43 @@ export class PostgresEvidenceStore implements EvidenceStore {
   }
 
   async verify(opts: { publicKey?: string } = {}): Promise<VerifyResult> {
-    const checkpoints = await this.checkpoints();
-    const head = (
-      await this.pool.query<{ seq: string; hash: string }>('SELECT seq, hash FROM evidence_head WHERE id = 1')
-    ).rows[0];
-    // read in pages to bound memory
-    const pageSize = 5000;
-    const pool = this.pool;
-    let last = 0;
-    const rows: Row[] = [];
-    for (;;) {
-      const page = (
-        await pool.query<Row>('SELECT * FROM evidence WHERE seq > $1 ORDER BY seq LIMIT $2', [last, pageSize])
-      ).rows;
-      rows.push(...page);
-      if (page.length < pageSize) break;
-      last = Number(page[page.length - 1]?.seq);
+    // one snapshot for the head, the checkpoints and the rows: an append committed while they are read (the
+    // console keeps recording) must not look like a broken chain
+    const c = await checkOut(this.pool);
+    let failed: unknown;
+    try {
+      await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const checkpoints = (await c.query<CheckpointRow>('SELECT * FROM evidence_checkpoints ORDER BY seq')).rows.map(
+        rowToCheckpoint,
+      );
+      const head = (await c.query<{ seq: string; hash: string }>('SELECT seq, hash FROM evidence_head WHERE id = 1'))
+        .rows[0];
+      // read in pages to bound memory
+      const pageSize = 5000;
+      let last = 0;
+      const rows: Row[] = [];
+      for (;;) {
+        const page = (
+          await c.query<Row>('SELECT * FROM evidence WHERE seq > $1 ORDER BY seq LIMIT $2', [last, pageSize])
+        ).rows;
+        rows.push(...page);
+        if (page.length < pageSize) break;
+        last = Number(page[page.length - 1]?.seq);
+      }
+      await c.query('COMMIT');
+      return verifyStore(
+        rows,
+        head ? { seq: Number(head.seq), hash: head.hash } : undefined,
+        checkpoints,
+        opts.publicKey,
+      );
+    } catch (e) {
+      failed = e;
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      c.done(failed);
     }
-    return verifyStore(
-      rows,
-      head ? { seq: Number(head.seq), hash: head.hash } : undefined,
-      checkpoints,
-      opts.publicKey,
-    );
   }
 
   async close(): Promise<void> {
