@@ -19,8 +19,8 @@ import type { App } from '../src/domain/app.ts';
 import { EvidenceRecorder } from '../src/server/evidence/recorder.ts';
 import type { KubeObject } from '../src/server/kube/informer.ts';
 import { ClusterConnection } from '../src/server/kube/connection.ts';
-import { DriftTracker } from '../src/server/services/drift-tracker.ts';
-import { openEvidenceStore } from '../src/server/store/open.ts';
+import { DriftTracker } from '../src/server/drift/tracker.ts';
+import { openEvidenceStore } from '../src/server/evidence/open-store.ts';
 import { KUBECONFIG_PATH, kubectl, startSandbox } from '../sandbox/sandbox.ts';
 import { sleep, waitFor } from '../sandbox/procs.ts';
 

@@ -9,8 +9,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { EVIDENCE_TYPES, type EvidenceEvent } from '../src/domain/evidence.ts';
 import { exportChunks } from '../src/server/evidence/export.ts';
-import { link, type Row } from '../src/server/store/evidence-store.ts';
-import { SqliteEvidenceStore } from '../src/server/store/sqlite.ts';
+import { link, type Row } from '../src/server/evidence/store.ts';
+import { SqliteEvidenceStore } from '../src/server/evidence/sqlite-store.ts';
 
 const N = Number(process.env.BENCH_EVIDENCE_ROWS ?? 1_000_000);
 const APPS = 200;

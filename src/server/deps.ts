@@ -4,13 +4,13 @@ import type { AccessRule } from './auth/guard.ts';
 import type { OidcLogin } from './auth/oidc.ts';
 import type { SessionStore } from './auth/sessions.ts';
 import type { EvidenceRecorder } from './evidence/recorder.ts';
-import type { AccessReviewer } from './kube/access-review.ts';
+import type { AccessReviewer } from './auth/access-review.ts';
 import type { ClusterManager } from './kube/cluster-manager.ts';
-import type { AppCatalog } from './services/app-catalog.ts';
-import type { DriftTracker } from './services/drift-tracker.ts';
+import type { AppCatalog } from './apps/catalog.ts';
+import type { DriftTracker } from './drift/tracker.ts';
 import type { ForgeDirectory } from './forge/forge-directory.ts';
-import type { ObjectIndex } from './services/object-index.ts';
-import type { EvidenceStore } from './store/evidence-store.ts';
+import type { ObjectIndex } from './kube/object-index.ts';
+import type { EvidenceStore } from './evidence/store.ts';
 import type { StateBus } from './store/state-bus.ts';
 
 export interface AppDeps {

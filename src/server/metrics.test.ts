@@ -9,12 +9,12 @@ import { EvidenceRecorder } from './evidence/recorder.ts';
 import { ClusterManager, type ManagedCluster } from './kube/cluster-manager.ts';
 import type { Informer } from './kube/informer.ts';
 import { ConsoleMetrics } from './metrics.ts';
-import { metricsRoutes } from './routes/metrics.ts';
-import type { AppCatalog } from './services/app-catalog.ts';
-import type { ObjectIndex } from './services/object-index.ts';
-import { FreezeStore } from './store/freeze-store.ts';
-import { PruneStore } from './store/prune-store.ts';
-import { SqliteEvidenceStore } from './store/sqlite.ts';
+import { metricsRoutes } from './metrics-routes.ts';
+import type { AppCatalog } from './apps/catalog.ts';
+import type { ObjectIndex } from './kube/object-index.ts';
+import { FreezeStore } from './freeze/store.ts';
+import { PruneStore } from './prune/store.ts';
+import { SqliteEvidenceStore } from './evidence/sqlite-store.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'metrics-'));
 const store = SqliteEvidenceStore.open(dir);

@@ -8,11 +8,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EvidenceRecorder } from './evidence/recorder.ts';
 import type { ClusterManager } from './kube/cluster-manager.ts';
-import type { AppCatalog } from './services/app-catalog.ts';
-import type { ObjectIndex } from './services/object-index.ts';
-import type { EvidenceStore } from './store/evidence-store.ts';
-import { FreezeStore } from './store/freeze-store.ts';
-import { PruneStore } from './store/prune-store.ts';
+import type { AppCatalog } from './apps/catalog.ts';
+import type { ObjectIndex } from './kube/object-index.ts';
+import type { EvidenceStore } from './evidence/store.ts';
+import { FreezeStore } from './freeze/store.ts';
+import { PruneStore } from './prune/store.ts';
 import type { StateBus } from './store/state-bus.ts';
 
 export interface MetricsSources {

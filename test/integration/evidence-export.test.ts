@@ -13,8 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { EvidenceEvent, EvidenceInput } from '../../src/domain/evidence.ts';
 import { loadConfig } from '../../src/server/config.ts';
 import { startConsole, type RunningConsole } from '../../src/server/main.ts';
-import type { EvidenceStore } from '../../src/server/store/evidence-store.ts';
-import { openEvidenceStore } from '../../src/server/store/open.ts';
+import type { EvidenceStore } from '../../src/server/evidence/store.ts';
+import { openEvidenceStore } from '../../src/server/evidence/open-store.ts';
 import { as, signIn, writeTestAccounts, type Signed } from '../support/auth.ts';
 import { startPostgres, type PgServer } from '../support/postgres.ts';
 

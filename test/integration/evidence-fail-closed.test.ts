@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
-import { PostgresEvidenceStore } from '../../src/server/store/postgres.ts';
+import { PostgresEvidenceStore } from '../../src/server/evidence/postgres-store.ts';
 import { getJson } from '../../sandbox/scenario.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { as, signIn, TEST_PASSWORD, type Signed } from '../support/auth.ts';

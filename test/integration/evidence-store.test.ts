@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvidenceInput } from '../../src/domain/evidence.ts';
-import type { EvidenceStore } from '../../src/server/store/evidence-store.ts';
-import { PostgresEvidenceStore } from '../../src/server/store/postgres.ts';
-import { SqliteEvidenceStore } from '../../src/server/store/sqlite.ts';
+import type { EvidenceStore } from '../../src/server/evidence/store.ts';
+import { PostgresEvidenceStore } from '../../src/server/evidence/postgres-store.ts';
+import { SqliteEvidenceStore } from '../../src/server/evidence/sqlite-store.ts';
 import { startPostgres, type PgServer } from '../support/postgres.ts';
 
 const ev = (i: number): EvidenceInput => ({
@@ -146,7 +146,7 @@ describe.each(backends)('evidence store on $name', (b) => {
     const forged = (await store.list({ afterSeq: 4, beforeSeq: 6 }))[0];
     expect(forged).toBeDefined();
     const { chainText } = await import('../../src/domain/evidence.ts');
-    const { sha256 } = await import('../../src/server/store/evidence-store.ts');
+    const { sha256 } = await import('../../src/server/evidence/store.ts');
     const rehashed = sha256(chainText({ ...forged!, hash: undefined } as never));
     await b.exec(`UPDATE evidence SET hash = '${rehashed}' WHERE seq = 5`);
     expect(await store.verify()).toMatchObject({

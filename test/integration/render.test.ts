@@ -15,8 +15,8 @@ import {
   renderFlux,
   renderHash,
   type RenderTools,
-} from '../../src/server/services/render.ts';
-import { maskSecrets } from '../../src/server/services/secret-mask.ts';
+} from '../../src/server/diff/render.ts';
+import { maskSecrets } from '../../src/server/kube/secret-mask.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'render-test-'));
 const files = new Map<string, Buffer>();

@@ -11,7 +11,7 @@ import { SEED_IMAGE_HOST, seedFiles } from '../../sandbox/seed.ts';
 import { bin } from '../../sandbox/state.ts';
 import { planWriteBack, type WriteBackChange } from '../../src/domain/writeback.ts';
 import type { Forge, ProposedChange, RepoRef } from '../../src/server/forge/forge.ts';
-import { writeBackToGit } from '../../src/server/services/git-writeback.ts';
+import { writeBackToGit } from '../../src/server/freeze/writeback.ts';
 
 type Obj = Record<string, unknown>;
 const IMG = `${SEED_IMAGE_HOST}/digital-human`;

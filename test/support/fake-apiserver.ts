@@ -2,7 +2,7 @@
 // dry-run apply (counted), live objects by name. Not a Kubernetes: only what the memo and cache tests need
 // (the real apiserver is in test/integration/diff-cache.test.ts).
 import type { ClusterConnection, KubeResponse } from '../../src/server/kube/connection.ts';
-import type { Obj } from '../../src/server/services/render.ts';
+import type { Obj } from '../../src/server/diff/render.ts';
 
 const ok = (body: unknown): KubeResponse => ({ status: 200, headers: {}, body: JSON.stringify(body) });
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { safeNext } from '../routes/auth.ts';
+import { safeNext } from './routes.ts';
 import { Accounts } from './accounts.ts';
 import { originAllowed, parseCookies } from './guard.ts';
 import { Busy, generatePassword, hashPassword, verifyPassword } from './passwords.ts';

@@ -1,7 +1,7 @@
 // Sessions in the store's database (table `sessions`, migration 5): any replica finds a session another one
 // started, and a restarted console keeps everyone signed in. Only the cookie's SHA-256 is stored.
 import { all, dialectOf, run, type Dialect } from '../store/dialect.ts';
-import type { EvidenceStore } from '../store/evidence-store.ts';
+import type { EvidenceStore } from '../evidence/store.ts';
 import type { Principal, Session } from './sessions.ts';
 
 export interface SessionBackend {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteEvidenceStore } from '../store/sqlite.ts';
+import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
 import { LocalStateBus, type StateBus, type StateEvent } from '../store/state-bus.ts';
 import { DbSessionBackend, type SessionBackend } from './session-backend.ts';
 import { SessionStore } from './sessions.ts';

@@ -10,16 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { App } from '../../domain/app.ts';
 import { parseFluxInventoryId } from '../../domain/refs.ts';
-import { applicationToApp } from '../adapters/argocd.ts';
-import { helmReleaseToApp, kustomizationToApp } from '../adapters/flux.ts';
+import { applicationToApp } from '../gitops/argocd.ts';
+import { helmReleaseToApp, kustomizationToApp } from '../gitops/flux.ts';
 import { ClusterManager } from '../kube/cluster-manager.ts';
 import { ClusterConnection } from '../kube/connection.ts';
 import { Discovery } from '../kube/discovery.ts';
 import { KINDS } from '../kube/kinds.ts';
 import { resourcePath } from '../kube/informer.ts';
-import { renderTools } from '../services/diff-service.ts';
-import { diffApp, type AppDiff } from '../services/app-diff.ts';
-import type { Obj } from '../services/render.ts';
+import { renderTools } from '../diff/service.ts';
+import { diffApp, type AppDiff } from '../diff/app-diff.ts';
+import type { Obj } from '../diff/render.ts';
 
 const fmt = (v: unknown) => (v === undefined ? '∅' : typeof v === 'string' ? v : JSON.stringify(v));
 
@@ -80,7 +80,7 @@ async function users(argv: string[]): Promise<number> {
 async function main(argv: string[]): Promise<number> {
   const [cmd, target] = argv;
   if (cmd === 'user') return users(argv.slice(1));
-  if (cmd === 'evidence') return (await import('./evidence.ts')).evidenceCli(argv.slice(1));
+  if (cmd === 'evidence') return (await import('../evidence/cli.ts')).evidenceCli(argv.slice(1));
   if (cmd !== 'diff' || !target || target.split('/').length !== 3) {
     process.stderr.write(
       'usage: npm run cli -- diff <cluster>/<namespace>/<app>\n       npm run cli -- user add <name> --grant role[@cluster[/env]]\n       npm run cli -- evidence verify <export.jsonl> [--public-key <file> --checkpoints <file>]\n       npm run cli -- evidence public-key\n',

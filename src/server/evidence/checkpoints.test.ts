@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { EvidenceInput } from '../../domain/evidence.ts';
-import { SqliteEvidenceStore } from '../store/sqlite.ts';
+import { SqliteEvidenceStore } from './sqlite-store.ts';
 import { checkpointIntervalMs, EvidenceCheckpoints } from './checkpoints.ts';
 import { checkpointSignatureOk, loadSigningKey, signCheckpoint, signingKeyPath } from './signing.ts';
 

@@ -1,7 +1,7 @@
 // Signed checkpoints of the evidence chain head, every CONSOLE_CHECKPOINT_INTERVAL_S (default 300 s) and at
 // start and stop. The key stays outside the database (signing.ts): rewriting the whole store consistently —
 // events, hashes and head — no longer matches the hashes the console signed earlier, and verify() says so.
-import type { EvidenceStore } from '../store/evidence-store.ts';
+import type { EvidenceStore } from './store.ts';
 import { signCheckpoint, type Checkpoint, type SigningKey } from './signing.ts';
 
 export const DEFAULT_CHECKPOINT_INTERVAL_S = 300;

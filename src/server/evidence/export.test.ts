@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvidenceEvent } from '../../domain/evidence.ts';
-import { link } from '../store/evidence-store.ts';
-import { SqliteEvidenceStore } from '../store/sqlite.ts';
+import { link } from './store.ts';
+import { SqliteEvidenceStore } from './sqlite-store.ts';
 import { csvField, csvLine, CSV_HEADER, exportChunks, fromEvent, jsonlLine } from './export.ts';
 import { verifyExportLines } from './offline-verify.ts';
 

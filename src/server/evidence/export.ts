@@ -2,7 +2,7 @@
 // CSV (RFC 4180, data as JSON text). Streamed from batched keyset queries in ascending seq, bounded by the head
 // seen when the export started (a snapshot): never the whole result in memory.
 import type { EvidenceEvent } from '../../domain/evidence.ts';
-import type { EvidenceQuery, EvidenceStore, Row } from '../store/evidence-store.ts';
+import type { EvidenceQuery, EvidenceStore, Row } from './store.ts';
 
 export type ExportFormat = 'jsonl' | 'csv';
 

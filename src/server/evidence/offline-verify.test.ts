@@ -3,7 +3,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { EvidenceEvent, EvidenceInput } from '../../domain/evidence.ts';
-import { link } from '../store/evidence-store.ts';
+import { link } from './store.ts';
 import { fromEvent, jsonlLine } from './export.ts';
 import { describeResult, verifyExportLines } from './offline-verify.ts';
 import { signCheckpoint } from './signing.ts';

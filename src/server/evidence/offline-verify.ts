@@ -6,7 +6,7 @@
 // given, are checked against the events present.
 import { z } from 'zod';
 import { chainText, GENESIS_HASH, type EvidenceEvent } from '../../domain/evidence.ts';
-import { sha256 } from '../store/evidence-store.ts';
+import { sha256 } from './store.ts';
 import { checkCheckpoints, type Checkpoint } from './signing.ts';
 
 const Line = z.object({

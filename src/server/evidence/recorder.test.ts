@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { verifyChain, type EvidenceEvent, type EvidenceInput, type VerifyResult } from '../../domain/evidence.ts';
 import { HttpError } from '../http/errors.ts';
-import { link, sha256, type EvidenceStore } from '../store/evidence-store.ts';
+import { link, sha256, type EvidenceStore } from './store.ts';
 import { EvidenceRecorder } from './recorder.ts';
 
 /** A hash-chained store in memory that refuses every append while `down` is set (like a full disk). */

@@ -10,7 +10,7 @@
 import { EventEmitter } from 'node:events';
 import type { EvidenceEvent, EvidenceInput } from '../../domain/evidence.ts';
 import { HttpError } from '../http/errors.ts';
-import type { EvidenceStore } from '../store/evidence-store.ts';
+import type { EvidenceStore } from './store.ts';
 
 export interface RecorderLog {
   warn(obj: object, msg: string): void;

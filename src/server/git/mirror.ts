@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertFetchableUrl } from '../services/render.ts';
+import { assertFetchableUrl } from '../diff/render.ts';
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ErrorBody } from '../../api/schemas.ts';
 import { KubeError } from '../kube/connection.ts';
-import { maskSecretsInText } from '../services/secret-mask.ts';
+import { maskSecretsInText } from '../kube/secret-mask.ts';
 
 /**
  * An expected failure with its HTTP status. `message` is shown to the user; `detail` (the cluster's or a

@@ -2,7 +2,7 @@
 // transaction on SQLite (IMMEDIATE) or PostgreSQL (one client).
 import type pg from 'pg';
 import type Database from 'better-sqlite3';
-import type { EvidenceStore } from './evidence-store.ts';
+import type { EvidenceStore } from '../evidence/store.ts';
 
 /** One statement: `?` placeholders (numbered for PostgreSQL); `all` gives rows, `run` the changed-row count. */
 export interface Step {

@@ -1,0 +1,266 @@
+// Every GitOps app across clusters, kept current from the informer caches.
+// Emits app changes (for SSE) and records evidence: each app's observed
+// revision change and each cluster's connection change.
+import { EventEmitter } from 'node:events';
+import { worseHealth, type App } from '../../domain/app.ts';
+import { refId } from '../../domain/refs.ts';
+import { refOf } from '../../domain/tree.ts';
+import { appTree } from '../tree/app-tree.ts';
+import type { DriftTracker } from '../drift/tracker.ts';
+import type { ObjectIndex } from '../kube/object-index.ts';
+import { applicationToApp } from '../gitops/argocd.ts';
+import { helmReleaseToApp, kustomizationToApp } from '../gitops/flux.ts';
+import type { ClusterManager, ClusterState } from '../kube/cluster-manager.ts';
+import type { InformerEvent, KubeObject } from '../kube/informer.ts';
+import { KINDS, SOURCE_KINDS, kindKey } from '../kube/kinds.ts';
+import type { EvidenceInput } from '../../domain/evidence.ts';
+import type { EvidenceRecorder } from '../evidence/recorder.ts';
+
+export interface CatalogEvents {
+  app: [{ type: 'upsert'; app: App } | { type: 'delete'; id: string }];
+  /** live objects of the app changed (its tree should be refetched) */
+  objects: [string];
+  cluster: [ClusterState];
+}
+
+export interface Logger {
+  info(obj: unknown, msg?: string): void;
+  warn(obj: unknown, msg?: string): void;
+  error(obj: unknown, msg?: string): void;
+}
+
+export class AppCatalog extends EventEmitter<CatalogEvents> {
+  private readonly apps = new Map<string, App>();
+  private lastRevision = new Map<string, string>();
+  private index?: ObjectIndex;
+  private drift?: DriftTracker;
+  /** refId of a managed object → ids of apps whose inventory lists it */
+  private readonly byObject = new Map<string, Set<string>>();
+  private readonly raw = new Map<string, { cluster: string; kind: string; obj: KubeObject }>();
+  private readonly dirty = new Set<string>();
+  private flushTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly clusters: ClusterManager,
+    private readonly recorder: EvidenceRecorder,
+    private readonly envLabel: string,
+    private readonly log: Logger,
+  ) {
+    super();
+    this.setMaxListeners(1000);
+  }
+
+  async start(): Promise<void> {
+    this.lastRevision = await this.recorder.store.latestDataByApp('app.revision-observed', 'revision');
+    this.clusters.on('object', (cluster, e) => this.onObject(cluster, e));
+    this.clusters.on('state', (s) => this.onClusterState(s));
+  }
+
+  /** With an object index, app health becomes the worst of the controller's view and its managed objects. */
+  attachIndex(index: ObjectIndex): void {
+    this.index = index;
+    index.on('changed', (cluster, obj) => {
+      for (const o of index.ancestors(cluster, obj)) {
+        const ids = this.byObject.get(refId(refOf(cluster, o)));
+        if (ids) for (const id of ids) this.dirty.add(id);
+      }
+      if (this.dirty.size && !this.flushTimer) {
+        this.flushTimer = setTimeout(() => this.flushDirty(), 250);
+        this.flushTimer.unref();
+      }
+    });
+  }
+
+  /** With a drift tracker, each app carries its open drift episodes (updated as they open and end). */
+  attachDrift(drift: DriftTracker): void {
+    this.drift = drift;
+    drift.on('changed', (id) => {
+      this.dirty.add(id);
+      // drift is shown "at once": flush on the next tick, not after the 250 ms health batch
+      setImmediate(() => this.settleNow());
+      if (!this.flushTimer) {
+        this.flushTimer = setTimeout(() => this.flushDirty(), 250);
+        this.flushTimer.unref();
+      }
+    });
+  }
+
+  /** Applies pending object-health updates now (readiness: "ready" must mean the apps reflect the synced caches). */
+  settleNow(): void {
+    if (!this.flushTimer) return;
+    clearTimeout(this.flushTimer);
+    this.flushDirty();
+  }
+
+  private flushDirty(): void {
+    this.flushTimer = undefined;
+    const ids = [...this.dirty];
+    this.dirty.clear();
+    for (const id of ids) {
+      const r = this.raw.get(id);
+      if (!r) continue;
+      const app = this.toApp(r.cluster, r.kind, r.obj);
+      if (app) this.upsert(app);
+      this.emit('objects', id);
+    }
+  }
+
+  /** the app's custom resource as last seen (Kustomization / HelmRelease / Application) */
+  rawObject(id: string): KubeObject | undefined {
+    return this.raw.get(id)?.obj;
+  }
+
+  list(): App[] {
+    return [...this.apps.values()];
+  }
+
+  get(id: string): App | undefined {
+    return this.apps.get(id);
+  }
+
+  /** observations: queued in order and retried until the store takes them */
+  private record(ev: EvidenceInput): void {
+    this.recorder.observe(ev);
+  }
+
+  /** waits for queued evidence writes (tests, shutdown) */
+  async flush(): Promise<void> {
+    await this.recorder.flush();
+  }
+
+  private onClusterState(s: ClusterState): void {
+    this.emit('cluster', s);
+    if (s.status === 'connected') {
+      this.record({
+        time: new Date().toISOString(),
+        type: 'cluster.connected',
+        actor: 'console',
+        cluster: s.name,
+        data: { server: s.server },
+      });
+    } else if (s.status === 'unreachable') {
+      this.record({
+        time: new Date().toISOString(),
+        type: 'cluster.lost',
+        actor: 'console',
+        cluster: s.name,
+        data: { reason: s.reason ?? '', staleSince: s.staleSince ?? s.since },
+      });
+    }
+  }
+
+  private toApp(cluster: string, kind: string, obj: KubeObject): App | undefined {
+    const mc = this.clusters.clusters.get(cluster);
+    if (!mc) return undefined;
+    const lookup = (k: string, ns: string, name: string) => {
+      const key = kindKey(k);
+      return key ? mc.get(key, ns, name) : undefined;
+    };
+    try {
+      const app =
+        kind === 'Kustomization'
+          ? kustomizationToApp(cluster, obj, lookup, this.envLabel)
+          : kind === 'HelmRelease'
+            ? helmReleaseToApp(cluster, obj, lookup, this.envLabel)
+            : kind === 'Application'
+              ? applicationToApp(cluster, obj, this.envLabel)
+              : undefined;
+      const links = app ? linksOf(obj) : [];
+      return app && links.length ? { ...app, links } : app;
+    } catch (e) {
+      this.log.warn({ cluster, kind, name: obj.metadata?.name, err: String(e) }, 'cannot read app object');
+    }
+    return undefined;
+  }
+
+  private withObjectHealth(app: App): App {
+    if (!this.index || app.inventory.length === 0) return app;
+    const { summary } = appTree(app, this.index);
+    const worst = worseHealth(app.health, summary.health);
+    if (worst === app.health) return app;
+    return { ...app, health: worst, healthMessage: summary.reason };
+  }
+
+  private upsert(input: App): void {
+    const withHealth = this.withObjectHealth(input);
+    const drift = this.drift?.forApp(withHealth.id);
+    const app = drift ? { ...withHealth, drift } : withHealth;
+    const prev = this.apps.get(app.id);
+    if (prev) for (const r of prev.inventory) this.byObject.get(refId(r))?.delete(app.id);
+    for (const r of app.inventory) {
+      const k = refId(r);
+      let set = this.byObject.get(k);
+      if (!set) this.byObject.set(k, (set = new Set()));
+      set.add(app.id);
+    }
+    app.updatedAt = new Date().toISOString();
+    if (prev && JSON.stringify({ ...prev, updatedAt: '' }) === JSON.stringify({ ...app, updatedAt: '' })) return;
+    this.apps.set(app.id, app);
+    this.emit('app', { type: 'upsert', app });
+    const rev = app.source.revisionObserved;
+    if (rev && this.lastRevision.get(app.id) !== rev) {
+      const previous = this.lastRevision.get(app.id);
+      this.lastRevision.set(app.id, rev);
+      this.record({
+        time: new Date().toISOString(),
+        type: 'app.revision-observed',
+        actor: app.controller === 'flux' ? 'kustomize-controller' : 'argocd-application-controller',
+        app: app.id,
+        cluster: app.cluster,
+        env: app.env,
+        data: {
+          revision: rev,
+          previous: previous ?? null,
+          artifactDigest: app.source.artifactDigest ?? null,
+          sourceUrl: app.source.url ?? null,
+          simulated: app.simulated ? true : undefined,
+        },
+      });
+    }
+  }
+
+  private onObject(cluster: string, e: InformerEvent): void {
+    const kind = e.kind.kind;
+    if (kind === 'Kustomization' || kind === 'HelmRelease' || kind === 'Application') {
+      const ns = e.obj.metadata?.namespace ?? '';
+      const name = e.obj.metadata?.name ?? '';
+      const id = `${cluster}/${ns}/${kind.toLowerCase()}/${name}`;
+      if (e.type === 'delete') {
+        this.raw.delete(id);
+        const prev = this.apps.get(id);
+        if (prev) for (const r of prev.inventory) this.byObject.get(refId(r))?.delete(id);
+        if (this.apps.delete(id)) this.emit('app', { type: 'delete', id });
+        return;
+      }
+      this.raw.set(id, { cluster, kind, obj: e.obj });
+      const app = this.toApp(cluster, kind, e.obj);
+      if (app) this.upsert(app);
+      return;
+    }
+    if (SOURCE_KINDS.has(kind)) {
+      // a source changed: recompute the Flux apps that reference it
+      const mc = this.clusters.clusters.get(cluster);
+      if (!mc) return;
+      for (const k of [KINDS.Kustomization, KINDS.HelmRelease]) {
+        for (const obj of mc.list(k)) {
+          const app = this.toApp(cluster, k.kind, obj);
+          if (app && app.source.kind === kind && app.source.name === e.obj.metadata?.name) this.upsert(app);
+        }
+      }
+    }
+  }
+}
+
+const LINK_PREFIX = 'link.argocd.argoproj.io/';
+
+/**
+ * Links from the app object's annotations (Argo CD's `link.argocd.argoproj.io/<title>: <url>` convention,
+ * honoured for Flux objects too). Kept as written: the SPA renders only http(s) URLs as links.
+ */
+export function linksOf(obj: KubeObject): Array<{ title: string; url: string }> {
+  const ann = (obj.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations ?? {};
+  return Object.entries(ann)
+    .filter((e): e is [string, string] => e[0].startsWith(LINK_PREFIX) && typeof e[1] === 'string')
+    .map(([k, v]) => ({ title: k.slice(LINK_PREFIX.length).slice(0, 100), url: v.slice(0, 2048) }))
+    .slice(0, 20);
+}

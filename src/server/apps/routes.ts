@@ -1,0 +1,77 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { AppResponse, AppsQuery, AppsResponse, type AppSummary } from '../../api/schemas.ts';
+import type { App } from '../../domain/app.ts';
+import { parsed, validated } from '../http/respond.ts';
+import { appOf } from './app-of.ts';
+import type { AppDeps } from '../deps.ts';
+import { allowed } from '../auth/guard.ts';
+
+export function summarize(a: App): AppSummary {
+  const { inventory, ...rest } = a;
+  return { ...rest, inventoryCount: inventory.length };
+}
+
+export function filterApps(apps: App[], q: AppsQuery): App[] {
+  const text = q.q?.toLowerCase().trim();
+  return apps.filter(
+    (a) =>
+      (!q.cluster || a.cluster === q.cluster) &&
+      (!q.env || a.env === q.env) &&
+      (!q.controller || a.controller === q.controller) &&
+      (!q.health || a.health === q.health) &&
+      (!q.sync || a.sync === q.sync) &&
+      (!q.drifted || !!a.drift === (q.drifted === 'true')) &&
+      (!text ||
+        [
+          a.name,
+          a.namespace,
+          a.cluster,
+          a.env,
+          a.source.url ?? '',
+          a.source.path ?? '',
+          a.source.revisionObserved ?? '',
+        ]
+          .join(' ')
+          .toLowerCase()
+          .includes(text)),
+  );
+}
+
+export function sortEnvs(envs: Iterable<string>, order: string[]): string[] {
+  const rank = (e: string) => {
+    const i = order.indexOf(e);
+    return i < 0 ? order.length : i;
+  };
+  return [...new Set(envs)].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  app.get('/api/apps', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
+    const q = parsed(AppsQuery, req.query);
+    // a read sees every object change the BFF has observed (health updates are otherwise batched for 250 ms)
+    deps.catalog.settleNow();
+    const visible = deps.reviewer ? await deps.reviewer.visibleApps(req, deps.catalog.list()) : deps.catalog.list();
+    const all = visible.filter((a) => allowed(req, 'app.read', { cluster: a.cluster, env: a.env }));
+    const apps = filterApps(all, q).sort(
+      (a, b) => a.env.localeCompare(b.env) || a.cluster.localeCompare(b.cluster) || a.name.localeCompare(b.name),
+    );
+    return validated(AppsResponse, {
+      apps: apps.map(summarize),
+      total: all.length,
+      envs: sortEnvs(
+        all.map((a) => a.env),
+        deps.envOrder,
+      ),
+    });
+  });
+
+  app.get(
+    '/api/apps/:cluster/:namespace/:kind/:name',
+    { config: { access: { action: 'app.read', scope: 'app' } } },
+    async (req) => {
+      const a = await appOf(req, deps);
+      const cluster = deps.clusters.clusters.get(a.cluster)?.state;
+      return validated(AppResponse, { app: a, ...(cluster ? { cluster } : {}) });
+    },
+  );
+};

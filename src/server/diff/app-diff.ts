@@ -1,0 +1,529 @@
+// Git versus live, field by field, with the owner of every live field.
+// For each desired object: a server-side dry-run apply as the controller's field manager (what the
+// apiserver would make of Git, defaults included), compared with the live object, like
+// `kubectl diff --server-side`. Where dry-run is forbidden or fails, a normalized comparison, labelled.
+import { stringify } from 'yaml';
+import type { App } from '../../domain/app.ts';
+import { execFile } from 'node:child_process';
+import { fieldDiff, flattenObject, type FieldChange, type IgnoreRule } from '../../domain/field-diff.ts';
+import { controllerManagersOf, isGitOpsControllerManager } from '../../domain/field-managers.ts';
+import { ownersByPath } from '../../domain/managed-fields.ts';
+import { refOf } from '../../domain/tree.ts';
+import { DEFAULT_PRUNE_LIMITS, planPrune, type PruneLimits, type PruneState } from '../../domain/prune.ts';
+import type { ObjectRef } from '../../domain/refs.ts';
+import type { ClusterConnection } from '../kube/connection.ts';
+import { KubeError } from '../kube/connection.ts';
+import type { Discovery } from '../kube/discovery.ts';
+import {
+  renderArgo,
+  renderFlux,
+  RenderError,
+  type ArgoHelmOptions,
+  type Obj,
+  type RenderResult,
+  type RenderTools,
+} from './render.ts';
+import { maskSecrets, maskSecretsInText } from '../kube/secret-mask.ts';
+
+export type ObjectStatus = 'changed' | 'missing' | 'extraneous' | 'unchanged' | 'unknown';
+
+export interface ObjectDiff {
+  ref: ObjectRef;
+  status: ObjectStatus;
+  mode: 'server-dry-run' | 'normalized';
+  note?: string;
+  changes: FieldChange[];
+  desiredYaml?: string;
+  liveYaml?: string;
+  predictedYaml?: string;
+}
+
+export interface OwnershipRow {
+  manager: string;
+  fields: number;
+  objects: number;
+  /** fields this manager shares with another manager, or that Git declares while another manager owns them */
+  conflicts: Array<{ object: string; path: string; with: string[] }>;
+}
+
+export interface AppDiff {
+  appId: string;
+  generatedAt: string;
+  state: 'ok' | 'unknown';
+  error?: string;
+  render?: Omit<RenderResult, 'objects'>;
+  counts: Record<ObjectStatus, number>;
+  summary: string;
+  objects: ObjectDiff[];
+  ownership: OwnershipRow[];
+  /**
+   * What a prune preview would plan from these extraneous rows (domain/prune.ts planPrune, the same rules): the
+   * diff and the prune plan agree. `needs-override` with the reasons for an empty render or a prune over the limits.
+   */
+  prune?: { state: PruneState; reasons: string[]; deletions: number; protected: number };
+  /** the render has no objects while the app tracks some: never "ok, nothing to do" (see `summary`) */
+  emptyRender?: boolean;
+}
+
+export interface DiffDeps {
+  conn: ClusterConnection;
+  discovery: Discovery;
+  tools: RenderTools;
+  /** live object by ref (cache or apiserver); undefined when it does not exist */
+  getLive(ref: { apiVersion: string; kind: string; namespace?: string; name: string }): Promise<Obj | undefined>;
+  /** the app's CR and its source object (Flux) */
+  appObject: Obj;
+  sourceObject?: Obj;
+  /** ConfigMap data for postBuild.substituteFrom (never Secrets) */
+  configMap(namespace: string, name: string): Obj | undefined;
+  /** live objects tracked by the app but not in the desired set are found by the caller */
+  tracked(): Obj[];
+  /** the render to use (a cache, render-cache.ts); default: renderDesired now */
+  render?: () => Promise<RenderResult>;
+  /** per-object results for unchanged inputs (object-diff-memo.ts): a hit skips the dry-run and the field diff */
+  memo?: ObjectDiffMemo;
+  /** the prune limits of prune previews (default DEFAULT_PRUNE_LIMITS) */
+  pruneLimits?: PruneLimits;
+}
+
+/**
+ * Remembers an object's result by what it depends on (the desired object, the live object apart from its
+ * status, and whatever the memo's owner scoped it to: manager, identity, ignore rules). Results are shared:
+ * never mutate one.
+ */
+export interface ObjectDiffMemo {
+  recall(desired: Obj, live: Obj | undefined): ObjectDiff | undefined;
+  remember(desired: Obj, live: Obj | undefined, result: ObjectDiff): void;
+}
+
+/** The app's controller's field managers (the first is the one the dry-run applies as). */
+export function controllerManagers(app: App): readonly string[] {
+  return controllerManagersOf(app.controller);
+}
+
+const strip = (o: Obj | undefined): Obj | undefined => {
+  if (!o) return o;
+  const md = { ...((o.metadata ?? {}) as Obj) };
+  for (const k of ['managedFields', 'uid', 'resourceVersion', 'generation', 'creationTimestamp']) delete md[k];
+  const { status: _status, ...rest } = o;
+  return { ...rest, metadata: md };
+};
+const toYaml = (o: Obj | undefined) => (o ? stringify(strip(o), { lineWidth: 0 }) : undefined);
+
+/** Merges substituteFrom ConfigMaps into spec.postBuild.substitute, as kustomize-controller does (inline wins). */
+function withSubstitutions(ks: Obj, cm: DiffDeps['configMap']): Obj {
+  const spec = (ks.spec ?? {}) as Obj;
+  const post = (spec.postBuild ?? {}) as {
+    substitute?: Record<string, string>;
+    substituteFrom?: Array<{ kind: string; name: string; optional?: boolean }>;
+  };
+  if (!post.substituteFrom?.length) return ks;
+  const vars: Record<string, string> = {};
+  const ns = String(((ks.metadata ?? {}) as Obj).namespace ?? 'default');
+  for (const ref of post.substituteFrom) {
+    if (ref.kind === 'Secret')
+      throw new RenderError(
+        `postBuild.substituteFrom Secret/${ref.name}: the console does not read Secrets, so this render cannot be reproduced`,
+        'render',
+      );
+    const c = cm(ns, ref.name);
+    if (!c) {
+      if (ref.optional) continue;
+      throw new RenderError(`postBuild.substituteFrom ConfigMap/${ref.name} not found`, 'render');
+    }
+    for (const [k, v] of Object.entries((c.data ?? {}) as Record<string, string>))
+      vars[k] = String(v).replace(/\n/g, '');
+  }
+  return {
+    ...ks,
+    spec: { ...spec, postBuild: { ...post, substitute: { ...vars, ...(post.substitute ?? {}) }, substituteFrom: [] } },
+  };
+}
+
+/** Argo CD ignoreDifferences matching one object (group/kind/name/namespace). */
+function ignoreFor(app: Obj, o: Obj): (IgnoreRule & { jqPathExpressions: string[] }) | undefined {
+  const rules = ((app.spec as Obj | undefined)?.ignoreDifferences ?? []) as Array<{
+    group?: string;
+    kind: string;
+    name?: string;
+    namespace?: string;
+    jsonPointers?: string[];
+    managedFieldsManagers?: string[];
+    jqPathExpressions?: string[];
+  }>;
+  const apiVersion = String(o.apiVersion ?? '');
+  const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+  const md = (o.metadata ?? {}) as { name?: string; namespace?: string };
+  const hits = rules.filter(
+    (r) =>
+      r.kind === o.kind &&
+      (r.group ?? '') === group &&
+      (!r.name || r.name === md.name) &&
+      (!r.namespace || r.namespace === md.namespace),
+  );
+  if (!hits.length) return undefined;
+  return {
+    jsonPointers: hits.flatMap((h) => h.jsonPointers ?? []),
+    managedFieldsManagers: hits.flatMap((h) => h.managedFieldsManagers ?? []),
+    jqPathExpressions: hits.flatMap((h) => h.jqPathExpressions ?? []),
+  };
+}
+
+async function pool<T, R>(items: T[], n: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (i < items.length) {
+        const k = i++;
+        out[k] = await fn(items[k] as T);
+      }
+    }),
+  );
+  return out;
+}
+
+/**
+ * Everything a render depends on, and nothing else (render-cache.ts keys on exactly this). Flux: the
+ * Kustomization with its ConfigMap variables merged, and its source object (the artifact). Argo CD: the source
+ * at the revision the controller applied. Throws RenderError (a substituteFrom that cannot be reproduced).
+ */
+export type RenderInput =
+  | { controller: 'flux'; kustomization: Obj; source: Obj | undefined }
+  | {
+      controller: 'argocd';
+      repoURL: string;
+      revision: string;
+      path: string;
+      namespace: string | undefined;
+      helm: ArgoHelmOptions & { appName?: string };
+    };
+
+export function renderInput(app: App, deps: Pick<DiffDeps, 'appObject' | 'sourceObject' | 'configMap'>): RenderInput {
+  if (app.controller === 'flux')
+    return {
+      controller: 'flux',
+      kustomization: withSubstitutions(deps.appObject, deps.configMap),
+      source: deps.sourceObject,
+    };
+  const spec = (deps.appObject.spec ?? {}) as {
+    source?: { repoURL?: string; path?: string; targetRevision?: string; helm?: ArgoHelmOptions };
+    destination?: { namespace?: string };
+  };
+  const src = spec.source ?? {};
+  return {
+    controller: 'argocd',
+    repoURL: src.repoURL ?? '',
+    revision: app.source.revisionObserved ?? src.targetRevision ?? 'HEAD',
+    path: src.path ?? '.',
+    namespace: spec.destination?.namespace,
+    helm: { ...(spec.source?.helm ?? {}), appName: app.name },
+  };
+}
+
+/** Renders a RenderInput with the controller's renderer. */
+export function renderFrom(input: RenderInput, tools: RenderTools): Promise<RenderResult> {
+  if (input.controller === 'flux') return renderFlux(input.kustomization, input.source, tools);
+  return renderArgo(input.repoURL, input.revision, input.path, input.namespace, tools, input.helm);
+}
+
+/** The labels kustomize-controller sets on every object it applies (its inventory's tracking labels). */
+export function withFluxOwnerLabels(o: Obj, app: Pick<App, 'name' | 'namespace'>): Obj {
+  const md = (o.metadata ?? {}) as { labels?: Record<string, string> };
+  return {
+    ...o,
+    metadata: {
+      ...md,
+      labels: {
+        ...(md.labels ?? {}),
+        'kustomize.toolkit.fluxcd.io/name': app.name,
+        'kustomize.toolkit.fluxcd.io/namespace': app.namespace,
+      },
+    },
+  };
+}
+
+/** The app's desired state as its controller renders it. Throws RenderError (never returns an empty guess). */
+export async function renderDesired(
+  app: App,
+  deps: Pick<DiffDeps, 'appObject' | 'sourceObject' | 'configMap' | 'tools'>,
+): Promise<RenderResult> {
+  return renderFrom(renderInput(app, deps), deps.tools);
+}
+
+function jqDelete(bin: string, obj: unknown, exprs: string[]): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      bin,
+      exprs,
+      { timeout: 10_000, maxBuffer: 64 << 20, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`jqPathExpressions: ${(stderr || err.message).trim()}`));
+        else resolve(JSON.parse(stdout) as unknown);
+      },
+    );
+    child.stdin?.end(JSON.stringify(obj));
+  });
+}
+
+export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
+  const counts: Record<ObjectStatus, number> = { changed: 0, missing: 0, extraneous: 0, unchanged: 0, unknown: 0 };
+  const base = {
+    appId: app.id,
+    generatedAt: new Date().toISOString(),
+    counts,
+    objects: [] as ObjectDiff[],
+    ownership: [] as OwnershipRow[],
+  };
+  const owners = new Map<string, { fields: number; objects: Set<string>; conflicts: OwnershipRow['conflicts'] }>();
+  const own = (m: string) => {
+    let r = owners.get(m);
+    if (!r) owners.set(m, (r = { fields: 0, objects: new Set(), conflicts: [] }));
+    return r;
+  };
+  let render: RenderResult;
+  try {
+    render = await (deps.render ? deps.render() : renderDesired(app, deps));
+  } catch (e) {
+    // unknown is not empty: no desired state means no diff and no prune candidates
+    const msg = maskSecretsInText(e instanceof Error ? e.message : String(e));
+    return {
+      ...base,
+      state: 'unknown',
+      error: msg,
+      summary: `desired state unknown: ${msg.split('\n')[0]}`,
+      prune: {
+        state: 'unknown',
+        reasons: ['the desired state is unknown: nothing can be planned'],
+        deletions: 0,
+        protected: 0,
+      },
+    };
+  }
+  const mgrs = controllerManagers(app);
+  const manager = mgrs[0] as string;
+  const desiredKeys = new Set<string>();
+  // the ownership table: every live field's managers, and the fields Git sets that another controller owns
+  const account = (ref: ObjectRef, live: Obj, changes: FieldChange[]) => {
+    const label = `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+    for (const [path, os] of Object.entries(ownersByPath(live))) {
+      const names = [...new Set(os.map((x) => x.manager))];
+      for (const m of names) {
+        const row = own(m);
+        row.fields++;
+        row.objects.add(label);
+        if (names.length > 1 && row.conflicts.length < 200)
+          row.conflicts.push({ object: label, path, with: names.filter((n) => n !== m) });
+      }
+    }
+    for (const c of changes.filter((x) => x.class === 'conflict')) {
+      for (const o of c.owners) {
+        const row = own(o.manager);
+        if (row.conflicts.length < 200 && !row.conflicts.some((k) => k.object === label && k.path === c.path))
+          row.conflicts.push({ object: label, path: c.path, with: mgrs.slice(0, 1) });
+      }
+    }
+  };
+  // kustomize-controller labels every object it applies with its Kustomization's name and namespace (the
+  // render does not carry them): add them, as the controller does, so they are Git's and not "pending"
+  const desiredObjects =
+    app.kind === 'Kustomization' ? render.objects.map((o) => withFluxOwnerLabels(o, app)) : render.objects;
+  const objects = await pool(desiredObjects, 8, async (desired): Promise<ObjectDiff> => {
+    const md = (desired.metadata ?? {}) as { name?: string; namespace?: string };
+    const ref = refOf(app.cluster, desired);
+    desiredKeys.add(`${ref.group}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`);
+    let live: Obj | undefined;
+    let predicted: Obj | undefined;
+    let mode: ObjectDiff['mode'] = 'server-dry-run';
+    let note: string | undefined;
+    let liveUnreadable = false;
+    try {
+      live = await deps.getLive({
+        apiVersion: String(desired.apiVersion),
+        kind: String(desired.kind),
+        ...(md.namespace ? { namespace: md.namespace } : {}),
+        name: md.name ?? '',
+      });
+    } catch (e) {
+      liveUnreadable = true;
+      note = `live object unreadable: ${maskSecretsInText(e instanceof Error ? e.message : String(e), [desired])}`;
+    }
+    // unchanged inputs, unchanged result: no dry-run, no field diff (a live object we could not read is never reused)
+    const known = liveUnreadable ? undefined : deps.memo?.recall(desired, live);
+    if (known) {
+      if (live) account(ref, live, known.changes);
+      counts[known.status]++;
+      return known;
+    }
+    try {
+      const path = await deps.discovery.path(
+        String(desired.apiVersion),
+        String(desired.kind),
+        md.namespace,
+        md.name ?? '',
+      );
+      predicted = await deps.conn.json<Obj>(
+        'PATCH',
+        `${path}?dryRun=All&fieldManager=${encodeURIComponent(manager)}&force=true`,
+        {
+          body: JSON.stringify(desired),
+          contentType: 'application/apply-patch+yaml',
+          timeoutMs: 20_000,
+        },
+      );
+    } catch (e) {
+      mode = 'normalized';
+      const why =
+        e instanceof KubeError
+          ? e.status === 403
+            ? 'server-side dry-run forbidden (403)'
+            : `server-side dry-run failed: ${maskSecretsInText(e.message, [desired, live])}`
+          : maskSecretsInText(String(e), [desired, live]);
+      note = note ? `${note}; ${why}` : why;
+      predicted = desired;
+    }
+    // Secret values never leave the BFF: mask all three sides before comparing (equal values, equal masks)
+    const [d, p, l] = [maskSecrets(desired), maskSecrets(predicted), maskSecrets(live)];
+    const changes = live
+      ? fieldDiff({
+          desired: d,
+          predicted: p,
+          live: l,
+          controllerManagers: mgrs,
+          mode,
+          ...(app.controller === 'argocd' ? { ignore: ignoreFor(deps.appObject, desired) } : {}),
+        })
+      : [];
+    // Argo CD jqPathExpressions: whatever the expressions delete from both sides is ignored (as Argo CD does)
+    const jq = app.controller === 'argocd' ? (ignoreFor(deps.appObject, desired)?.jqPathExpressions ?? []) : [];
+    if (jq.length && live && deps.tools.jqDel) {
+      const kept = [await jqDelete(deps.tools.jqDel, p, jq), await jqDelete(deps.tools.jqDel, l, jq)].map((x) =>
+        flattenObject(x),
+      );
+      for (const c of changes) if (!kept.some((k) => k.has(c.path))) c.class = 'ignored';
+    } else if (jq.length && live) {
+      note = `${note ? `${note}; ` : ''}jqPathExpressions not applied: no jq-del binary configured`;
+    }
+    // Flux's own ignore rules: `kustomize.toolkit.fluxcd.io/ssa: Ignore` (never applied) and `IfNotPresent`
+    // (applied only when missing) mean kustomize-controller will not reconcile these fields
+    if (app.controller === 'flux' && live) {
+      const dmd = (desired.metadata ?? {}) as { annotations?: Record<string, string>; labels?: Record<string, string> };
+      const ssa =
+        dmd.annotations?.['kustomize.toolkit.fluxcd.io/ssa'] ?? dmd.labels?.['kustomize.toolkit.fluxcd.io/ssa'];
+      if (ssa === 'Ignore' || ssa === 'IfNotPresent')
+        for (const c of changes) if (c.class !== 'defaulted') c.class = 'ignored';
+    }
+    const real = changes.filter((c) => c.class !== 'defaulted' && c.class !== 'ignored');
+    if (live) account(ref, live, changes);
+    // a live object we could not read is unknown, never "missing" (unknown is not empty)
+    const status: ObjectStatus = liveUnreadable ? 'unknown' : !live ? 'missing' : real.length ? 'changed' : 'unchanged';
+    counts[status]++;
+    const result: ObjectDiff = {
+      ref,
+      status,
+      mode,
+      ...(note ? { note } : {}),
+      changes,
+      desiredYaml: toYaml(d),
+      liveYaml: toYaml(l),
+      predictedYaml: toYaml(p),
+    };
+    if (!liveUnreadable) deps.memo?.remember(desired, live, result);
+    return result;
+  });
+  // extraneous: tracked by the app, not in the render. An empty render makes every tracked object extraneous:
+  // that is what a wrong path or a failed generator looks like, so the diff says so (and so does the plan)
+  const empty = render.objects.length === 0;
+  const tracked = deps.tracked();
+  for (const o of tracked) {
+    const ref = refOf(app.cluster, o);
+    if (desiredKeys.has(`${ref.group}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`)) continue;
+    counts.extraneous++;
+    objects.push({
+      ref,
+      status: 'extraneous',
+      mode: 'server-dry-run',
+      note: empty
+        ? 'live and tracked by the app; the render is empty (nothing in Git for this app)'
+        : 'live and tracked by the app, no longer in Git',
+      changes: [],
+      liveYaml: toYaml(maskSecrets(o)),
+    });
+  }
+  const plan = planPrune({
+    controller: app.controller,
+    inventory: tracked.map((o) => refOf(app.cluster, o)),
+    desired: render.objects.map((o) => refOf(app.cluster, o)),
+    live: tracked,
+    limits: deps.pruneLimits ?? DEFAULT_PRUNE_LIMITS,
+  });
+  const deletions = plan.candidates.filter((c) => !c.protectedBy).length;
+  const prune = {
+    state: plan.state,
+    reasons: plan.reasons,
+    deletions,
+    protected: plan.candidates.length - deletions,
+  };
+  const emptyRender = empty && tracked.length > 0;
+  const order: Record<ObjectStatus, number> = { changed: 0, unknown: 1, missing: 2, extraneous: 3, unchanged: 4 };
+  objects.sort(
+    (a, b) =>
+      order[a.status] - order[b.status] || `${a.ref.kind}/${a.ref.name}`.localeCompare(`${b.ref.kind}/${b.ref.name}`),
+  );
+  const { objects: _o, ...renderInfo } = render;
+  const ownership = [...owners.entries()]
+    .map(([manager, r]) => ({ manager, fields: r.fields, objects: r.objects.size, conflicts: r.conflicts }))
+    .sort((a, b) => b.conflicts.length - a.conflicts.length || b.fields - a.fields);
+  const summary = emptyRender
+    ? `${emptyRenderSummary(deletions, prune.protected, app.automation.prune)}; ${summarizeDiff(objects)}`
+    : summarizeDiff(objects);
+  return {
+    ...base,
+    objects,
+    ownership,
+    state: 'ok',
+    render: renderInfo,
+    summary,
+    prune,
+    ...(emptyRender ? { emptyRender } : {}),
+  };
+}
+
+/** The first words of the summary of an empty render: what the controller would do, and what a preview needs. */
+export function emptyRenderSummary(deletions: number, protectedCount: number, controllerPrunes: boolean): string {
+  const n = `${deletions} object${deletions === 1 ? '' : 's'}`;
+  const kept = protectedCount ? ` (${protectedCount} protected from pruning stay)` : '';
+  return controllerPrunes
+    ? `the render is empty: the controller would delete ${n}${kept}; a prune preview would need an override`
+    : `the render is empty: ${n} would be left live and untracked (the controller does not prune)${kept}; a prune preview would need an override`;
+}
+
+export function summarizeDiff(objects: ObjectDiff[], now = Date.now()): string {
+  const drift = objects.flatMap((o) => o.changes.filter((c) => c.class === 'drift'));
+  const pending = objects.flatMap((o) => o.changes.filter((c) => c.class === 'pending')).length;
+  const conflicts = objects.flatMap((o) => o.changes.filter((c) => c.class === 'conflict')).length;
+  const parts: string[] = [];
+  if (drift.length) {
+    const owners = drift.flatMap((c) => c.owners.filter((x) => !isGitOpsControllerManager(x.manager)));
+    const names = [...new Set(owners.map((o) => o.manager))];
+    const latest = owners
+      .map((o) => o.time ?? '')
+      .sort()
+      .at(-1);
+    const ago = latest ? ` ${Math.max(0, Math.round((now - Date.parse(latest)) / 60_000))} min ago` : '';
+    parts.push(
+      `${drift.length} field${drift.length === 1 ? '' : 's'} drifted, written by ${names.join(', ') || 'another manager'}${ago}`,
+    );
+  }
+  if (pending) parts.push(`${pending} field${pending === 1 ? '' : 's'} pending (Git changed, not applied yet)`);
+  if (conflicts) parts.push(`${conflicts} field${conflicts === 1 ? '' : 's'} in conflict with another controller`);
+  const missing = objects.filter((o) => o.status === 'missing').length;
+  const extra = objects.filter((o) => o.status === 'extraneous').length;
+  if (missing) parts.push(`${missing} object${missing === 1 ? '' : 's'} missing`);
+  if (extra) parts.push(`${extra} extraneous`);
+  const unknown = objects.filter((o) => o.status === 'unknown').length;
+  if (unknown) parts.push(`${unknown} object${unknown === 1 ? '' : 's'} unknown (live state unreadable)`);
+  const normalized = objects.filter((o) => o.mode === 'normalized').length;
+  if (normalized) parts.push(`${normalized} compared without server-side dry-run (normalized comparison)`);
+  return parts.length ? parts.join('; ') : 'no differences: live matches Git';
+}

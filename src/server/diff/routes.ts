@@ -1,0 +1,34 @@
+// Git versus live: the app's diff and its renders across environments. Thin: the service does the work.
+import type { FastifyPluginAsync } from 'fastify';
+import { DiffResponse, EnvCompareResponse } from '../../api/schemas.ts';
+import { allowed } from '../auth/guard.ts';
+import type { AppDeps } from '../deps.ts';
+import { appOf } from '../apps/app-of.ts';
+import { validated } from '../http/respond.ts';
+import { DiffService } from './service.ts';
+import { familyOf } from './env-compare.ts';
+
+export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  const diffs = new DiffService(deps);
+
+  app.get(
+    '/api/apps/:cluster/:namespace/:kind/:name/environments',
+    { config: { access: { action: 'app.read', scope: 'app' } } },
+    async (req) => {
+      const a = await appOf(req, deps);
+      // only the environments this user may read
+      const mine = deps.catalog.list().filter((m) => allowed(req, 'app.read', { cluster: m.cluster, env: m.env }));
+      const family = familyOf(a, deps.reviewer ? await deps.reviewer.visibleApps(req, mine) : mine, deps.envOrder);
+      return validated(EnvCompareResponse, await diffs.environments(family, req.principal));
+    },
+  );
+
+  app.get(
+    '/api/apps/:cluster/:namespace/:kind/:name/diff',
+    { config: { access: { action: 'app.read', scope: 'app' } } },
+    async (req) => {
+      const a = await appOf(req, deps);
+      return validated(DiffResponse, await diffs.diff(a, req.principal));
+    },
+  );
+};

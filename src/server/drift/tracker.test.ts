@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import type { App } from '../../domain/app.ts';
+import type { EvidenceInput } from '../../domain/evidence.ts';
+import type { EvidenceRecorder } from '../evidence/recorder.ts';
+import type { KubeObject } from '../kube/informer.ts';
+import { DriftTracker } from './tracker.ts';
+
+const app = {
+  id: 'nonprod/flux-system/kustomization/digital-human-dev',
+  cluster: 'nonprod',
+  controller: 'flux',
+  kind: 'Kustomization',
+  namespace: 'flux-system',
+  name: 'digital-human-dev',
+  env: 'dev',
+} as App;
+
+const apply = (time: string, replicas: boolean) => ({
+  manager: 'kustomize-controller',
+  operation: 'Apply',
+  time,
+  fieldsType: 'FieldsV1',
+  fieldsV1: {
+    'f:metadata': {
+      'f:labels': { 'f:kustomize.toolkit.fluxcd.io/name': {}, 'f:kustomize.toolkit.fluxcd.io/namespace': {} },
+    },
+    'f:spec': replicas ? { 'f:replicas': {} } : {},
+  },
+});
+const byHand = (manager: string, time: string) => ({
+  manager,
+  operation: 'Update',
+  time,
+  fieldsType: 'FieldsV1',
+  fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+});
+const deploy = (replicas: number, rv: number, mf: unknown[]): KubeObject =>
+  ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'tts-gateway',
+      namespace: 'dev',
+      resourceVersion: String(rv),
+      labels: {
+        'kustomize.toolkit.fluxcd.io/name': 'digital-human-dev',
+        'kustomize.toolkit.fluxcd.io/namespace': 'flux-system',
+      },
+      managedFields: mf,
+    },
+    spec: { replicas },
+  }) as unknown as KubeObject;
+
+function tracker() {
+  const records: EvidenceInput[] = [];
+  const recorder = { observe: (e: EvidenceInput) => records.push(e) } as unknown as EvidenceRecorder;
+  let now = Date.parse('2026-12-01T10:00:00Z');
+  const t = new DriftTracker({ recorder, apps: () => [app], now: () => now });
+  return { t, records, tick: (ms: number) => (now += ms) };
+}
+
+describe('DriftTracker', () => {
+  it('one episode from a hand edit to the revert, with manager, fields, writes and duration', () => {
+    const { t, records, tick } = tracker();
+    const v1 = deploy(1, 1, [apply('2026-12-01T09:50:00Z', true)]);
+    const v2 = deploy(3, 2, [apply('2026-12-01T09:50:00Z', false), byHand('kubectl-scale', '2026-12-01T10:00:00Z')]);
+    t.onObject('nonprod', undefined, v1);
+    expect(t.forApp(app.id)).toBeUndefined();
+    t.onObject('nonprod', v1, v2);
+    const d = t.forApp(app.id);
+    expect(d).toMatchObject({ kind: 'person', managers: ['kubectl-scale'], objectCount: 1 });
+    expect(d?.objects[0]?.fields).toEqual([{ path: 'spec.replicas', from: 1, to: 3 }]);
+    expect(d?.objects[0]?.afterApplyMs).toBe(10 * 60_000);
+    // 49 more writes in 5 s: coalesced into the same episode, counted
+    let prev = v2;
+    for (let i = 0; i < 49; i++) {
+      tick(100);
+      const next = deploy(4 + (i % 3), 3 + i, [
+        apply('2026-12-01T09:50:00Z', false),
+        byHand('kubectl-scale', new Date(Date.parse('2026-12-01T10:00:00Z') + (i + 1) * 100).toISOString()),
+      ]);
+      t.onObject('nonprod', prev, next);
+      prev = next;
+    }
+    expect(t.forApp(app.id)?.objects[0]?.writes).toBe(50);
+    expect(records.map((r) => r.type)).toEqual(['drift.detected']);
+    // the controller applies Git again: the episode ends, reverted
+    tick(10_000);
+    t.onObject('nonprod', prev, deploy(1, 100, [apply('2026-12-01T10:00:15Z', true)]));
+    expect(t.forApp(app.id)).toBeUndefined();
+    expect(records.map((r) => r.type)).toEqual(['drift.detected', 'drift.reverted']);
+    expect(records[1]?.data).toMatchObject({ writes: 50, managers: ['kubectl-scale'], durationMs: 14_900 });
+    expect(records[1]?.actor).toBe('kustomize-controller');
+    expect(records[1]?.data.fields).toEqual([{ path: 'spec.replicas', from: 1, to: 4 }]);
+  });
+
+  it('adopted when Git takes the live value; objects of no app are ignored', () => {
+    const { t, records } = tracker();
+    const v1 = deploy(1, 1, [apply('2026-12-01T09:50:00Z', true)]);
+    const v2 = deploy(3, 2, [apply('2026-12-01T09:50:00Z', false), byHand('kubectl-edit', '2026-12-01T10:00:00Z')]);
+    t.onObject('nonprod', v1, v2);
+    t.onObject('nonprod', v2, deploy(3, 3, [apply('2026-12-01T10:01:00Z', true)]));
+    expect(records.map((r) => r.type)).toEqual(['drift.detected', 'drift.adopted']);
+    const stray = deploy(1, 1, [apply('2026-12-01T09:50:00Z', true)]);
+    (stray.metadata as { labels: Record<string, string> }).labels = {};
+    t.onObject('nonprod', stray, { ...stray, spec: { replicas: 9 } } as KubeObject);
+    expect(records).toHaveLength(2);
+  });
+
+  it('a storm within one second (managedFields times unchanged) is one episode, every write counted', () => {
+    const { t, records, tick } = tracker();
+    const T = '2026-12-01T10:00:00Z';
+    const v1 = deploy(1, 1, [apply('2026-12-01T09:50:00Z', true)]);
+    let prev = v1;
+    for (let i = 0; i < 50; i++) {
+      tick(20);
+      const next = deploy(2 + i, 2 + i, [apply('2026-12-01T09:50:00Z', false), byHand('kubectl-edit', T)]);
+      t.onObject('nonprod', prev, next);
+      prev = next;
+    }
+    const ep = t.forId('nonprod/apps/Deployment/dev/tts-gateway');
+    expect(ep).toMatchObject({
+      writes: 50,
+      managers: ['kubectl-edit'],
+      fields: [{ path: 'spec.replicas', from: 1, to: 51 }],
+    });
+    expect(records.map((r) => r.type)).toEqual(['drift.detected']);
+    // status writes and the object's own controller in between are no writes of the episode
+    const status = { ...prev, status: { replicas: 51 } } as KubeObject;
+    t.onObject('nonprod', prev, status);
+    expect(t.forId('nonprod/apps/Deployment/dev/tts-gateway')?.writes).toBe(50);
+  });
+
+  it('turning detection off drops the open episodes and ignores updates', () => {
+    const { t, records } = tracker();
+    const v1 = deploy(1, 1, [apply('2026-12-01T09:50:00Z', true)]);
+    const v2 = deploy(3, 2, [apply('2026-12-01T09:50:00Z', false), byHand('kubectl-scale', '2026-12-01T10:00:00Z')]);
+    t.onObject('nonprod', v1, v2);
+    expect(t.openCount).toBe(1);
+    t.setEnabled(false);
+    expect(t.forApp(app.id)).toBeUndefined();
+    t.onObject('nonprod', v1, v2);
+    expect(t.openCount).toBe(0);
+    expect(records).toHaveLength(1);
+  });
+
+  it("a field put back by hand stays Git's: another controller writing it later is still a conflict", () => {
+    const { t, records } = tracker();
+    const v1 = deploy(1, 1, [apply('2026-12-01T09:50:00Z', true)]);
+    const v2 = deploy(3, 2, [apply('2026-12-01T09:50:00Z', false), byHand('kubectl', '2026-12-01T10:00:00Z')]);
+    const v3 = deploy(1, 3, [apply('2026-12-01T09:50:00Z', false), byHand('kubectl', '2026-12-01T10:00:05Z')]);
+    t.onObject('nonprod', v1, v2);
+    t.onObject('nonprod', v2, v3);
+    expect(records.map((r) => r.type)).toEqual(['drift.detected', 'drift.reverted']);
+    expect(records[1]?.actor).toBe('kubectl');
+    // the controller does not own replicas any more (the value is Git's, so it applies nothing)
+    const v4 = deploy(2, 4, [
+      apply('2026-12-01T09:50:00Z', false),
+      byHand('kube-controller-manager', '2026-12-01T10:01:00Z'),
+    ]);
+    t.onObject('nonprod', v3, v4);
+    expect(t.forApp(app.id)?.objects[0]).toMatchObject({
+      kind: 'conflict',
+      managers: ['kube-controller-manager'],
+      fields: [{ path: 'spec.replicas', from: 1, to: 2 }],
+    });
+  });
+});

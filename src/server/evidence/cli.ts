@@ -1,0 +1,87 @@
+// npm run cli -- evidence verify <file.jsonl> [--public-key <file>] [--checkpoints <file>] [--full|--filtered]
+// npm run cli -- evidence public-key
+// Verification needs no database and no server: exit 0 intact, 1 broken (the event named), 2 usage or I/O error.
+import { createPublicKey } from 'node:crypto';
+import { createReadStream, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { loadConfig } from '../config.ts';
+import { describeResult, ExportVerifier, parseCheckpoints, type OfflineOptions } from './offline-verify.ts';
+import { loadSigningKey, signingKeyPath, type Checkpoint } from './signing.ts';
+
+export const EVIDENCE_USAGE =
+  'usage: npm run cli -- evidence verify <export.jsonl> [--public-key <key.pem> --checkpoints <checkpoints.json>] [--full|--filtered]\n' +
+  '       npm run cli -- evidence public-key\n';
+
+interface Io {
+  out(s: string): void;
+  err(s: string): void;
+  env?: NodeJS.ProcessEnv;
+}
+
+const stdio: Io = {
+  out: (s) => process.stdout.write(s),
+  err: (s) => process.stderr.write(s),
+};
+
+export async function verifyFile(file: string, opts: OfflineOptions, io: Io = stdio): Promise<number> {
+  const v = new ExportVerifier(opts);
+  const rl = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
+  let n = 0;
+  for await (const line of rl) v.push(line, ++n);
+  const r = v.finish();
+  for (const l of describeResult(r)) io.out(`${l}\n`);
+  return r.ok ? 0 : 1;
+}
+
+export async function evidenceCli(argv: string[], io: Io = stdio): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === 'public-key') {
+    const cfg = loadConfig(io.env ?? process.env, []);
+    io.out(loadSigningKey(signingKeyPath(cfg.dataDir, io.env ?? process.env)).publicKeyPem);
+    return 0;
+  }
+  if (sub !== 'verify') {
+    io.err(EVIDENCE_USAGE);
+    return 2;
+  }
+  let file: string | undefined;
+  let keyFile: string | undefined;
+  let cpFile: string | undefined;
+  let mode: OfflineOptions['mode'] = 'auto';
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    if (a === '--public-key' && rest[i + 1]) keyFile = rest[++i];
+    else if (a === '--checkpoints' && rest[i + 1]) cpFile = rest[++i];
+    else if (a === '--full') mode = 'full';
+    else if (a === '--filtered') mode = 'filtered';
+    else if (a && !a.startsWith('--') && !file) file = a;
+    else {
+      io.err(`unexpected argument ${a}\n${EVIDENCE_USAGE}`);
+      return 2;
+    }
+  }
+  if (!file || (cpFile && !keyFile)) {
+    io.err(
+      `${cpFile && !keyFile ? 'checkpoints are checked with the public key: add --public-key\n' : ''}${EVIDENCE_USAGE}`,
+    );
+    return 2;
+  }
+  let checkpoints: Checkpoint[] | undefined;
+  let publicKey: string | undefined;
+  try {
+    if (keyFile) {
+      publicKey = readFileSync(keyFile, 'utf8');
+      if (createPublicKey(publicKey).asymmetricKeyType !== 'ed25519')
+        throw new Error(`${keyFile} is not an Ed25519 public key`);
+    }
+    if (cpFile) checkpoints = parseCheckpoints(JSON.parse(readFileSync(cpFile, 'utf8')));
+    return await verifyFile(
+      file,
+      { mode, ...(checkpoints ? { checkpoints } : {}), ...(publicKey ? { publicKey } : {}) },
+      io,
+    );
+  } catch (e) {
+    io.err(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 2;
+  }
+}

@@ -1,0 +1,138 @@
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import {
+  EvidenceCheckpointsResponse,
+  EvidenceExportQuery,
+  EvidenceQuerySchema,
+  EvidenceResponse,
+  VerifyResponse,
+  type EvidenceFilter,
+} from '../../api/schemas.ts';
+import type { EvidenceEvent } from '../../domain/evidence.ts';
+import { parsed, validated } from '../http/respond.ts';
+import type { AppDeps } from '../deps.ts';
+import { allowed } from '../auth/guard.ts';
+import { exportChunks } from './export.ts';
+import { loadSigningKey, signingKeyPath, type SigningKey } from './signing.ts';
+import { HttpError } from '../http/errors.ts';
+import type { EvidenceQuery } from './store.ts';
+
+// a page whose events the reader may mostly not see is read in more rounds, up to this many
+const MAX_ROUNDS = 8;
+
+/** The store query of the browser's filters. */
+export function storeFilter(f: EvidenceFilter): EvidenceQuery {
+  return {
+    ...(f.app ? { app: f.app } : {}),
+    ...(f.cluster ? { cluster: f.cluster } : {}),
+    ...(f.env ? { env: f.env } : {}),
+    ...(f.actor ? { actor: f.actor } : {}),
+    ...(f.type?.length ? { type: f.type } : {}),
+    ...(f.from ? { from: f.from } : {}),
+    ...(f.to ? { to: f.to } : {}),
+    ...(f.q?.trim() ? { text: f.q.trim() } : {}),
+  };
+}
+
+// each event is visible where its own cluster and environment are; events without one (console start,
+// cluster connected, sign-ins) only to grants on every cluster / every environment
+const NOWHERE = '\u0000'; // matched only by '*' grants
+const visibleTo =
+  (req: FastifyRequest) =>
+  (e: { cluster?: string | null; env?: string | null }): boolean =>
+    allowed(req, 'evidence.read', { cluster: e.cluster ?? NOWHERE, env: e.env ?? NOWHERE });
+
+/**
+ * One page, newest first, of the events the reader may see. The visibility filter runs after the query, so
+ * a page can come back short: read on (bounded) until `limit` visible events or the end. `nextCursor` is the
+ * seq to continue below (the last one read), null at the end.
+ */
+export async function visiblePage(
+  list: (q: EvidenceQuery) => Promise<EvidenceEvent[]>,
+  filter: EvidenceQuery,
+  visible: (e: EvidenceEvent) => boolean,
+  before: number | undefined,
+  limit: number,
+): Promise<{ events: EvidenceEvent[]; nextCursor: number | null }> {
+  const events: EvidenceEvent[] = [];
+  let cursor = before;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const size = round === 0 ? limit : Math.min(1000, limit * 4);
+    const batch = await list({ ...filter, ...(cursor !== undefined ? { beforeSeq: cursor } : {}), limit: size });
+    for (const [i, e] of batch.entries()) {
+      cursor = e.seq;
+      if (!visible(e)) continue;
+      events.push(e);
+      if (events.length === limit)
+        return { events, nextCursor: batch.length < size && i === batch.length - 1 ? null : e.seq };
+    }
+    if (batch.length < size) return { events, nextCursor: null };
+  }
+  return { events, nextCursor: cursor ?? null };
+}
+
+export const evidenceRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  const signingKey = (): SigningKey => {
+    if (!deps.dataDir && !process.env.CONSOLE_EVIDENCE_SIGNING_KEY_FILE)
+      throw new HttpError(404, 'NotFound', 'this console signs no checkpoints');
+    return loadSigningKey(signingKeyPath(deps.dataDir ?? ''));
+  };
+
+  app.get('/api/evidence', { config: { access: { action: 'evidence.read', scope: 'anywhere' } } }, async (req) => {
+    const q = parsed(EvidenceQuerySchema, req.query);
+    const page = await visiblePage(
+      (sq) => deps.store.list(sq),
+      storeFilter(q),
+      visibleTo(req),
+      q.before,
+      q.limit ?? 200,
+    );
+    return validated(EvidenceResponse, page);
+  });
+
+  app.get(
+    '/api/evidence/export',
+    { config: { access: { action: 'evidence.read', scope: 'anywhere' } } },
+    async (req, rep) => {
+      const q = parsed(EvidenceExportQuery, req.query);
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      const filter = storeFilter(q);
+      // a filtered export is verified event by event (`cli evidence verify --filtered`): its name says so
+      const filtered = Object.keys(filter).length > 0;
+      const chunks = exportChunks(deps.store, filter, { format: q.format, visible: visibleTo(req) });
+      return rep
+        .header('Content-Type', q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
+        .header(
+          'Content-Disposition',
+          `attachment; filename="evidence-${filtered ? 'filtered-' : ''}${stamp}.${q.format}"`,
+        )
+        .header('Cache-Control', 'no-store')
+        .send(Readable.from(chunks));
+    },
+  );
+
+  app.get(
+    '/api/evidence/verify',
+    { config: { access: { action: 'evidence.verify', scope: 'anywhere' } } },
+    async () => {
+      let publicKey: string | undefined;
+      try {
+        publicKey = signingKey().publicKeyPem;
+      } catch {
+        publicKey = undefined; // no key (tests without a data dir): the checkpoints' hashes are still checked
+      }
+      return validated(VerifyResponse, await deps.store.verify(publicKey ? { publicKey } : {}));
+    },
+  );
+
+  // the public half of the checkpoint key: anyone signed in may check a checkpoint with it
+  app.get('/api/evidence/public-key', { config: { access: { signedIn: true } } }, async (_req, rep) =>
+    rep.type('application/x-pem-file').header('Cache-Control', 'no-store').send(signingKey().publicKeyPem),
+  );
+
+  app.get(
+    '/api/evidence/checkpoints',
+    { config: { access: { action: 'evidence.read', scope: 'anywhere' } } },
+    async () => validated(EvidenceCheckpointsResponse, { checkpoints: (await deps.store.checkpoints?.()) ?? [] }),
+  );
+};

@@ -1,0 +1,250 @@
+// Incident freezes in the evidence store's database (tables: migration 3 in evidence-store.ts).
+//
+// A freeze claims each app object it pauses (freeze_claims, primary key app): a second freeze of the same app,
+// from this replica or another, fails to claim and is refused. Ending is a row transition guarded by the
+// status (`active` → `ending`), so an unfreeze and the expiry timer (or two replicas) end a freeze once.
+import type { PriorAutomation } from '../../domain/freeze.ts';
+import type { EvidenceStore } from '../evidence/store.ts';
+import { all, dialectOf, run, type Dialect } from '../store/dialect.ts';
+
+export const FREEZE_STATUSES = ['active', 'ending', 'ended', 'failed'] as const;
+export type FreezeStatus = (typeof FREEZE_STATUSES)[number];
+
+export interface FreezeTarget {
+  appId: string;
+  kind: 'Kustomization' | 'HelmRelease' | 'Application';
+  namespace: string;
+  name: string;
+  controller: 'flux' | 'argocd';
+  env: string;
+  prior: PriorAutomation;
+  /** whether the freeze's patch was accepted by the apiserver */
+  applied: boolean;
+  /** set when the app object was found changed out of band (resumed directly, annotation dropped, deleted) */
+  interference?: { state: string; at: string; message: string } | undefined;
+  restored?: { at: string; ok: boolean; detail?: string } | undefined;
+}
+
+export interface FreezeDoc {
+  targets: FreezeTarget[];
+  extensions: Array<{ at: string; by: string; reason: string; from: string; to: string }>;
+  decisions?: Array<{ change: string; action: 'write-back' | 'git-wins' }>;
+  writeBack?: Array<{
+    appId: string;
+    branch: string;
+    commit: string | null;
+    pullRequest?: { number: number; url: string } | undefined;
+    placements: unknown[];
+    error?: string | undefined;
+  }>;
+  /** the start of the freeze as the live changes count it (set when the patches were accepted) */
+  startedAt: string;
+}
+
+export interface FreezeRow {
+  id: string;
+  cluster: string;
+  env: string | null;
+  app: string | null;
+  status: FreezeStatus;
+  reason: string;
+  incident: string | null;
+  createdBy: string;
+  createdAt: string;
+  expiresAt: string;
+  updatedAt: string;
+  endedAt: string | null;
+  endedBy: string | null;
+  endReason: string | null;
+  doc: FreezeDoc;
+}
+
+interface SqlFreeze {
+  id: string;
+  cluster: string;
+  env: string | null;
+  app: string | null;
+  status: string;
+  reason: string;
+  incident: string | null;
+  created_by: string;
+  created_at: string;
+  expires_at: string;
+  updated_at: string;
+  ended_at: string | null;
+  ended_by: string | null;
+  end_reason: string | null;
+  doc: string;
+}
+
+const toRow = (r: SqlFreeze): FreezeRow => ({
+  id: r.id,
+  cluster: r.cluster,
+  env: r.env,
+  app: r.app,
+  status: r.status as FreezeStatus,
+  reason: r.reason,
+  incident: r.incident,
+  createdBy: r.created_by,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  updatedAt: r.updated_at,
+  endedAt: r.ended_at,
+  endedBy: r.ended_by,
+  endReason: r.end_reason,
+  doc: JSON.parse(r.doc) as FreezeDoc,
+});
+
+export class FreezeStore {
+  private readonly d: Dialect;
+  /** told after every committed change of a freeze (the state bus: every replica's streams and expiry timers) */
+  onChange: ((id: string, app?: string) => void) | undefined;
+  private changed(id: string, app?: string | null): void {
+    try {
+      this.onChange?.(id, app ?? undefined);
+    } catch {
+      /* a listener never fails a committed write */
+    }
+  }
+
+  constructor(store: EvidenceStore) {
+    this.d = dialectOf(store);
+  }
+
+  /**
+   * Writes the freeze and claims its apps in one transaction. Returns the app ids already claimed by
+   * another freeze (nothing written then).
+   */
+  async create(f: Omit<FreezeRow, 'endedAt' | 'endedBy' | 'endReason' | 'updatedAt'>): Promise<{
+    ok: boolean;
+    taken: Array<{ app: string; freezeId: string }>;
+  }> {
+    const apps = f.doc.targets.map((t) => t.appId);
+    const r = await this.d.tx(function* () {
+      const taken = (
+        (yield all(
+          `SELECT app, freeze_id FROM freeze_claims WHERE app IN (${apps.map(() => '?').join(', ')})`,
+          apps,
+        )) as Array<{ app: string; freeze_id: string }>
+      ).map((r) => ({ app: r.app, freezeId: r.freeze_id }));
+      if (taken.length) return { ok: false, taken };
+      yield run(
+        `INSERT INTO freezes (id, cluster, env, app, status, reason, incident, created_by, created_at, expires_at,
+           updated_at, ended_at, ended_by, end_reason, doc)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?)`,
+        [
+          f.id,
+          f.cluster,
+          f.env,
+          f.app,
+          f.status,
+          f.reason,
+          f.incident,
+          f.createdBy,
+          f.createdAt,
+          f.expiresAt,
+          f.createdAt,
+          JSON.stringify(f.doc),
+        ],
+      );
+      for (const a of apps) yield run('INSERT INTO freeze_claims (app, freeze_id) VALUES (?, ?)', [a, f.id]);
+      return { ok: true, taken: [] };
+    });
+    if (r.ok) this.changed(f.id, f.app);
+    return r;
+  }
+
+  async get(id: string): Promise<FreezeRow | undefined> {
+    const rows = (await this.d.exec(all('SELECT * FROM freezes WHERE id = ?', [id]))) as SqlFreeze[];
+    return rows[0] ? toRow(rows[0]) : undefined;
+  }
+
+  /** Newest first; `active` = still holding its apps (active or ending). */
+  async list(opts: { active?: boolean; limit?: number } = {}): Promise<FreezeRow[]> {
+    const rows = (await this.d.exec(
+      all(
+        `SELECT * FROM freezes ${opts.active ? "WHERE status IN ('active', 'ending')" : ''} ORDER BY created_at DESC LIMIT ?`,
+        [opts.limit ?? 200],
+      ),
+    )) as SqlFreeze[];
+    return rows.map(toRow);
+  }
+
+  /** Freezes still holding their apps (active or ending), for the metrics. */
+  async countActive(): Promise<number> {
+    const rows = (await this.d.exec(
+      all("SELECT COUNT(*) AS n FROM freezes WHERE status IN ('active', 'ending')"),
+    )) as Array<{ n: number | string }>;
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** Every claim: app id → freeze id. */
+  async claims(): Promise<Map<string, string>> {
+    const rows = (await this.d.exec(all('SELECT app, freeze_id FROM freeze_claims', []))) as Array<{
+      app: string;
+      freeze_id: string;
+    }>;
+    return new Map(rows.map((r) => [r.app, r.freeze_id]));
+  }
+
+  /** The freeze holding an app, if any. */
+  async claimOf(app: string): Promise<string | undefined> {
+    const rows = (await this.d.exec(all('SELECT freeze_id FROM freeze_claims WHERE app = ?', [app]))) as Array<{
+      freeze_id: string;
+    }>;
+    return rows[0]?.freeze_id;
+  }
+
+  /** Replaces the doc (and optionally the expiry) of a freeze in `expect` status; false when it is not. */
+  async update(
+    id: string,
+    expect: FreezeStatus,
+    change: { doc: FreezeDoc; expiresAt?: string; reason?: string },
+  ): Promise<boolean> {
+    const now = new Date().toISOString();
+    const n = (await this.d.exec(
+      run(
+        `UPDATE freezes SET doc = ?, updated_at = ?${change.expiresAt ? ', expires_at = ?' : ''} WHERE id = ? AND status = ?`,
+        [JSON.stringify(change.doc), now, ...(change.expiresAt ? [change.expiresAt] : []), id, expect],
+      ),
+    )) as number;
+    if (n === 1) this.changed(id);
+    return n === 1;
+  }
+
+  /**
+   * `from` → `to` exactly once (whoever changes the row does the work). `expect.expiresAt`: only while the
+   * expiry is still that one (an extension committed meanwhile wins over an expiry); `expiresAt`: a new one
+   * (a failed expiry's retry time, which every replica's timer then follows).
+   */
+  async transition(
+    id: string,
+    from: FreezeStatus,
+    to: FreezeStatus,
+    end?: { by: string; reason: string },
+    opts: { expect?: { expiresAt: string }; expiresAt?: string } = {},
+  ): Promise<boolean> {
+    const now = new Date().toISOString();
+    const finished = to === 'ended' || to === 'failed';
+    const ok = await this.d.tx(function* () {
+      const n = (yield run(
+        `UPDATE freezes SET status = ?, updated_at = ?${end ? ', ended_by = ?, end_reason = ?' : ''}${finished ? ', ended_at = ?' : ''}${opts.expiresAt ? ', expires_at = ?' : ''}
+         WHERE id = ? AND status = ?${opts.expect ? ' AND expires_at = ?' : ''}`,
+        [
+          to,
+          now,
+          ...(end ? [end.by, end.reason] : []),
+          ...(finished ? [now] : []),
+          ...(opts.expiresAt ? [opts.expiresAt] : []),
+          id,
+          from,
+          ...(opts.expect ? [opts.expect.expiresAt] : []),
+        ],
+      )) as number;
+      if (n === 1 && finished) yield run('DELETE FROM freeze_claims WHERE freeze_id = ?', [id]);
+      return n === 1;
+    });
+    if (ok) this.changed(id);
+    return ok;
+  }
+}

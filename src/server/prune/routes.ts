@@ -1,0 +1,167 @@
+// Prune previews: request (developers and up), the reviewer queue, one preview, approve / reject (reviewers,
+// never the requester). Thin: parse, call one service function, validate. State, requester and approvers
+// come from the store and the session only, never from a request body.
+import type { FastifyPluginAsync } from 'fastify';
+import {
+  PruneDecisionBody,
+  PrunePreviewParams,
+  PrunePreviewResponse,
+  PrunePreviewsQuery,
+  PrunePreviewsResponse,
+  type PrunePreview,
+} from '../../api/schemas.ts';
+import { recordDenial } from '../auth/guard.ts';
+import type { Principal } from '../auth/sessions.ts';
+import type { AppDeps } from '../deps.ts';
+import { appOf } from '../apps/app-of.ts';
+import { HttpError } from '../http/errors.ts';
+import { parsed, validated } from '../http/respond.ts';
+import { managedCluster } from '../auth/user-connection.ts';
+import { DiffService } from '../diff/service.ts';
+import { TREE_KINDS } from '../kube/object-index.ts';
+import { PruneService, type PreviewView, type PreviewDoc, type StoredPreview } from './service.ts';
+import { PruneStore } from './store.ts';
+
+function summaryOf(p: StoredPreview): Omit<PrunePreview, 'candidates' | 'journal' | 'decisions'> {
+  const c = p.doc.candidates;
+  return {
+    id: p.id,
+    appId: p.app,
+    cluster: p.cluster,
+    env: p.env,
+    controller: p.doc.controller,
+    revision: p.doc.revision,
+    renderHash: p.doc.renderHash,
+    plan: p.doc.planState,
+    reasons: p.doc.reasons,
+    status: p.status,
+    statusReason: p.statusReason,
+    snapshotHash: p.snapshotHash,
+    requestedBy: p.requester,
+    createdAt: p.createdAt,
+    expiresAt: p.expiresAt,
+    requiredApprovals: p.requiredApprovals,
+    confirmation: p.doc.confirmation,
+    propagationPolicy: p.doc.propagationPolicy,
+    batchSize: p.doc.batchSize,
+    deletedBy: p.doc.deletedBy ?? 'console',
+    summary: {
+      candidates: c.length,
+      protected: c.filter((x) => x.protectedBy).length,
+      deletions: c.filter((x) => x.deletable).length,
+      cascades: c.filter((x) => x.deletable).reduce((n, x) => n + x.cascades.length, 0),
+    },
+  };
+}
+
+const response = (v: PreviewView) =>
+  validated(PrunePreviewResponse, {
+    preview: {
+      ...summaryOf(v.preview),
+      decisions: v.preview.decisions,
+      candidates: v.preview.doc.candidates,
+      journal: v.journal.map(({ position, batch, object, state, detail, updatedAt }) => ({
+        position,
+        batch,
+        object,
+        state,
+        detail,
+        updatedAt,
+      })),
+    },
+    viewer: v.viewer,
+  });
+
+export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  const index = deps.index;
+  if (!index) return;
+  const diffs = new DiffService(deps);
+  const store = new PruneStore<PreviewDoc>(deps.store);
+  store.onChange = (id, a) => deps.bus?.publish({ kind: 'prune', id, app: a });
+  const staleMs = deps.pruneStaleMs ?? 120_000;
+  const service = new PruneService(
+    {
+      recorder: deps.recorder,
+      store,
+      index,
+      app: (id) => {
+        deps.catalog.settleNow();
+        return deps.catalog.get(id);
+      },
+      conn: (cluster) => managedCluster(deps.clusters, cluster).conn,
+      listed: (cluster) => deps.clusters.states().find((s) => s.name === cluster)?.status === 'connected',
+      render: (a, user) => diffs.desired(a, user),
+      inNamespace: (cluster, ns) => {
+        const mc = deps.clusters.clusters.get(cluster);
+        return TREE_KINDS.filter((k) => k.namespaced).flatMap((k) =>
+          (mc?.list(k) ?? []).filter((o) => o.metadata?.namespace === ns),
+        );
+      },
+    },
+    { staleExecutionMs: staleMs },
+  );
+  // a prune this replica's previous process left mid-way is reported exactly (nothing is deleted again); so is
+  // one of another replica that died (its journal idle longer than staleMs): checked again every staleMs / 2
+  let recoverBusy = false;
+  const recover = async () => {
+    if (recoverBusy) return;
+    recoverBusy = true;
+    try {
+      await service.recover();
+    } catch (e) {
+      app.log.error({ err: String(e) }, 'prune recovery failed');
+    } finally {
+      recoverBusy = false;
+    }
+  };
+  let recovering: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    void recover();
+    recovering = setInterval(() => void recover(), Math.max(1000, staleMs / 2));
+    recovering.unref();
+  });
+  app.addHook('onClose', async () => clearInterval(recovering));
+  app.addHook('onClose', async () => service.settled());
+
+  app.post(
+    '/api/apps/:cluster/:namespace/:kind/:name/prune-previews',
+    { config: { access: { action: 'prune.request', scope: 'app' } } },
+    async (req) => {
+      const a = await appOf(req, deps);
+      return response(await service.create(a, req.principal as Principal));
+    },
+  );
+
+  app.get('/api/prune-previews', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
+    const { state } = parsed(PrunePreviewsQuery, req.query);
+    const list = await service.list(req.principal as Principal, state);
+    return validated(PrunePreviewsResponse, {
+      previews: list.map((p) => ({
+        ...summaryOf(p),
+        approvals: p.decisions.filter((d) => d.decision === 'approve').length,
+      })),
+    });
+  });
+
+  app.get('/api/prune-previews/:id', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
+    const { id } = parsed(PrunePreviewParams, req.params);
+    return response(await service.view(id, req.principal as Principal));
+  });
+
+  for (const decision of ['approve', 'reject'] as const)
+    app.post(
+      `/api/prune-previews/:id/${decision}`,
+      { config: { access: { action: 'prune.approve', scope: 'anywhere' } } },
+      async (req) => {
+        const { id } = parsed(PrunePreviewParams, req.params);
+        const body = parsed(PruneDecisionBody, req.body ?? {});
+        const user = req.principal as Principal;
+        if (!user) throw new HttpError(401, 'Unauthenticated', 'sign in to continue');
+        return response(
+          await service.decide(id, user, { decision, ...body }, (reason, scope) =>
+            recordDenial(deps.recorder, req, 'prune.approve', scope, reason),
+          ),
+        );
+      },
+    );
+};

@@ -1,0 +1,308 @@
+// The release recorder against a real SQLite store and a fake catalog: states recorded in order as the app
+// moves, a render failure recorded as failed, an unreadable commit as unknown (the recorder goes on), and a
+// restart that records nothing twice.
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { App } from '../../domain/app.ts';
+import { RELEASE_EVIDENCE_TYPES } from '../../domain/release.ts';
+import type { AppCatalog } from '../apps/catalog.ts';
+import type { ObjectIndex } from '../kube/object-index.ts';
+import { RenderError, type RenderResult } from '../diff/render.ts';
+import { openEvidenceStore } from '../evidence/open-store.ts';
+import type { EvidenceStore } from '../evidence/store.ts';
+import { EvidenceRecorder } from '../evidence/recorder.ts';
+import { ReleaseRecorder, type ReleaseRecorderOptions } from './recorder.ts';
+import type { Forge, ForgeResult, MergedPullRequest } from '../forge/forge.ts';
+import type { ForgeDirectory } from '../forge/forge-directory.ts';
+
+const SHA = 'c'.repeat(40);
+const log = { info: () => {}, warn: () => {}, error: () => {} };
+
+function baseApp(over: Partial<App> = {}): App {
+  return {
+    id: 'c1/flux-system/kustomization/web',
+    cluster: 'c1',
+    controller: 'flux',
+    kind: 'Kustomization',
+    namespace: 'flux-system',
+    name: 'web',
+    env: 'dev',
+    // not an http(s) URL: the commit cannot be read, which must be recorded as unknown
+    source: {
+      kind: 'GitRepository',
+      url: 'file:///nowhere.git',
+      revisionWanted: `main@sha1:${SHA}`,
+      artifactDigest: 'sha256:aa',
+    },
+    automation: { autoSync: true, selfHeal: true, prune: true, suspended: false },
+    sync: 'OutOfSync',
+    health: 'Progressing',
+    healthMessage: '',
+    conditions: [],
+    inventory: [],
+    warnings: [],
+    generation: 3,
+    ...over,
+  };
+}
+
+class FakeCatalog extends EventEmitter {
+  app: App = baseApp();
+  others: App[] = [];
+  get(id: string) {
+    return id === this.app.id ? this.app : this.others.find((a) => a.id === id);
+  }
+  list() {
+    return [this.app, ...this.others];
+  }
+  set(a: App) {
+    this.app = a;
+    this.emit('app', { type: 'upsert', app: a });
+  }
+}
+
+const render: RenderResult = {
+  objects: [
+    {
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: { template: { spec: { containers: [{ name: 'web', image: 'r.io/web:1.0' }] } } },
+    },
+  ],
+  renderer: 'flux-render test',
+  revision: `main@sha1:${SHA}`,
+  renderHash: 'sha256:abc',
+};
+
+let dir: string;
+let store: EvidenceStore | undefined;
+afterEach(async () => {
+  await store?.close();
+  store = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function setup(
+  desired: () => Promise<RenderResult>,
+  catalog = new FakeCatalog(),
+  more: Partial<ReleaseRecorderOptions> = {},
+) {
+  const recorder = new EvidenceRecorder(store as EvidenceStore, log);
+  const rr = new ReleaseRecorder({
+    catalog: catalog as unknown as AppCatalog,
+    recorder,
+    store: store as EvidenceStore,
+    index: { get: () => undefined, childrenOf: () => [] } as unknown as ObjectIndex,
+    desired,
+    dataDir: dir,
+    log,
+    ...more,
+  });
+  return { catalog, recorder, rr };
+}
+
+const types = async () =>
+  (await (store as EvidenceStore).list({ type: RELEASE_EVIDENCE_TYPES, order: 'asc' })).map((e) => [
+    e.type,
+    e.data.status,
+  ]);
+
+describe('release recorder', () => {
+  it('records change (unknown: unreadable), artifact, render, reconcile as the app moves; resumes without duplicates', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
+    store = await openEvidenceStore({ dataDir: dir });
+    const { catalog, recorder, rr } = await setup(async () => render);
+    rr.start();
+    await rr.idle();
+    await recorder.flush();
+    expect(await types()).toEqual([
+      ['release.change', 'unknown'],
+      ['release.review', 'unknown'],
+      ['release.artifact', 'ok'],
+      ['release.render', 'ok'],
+      ['release.validation', 'unknown'],
+    ]);
+    const [review] = await store.list({ type: 'release.review' });
+    expect(review?.data).toMatchObject({ source: 'commit', forge: 'no forge configured' });
+    const [artifact] = await store.list({ type: 'release.artifact' });
+    expect(artifact?.data).toMatchObject({
+      sha: SHA,
+      controller: 'flux',
+      generation: 3,
+      artifactDigest: 'sha256:aa',
+      images: [{ image: 'r.io/web:1.0', mutable: true }],
+    });
+    const [change] = await store.list({ type: 'release.change' });
+    expect(String(change?.data.reason)).toMatch(/cannot read the commit/);
+
+    catalog.set(
+      baseApp({
+        source: { ...catalog.app.source, revisionObserved: `main@sha1:${SHA}` },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded' }],
+        sync: 'Synced',
+      }),
+    );
+    await rr.idle();
+    await recorder.flush();
+    expect((await types()).at(-1)).toEqual(['release.reconcile', 'ok']);
+    await rr.stop();
+
+    // a restart: the same app, the same revision → nothing new
+    const again = await setup(async () => render, catalog);
+    again.rr.start();
+    await again.rr.idle();
+    await again.recorder.flush();
+    await again.rr.stop();
+    expect(await types()).toHaveLength(6);
+  });
+
+  it('a failing render is recorded as failed with the error; a source that cannot be fetched as unknown', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
+    store = await openEvidenceStore({ dataDir: dir });
+    const { recorder, rr } = await setup(async () => {
+      throw new RenderError('accumulating resources: missing.yaml: no such file', 'render');
+    });
+    rr.start();
+    await rr.idle();
+    await recorder.flush();
+    await rr.stop();
+    const [r] = await store.list({ type: 'release.render' });
+    expect(r?.data).toMatchObject({ status: 'failed', reason: expect.stringContaining('missing.yaml') });
+
+    const c2 = new FakeCatalog();
+    c2.app = baseApp({ id: 'c1/flux-system/kustomization/other', source: { ...c2.app.source } });
+    const s2 = await setup(async () => {
+      throw new RenderError('artifact download failed: 503', 'source');
+    }, c2);
+    s2.rr.start();
+    await s2.rr.idle();
+    await s2.recorder.flush();
+    await s2.rr.stop();
+    const [a] = await store.list({ app: c2.app.id, type: 'release.artifact' });
+    expect(a?.data).toMatchObject({ status: 'unknown', reason: expect.stringContaining('source not fetched') });
+  });
+
+  it('review from the forge: unreachable is unknown and asked again; then the PR, its approvers and merge time', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
+    store = await openEvidenceStore({ dataDir: dir });
+    let up = false;
+    const pr: MergedPullRequest = {
+      number: 12,
+      url: 'http://forge/p/r/pulls/12',
+      title: 'bump web',
+      author: 'dev',
+      mergedAt: '2026-12-01T10:00:00Z',
+      mergedBy: 'rita',
+      mergeCommit: SHA,
+      baseBranch: 'main',
+      headBranch: 'bump',
+      approvers: [{ login: 'rita', at: '2026-12-01T09:59:00Z' }],
+    };
+    const forge = {
+      kind: 'gitea',
+      mergedPullRequest: async (): Promise<ForgeResult<MergedPullRequest | null>> =>
+        up
+          ? { ok: true, value: pr }
+          : { ok: false, state: 'forge-unreachable', message: 'forge unreachable: connect ECONNREFUSED' },
+    } as unknown as Forge;
+    const forges = {
+      forRepoUrl: () => ({ ok: true, value: { forge, repo: { host: 'forge', owner: 'p', name: 'r' } } }),
+    } as unknown as ForgeDirectory;
+    const { catalog, recorder, rr } = await setup(async () => render, new FakeCatalog(), {
+      forges,
+      reviewRetryMs: 0,
+      validate: async () => ({
+        revision: render.revision,
+        accepted: 0,
+        rejected: [{ object: 'Deployment/web', reason: 'spec.replicas: Invalid value: -1' }],
+        unchecked: [],
+      }),
+    });
+    rr.start();
+    await rr.idle();
+    await recorder.flush();
+    const first = await store.list({ type: 'release.review' });
+    expect(first[0]?.data).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/forge unreachable/) });
+    const [validation] = await store.list({ type: 'release.validation' });
+    expect(validation?.data).toMatchObject({
+      status: 'failed',
+      rejected: 1,
+      reason: expect.stringContaining('Deployment/web: spec.replicas: Invalid value'),
+    });
+    up = true;
+    catalog.set(catalog.app); // the next tick asks the forge again
+    await rr.idle();
+    await recorder.flush();
+    await rr.stop();
+    const [review] = await store.list({ type: 'release.review' });
+    expect(review?.actor).toBe('rita');
+    expect(review?.data).toMatchObject({
+      source: 'forge',
+      pullRequest: { number: 12, mergedBy: 'rita' },
+      approvers: ['rita'],
+      mergeTime: '2026-12-01T10:00:00Z',
+    });
+    expect(review?.data.status).toBe('ok');
+  });
+
+  it('a restart after the revision moved records a gap; a release applied in staging with the same digests is a promotion of the dev one', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
+    store = await openEvidenceStore({ dataDir: dir });
+    const pinned: RenderResult = {
+      ...render,
+      objects: [
+        {
+          kind: 'Deployment',
+          metadata: { name: 'web' },
+          spec: {
+            template: { spec: { containers: [{ name: 'web', image: `r.io/web:1.0@sha256:${'1'.repeat(64)}` }] } },
+          },
+        },
+      ],
+    };
+    const catalog = new FakeCatalog();
+    catalog.app = baseApp({ name: 'web-dev', id: 'c1/flux-system/kustomization/web-dev' });
+    const first = await setup(async () => pinned, catalog);
+    first.rr.start();
+    await first.rr.idle();
+    await first.recorder.flush();
+    await first.rr.stop();
+
+    // the console was down while dev moved to SHA2, and staging applied SHA2 with the same digests
+    const SHA2 = 'd'.repeat(40);
+    catalog.app = baseApp({
+      name: 'web-dev',
+      id: 'c1/flux-system/kustomization/web-dev',
+      source: { ...catalog.app.source, revisionWanted: `main@sha1:${SHA2}` },
+    });
+    const staging = baseApp({
+      name: 'web-staging',
+      id: 'c1/flux-system/kustomization/web-staging',
+      env: 'staging',
+      source: {
+        ...catalog.app.source,
+        revisionWanted: `main@sha1:${SHA2}`,
+        revisionObserved: `main@sha1:${SHA2}`,
+      },
+      conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded' }],
+    });
+    catalog.others = [staging];
+    const again = await setup(async () => ({ ...pinned, revision: `main@sha1:${SHA2}` }), catalog);
+    again.rr.start();
+    await again.rr.idle();
+    await again.recorder.flush();
+    await again.rr.stop();
+    const [gap] = await store.list({ type: 'release.gap' as never });
+    expect(gap?.app).toBe(catalog.app.id);
+    expect(gap?.data).toMatchObject({ lastRecordedSha: SHA, currentSha: SHA2 });
+    const promotions = await store.list({ type: 'release.promotion' });
+    // dev's SHA2 and SHA both name the digest: the release that brought it to dev (SHA) is the one promoted
+    expect(promotions).toHaveLength(1);
+    expect(promotions[0]?.app).toBe(catalog.app.id);
+    expect(promotions[0]?.data).toMatchObject({ toEnv: 'staging', toApp: staging.id, toSha: SHA2 });
+    expect(promotions[0]?.data.sha).toBe(SHA);
+  });
+});

@@ -1,0 +1,225 @@
+// Rollback (issue 16): from an earlier release row, a developer opens a pull request that puts the environment's
+// directory (the app's source path) back to that release's commit — never a direct push. The plan is read from
+// the repository (a bare mirror under the data dir): files to restore, create or delete under the path, and the
+// files outside it that changed since (shared with other environments: named, not reverted). The intent is
+// evidence before the forge is asked (fails closed); the outcome names the pull request.
+import { join } from 'node:path';
+import type { App } from '../../domain/app.ts';
+import { redactUrl, shaOf } from '../../domain/release.ts';
+import type { Principal } from '../auth/sessions.ts';
+import type { EvidenceRecorder } from '../evidence/recorder.ts';
+import type { ForgeDirectory } from '../forge/forge-directory.ts';
+import type { FileChange, OpenedPullRequest } from '../forge/forge.ts';
+import { git, GitMirrors } from '../git/mirror.ts';
+import { HttpError } from '../http/errors.ts';
+import type { EvidenceStore } from '../evidence/store.ts';
+
+/** more differing files than this is not one reviewable pull request */
+const MAX_FILES = 200;
+
+export interface RollbackPlan {
+  branch: string;
+  /** the branch head the pull request is based on */
+  fromSha: string;
+  targetSha: string;
+  path: string;
+  files: FileChange[];
+  /** files outside the path that differ between the head and the target (not reverted) */
+  outside: string[];
+}
+
+export interface RollbackResult {
+  pullRequest: OpenedPullRequest;
+  plan: Omit<RollbackPlan, 'files'> & { files: Array<{ path: string; change: 'restore' | 'delete' }> };
+  intentSeq: number;
+}
+
+/** `./overlays/dev/` → `overlays/dev`; empty or `.` → the whole repository. */
+export function normalizePath(p: string | undefined): string {
+  const n = (p ?? '')
+    .replace(/^\.\/+/, '')
+    .replace(/\/+$/, '')
+    .replace(/^\/+/, '');
+  if (n.split('/').includes('..')) throw new HttpError(409, 'Conflict', `the app's path ${p} leaves the repository`);
+  return n === '.' ? '' : n;
+}
+
+/** `git diff --name-status -z` output → [status, path] pairs (renames are off: --no-renames). */
+export function parseNameStatus(out: string): Array<{ status: string; path: string }> {
+  const parts = out.split('\0').filter((x) => x !== '');
+  const res: Array<{ status: string; path: string }> = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) res.push({ status: parts[i] as string, path: parts[i + 1] as string });
+  return res;
+}
+
+export class RollbackService {
+  private readonly mirrors: GitMirrors;
+
+  constructor(
+    private readonly deps: {
+      recorder: EvidenceRecorder;
+      store: EvidenceStore;
+      forges: ForgeDirectory | undefined;
+      dataDir: string;
+    },
+  ) {
+    this.mirrors = GitMirrors.for(join(deps.dataDir, 'rollback-git'));
+  }
+
+  /** What a rollback to `targetSha` changes, read from the repository as it is now. */
+  async plan(app: App, targetSha: string): Promise<RollbackPlan> {
+    const url = app.source.url;
+    if (!url) throw new HttpError(409, 'Conflict', `${app.name} names no Git source: nothing to roll back`);
+    const shown = redactUrl(url) ?? url;
+    const branch =
+      app.source.ref?.replace(/^refs\/heads\//, '') || app.source.revisionObserved?.split('@')[0] || 'main';
+    if (!/^[\w./-]+$/.test(branch) || branch.startsWith('-') || branch === 'HEAD')
+      throw new HttpError(409, 'Conflict', `the app follows ${branch}, not a named branch a pull request can target`);
+    const path = normalizePath(app.source.path);
+    try {
+      return await this.mirrors.with(url, 'fetch', async (dir) => {
+        const fromSha = (
+          await git(['-C', dir, 'rev-parse', '--verify', `refs/heads/${branch}^{commit}`]).catch(() => {
+            throw new HttpError(409, 'Conflict', `${shown} has no branch ${branch}: a pull request needs one`);
+          })
+        ).trim();
+        await git(['-C', dir, 'cat-file', '-e', `${targetSha}^{commit}`]).catch(() => {
+          throw new HttpError(404, 'NotFound', `commit ${targetSha.slice(0, 12)} is not in ${shown}`);
+        });
+        const scope = path ? ['--', path] : ['--'];
+        const changed = parseNameStatus(
+          await git(['-C', dir, 'diff', '--no-renames', '--name-status', '-z', fromSha, targetSha, ...scope]),
+        );
+        if (changed.length > MAX_FILES)
+          throw new HttpError(
+            409,
+            'Conflict',
+            `${changed.length} files differ under ${path || '.'}: more than ${MAX_FILES}, too many for one reviewable rollback pull request`,
+          );
+        const files: FileChange[] = [];
+        for (const c of changed) {
+          if (c.status.startsWith('D')) {
+            files.push({ path: c.path, content: '', delete: true });
+            continue;
+          }
+          // regular text files only: a symlink, submodule or binary file would not survive a text commit
+          const mode = (await git(['-C', dir, 'ls-tree', targetSha, '--', c.path])).split(' ')[0];
+          const content = await git(['-C', dir, 'show', `${targetSha}:${c.path}`]);
+          if ((mode !== '100644' && mode !== '100755') || content.includes('\0'))
+            throw new HttpError(409, 'Conflict', `${c.path} is not a text file: roll it back by hand`);
+          files.push({ path: c.path, content });
+        }
+        const outside = path
+          ? (
+              await git([
+                '-C',
+                dir,
+                'diff',
+                '--no-renames',
+                '--name-only',
+                '-z',
+                fromSha,
+                targetSha,
+                '--',
+                '.',
+                `:!${path}`,
+              ])
+            )
+              .split('\0')
+              .filter(Boolean)
+          : [];
+        return { branch, fromSha, targetSha, path: path || '.', files, outside };
+      });
+    } catch (e) {
+      if (e instanceof HttpError) throw e;
+      throw new HttpError(502, 'GitUnavailable', `cannot read ${shown}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  async open(app: App, targetSha: string, reason: string, user: Principal): Promise<RollbackResult> {
+    if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(targetSha)) throw new HttpError(400, 'BadRequest', 'not a commit id');
+    const r = reason.trim();
+    if (!r) throw new HttpError(400, 'BadRequest', 'reason: say why this release is rolled back');
+    if (r.length > 500) throw new HttpError(400, 'BadRequest', 'reason: at most 500 characters');
+    // only a release the console recorded for this app (its evidence is what the reviewer relies on)
+    const changes = await this.deps.store.list({ app: app.id, type: ['release.change'], limit: 500 });
+    if (!changes.some((e) => e.data.sha === targetSha))
+      throw new HttpError(404, 'NotFound', `no recorded release ${targetSha.slice(0, 12)} of ${app.name}`);
+    const found = app.source.url ? this.deps.forges?.forRepoUrl(app.source.url) : undefined;
+    if (!found?.ok)
+      throw new HttpError(
+        409,
+        'NoForge',
+        `${found ? found.message : 'no forge configured'} for ${redactUrl(app.source.url) ?? 'this app'}: a rollback opens a pull request, never a direct push`,
+      );
+    const { forge, repo } = found.value;
+    const plan = await this.plan(app, targetSha);
+    const live = shaOf(app.source.revisionObserved);
+    if (!plan.files.length)
+      throw new HttpError(
+        409,
+        'Conflict',
+        `${plan.path} at ${targetSha.slice(0, 7)} is the same as on ${plan.branch} now${live === targetSha ? ' (it is the live release)' : ''}: nothing to roll back`,
+      );
+    const short = targetSha.slice(0, 7);
+    const summary = {
+      ...plan,
+      files: plan.files.map((f) => ({ path: f.path, change: f.delete ? ('delete' as const) : ('restore' as const) })),
+    };
+    let intentSeq = 0;
+    const pr = await this.deps.recorder.act(
+      {
+        time: new Date().toISOString(),
+        type: 'release.rollback-requested',
+        actor: user.name,
+        app: app.id,
+        cluster: app.cluster,
+        env: app.env,
+        data: {
+          ...summary,
+          files: summary.files.slice(0, 50),
+          fileCount: summary.files.length,
+          outside: summary.outside.slice(0, 50),
+          outsideCount: summary.outside.length,
+          reason: r,
+          forge: `${forge.kind} ${repo.host}`,
+          repo: `${repo.owner}/${repo.name}`,
+        },
+      },
+      async (intent) => {
+        intentSeq = intent.seq;
+        const res = await forge.openPullRequest(repo, {
+          baseBranch: plan.branch,
+          branch: `rollback/${app.name}-${short}-${Date.now().toString(36)}`,
+          title: `Roll back ${app.name} (${app.env}) to ${short}`,
+          commitMessage: `Roll back ${plan.path} to ${short}\n\n${r}\n\nRequested-by: ${user.name}\nEvidence: #${intent.seq}`,
+          body: [
+            `Rolls \`${plan.path}\` on \`${plan.branch}\` back to release ${targetSha} of ${app.id}.`,
+            '',
+            `Reason: ${r}`,
+            `Requested by ${user.name} in the GitOps console (evidence #${intent.seq}).`,
+            '',
+            ...summary.files.map((f) => `- ${f.change} \`${f.path}\``),
+            ...(plan.outside.length
+              ? [
+                  '',
+                  `Not reverted — outside \`${plan.path}\`, shared with other environments, changed since ${short}:`,
+                  ...plan.outside.slice(0, 50).map((f) => `- \`${f}\``),
+                ]
+              : []),
+          ].join('\n'),
+          files: plan.files,
+        });
+        if (!res.ok)
+          throw new HttpError(
+            res.state === 'forge-unreachable' ? 502 : 409,
+            res.state === 'forge-unreachable' ? 'ForgeUnreachable' : 'ForgeRefused',
+            res.message,
+          );
+        return res.value;
+      },
+      (o) => (o.ok ? { pullRequest: { number: o.value.number, url: o.value.url, branch: o.value.branch } } : {}),
+    );
+    return { pullRequest: pr, plan: summary, intentSeq };
+  }
+}

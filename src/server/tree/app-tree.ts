@@ -1,0 +1,48 @@
+// Builds an app's resource tree from the informer caches.
+import type { App } from '../../domain/app.ts';
+import { refId, type ObjectRef } from '../../domain/refs.ts';
+import { buildTree, refOf, type TreeNode, type TreeSummary } from '../../domain/tree.ts';
+import type { KubeObject } from '../kube/informer.ts';
+import { refKey, type ObjectIndex } from '../kube/object-index.ts';
+
+export function trackerOf(app: App): string {
+  return app.controller === 'flux' ? `flux:${app.namespace}/${app.name}` : `argo:${app.name}`;
+}
+
+export function appTree(app: App, index: ObjectIndex): { nodes: TreeNode[]; summary: TreeSummary } {
+  const inInventory = new Set(app.inventory.map((r) => refKey(r)));
+  const { nodes, summary } = buildTree(app.cluster, app.inventory, {
+    get: (ref: ObjectRef) => index.get(app.cluster, ref),
+    childrenOf: (uid) => index.childrenOf(app.cluster, uid),
+    extraneous: () =>
+      index.trackedBy(app.cluster, trackerOf(app)).filter((o) => !inInventory.has(refKey(refOf(app.cluster, o)))),
+  });
+  // managed objects of kinds the console does not read (e.g. Secrets) are not "missing": say why
+  for (const n of nodes) {
+    if (n.sync === 'Missing' && !index.watches(n.ref.group, n.ref.kind)) {
+      n.health = 'Unknown';
+      n.sync = 'Unknown';
+      n.reason =
+        n.ref.kind === 'Secret' ? 'Secrets are not read by the console' : `the console does not watch ${n.ref.kind}`;
+    }
+  }
+  return { nodes, summary: recount(nodes, summary) };
+}
+
+function recount(nodes: TreeNode[], s: TreeSummary): TreeSummary {
+  const counts = { ...s.counts, Missing: 0, Unknown: 0 };
+  const sync = { ...s.sync, Missing: 0, Unknown: 0 };
+  for (const n of nodes) {
+    if (n.health === 'Missing') counts.Missing++;
+    if (n.health === 'Unknown') counts.Unknown++;
+    if (n.sync === 'Missing') sync.Missing++;
+    if (n.sync === 'Unknown') sync.Unknown++;
+  }
+  return { ...s, counts, sync };
+}
+
+/** ids of apps whose inventory (or tracking) covers this object or one of its owners */
+export function appsTouching(apps: App[], cluster: string, chain: KubeObject[]): string[] {
+  const keys = new Set(chain.map((o) => refId(refOf(cluster, o))));
+  return apps.filter((a) => a.cluster === cluster && a.inventory.some((r) => keys.has(refId(r)))).map((a) => a.id);
+}

@@ -1,0 +1,144 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { stringify } from 'yaml';
+import { EventsResponse, ObjectQuery, ObjectResponse, TreeResponse, type NodeDriftDto } from '../../api/schemas.ts';
+import type { TreeNode } from '../../domain/tree.ts';
+import { managersOf, ownersByPath } from '../../domain/managed-fields.ts';
+import { clusterHttpError, HttpError } from '../http/errors.ts';
+import { validated } from '../http/respond.ts';
+import { appOf } from '../apps/app-of.ts';
+import type { AppDeps } from '../deps.ts';
+import { recordDenial } from '../auth/guard.ts';
+import type { Principal } from '../auth/sessions.ts';
+import { connectionFor } from '../auth/user-connection.ts';
+import { appTree } from './app-tree.ts';
+import type { DriftTracker } from '../drift/tracker.ts';
+import { maskSecrets } from '../kube/secret-mask.ts';
+
+/** Marks the nodes with an open drift episode (a map lookup per node; nothing when no episode is open). */
+function withDrift(nodes: TreeNode[], drift: DriftTracker | undefined): Array<TreeNode & { drift?: NodeDriftDto }> {
+  if (!drift?.openCount) return nodes;
+  return nodes.map((n) => {
+    const d = drift.forId(n.id);
+    if (!d) return n;
+    const { kind, managers, fields, since, lastWriteAt, writes } = d;
+    return { ...n, drift: { kind, managers, fields, since, lastWriteAt, writes } };
+  });
+}
+
+export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  const index = deps.index;
+  app.get(
+    '/api/apps/:cluster/:namespace/:kind/:name/tree',
+    { config: { access: { action: 'app.read', scope: 'app' } } },
+    async (req) => {
+      if (!index) throw new HttpError(400, 'BadRequest', 'no object index');
+      const a = await appOf(req, deps);
+      const id = a.id;
+      const tree = appTree(a, index);
+      const summary = tree.summary;
+      // impersonation: what the user's Kubernetes RBAC forbids is not in its tree at all
+      const all = deps.reviewer ? await deps.reviewer.filterTree(req, a.cluster, tree.nodes) : tree.nodes;
+      // ?depth=N: only the first levels (childCount still tells what is below), for a fast first paint
+      const depthParam = Number((req.query as { depth?: string }).depth);
+      const shown = Number.isInteger(depthParam) && depthParam >= 0 ? all.filter((n) => n.depth <= depthParam) : all;
+      const nodes = withDrift(shown, deps.drift);
+      // Validating 20,000 nodes with zod costs more than building them; the node shape is fixed by the
+      // domain type (TreeNode ⊂ TreeNodeDto, checked by the compiler below) and by the API tests.
+      const body: TreeResponse = {
+        appId: id,
+        generatedAt: new Date().toISOString(),
+        nodes,
+        summary: TreeResponse.shape.summary.parse(summary),
+        ...(nodes.length < all.length ? { partial: true } : {}),
+      };
+      return body;
+    },
+  );
+
+  app.get(
+    '/api/clusters/:cluster/object',
+    { config: { access: { action: 'app.read', scope: 'object' } } },
+    async (req) => {
+      const { cluster } = req.params as { cluster: string };
+      const q = ObjectQuery.safeParse(req.query);
+      if (!q.success || !index) throw new HttpError(400, 'BadRequest', 'invalid object reference');
+      if (!deps.clusters.clusters.has(cluster)) throw new HttpError(404, 'NotFound', `no cluster ${cluster}`);
+      if (deps.reviewer) {
+        const user = req.principal as Principal;
+        const ok = await deps.reviewer
+          .allowed(user, { cluster, verb: 'get', ...q.data, namespace: q.data.namespace || undefined })
+          .catch(() => false);
+        if (!ok) {
+          const reason = `Kubernetes RBAC does not let ${user.name} get ${q.data.kind} in ${q.data.namespace || 'the cluster scope'}`;
+          recordDenial(deps.recorder, req, 'app.read', { cluster }, reason);
+          throw new HttpError(403, 'Forbidden', reason, cluster);
+        }
+      }
+      const obj = index.get(cluster, q.data);
+      if (!obj)
+        throw new HttpError(
+          404,
+          'NotFound',
+          `${q.data.kind} ${q.data.namespace ? `${q.data.namespace}/` : ''}${q.data.name} is not in the console's cache`,
+          cluster,
+        );
+      const masked = maskSecrets(obj);
+      const { managedFields: _mf, ...metaRest } = (masked.metadata ?? {}) as Record<string, unknown>;
+      return validated(ObjectResponse, {
+        ref: {
+          cluster,
+          group: q.data.group,
+          version: q.data.version,
+          kind: q.data.kind,
+          ...(q.data.namespace ? { namespace: q.data.namespace } : {}),
+          name: q.data.name,
+        },
+        yaml: stringify({ ...masked, metadata: metaRest }, { lineWidth: 0 }),
+        owners: ownersByPath(obj),
+        managers: managersOf(obj),
+      });
+    },
+  );
+
+  app.get(
+    '/api/clusters/:cluster/events',
+    { config: { access: { action: 'app.read', scope: 'object' } } },
+    async (req) => {
+      const { cluster } = req.params as { cluster: string };
+      const q = ObjectQuery.safeParse(req.query);
+      const mc = deps.clusters.clusters.get(cluster);
+      if (!q.success) throw new HttpError(400, 'BadRequest', 'invalid object reference');
+      if (!mc) throw new HttpError(404, 'NotFound', `no cluster ${cluster}`);
+      const sel = new URLSearchParams({
+        fieldSelector: `involvedObject.kind=${q.data.kind},involvedObject.name=${q.data.name}`,
+        limit: '100',
+      });
+      const path = q.data.namespace
+        ? `/api/v1/namespaces/${encodeURIComponent(q.data.namespace)}/events?${sel}`
+        : `/api/v1/events?${sel}`;
+      try {
+        // impersonation: the user's own RBAC decides whether it may read these events
+        const conn = connectionFor(mc, deps.reviewer, req.principal as Principal);
+        const list = await conn.json<{ items?: Array<Record<string, unknown>> }>('GET', path, { timeoutMs: 10_000 });
+        const events = (list.items ?? [])
+          .map((e) => ({
+            type: String(e.type ?? ''),
+            reason: String(e.reason ?? ''),
+            message: String(e.message ?? ''),
+            count: typeof e.count === 'number' ? e.count : 1,
+            lastSeen: String(
+              e.lastTimestamp ??
+                e.eventTime ??
+                (e.metadata as { creationTimestamp?: string } | undefined)?.creationTimestamp ??
+                '',
+            ),
+            source: String((e.source as { component?: string } | undefined)?.component ?? e.reportingComponent ?? ''),
+          }))
+          .sort((a, b) => b.lastSeen.localeCompare(a.lastSeen));
+        return validated(EventsResponse, { events });
+      } catch (e) {
+        throw clusterHttpError(e, 'cannot read events', cluster);
+      }
+    },
+  );
+};
