@@ -1,18 +1,70 @@
 // Lint: typescript-eslint (type-aware off for speed), React hooks rules, and
 // import boundaries: web and server never import each other; domain imports
 // nothing of ours but domain; api imports only domain; no import cycles
-// anywhere; SPA features never import each other (shared code lives in
-// src/web/components or src/web/lib).
+// anywhere (type-only imports count); SPA features never import each other
+// (shared code lives in src/web/components or src/web/lib); in the BFF a
+// capability imports another only through its index.ts, the platform never
+// imports a capability or the composition root (docs/ARCHITECTURE.md).
 import { readdirSync } from 'node:fs';
 import { URL } from 'node:url';
 import js from '@eslint/js';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
+import noImportCycle from './eslint-rules/no-import-cycle.js';
 
 const features = readdirSync(new URL('./src/web/features', import.meta.url), { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => d.name);
+
+// The BFF's floors (docs/ARCHITECTURE.md): capabilities, the platform beneath them, the composition root above.
+const serverDir = new URL('./src/server/', import.meta.url);
+export const CAPABILITIES = ['apps', 'tree', 'diff', 'drift', 'prune', 'freeze', 'releases', 'evidence', 'auth'];
+export const PLATFORM = ['kube', 'git', 'forge', 'http', 'store', 'gitops', 'config.ts'];
+const serverEntries = readdirSync(serverDir, { withFileTypes: true });
+// the composition root: every file or folder of src/server that is neither a capability nor platform
+const ROOT = serverEntries
+  .map((d) => d.name)
+  .filter((n) => !CAPABILITIES.includes(n) && !PLATFORM.includes(n) && !n.endsWith('.test.ts'));
+const routesOf = (cap) =>
+  readdirSync(new URL(`${cap}/`, serverDir)).filter((f) => f === 'routes.ts' || f.endsWith('-routes.ts'));
+const s = (p) => `./src/server/${p}`;
+const serverZones = [
+  // a capability reaches another only through its index.ts
+  ...CAPABILITIES.flatMap((cap) =>
+    CAPABILITIES.filter((other) => other !== cap).map((other) => ({
+      target: s(cap),
+      from: s(other),
+      except: ['./index.ts'],
+      message: `a capability imports another only through its index.ts (src/server/${other}/index.ts)`,
+    })),
+  ),
+  // capabilities see the composition root's wiring contract (deps.ts) and nothing else of it
+  ...CAPABILITIES.flatMap((cap) =>
+    ROOT.filter((r) => r !== 'deps.ts').map((r) => ({
+      target: s(cap),
+      from: s(r),
+      message: 'a capability never imports the composition root (only the deps.ts contract)',
+    })),
+  ),
+  // the platform never imports a capability or the composition root
+  ...PLATFORM.flatMap((p) =>
+    [...CAPABILITIES, ...ROOT].map((up) => ({
+      target: s(p),
+      from: s(up),
+      message: 'the platform (kube, git, forge, http, store, gitops, config) never imports a capability or the root',
+    })),
+  ),
+  // the root wires capabilities by their index.ts and registers their routes files
+  ...ROOT.flatMap((r) =>
+    CAPABILITIES.map((cap) => ({
+      target: s(r),
+      from: s(cap),
+      except: ['./index.ts', ...routesOf(cap).map((f) => `./${f}`)],
+      message: `the composition root uses a capability through its index.ts and its routes files`,
+    })),
+  ),
+];
 
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 
@@ -27,22 +79,33 @@ export default tseslint.config(
       'public/mockServiceWorker.js',
       'test-results',
       'playwright-report',
+      // an import circle on purpose: test/unit/layering.test.ts proves the lint refuses it
+      'test/fixtures/import-cycle',
     ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     files: ['**/*.{ts,tsx,js,mjs}'],
-    plugins: { 'import-x': importX },
     settings: {
       'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.tsx', '.js', '.mjs'] })],
       // dependencies are parsed to follow their imports: TypeScript files with the TypeScript parser
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
       'import-x/extensions': ['.ts', '.tsx', '.js', '.mjs'],
     },
+    plugins: { 'import-x': importX, local: { rules: { 'no-import-cycle': noImportCycle } } },
     rules: {
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // import-x/no-cycle skips type-only imports; ours counts them (a circle of types is still a circle)
+      'local/no-import-cycle': 'error',
     },
+  },
+  {
+    // tests may reach into any room to set it up; production code may not
+    files: ['src/server/**/*.ts'],
+    ignores: ['src/server/**/*.test.ts', 'src/server/**/test-fixture.ts'],
+    plugins: { 'import-x': importX },
+    rules: { 'import-x/no-restricted-paths': ['error', { zones: serverZones }] },
   },
   {
     files: ['src/web/features/**/*.{ts,tsx}'],

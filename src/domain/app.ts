@@ -1,3 +1,4 @@
+import type { Controller } from './controller.ts';
 import type { AppDrift } from './drift.ts';
 import type { ObjectRef } from './refs.ts';
 
@@ -5,8 +6,7 @@ export const HEALTH_STATES = ['Healthy', 'Progressing', 'Degraded', 'Suspended',
 export type HealthStatus = (typeof HEALTH_STATES)[number];
 export const SYNC_STATES = ['Synced', 'OutOfSync', 'Unknown'] as const;
 export type SyncStatus = (typeof SYNC_STATES)[number];
-export const CONTROLLERS = ['flux', 'argocd'] as const;
-export type Controller = (typeof CONTROLLERS)[number];
+export { CONTROLLERS, type Controller } from './controller.ts';
 export const APP_KINDS = ['Kustomization', 'HelmRelease', 'Application'] as const;
 export type AppKind = (typeof APP_KINDS)[number];
 

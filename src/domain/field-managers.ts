@@ -12,7 +12,7 @@
  *
  * The first manager of each controller is the one the console dry-runs as.
  */
-import type { Controller } from './app.ts';
+import type { Controller } from './controller.ts';
 
 export const GITOPS_CONTROLLER_MANAGERS: Readonly<Record<Controller, readonly string[]>> = Object.freeze({
   flux: Object.freeze(['kustomize-controller', 'helm-controller']),

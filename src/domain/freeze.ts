@@ -1,7 +1,8 @@
 // Incident freezes, pure: what a freeze request must say, what is patched on each controller's app object
 // to pause it and to restore it exactly, how a frozen object is read back (a freeze undone out of band),
-// and which live changes were made since a freeze began. No I/O; the service (freeze-service.ts) acts.
+// and which live changes were made since a freeze began. No I/O; the service (src/server/freeze) acts.
 import type { FieldChange } from './field-diff.ts';
+import type { Obj } from './object-meta.ts';
 import type { ObjectRef } from './refs.ts';
 
 export const FREEZE_DEFAULT_MINUTES = 120;
@@ -54,7 +55,6 @@ export function freezeRequestErrors(r: FreezeRequest): FieldError[] {
   return errors;
 }
 
-type Obj = Record<string, unknown>;
 const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 
 /** What the app object looked like before the freeze, kept in the store so the end restores it exactly. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planPrune, protectionOf, type PruneLimits } from './prune.ts';
+import { cascadeWalk, planPrune, protectionOf, type CascadeLookups, type PruneLimits } from './prune.ts';
 import type { ObjectRef } from './refs.ts';
 
 const C = 'nonprod';
@@ -147,4 +147,57 @@ describe('planPrune', () => {
       Namespace: ['ConfigMap/x'],
     });
   });
+});
+
+describe('cascadeWalk: the one walk of what a deletion takes with it', () => {
+  const dep = live(deploy);
+  const rs = live(ref('ReplicaSet', 'rw-1', 'dev', 'apps'), {
+    ownerReferences: [{ uid: 'uid-Deployment-render-worker' }],
+  });
+  const pod = live(ref('Pod', 'rw-1-a', 'dev'), { ownerReferences: [{ uid: 'uid-ReplicaSet-rw-1' }] });
+  const ns = live(ref('Namespace', 'team-a'));
+  const inTeam = live(ref('ConfigMap', 'x', 'team-a'));
+  const crd = live(
+    ref('CustomResourceDefinition', 'widgets.example.com', undefined, 'apiextensions.k8s.io'),
+    {},
+    { spec: { group: 'example.com', names: { kind: 'Widget' } } },
+  );
+  const widget = live(ref('Widget', 'w1', 'team-a', 'example.com'), {
+    ownerReferences: [{ uid: 'uid-Deployment-render-worker' }],
+  });
+  const all = [dep, rs, pod, ns, inTeam, crd, widget];
+  const owners = (o: Record<string, unknown>) =>
+    ((o.metadata as { ownerReferences?: Array<{ uid?: string }> }).ownerReferences ?? []).map((x) => x.uid);
+  const nsOf = (o: Record<string, unknown>) => (o.metadata as { namespace?: string }).namespace;
+  const full: CascadeLookups = {
+    childrenOf: (uid) => all.filter((o) => owners(o).includes(uid)),
+    inNamespace: (n) => all.filter((o) => nsOf(o) === n),
+    ofKind: (group, kind) => all.filter((o) => o.apiVersion === `${group}/v1` && o.kind === kind),
+  };
+  const ownersOnly: CascadeLookups = { childrenOf: full.childrenOf };
+  const name = (o: Record<string, unknown>) => `${String(o.kind)}/${(o.metadata as { name?: string }).name}`;
+  it.each([
+    ['owner references, recursively', [dep], full, [], ['ReplicaSet/rw-1', 'Widget/w1', 'Pod/rw-1-a']],
+    ['a Namespace: its contents', [ns], full, [], ['ConfigMap/x', 'Widget/w1']],
+    ['a CRD: its custom resources', [crd], full, [], ['Widget/w1']],
+    [
+      'no namespace and kind lookups: owner references only',
+      [ns, crd, dep],
+      ownersOnly,
+      [],
+      ['ReplicaSet/rw-1', 'Widget/w1', 'Pod/rw-1-a'],
+    ],
+    [
+      'each object once, reached twice',
+      [ns, dep],
+      full,
+      [],
+      ['ConfigMap/x', 'Widget/w1', 'ReplicaSet/rw-1', 'Pod/rw-1-a'],
+    ],
+    ['a root another root reaches is listed', [dep, rs], full, [], ['ReplicaSet/rw-1', 'Widget/w1', 'Pod/rw-1-a']],
+    ['an excluded key is neither listed nor walked', [dep], full, ['apps/ReplicaSet/dev/rw-1'], ['Widget/w1']],
+    ['nothing owned: nothing', [inTeam], full, [], []],
+  ] as const)('%s', (_what, roots, lookups, exclude, want) =>
+    expect(cascadeWalk([...roots], lookups, new Set(exclude)).map(name)).toEqual(want),
+  );
 });

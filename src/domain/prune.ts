@@ -12,9 +12,8 @@
  * confirmation). Protected candidates are listed, never deleted, and do not
  * count as deletions.
  */
+import { metaOf, type Obj } from './object-meta.ts';
 import type { ObjectRef } from './refs.ts';
-
-type Obj = Record<string, unknown>;
 
 export interface PruneLimits {
   maxDeletions: number;
@@ -57,21 +56,10 @@ export const FLUX_PRUNE = 'kustomize.toolkit.fluxcd.io/prune';
 export const pruneKey = (r: Pick<ObjectRef, 'group' | 'kind' | 'namespace' | 'name'>): string =>
   `${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`;
 
-interface Meta {
-  name?: string;
-  namespace?: string;
-  uid?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: Array<{ uid?: string }>;
-}
-const meta = (o: Obj): Meta => (o.metadata && typeof o.metadata === 'object' ? (o.metadata as Meta) : {});
-
 function refOfLive(cluster: string, o: Obj): ObjectRef {
   const av = String(o.apiVersion ?? 'v1');
   const i = av.indexOf('/');
-  const m = meta(o);
+  const m = metaOf(o);
   return {
     cluster,
     group: i < 0 ? '' : av.slice(0, i),
@@ -85,13 +73,54 @@ function refOfLive(cluster: string, o: Obj): ObjectRef {
 /** What protects a live object from pruning, verbatim; null when nothing does. */
 export function protectionOf(o: Obj | undefined): string | null {
   if (!o) return null;
-  const m = meta(o);
+  const m = metaOf(o);
   const opts = m.annotations?.[ARGO_SYNC_OPTIONS];
   if (opts && opts.split(',').some((x) => ['Prune=false', 'Delete=false'].includes(x.trim())))
     return `${ARGO_SYNC_OPTIONS}: ${opts}`;
   if (m.annotations?.[FLUX_PRUNE] === 'disabled') return `${FLUX_PRUNE}: disabled`;
   if (m.labels?.[FLUX_PRUNE] === 'disabled') return `${FLUX_PRUNE}: disabled (label)`;
   return null;
+}
+
+/** Where the cascade walk finds what a deletion takes with it; a reach whose lookup is absent is not walked. */
+export interface CascadeLookups {
+  /** the objects whose ownerReferences name this uid */
+  childrenOf(uid: string): Obj[];
+  /** the objects of a namespace (deleting the Namespace deletes them) */
+  inNamespace?(namespace: string): Obj[];
+  /** the custom resources of a group and kind (deleting their CustomResourceDefinition deletes them) */
+  ofKind?(group: string, kind: string): Obj[];
+}
+
+/**
+ * What deleting `roots` takes with it, as live objects in the order reached: ownerReferences children
+ * (recursively), a Namespace's contents, a CRD's custom resources. The one cascade walk: the plan lists its
+ * result per candidate, the prune service gathers with it the live objects the plan needs. Each object once (by
+ * pruneKey); an object whose key is in `exclude` is neither listed nor walked further; a root is listed only when
+ * another root reaches it.
+ */
+export function cascadeWalk(roots: Obj[], lookups: CascadeLookups, exclude: ReadonlySet<string> = new Set()): Obj[] {
+  const out = new Map<string, Obj>();
+  const queue: Obj[] = [...roots];
+  const add = (o: Obj) => {
+    const k = pruneKey(refOfLive('', o));
+    if (exclude.has(k) || out.has(k)) return;
+    out.set(k, o);
+    queue.push(o);
+  };
+  for (let i = 0; i < queue.length; i++) {
+    const o = queue[i] as Obj;
+    const r = refOfLive('', o);
+    const uid = metaOf(o).uid;
+    if (uid) for (const c of lookups.childrenOf(uid)) add(c);
+    if (r.group === '' && r.kind === 'Namespace' && lookups.inNamespace)
+      for (const c of lookups.inNamespace(r.name)) add(c);
+    if (r.group === 'apiextensions.k8s.io' && r.kind === 'CustomResourceDefinition' && lookups.ofKind) {
+      const spec = (o.spec ?? {}) as { group?: string; names?: { kind?: string } };
+      if (spec.group && spec.names?.kind) for (const c of lookups.ofKind(spec.group, spec.names.kind)) add(c);
+    }
+  }
+  return [...out.values()];
 }
 
 export function planPrune(input: {
@@ -123,36 +152,20 @@ export function planPrune(input: {
   for (const o of input.live) {
     const r = refOfLive(cluster, o);
     liveByKey.set(pruneKey(r), o);
-    const m = meta(o);
+    const m = metaOf(o);
     for (const ow of m.ownerReferences ?? []) if (ow.uid) push(childrenOf, ow.uid, o);
     if (m.namespace) push(inNamespace, m.namespace, o);
     push(byGroupKind, `${r.group}/${r.kind}`, o);
   }
-  const cascadesOf = (root: Obj, ref: ObjectRef): ObjectRef[] => {
-    const out = new Map<string, ObjectRef>();
-    const rootKey = pruneKey(ref);
-    const queue: Obj[] = [root];
-    const add = (o: Obj) => {
-      const r = refOfLive(ref.cluster, o);
-      const k = pruneKey(r);
-      if (k === rootKey || out.has(k)) return;
-      out.set(k, r);
-      queue.push(o);
-    };
-    for (let i = 0; i < queue.length; i++) {
-      const o = queue[i] as Obj;
-      const r = i === 0 ? ref : refOfLive(ref.cluster, o);
-      const uid = meta(o).uid;
-      if (uid) for (const c of childrenOf.get(uid) ?? []) add(c);
-      if (r.group === '' && r.kind === 'Namespace') for (const c of inNamespace.get(r.name) ?? []) add(c);
-      if (r.group === 'apiextensions.k8s.io' && r.kind === 'CustomResourceDefinition') {
-        const spec = (o.spec ?? {}) as { group?: string; names?: { kind?: string } };
-        if (spec.group && spec.names?.kind)
-          for (const c of byGroupKind.get(`${spec.group}/${spec.names.kind}`) ?? []) add(c);
-      }
-    }
-    return [...out.values()].sort((a, b) => pruneKey(a).localeCompare(pruneKey(b)));
+  const lookups: CascadeLookups = {
+    childrenOf: (uid) => childrenOf.get(uid) ?? [],
+    inNamespace: (ns) => inNamespace.get(ns) ?? [],
+    ofKind: (group, kind) => byGroupKind.get(`${group}/${kind}`) ?? [],
   };
+  const cascadesOf = (root: Obj, ref: ObjectRef): ObjectRef[] =>
+    cascadeWalk([root], lookups, new Set([pruneKey(ref)]))
+      .map((o) => refOfLive(ref.cluster, o))
+      .sort((a, b) => pruneKey(a).localeCompare(pruneKey(b)));
   const candidates: PruneCandidate[] = [];
   for (const ref of input.inventory) {
     const k = pruneKey(ref);
@@ -163,7 +176,7 @@ export function planPrune(input: {
       ref,
       protectedBy: protectionOf(live),
       cascades: live ? cascadesOf(live, ref) : [],
-      finalizers: live ? [...(meta(live).finalizers ?? [])] : [],
+      finalizers: live ? [...(metaOf(live).finalizers ?? [])] : [],
     });
   }
   candidates.sort((a, b) => pruneKey(a.ref).localeCompare(pruneKey(b.ref)));

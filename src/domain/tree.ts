@@ -6,6 +6,7 @@
  */
 import { worseHealth, type HealthStatus } from './app.ts';
 import { assessHealth } from './health.ts';
+import { metaOf, newestManagedEntry, type Obj } from './object-meta.ts';
 import type { ObjectRef } from './refs.ts';
 import { refId, splitApiVersion } from './refs.ts';
 
@@ -37,15 +38,6 @@ export interface TreeSummary {
   total: number;
 }
 
-type Obj = Record<string, unknown>;
-interface Meta {
-  name?: string;
-  namespace?: string;
-  uid?: string;
-  creationTimestamp?: string;
-  managedFields?: Array<{ manager?: string; operation?: string; time?: string; subresource?: string }>;
-}
-
 export interface TreeSources {
   /** the live object for a ref, if it exists */
   get(ref: ObjectRef): Obj | undefined;
@@ -55,13 +47,8 @@ export interface TreeSources {
   extraneous(): Obj[];
 }
 
-const meta = (o: Obj): Meta => (o.metadata && typeof o.metadata === 'object' ? (o.metadata as Meta) : {});
-
 export function lastManager(o: Obj): TreeNode['lastManager'] {
-  const mf = meta(o).managedFields;
-  if (!Array.isArray(mf) || mf.length === 0) return undefined;
-  let best = mf[0];
-  for (const m of mf) if ((m?.time ?? '') > (best?.time ?? '')) best = m;
+  const best = newestManagedEntry(o);
   return best?.manager
     ? {
         manager: best.manager,
@@ -74,7 +61,7 @@ export function lastManager(o: Obj): TreeNode['lastManager'] {
 
 export function refOf(cluster: string, o: Obj): ObjectRef {
   const { group, version } = splitApiVersion(String(o.apiVersion ?? 'v1'));
-  const m = meta(o);
+  const m = metaOf(o);
   return {
     cluster,
     group,
@@ -135,7 +122,7 @@ export function buildTree(
     const id = refId(ref);
     if (seen.has(id)) return;
     seen.add(id);
-    const m = meta(o);
+    const m = metaOf(o);
     const h = assessHealth(o);
     const node: TreeNode = {
       id,

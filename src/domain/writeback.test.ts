@@ -1,7 +1,7 @@
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { PROD_RENDER_WORKER_DIGEST, SEED_IMAGE_HOST, seedFiles } from '../../sandbox/seed.ts';
-import { parseImage, planWriteBack, type Placement, type WriteBackChange } from './writeback.ts';
+import { planWriteBack, type Placement, type WriteBackChange } from './writeback.ts';
 
 // The fixture repository is the sandbox's seed itself, so these tables follow it when it changes.
 const seed = seedFiles();
@@ -207,13 +207,6 @@ spec:
       `+          image: ${live}`,
     ]);
   });
-
-  it.each([
-    ['registry.example.com/a/b:1.2', { name: 'registry.example.com/a/b', tag: '1.2' }],
-    ['localhost:5000/b', { name: 'localhost:5000/b' }],
-    ['localhost:5000/b:3@sha256:ab', { name: 'localhost:5000/b', tag: '3', digest: 'sha256:ab' }],
-    ['b@sha256:ab', { name: 'b', digest: 'sha256:ab' }],
-  ])('parseImage(%j)', (s, want) => expect(parseImage(s)).toEqual(want));
 });
 
 describe('planWriteBack: other fields', () => {

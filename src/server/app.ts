@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ClustersResponse } from '../api/schemas.ts';
-import { allowed, installGuard } from './auth/guard.ts';
+import { allowed, installGuard } from './auth/index.ts';
 import type { AppDeps } from './deps.ts';
 import { installRequestContext, requestIdMixin } from './http/request-context.ts';
 import { installErrorHandler, sendError } from './http/errors.ts';

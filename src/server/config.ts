@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { redactUrlCredentials } from '../domain/url-credentials.ts';
 
 const ConfigSchema = z.object({
   kubeconfig: z.string().optional(),
@@ -157,9 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
           `${i.path.join('.') || 'config'}: ${i.path.includes('clientSecret') || i.path.includes('metricsToken') ? 'invalid' : i.message}`,
       )
       .join('; ');
-    throw new ConfigError(
-      `invalid configuration: ${issues}`.replace(/postgres(ql)?:\/\/[^@\s]*@/gi, 'postgres://***@'),
-    );
+    throw new ConfigError(redactUrlCredentials(`invalid configuration: ${issues}`, '***'));
   }
   const cfg = parsed.data;
   if (!cfg.sandbox && !cfg.kubeconfig) {

@@ -1,16 +1,16 @@
 // What the BFF's routes and services are given (built once in main.ts, or by tests).
-import type { Accounts } from './auth/accounts.ts';
-import type { AccessRule } from './auth/guard.ts';
-import type { OidcLogin } from './auth/oidc.ts';
-import type { SessionStore } from './auth/sessions.ts';
-import type { EvidenceRecorder } from './evidence/recorder.ts';
-import type { AccessReviewer } from './auth/access-review.ts';
+import type { Accounts } from './auth/index.ts';
+import type { AccessRule } from './auth/index.ts';
+import type { OidcLogin } from './auth/index.ts';
+import type { SessionStore } from './auth/index.ts';
+import type { EvidenceRecorder } from './evidence/index.ts';
+import type { AccessReviewer } from './auth/index.ts';
 import type { ClusterManager } from './kube/cluster-manager.ts';
-import type { AppCatalog } from './apps/catalog.ts';
-import type { DriftTracker } from './drift/tracker.ts';
+import type { AppCatalog } from './apps/index.ts';
+import type { DriftTracker } from './drift/index.ts';
 import type { ForgeDirectory } from './forge/forge-directory.ts';
 import type { ObjectIndex } from './kube/object-index.ts';
-import type { EvidenceStore } from './evidence/store.ts';
+import type { EvidenceStore } from './evidence/index.ts';
 import type { StateBus } from './store/state-bus.ts';
 
 export interface AppDeps {

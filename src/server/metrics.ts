@@ -6,13 +6,13 @@
 // names or UIDs. Gauges of the stores (prune previews, freezes) and caches are computed at scrape time.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { EvidenceRecorder } from './evidence/recorder.ts';
+import type { EvidenceRecorder } from './evidence/index.ts';
 import type { ClusterManager } from './kube/cluster-manager.ts';
-import type { AppCatalog } from './apps/catalog.ts';
+import type { AppCatalog } from './apps/index.ts';
 import type { ObjectIndex } from './kube/object-index.ts';
-import type { EvidenceStore } from './evidence/store.ts';
-import { FreezeStore } from './freeze/store.ts';
-import { PruneStore } from './prune/store.ts';
+import type { EvidenceStore } from './evidence/index.ts';
+import { FreezeStore } from './freeze/index.ts';
+import { PruneStore } from './prune/index.ts';
 import type { StateBus } from './store/state-bus.ts';
 
 export interface MetricsSources {

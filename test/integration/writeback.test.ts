@@ -145,6 +145,8 @@ describe('writeBackToGit against a local bare repository', () => {
   });
 
   beforeAll(() => {
+    // the BFF's git refuses file: URLs unless a test allows them (git/run.ts)
+    process.env.CONSOLE_GIT_ALLOW_FILE_URLS = '1';
     const root = tmp('writeback-git-');
     bare = join(root, 'digital-human.git');
     git(root, ['init', '--quiet', '--bare', '-b', 'main', bare]);

@@ -2,12 +2,12 @@
 // Routes are thin: parse, call one service function, validate the answer.
 import type { FastifyPluginAsync } from 'fastify';
 import { ReconcileResponse, ReconcileStatusQuery, ReconcileStatusResponse } from '../../api/schemas.ts';
-import { recordDenial } from '../auth/guard.ts';
-import type { Principal } from '../auth/sessions.ts';
+import { recordDenial } from '../auth/index.ts';
+import type { Principal } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { appOf } from './app-of.ts';
 import { parsed, validated } from '../http/respond.ts';
-import { connectionFor, managedCluster } from '../auth/user-connection.ts';
+import { connectionFor, managedCluster } from '../auth/index.ts';
 import { requestReconcile } from './reconcile.ts';
 import { reconcileStatus } from './reconcile-status.ts';
 

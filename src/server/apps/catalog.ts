@@ -5,8 +5,8 @@ import { EventEmitter } from 'node:events';
 import { worseHealth, type App } from '../../domain/app.ts';
 import { refId } from '../../domain/refs.ts';
 import { refOf } from '../../domain/tree.ts';
-import { appTree } from '../tree/app-tree.ts';
-import type { DriftTracker } from '../drift/tracker.ts';
+import { appTree } from '../tree/index.ts';
+import type { DriftTracker } from '../drift/index.ts';
 import type { ObjectIndex } from '../kube/object-index.ts';
 import { applicationToApp } from '../gitops/argocd.ts';
 import { helmReleaseToApp, kustomizationToApp } from '../gitops/flux.ts';
@@ -14,7 +14,7 @@ import type { ClusterManager, ClusterState } from '../kube/cluster-manager.ts';
 import type { InformerEvent, KubeObject } from '../kube/informer.ts';
 import { KINDS, SOURCE_KINDS, kindKey } from '../kube/kinds.ts';
 import type { EvidenceInput } from '../../domain/evidence.ts';
-import type { EvidenceRecorder } from '../evidence/recorder.ts';
+import type { EvidenceRecorder } from '../evidence/index.ts';
 
 export interface CatalogEvents {
   app: [{ type: 'upsert'; app: App } | { type: 'delete'; id: string }];

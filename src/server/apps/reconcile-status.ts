@@ -10,7 +10,7 @@ import type { ReconcileStatusResponse } from '../../api/schemas.ts';
 import type { App } from '../../domain/app.ts';
 import { refId } from '../../domain/refs.ts';
 import { asObj, conditionsOf, str, type Obj } from '../gitops/common.ts';
-import type { DriftTracker } from '../drift/tracker.ts';
+import type { DriftTracker } from '../drift/index.ts';
 
 /** After this long without an acknowledgement, the request is reported as not picked up. */
 export const RECONCILE_TIMEOUT_MS = 60_000;

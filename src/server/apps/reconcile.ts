@@ -4,7 +4,7 @@
 // The pattern every action follows: intent evidence first (fail closed), act through the kube client,
 // outcome evidence after.
 import type { App } from '../../domain/app.ts';
-import type { EvidenceRecorder } from '../evidence/recorder.ts';
+import type { EvidenceRecorder } from '../evidence/index.ts';
 import { clusterHttpError, HttpError } from '../http/errors.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import { KINDS } from '../kube/kinds.ts';

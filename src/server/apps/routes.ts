@@ -4,7 +4,7 @@ import type { App } from '../../domain/app.ts';
 import { parsed, validated } from '../http/respond.ts';
 import { appOf } from './app-of.ts';
 import type { AppDeps } from '../deps.ts';
-import { allowed } from '../auth/guard.ts';
+import { allowed } from '../auth/index.ts';
 
 export function summarize(a: App): AppSummary {
   const { inventory, ...rest } = a;

@@ -3,8 +3,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { StreamMessage } from '../../api/schemas.ts';
 import type { AppDeps } from '../deps.ts';
-import { allowed } from '../auth/guard.ts';
-import type { Session } from '../auth/sessions.ts';
+import { allowed } from '../auth/index.ts';
+import type { Session } from '../auth/index.ts';
 import type { CatalogEvents } from './catalog.ts';
 import { summarize } from './routes.ts';
 

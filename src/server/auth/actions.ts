@@ -10,7 +10,7 @@ import { UnknownSignIn, type OidcLogin } from './oidc.ts';
 import { Busy } from './passwords.ts';
 import { clientKey, RateLimiter } from './rate-limit.ts';
 import type { Principal, Session, SessionStore } from './sessions.ts';
-import type { EvidenceRecorder } from '../evidence/recorder.ts';
+import type { EvidenceRecorder } from '../evidence/index.ts';
 import { HttpError } from '../http/errors.ts';
 
 export interface AuthActionDeps {

@@ -8,10 +8,10 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { can, whyNot, whyNotOnApp, type Action, type Scope } from '../../domain/access.ts';
 import { appId } from '../../domain/app.ts';
-import type { AppCatalog } from '../apps/catalog.ts';
-import { trackerOf } from '../tree/app-tree.ts';
+import type { AppCatalog } from '../apps/index.ts';
+import { trackerOf } from '../tree/index.ts';
 import { trackersOf, type ObjectIndex } from '../kube/object-index.ts';
-import type { EvidenceRecorder } from '../evidence/recorder.ts';
+import type { EvidenceRecorder } from '../evidence/index.ts';
 import type { Principal, Session, SessionStore } from './sessions.ts';
 import type { Accounts } from './accounts.ts';
 

@@ -1,19 +1,10 @@
 // Sessions in the store's database (table `sessions`, migration 5): any replica finds a session another one
 // started, and a restarted console keeps everyone signed in. Only the cookie's SHA-256 is stored.
 import { all, dialectOf, run, type Dialect } from '../store/dialect.ts';
-import type { EvidenceStore } from '../evidence/store.ts';
-import type { Principal, Session } from './sessions.ts';
+import type { EvidenceStore } from '../evidence/index.ts';
+import type { Principal, Session, SessionBackend } from './session-types.ts';
 
-export interface SessionBackend {
-  load(key: string): Promise<Session | undefined>;
-  save(s: Session): Promise<void>;
-  touch(key: string, lastSeen: number): Promise<void>;
-  remove(key: string): Promise<void>;
-  /** removes every session of a user; returns their keys */
-  removeUser(source: Principal['source'], name: string): Promise<string[]>;
-  /** removes sessions idle or older than the limits; returns how many */
-  sweep(idleBefore: number, createdBefore: number): Promise<number>;
-}
+export type { SessionBackend };
 
 interface SessionRow {
   key: string;

@@ -3,28 +3,10 @@
 // Idle and absolute expiry; revoking a session ends its event streams.
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { Grant } from '../../domain/access.ts';
 import type { StateBus } from '../store/state-bus.ts';
-import type { SessionBackend } from './session-backend.ts';
+import type { Principal, Session, SessionBackend } from './session-types.ts';
 
-export interface Principal {
-  name: string;
-  source: 'local' | 'oidc';
-  groups: string[];
-  grants: Grant[];
-  /** OIDC: the issuer's group names, mapped to grants again on every request */
-  idpGroups?: string[];
-  /** a first-start one-time password that must be replaced before anything else */
-  mustChangePassword?: boolean;
-}
-
-export interface Session {
-  key: string;
-  user: Principal;
-  csrf: string;
-  createdAt: number;
-  lastSeen: number;
-}
+export type { Principal, Session, SessionBackend };
 
 const hash = (id: string) => createHash('sha256').update(id).digest('base64url');
 

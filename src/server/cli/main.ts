@@ -2,8 +2,8 @@
 // Prints the same field diff the console shows, with owners. Exit 0: no difference, 1: differences, 2: error.
 // npm run cli -- evidence verify|public-key: an export verified offline (cli/evidence.ts)
 import { formatGrant, parseGrant, type Grant } from '../../domain/access.ts';
-import { Accounts } from '../auth/accounts.ts';
-import { generatePassword } from '../auth/passwords.ts';
+import { Accounts } from '../auth/index.ts';
+import { generatePassword } from '../auth/index.ts';
 import { loadConfig } from '../config.ts';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,9 +17,9 @@ import { ClusterConnection } from '../kube/connection.ts';
 import { Discovery } from '../kube/discovery.ts';
 import { KINDS } from '../kube/kinds.ts';
 import { resourcePath } from '../kube/informer.ts';
-import { renderTools } from '../diff/service.ts';
-import { diffApp, type AppDiff } from '../diff/app-diff.ts';
-import type { Obj } from '../diff/render.ts';
+import { renderTools } from '../diff/index.ts';
+import { diffApp, type AppDiff } from '../diff/index.ts';
+import type { Obj } from '../diff/index.ts';
 
 const fmt = (v: unknown) => (v === undefined ? '∅' : typeof v === 'string' ? v : JSON.stringify(v));
 
@@ -80,7 +80,7 @@ async function users(argv: string[]): Promise<number> {
 async function main(argv: string[]): Promise<number> {
   const [cmd, target] = argv;
   if (cmd === 'user') return users(argv.slice(1));
-  if (cmd === 'evidence') return (await import('../evidence/cli.ts')).evidenceCli(argv.slice(1));
+  if (cmd === 'evidence') return (await import('./evidence.ts')).evidenceCli(argv.slice(1));
   if (cmd !== 'diff' || !target || target.split('/').length !== 3) {
     process.stderr.write(
       'usage: npm run cli -- diff <cluster>/<namespace>/<app>\n       npm run cli -- user add <name> --grant role[@cluster[/env]]\n       npm run cli -- evidence verify <export.jsonl> [--public-key <file> --checkpoints <file>]\n       npm run cli -- evidence public-key\n',

@@ -25,6 +25,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { canonicalJson } from '../../domain/evidence.ts';
 import { maskSecrets, maskSecretsInText } from '../kube/secret-mask.ts';
+import { assertFetchableUrl as assertFetchable, GitRunError, runGit, UnfetchableUrlError } from '../git/run.ts';
 
 export type Obj = Record<string, unknown>;
 
@@ -65,20 +66,22 @@ export interface RenderTools {
 
 const sha256hex = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
-/** Rejects URLs the BFF must never fetch: non-http(s), and link-local / cloud metadata addresses. */
+/** Rejects URLs the BFF must never fetch (src/server/git/run.ts): a RenderError of the source. */
 export function assertFetchableUrl(raw: string): URL {
-  let u: URL;
   try {
-    u = new URL(raw);
-  } catch {
-    throw new RenderError(`not a URL: ${raw}`, 'source');
+    return assertFetchable(raw);
+  } catch (e) {
+    throw e instanceof UnfetchableUrlError ? new RenderError(e.message, 'source') : e;
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new RenderError(`refusing ${u.protocol} URL`, 'source');
-  const h = u.hostname.replace(/^\[|\]$/g, '');
-  if (/^169\.254\./.test(h) || /^fe80:/i.test(h) || h === 'metadata.google.internal' || h === '100.100.100.200') {
-    throw new RenderError(`refusing link-local / metadata address ${h}`, 'source');
-  }
-  return u;
+}
+
+/** git through the one runner (src/server/git/run.ts); a failure is a RenderError with git's last lines. */
+function gitRun(args: string[], opts: { cwd?: string; timeoutMs: number; maxBytes: number }): Promise<string> {
+  return runGit(args, opts).catch((e: unknown) => {
+    if (!(e instanceof GitRunError)) throw e;
+    const msg = e.timedOut ? e.message : e.stderr.trim().split('\n').slice(-6).join('\n');
+    throw new RenderError(msg.length > 2000 ? `${msg.slice(0, 2000)}…` : msg, 'render');
+  });
 }
 
 function run(
@@ -416,15 +419,15 @@ export async function renderArgo(
   let rendered: string | undefined;
   try {
     const opts = { cwd: work, timeoutMs: tools.timeoutMs ?? 60_000, maxBytes: 16 << 20 };
-    await run('git', ['init', '-q'], opts);
-    await run('git', ['-c', 'protocol.file.allow=never', 'fetch', '-q', '--depth', '1', repoURL, revision], opts).catch(
+    await gitRun(['init', '-q'], opts);
+    await gitRun(['-c', 'protocol.file.allow=never', 'fetch', '-q', '--depth', '1', repoURL, revision], opts).catch(
       (e: RenderError) => {
         throw new RenderError(`git fetch ${revision} failed: ${e.message}`, 'source');
       },
     );
-    await run('git', ['checkout', '-q', 'FETCH_HEAD'], opts);
+    await gitRun(['checkout', '-q', 'FETCH_HEAD'], opts);
     makePrivate(work);
-    const sha = (await run('git', ['rev-parse', 'HEAD'], opts)).trim();
+    const sha = (await gitRun(['rev-parse', 'HEAD'], opts)).trim();
     const dir = join(work, path);
     if (!existsSync(dir) || !statSync(dir).isDirectory())
       throw new RenderError(`path ${path} not found at ${sha.slice(0, 7)}`, 'render');

@@ -1,9 +1,9 @@
 // Git versus live: the app's diff and its renders across environments. Thin: the service does the work.
 import type { FastifyPluginAsync } from 'fastify';
 import { DiffResponse, EnvCompareResponse } from '../../api/schemas.ts';
-import { allowed } from '../auth/guard.ts';
+import { allowed } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
-import { appOf } from '../apps/app-of.ts';
+import { appOf } from '../apps/index.ts';
 import { validated } from '../http/respond.ts';
 import { DiffService } from './service.ts';
 import { familyOf } from './env-compare.ts';

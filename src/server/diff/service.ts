@@ -11,17 +11,20 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { App } from '../../domain/app.ts';
 import { splitApiVersion } from '../../domain/refs.ts';
-import type { Principal } from '../auth/sessions.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Principal } from '../auth/index.ts';
+import type { AppCatalog } from '../apps/index.ts';
+import type { EvidenceRecorder } from '../evidence/index.ts';
+import type { ClusterManager } from '../kube/cluster-manager.ts';
+import type { ObjectIndex } from '../kube/object-index.ts';
 import { HttpError } from '../http/errors.ts';
 import type { ManagedCluster } from '../kube/cluster-manager.ts';
 import { Discovery } from '../kube/discovery.ts';
 import { kindKey } from '../kube/kinds.ts';
-import { connectionFor, managedCluster } from '../auth/user-connection.ts';
-import { AccessReviewer } from '../auth/access-review.ts';
+import { connectionFor, managedCluster } from '../auth/index.ts';
+import { AccessReviewer } from '../auth/index.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import { controllerManagers, diffApp, renderInput, type AppDiff, type DiffDeps } from './app-diff.ts';
-import { trackerOf } from '../tree/app-tree.ts';
+import { trackerOf } from '../tree/index.ts';
 import { compareRenders, type EnvCompare } from './env-compare.ts';
 import { ObjectDiffCache, type ObjectDiffCacheOptions, type ObjectDiffCacheStats } from './object-diff-memo.ts';
 import { RenderCache, type RenderCacheOptions, type RenderCacheStats } from './render-cache.ts';
@@ -40,7 +43,14 @@ export function renderTools(dataDir: string, repoRoot = process.cwd()): RenderTo
   };
 }
 
-type ServiceDeps = Pick<AppDeps, 'clusters' | 'catalog' | 'index' | 'reviewer' | 'recorder' | 'dataDir'>;
+interface ServiceDeps {
+  clusters: ClusterManager;
+  catalog: AppCatalog;
+  index?: ObjectIndex | undefined;
+  reviewer?: AccessReviewer | undefined;
+  recorder: EvidenceRecorder;
+  dataDir?: string | undefined;
+}
 
 /** What one diff cost (the response's `work`). */
 export interface DiffWork {

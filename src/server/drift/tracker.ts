@@ -19,9 +19,9 @@ import { controllerManagersOf, isGitOpsControllerManager } from '../../domain/fi
 import { ownersByPath, ownersOfPath, type OwnersByPath } from '../../domain/managed-fields.ts';
 import { refId } from '../../domain/refs.ts';
 import { lastManager, refOf } from '../../domain/tree.ts';
-import type { EvidenceRecorder } from '../evidence/recorder.ts';
+import type { EvidenceRecorder } from '../evidence/index.ts';
 import type { KubeObject } from '../kube/informer.ts';
-import { trackerOf } from '../tree/app-tree.ts';
+import { trackerOf } from '../tree/index.ts';
 import { trackersOf } from '../kube/object-index.ts';
 import { maskValue } from '../kube/secret-mask.ts';
 

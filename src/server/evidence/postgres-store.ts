@@ -1,14 +1,7 @@
 import pg from 'pg';
 import type { EvidenceEvent, EvidenceInput, VerifyResult } from '../../domain/evidence.ts';
-import {
-  link,
-  MIGRATIONS,
-  rowToEvent,
-  type Checkpoint,
-  type EvidenceQuery,
-  type EvidenceStore,
-  type Row,
-} from './store.ts';
+import { link, rowToEvent, type Checkpoint, type EvidenceQuery, type EvidenceStore, type Row } from './store.ts';
+import { MIGRATIONS } from '../store/migrations.ts';
 import { buildEvidenceQuery, rowToCheckpoint, type CheckpointRow } from './store-query.ts';
 import { verifyStore } from './store-verify.ts';
 

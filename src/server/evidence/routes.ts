@@ -11,7 +11,7 @@ import {
 import type { EvidenceEvent } from '../../domain/evidence.ts';
 import { parsed, validated } from '../http/respond.ts';
 import type { AppDeps } from '../deps.ts';
-import { allowed } from '../auth/guard.ts';
+import { allowed } from '../auth/index.ts';
 import { exportChunks } from './export.ts';
 import { loadSigningKey, signingKeyPath, type SigningKey } from './signing.ts';
 import { HttpError } from '../http/errors.ts';

@@ -2,15 +2,8 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EvidenceEvent, EvidenceInput, VerifyResult } from '../../domain/evidence.ts';
-import {
-  link,
-  MIGRATIONS,
-  rowToEvent,
-  type Checkpoint,
-  type EvidenceQuery,
-  type EvidenceStore,
-  type Row,
-} from './store.ts';
+import { link, rowToEvent, type Checkpoint, type EvidenceQuery, type EvidenceStore, type Row } from './store.ts';
+import { MIGRATIONS } from '../store/migrations.ts';
 import { buildEvidenceQuery, rowToCheckpoint, type CheckpointRow } from './store-query.ts';
 import { verifyStore } from './store-verify.ts';
 

@@ -14,13 +14,13 @@ import {
   type FreezeDto,
 } from '../../api/schemas.ts';
 import { can } from '../../domain/access.ts';
-import { allowed, recordDenial } from '../auth/guard.ts';
-import type { Principal } from '../auth/sessions.ts';
+import { allowed, recordDenial } from '../auth/index.ts';
+import type { Principal } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { HttpError } from '../http/errors.ts';
 import { parsed, validated } from '../http/respond.ts';
-import { connectionFor, managedCluster } from '../auth/user-connection.ts';
-import { DiffService } from '../diff/service.ts';
+import { connectionFor, managedCluster } from '../auth/index.ts';
+import { DiffService } from '../diff/index.ts';
 import { FreezeService, type FreezeActor, type FreezeView } from './service.ts';
 import { writeBackToGit } from './writeback.ts';
 import { FreezeStore } from './store.ts';

@@ -4,7 +4,7 @@
 // from this replica or another, fails to claim and is refused. Ending is a row transition guarded by the
 // status (`active` → `ending`), so an unfreeze and the expiry timer (or two replicas) end a freeze once.
 import type { PriorAutomation } from '../../domain/freeze.ts';
-import type { EvidenceStore } from '../evidence/store.ts';
+import type { EvidenceStore } from '../evidence/index.ts';
 import { all, dialectOf, run, type Dialect } from '../store/dialect.ts';
 
 export const FREEZE_STATUSES = ['active', 'ending', 'ended', 'failed'] as const;

@@ -1,14 +1,17 @@
 // "Write back to Git" at unfreeze: clone the app's repository (shallow, the base branch), place each live
 // change in the right file (domain/writeback.ts), commit on a new branch with the on-call's identity, and
 // push it — or, when the repository has a forge, open a pull request with the changed files instead.
-// git runs through execFile with a timeout (never a shell), with no prompt and no change to any git config;
-// messages never carry the credentials of a URL. The temporary checkout is always removed.
-import { execFile } from 'node:child_process';
+// git runs through the BFF's one git runner (git/run.ts: execFile with a timeout, never a shell, no prompt,
+// no change to any git config, one protocol policy); messages never carry the credentials of a URL. The
+// temporary checkout is always removed.
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { normalizeRepoPath, planWriteBack, type Placement, type WriteBackChange } from '../../domain/writeback.ts';
+import { normalizeRepoPath } from '../../domain/repo-path.ts';
+import { redactUrlCredentials } from '../../domain/url-credentials.ts';
+import { planWriteBack, type Placement, type WriteBackChange } from '../../domain/writeback.ts';
 import type { Forge, RepoRef } from '../forge/forge.ts';
+import { GitRunError, runGit } from '../git/run.ts';
 
 export interface WriteBackRequest {
   repoUrl: string;
@@ -50,11 +53,6 @@ const MAX_FILE_BYTES = 1024 * 1024;
 const MAX_FILES = 20_000;
 const READ_NAMES = /(\.ya?ml|\.json|^Kustomization)$/;
 
-/** Removes `user:password@` from every URL in `text`. */
-export function redactUrls(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@]*@/gi, '$1');
-}
-
 /** A ref name git accepts and that cannot be read as an option. */
 function assertBranchName(kind: string, name: string): void {
   const ok =
@@ -71,7 +69,7 @@ function assertBranchName(kind: string, name: string): void {
 }
 
 function oneLine(text: string): string {
-  const raw = redactUrls(text)
+  const raw = redactUrlCredentials(text)
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l && !/^hint:/i.test(l));
@@ -86,40 +84,21 @@ function oneLine(text: string): string {
 
 type Git = (args: string[], what: string) => Promise<string>;
 
-function gitRunner(
-  bin: string,
-  cwd: string,
-  timeoutMs: number,
-  author: { name: string; email: string } | undefined,
-): Git {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_ASKPASS: '',
-    SSH_ASKPASS: '',
-    GIT_ALLOW_PROTOCOL: 'http:https:ssh:git:file',
-    LC_ALL: 'C',
+/** git in `cwd` (as `author` when it commits); a failure is `<what> failed: <one line of git's stderr>`. */
+function gitIn(bin: string, cwd: string, timeoutMs: number, author: { name: string; email: string } | undefined): Git {
+  return async (args, what) => {
+    try {
+      return await runGit(args, { cwd, timeoutMs, bin, ...(author ? { author } : {}) });
+    } catch (err) {
+      const detail =
+        err instanceof GitRunError
+          ? err.timedOut
+            ? `timed out after ${timeoutMs} ms`
+            : oneLine(err.stderr)
+          : oneLine(err instanceof Error ? err.message : String(err));
+      throw new Error(`${what} failed: ${detail}`);
+    }
   };
-  if (author) {
-    env.GIT_AUTHOR_NAME = author.name;
-    env.GIT_AUTHOR_EMAIL = author.email;
-    env.GIT_COMMITTER_NAME = author.name;
-    env.GIT_COMMITTER_EMAIL = author.email;
-  }
-  return (args, what) =>
-    new Promise((resolve, reject) => {
-      execFile(
-        bin,
-        ['-c', 'commit.gpgsign=false', '-c', 'core.hooksPath=/dev/null', ...args],
-        { cwd, env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' },
-        (err, stdout, stderr) => {
-          if (!err) return resolve(stdout);
-          const killed = (err as { killed?: boolean }).killed;
-          const detail = killed ? `timed out after ${timeoutMs} ms` : oneLine(stderr || err.message);
-          reject(new Error(`${what} failed: ${detail}`));
-        },
-      );
-    });
 }
 
 /** Every manifest-like file of the checkout (no `.git`, no symlinks), repo-relative. */
@@ -180,17 +159,17 @@ export async function writeBackToGit(req: WriteBackRequest, opts: WriteBackOptio
   if (appPath === undefined) throw new Error(`invalid app path: ${JSON.stringify(req.appPath)}`);
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const bin = opts.git ?? 'git';
-  const url = redactUrls(req.repoUrl);
+  const url = redactUrlCredentials(req.repoUrl);
 
   const tmp = mkdtempSync(join(opts.workDir ?? tmpdir(), 'gitops-writeback-'));
   try {
     const checkout = join(tmp, 'repo');
-    const outside = gitRunner(bin, tmp, timeoutMs, undefined);
+    const outside = gitIn(bin, tmp, timeoutMs, undefined);
     await outside(
       ['clone', '--quiet', '--depth', '1', '--single-branch', '--branch', req.baseBranch, '--', req.repoUrl, checkout],
       `cloning ${url} (${req.baseBranch})`,
     );
-    const git = gitRunner(bin, checkout, timeoutMs, req.author);
+    const git = gitIn(bin, checkout, timeoutMs, req.author);
     const baseCommit = (await git(['rev-parse', 'HEAD'], 'reading the base commit')).trim();
 
     const plan = planWriteBack({ appPath, files: readCheckout(checkout), changes: req.changes });
@@ -222,7 +201,7 @@ export async function writeBackToGit(req: WriteBackRequest, opts: WriteBackOptio
           placements: plan.placements,
           pullRequest: { number: opened.value.number, url: opened.value.url },
         };
-      forgeError = redactUrls(opened.message);
+      forgeError = redactUrlCredentials(opened.message);
     }
 
     const written = writeCheckout(checkout, plan.files);

@@ -1,47 +1,17 @@
 // Bare Git mirrors under the data dir, one per repository URL, fetched over http(s) only: the release recorder
 // reads commits from them, the rollback reads trees. Work on one mirror is serialized (git's lock files would
 // make a concurrent fetch fail); a URL's user info is cut from every error message.
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertFetchableUrl } from '../diff/render.ts';
+import { assertFetchableUrl, GitRunError, runGit } from './run.ts';
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** git for the mirrors: the one runner (src/server/git/run.ts); a failure is an Error with its last lines. */
 export function git(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'git',
-      args,
-      {
-        cwd: opts.cwd,
-        timeout: opts.timeoutMs ?? 30_000,
-        maxBuffer: 16 * 1024 * 1024,
-        encoding: 'utf8',
-        env: {
-          ...process.env,
-          GIT_TERMINAL_PROMPT: '0',
-          GIT_ALLOW_PROTOCOL: 'http:https',
-          GIT_CONFIG_NOSYSTEM: '1',
-          GIT_ASKPASS: 'true',
-        },
-      },
-      (err, stdout, stderr) =>
-        err
-          ? reject(
-              new Error(
-                (stderr || err.message)
-                  .trim()
-                  .split('\n')
-                  .slice(-3)
-                  .join(' ')
-                  .replace(/\/\/[^/@\s]*@/g, '//')
-                  .slice(0, 500),
-              ),
-            )
-          : resolve(stdout),
-    );
+  return runGit(args, opts).catch((e: unknown) => {
+    throw e instanceof GitRunError ? new Error(e.message) : e;
   });
 }
 

@@ -12,6 +12,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { redactUrlCredentials } from '../../domain/url-credentials.ts';
 
 let KEY = randomBytes(32);
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -159,7 +160,7 @@ const maskOf = (v: string) => (MASK_RE.test(v) ? v : maskValue(v.replace(/^(["']
  * masked too: in an error message that costs some readability and hides nothing the diff would show.
  */
 function maskSecretPatterns(text: string): string {
-  let out = text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+:[^\s/@]+@/gi, '$1<credentials>@');
+  let out = redactUrlCredentials(text, '<credentials>');
   // JSON / YAML flow maps: "data":{"k":"v"}  data: {k: v}  data:map[string]interface {}{"k":"v"}
   out = out.replace(
     /((["']?)\b(?:data|stringData)\2\s*:\s*(?:map\[string\][a-z]+(?: \{\})?)?\{)([^{}]*)(\})/g,

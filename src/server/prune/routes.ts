@@ -10,16 +10,17 @@ import {
   PrunePreviewsResponse,
   type PrunePreview,
 } from '../../api/schemas.ts';
-import { recordDenial } from '../auth/guard.ts';
-import type { Principal } from '../auth/sessions.ts';
+import { recordDenial } from '../auth/index.ts';
+import type { Principal } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
-import { appOf } from '../apps/app-of.ts';
+import { appOf } from '../apps/index.ts';
 import { HttpError } from '../http/errors.ts';
 import { parsed, validated } from '../http/respond.ts';
-import { managedCluster } from '../auth/user-connection.ts';
-import { DiffService } from '../diff/service.ts';
+import { managedCluster } from '../auth/index.ts';
+import { DiffService } from '../diff/index.ts';
 import { TREE_KINDS } from '../kube/object-index.ts';
-import { PruneService, type PreviewView, type PreviewDoc, type StoredPreview } from './service.ts';
+import type { PreviewDoc, PreviewView, StoredPreview } from './model.ts';
+import { PruneService } from './service.ts';
 import { PruneStore } from './store.ts';
 
 function summaryOf(p: StoredPreview): Omit<PrunePreview, 'candidates' | 'journal' | 'decisions'> {

@@ -12,7 +12,8 @@ import type { Principal } from '../auth/sessions.ts';
 import { EvidenceRecorder } from '../evidence/recorder.ts';
 import { KubeError, type ClusterConnection, type KubeResponse } from '../kube/connection.ts';
 import type { ObjectIndex } from '../kube/object-index.ts';
-import { PruneService, type PreviewDoc } from './service.ts';
+import type { PreviewDoc } from './model.ts';
+import { PruneService } from './service.ts';
 import { PruneStore } from './store.ts';
 import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
 

@@ -5,7 +5,7 @@
 // whoever changes the row runs the prune, so concurrent approvals and several BFF replicas execute a
 // preview at most once. One decision per identity per preview (primary key issuer + subject).
 import type { PRUNE_PREVIEW_STATUSES } from '../../api/schemas.ts';
-import type { EvidenceStore } from '../evidence/store.ts';
+import type { EvidenceStore } from '../evidence/index.ts';
 import { all, dialectOf, run, type Dialect, type Work } from '../store/dialect.ts';
 
 export type PreviewStatus = (typeof PRUNE_PREVIEW_STATUSES)[number];

@@ -9,11 +9,11 @@ import { rolesFor } from '../../domain/access.ts';
 import type { EvidenceEvent } from '../../domain/evidence.ts';
 import { envReleaseMetrics, METRIC_EVENT_TYPES, type MetricsEvent } from '../../domain/release-metrics.ts';
 import { buildReleases, RELEASE_EVIDENCE_TYPES } from '../../domain/release.ts';
-import { allowed, recordDenial } from '../auth/guard.ts';
+import { allowed, recordDenial } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { HttpError } from '../http/errors.ts';
 import { parsed, validated } from '../http/respond.ts';
-import type { EvidenceQuery } from '../evidence/store.ts';
+import type { EvidenceQuery } from '../evidence/index.ts';
 
 /** records per store query (the store's own maximum is 5,000) */
 const PAGE = 5000;

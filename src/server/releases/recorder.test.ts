@@ -14,7 +14,8 @@ import { RenderError, type RenderResult } from '../diff/render.ts';
 import { openEvidenceStore } from '../evidence/open-store.ts';
 import type { EvidenceStore } from '../evidence/store.ts';
 import { EvidenceRecorder } from '../evidence/recorder.ts';
-import { ReleaseRecorder, type ReleaseRecorderOptions } from './recorder.ts';
+import type { ReleaseRecorderOptions } from './recorder-options.ts';
+import { ReleaseRecorder } from './recorder.ts';
 import type { Forge, ForgeResult, MergedPullRequest } from '../forge/forge.ts';
 import type { ForgeDirectory } from '../forge/forge-directory.ts';
 

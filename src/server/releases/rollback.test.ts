@@ -49,9 +49,13 @@ describe('rollback', () => {
     ['', ''],
     ['.', ''],
     ['./', ''],
+    // one rule for the whole product (normalizeRepoPath): a `..` that stays inside the repository is resolved
+    ['overlays/../base', 'base'],
+    ['/overlays//dev', 'overlays/dev'],
   ])('normalizePath(%j) = %j', (p, want) => expect(normalizePath(p)).toBe(want));
   it('refuses a path that leaves the repository', () => {
     expect(() => normalizePath('../other')).toThrow(/leaves the repository/);
+    expect(() => normalizePath('overlays/../../other')).toThrow(/leaves the repository/);
   });
   it('parses git diff --name-status -z', () => {
     expect(

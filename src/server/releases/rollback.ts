@@ -5,14 +5,16 @@
 // evidence before the forge is asked (fails closed); the outcome names the pull request.
 import { join } from 'node:path';
 import type { App } from '../../domain/app.ts';
-import { redactUrl, shaOf } from '../../domain/release.ts';
-import type { Principal } from '../auth/sessions.ts';
-import type { EvidenceRecorder } from '../evidence/recorder.ts';
+import { shaOf } from '../../domain/release-commit.ts';
+import { normalizeRepoPath } from '../../domain/repo-path.ts';
+import { withoutUserInfo } from '../../domain/url-credentials.ts';
+import type { Principal } from '../auth/index.ts';
+import type { EvidenceRecorder } from '../evidence/index.ts';
 import type { ForgeDirectory } from '../forge/forge-directory.ts';
 import type { FileChange, OpenedPullRequest } from '../forge/forge.ts';
 import { git, GitMirrors } from '../git/mirror.ts';
 import { HttpError } from '../http/errors.ts';
-import type { EvidenceStore } from '../evidence/store.ts';
+import type { EvidenceStore } from '../evidence/index.ts';
 
 /** more differing files than this is not one reviewable pull request */
 const MAX_FILES = 200;
@@ -34,14 +36,14 @@ export interface RollbackResult {
   intentSeq: number;
 }
 
-/** `./overlays/dev/` → `overlays/dev`; empty or `.` → the whole repository. */
+/**
+ * `./overlays/dev/` → `overlays/dev`; empty or `.` → the whole repository (the product's one rule,
+ * normalizeRepoPath: `a/../b` → `b`). A path that leaves the repository is a 409.
+ */
 export function normalizePath(p: string | undefined): string {
-  const n = (p ?? '')
-    .replace(/^\.\/+/, '')
-    .replace(/\/+$/, '')
-    .replace(/^\/+/, '');
-  if (n.split('/').includes('..')) throw new HttpError(409, 'Conflict', `the app's path ${p} leaves the repository`);
-  return n === '.' ? '' : n;
+  const n = normalizeRepoPath(p ?? '');
+  if (n === undefined) throw new HttpError(409, 'Conflict', `the app's path ${p} leaves the repository`);
+  return n;
 }
 
 /** `git diff --name-status -z` output → [status, path] pairs (renames are off: --no-renames). */
@@ -70,7 +72,7 @@ export class RollbackService {
   async plan(app: App, targetSha: string): Promise<RollbackPlan> {
     const url = app.source.url;
     if (!url) throw new HttpError(409, 'Conflict', `${app.name} names no Git source: nothing to roll back`);
-    const shown = redactUrl(url) ?? url;
+    const shown = withoutUserInfo(url) ?? url;
     const branch =
       app.source.ref?.replace(/^refs\/heads\//, '') || app.source.revisionObserved?.split('@')[0] || 'main';
     if (!/^[\w./-]+$/.test(branch) || branch.startsWith('-') || branch === 'HEAD')
@@ -150,7 +152,7 @@ export class RollbackService {
       throw new HttpError(
         409,
         'NoForge',
-        `${found ? found.message : 'no forge configured'} for ${redactUrl(app.source.url) ?? 'this app'}: a rollback opens a pull request, never a direct push`,
+        `${found ? found.message : 'no forge configured'} for ${withoutUserInfo(app.source.url) ?? 'this app'}: a rollback opens a pull request, never a direct push`,
       );
     const { forge, repo } = found.value;
     const plan = await this.plan(app, targetSha);

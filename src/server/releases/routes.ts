@@ -4,17 +4,12 @@
 // through the repo host's forge (release.rollback: developer, oncall, admin on the app's cluster and env).
 import type { FastifyPluginAsync } from 'fastify';
 import { ReleasesResponse, RollbackBody, RollbackResponse } from '../../api/schemas.ts';
-import {
-  buildReleases,
-  RELEASE_EVIDENCE_TYPES,
-  RELEASE_GAP,
-  whyNotLive,
-  withPromotionTarget,
-} from '../../domain/release.ts';
+import { whyNotLive, withPromotionTarget } from '../../domain/release-not-live.ts';
+import { buildReleases, RELEASE_EVIDENCE_TYPES, RELEASE_GAP } from '../../domain/release.ts';
 import type { AppDeps } from '../deps.ts';
-import { appOf } from '../apps/app-of.ts';
+import { appOf } from '../apps/index.ts';
 import { parsed, validated } from '../http/respond.ts';
-import type { Principal } from '../auth/sessions.ts';
+import type { Principal } from '../auth/index.ts';
 import { RollbackService } from './rollback.ts';
 
 /** release records read per request: the latest releases of the app (about 6 records each) */

@@ -2,7 +2,6 @@
 // transaction on SQLite (IMMEDIATE) or PostgreSQL (one client).
 import type pg from 'pg';
 import type Database from 'better-sqlite3';
-import type { EvidenceStore } from '../evidence/store.ts';
 
 /** One statement: `?` placeholders (numbered for PostgreSQL); `all` gives rows, `run` the changed-row count. */
 export interface Step {
@@ -86,7 +85,7 @@ function postgresDialect(pool: pg.Pool): Dialect {
 }
 
 /** The evidence store's own connection (SQLite) or pool (PostgreSQL): one database, one migration list. */
-export function dialectOf(store: EvidenceStore): Dialect {
+export function dialectOf(store: { readonly kind: 'sqlite' | 'postgres' }): Dialect {
   if (store.kind === 'sqlite') return sqliteDialect((store as unknown as { db: Database.Database }).db);
   return postgresDialect((store as unknown as { pool: pg.Pool }).pool);
 }

@@ -5,13 +5,13 @@ import type { TreeNode } from '../../domain/tree.ts';
 import { managersOf, ownersByPath } from '../../domain/managed-fields.ts';
 import { clusterHttpError, HttpError } from '../http/errors.ts';
 import { validated } from '../http/respond.ts';
-import { appOf } from '../apps/app-of.ts';
+import { appOf } from '../apps/index.ts';
 import type { AppDeps } from '../deps.ts';
-import { recordDenial } from '../auth/guard.ts';
-import type { Principal } from '../auth/sessions.ts';
-import { connectionFor } from '../auth/user-connection.ts';
+import { recordDenial } from '../auth/index.ts';
+import type { Principal } from '../auth/index.ts';
+import { connectionFor } from '../auth/index.ts';
 import { appTree } from './app-tree.ts';
-import type { DriftTracker } from '../drift/tracker.ts';
+import type { DriftTracker } from '../drift/index.ts';
 import { maskSecrets } from '../kube/secret-mask.ts';
 
 /** Marks the nodes with an open drift episode (a map lookup per node; nothing when no episode is open). */

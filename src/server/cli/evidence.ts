@@ -5,8 +5,15 @@ import { createPublicKey } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../config.ts';
-import { describeResult, ExportVerifier, parseCheckpoints, type OfflineOptions } from './offline-verify.ts';
-import { loadSigningKey, signingKeyPath, type Checkpoint } from './signing.ts';
+import {
+  describeResult,
+  ExportVerifier,
+  loadSigningKey,
+  parseCheckpoints,
+  signingKeyPath,
+  type Checkpoint,
+  type OfflineOptions,
+} from '../evidence/index.ts';
 
 export const EVIDENCE_USAGE =
   'usage: npm run cli -- evidence verify <export.jsonl> [--public-key <key.pem> --checkpoints <checkpoints.json>] [--full|--filtered]\n' +

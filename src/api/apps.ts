@@ -1,0 +1,125 @@
+// Apps and clusters: the app list and detail, their queries, and the "reconcile now" request and its status.
+import { z } from 'zod';
+import { APP_KINDS, CONTROLLERS, HEALTH_STATES, SYNC_STATES } from '../domain/app.ts';
+import { ObjectRefSchema } from './common.ts';
+import { AppDriftSchema } from './drift.ts';
+
+export const ConditionSchema = z.object({
+  type: z.string(),
+  status: z.string(),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  lastTransitionTime: z.string().optional(),
+});
+
+/** What the app object says of its freeze (annotations): shown on every page that shows the app. */
+export const AppFreezeSchema = z.object({
+  id: z.string(),
+  by: z.string(),
+  reason: z.string(),
+  until: z.string(),
+  incident: z.string().optional(),
+});
+
+export const AppSchema = z.object({
+  id: z.string(),
+  cluster: z.string(),
+  controller: z.enum(CONTROLLERS),
+  kind: z.enum(APP_KINDS),
+  namespace: z.string(),
+  name: z.string(),
+  env: z.string(),
+  source: z.object({
+    kind: z.string().optional(),
+    name: z.string().optional(),
+    url: z.string().optional(),
+    path: z.string().optional(),
+    ref: z.string().optional(),
+    revisionWanted: z.string().optional(),
+    revisionObserved: z.string().optional(),
+    revisionAttempted: z.string().optional(),
+    artifactDigest: z.string().optional(),
+    sourceReady: z.string().optional(),
+  }),
+  automation: z.object({ autoSync: z.boolean(), selfHeal: z.boolean(), prune: z.boolean(), suspended: z.boolean() }),
+  sync: z.enum(SYNC_STATES),
+  health: z.enum(HEALTH_STATES),
+  healthMessage: z.string(),
+  conditions: z.array(ConditionSchema),
+  inventory: z.array(ObjectRefSchema),
+  owner: z.object({ kind: z.string(), name: z.string() }).optional(),
+  project: z.string().optional(),
+  simulated: z.string().optional(),
+  warnings: z.array(z.string()),
+  links: z.array(z.object({ title: z.string(), url: z.string() })).optional(),
+  generation: z.number().optional(),
+  observedGeneration: z.number().optional(),
+  updatedAt: z.string().optional(),
+  /** open drift episodes seen from managedFields (fast signal; the diff is the precise view) */
+  drift: AppDriftSchema.optional(),
+  /** set while the app is frozen (from its object's annotations) */
+  freeze: AppFreezeSchema.optional(),
+});
+export type AppDto = z.infer<typeof AppSchema>;
+
+/** The list view carries no inventory (it can be thousands of refs); the detail view does. */
+export const AppSummarySchema = AppSchema.omit({ inventory: true }).extend({ inventoryCount: z.number() });
+export type AppSummary = z.infer<typeof AppSummarySchema>;
+
+export const ClusterStateSchema = z.object({
+  name: z.string(),
+  server: z.string(),
+  status: z.enum(['connecting', 'connected', 'unreachable']),
+  since: z.string(),
+  staleSince: z.string().optional(),
+  reason: z.string().optional(),
+  kinds: z.record(
+    z.string(),
+    z.object({ synced: z.boolean(), absent: z.boolean(), objects: z.number(), error: z.string().optional() }),
+  ),
+});
+export type ClusterStateDto = z.infer<typeof ClusterStateSchema>;
+
+export const ClustersResponse = z.object({ clusters: z.array(ClusterStateSchema) });
+export const AppsResponse = z.object({
+  apps: z.array(AppSummarySchema),
+  total: z.number(),
+  envs: z.array(z.string()),
+});
+export type AppsResponse = z.infer<typeof AppsResponse>;
+export const AppResponse = z.object({ app: AppSchema, cluster: ClusterStateSchema.optional() });
+export type AppResponse = z.infer<typeof AppResponse>;
+
+export const AppsQuery = z.object({
+  cluster: z.string().max(253).optional(),
+  env: z.string().max(253).optional(),
+  controller: z.enum(CONTROLLERS).optional(),
+  health: z.enum(HEALTH_STATES).optional(),
+  sync: z.enum(SYNC_STATES).optional(),
+  q: z.string().max(200).optional(),
+  /** true: only apps with an open drift episode; false: only apps without */
+  drifted: z.enum(['true', 'false']).optional(),
+});
+export type AppsQuery = z.infer<typeof AppsQuery>;
+
+export const ReconcileResponse = z.object({ requestedAt: z.string(), objects: z.array(z.string()) });
+
+/** What became of a "reconcile now" request: the controller's acknowledgement, followed by the SPA. */
+export const RECONCILE_STATES = ['pending', 'reconciled', 'failed', 'timeout'] as const;
+export const ReconcileStatusQuery = z.object({ requestedAt: z.iso.datetime() });
+export const ReconcileStatusResponse = z.object({
+  state: z.enum(RECONCILE_STATES),
+  requestedAt: z.string(),
+  /** when the controller finished handling the request (its status write), once it has */
+  reconciledAt: z.string().optional(),
+  /** the revision applied (Flux lastAppliedRevision; Argo CD status.sync.revision) */
+  revision: z.string().optional(),
+  /** drifted fields the controller took back after the request (ended drift episodes) */
+  reverted: z.array(z.object({ object: z.string(), path: z.string(), managers: z.array(z.string()) })),
+  /** Ready=False (Flux) or the failed operation (Argo CD), or why nothing happened */
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  /** after this long without an acknowledgement the state is `timeout` */
+  timeoutMs: z.number(),
+});
+export type ReconcileStatusResponse = z.infer<typeof ReconcileStatusResponse>;

@@ -1,0 +1,99 @@
+// The Git-versus-live diff of an app, and the comparison of an app across environments.
+import { z } from 'zod';
+import { CHANGE_CLASSES } from '../domain/field-diff.ts';
+import { FieldOwnerSchema, ObjectRefSchema } from './common.ts';
+
+// ---- Git-versus-live diff
+
+export const FieldChangeSchema = z.object({
+  path: z.string(),
+  desired: z.unknown().optional(),
+  predicted: z.unknown().optional(),
+  live: z.unknown().optional(),
+  owners: z.array(FieldOwnerSchema),
+  class: z.enum(CHANGE_CLASSES),
+});
+export type FieldChangeDto = z.infer<typeof FieldChangeSchema>;
+export const ObjectDiffSchema = z.object({
+  ref: ObjectRefSchema,
+  status: z.enum(['changed', 'missing', 'extraneous', 'unchanged', 'unknown']),
+  mode: z.enum(['server-dry-run', 'normalized']),
+  note: z.string().optional(),
+  changes: z.array(FieldChangeSchema),
+  desiredYaml: z.string().optional(),
+  liveYaml: z.string().optional(),
+  predictedYaml: z.string().optional(),
+});
+export type ObjectDiffDto = z.infer<typeof ObjectDiffSchema>;
+export const DiffResponse = z.object({
+  appId: z.string(),
+  generatedAt: z.string(),
+  state: z.enum(['ok', 'unknown']),
+  error: z.string().optional(),
+  render: z
+    .object({
+      renderer: z.string(),
+      revision: z.string(),
+      artifactDigest: z.string().optional(),
+      renderHash: z.string(),
+    })
+    .optional(),
+  counts: z.record(z.string(), z.number()),
+  summary: z.string(),
+  objects: z.array(ObjectDiffSchema),
+  /** what a prune preview would plan from the extraneous rows (the same rules: the diff and the plan agree) */
+  prune: z
+    .object({
+      state: z.enum(['unknown', 'nothing', 'ready', 'needs-override']),
+      reasons: z.array(z.string()),
+      deletions: z.number(),
+      protected: z.number(),
+    })
+    .optional(),
+  /** the render has no objects while the app tracks some (the summary says what that would mean) */
+  emptyRender: z.boolean().optional(),
+  ownership: z.array(
+    z.object({
+      manager: z.string(),
+      fields: z.number(),
+      objects: z.number(),
+      conflicts: z.array(z.object({ object: z.string(), path: z.string(), with: z.array(z.string()) })),
+    }),
+  ),
+  /**
+   * What the BFF did for this diff: renders run (0 when the render for this revision was cached), server-side
+   * dry-runs sent (only objects whose desired or live state changed), object results reused, and whether the
+   * request shared a concurrent identical one.
+   */
+  work: z
+    .object({
+      renders: z.number().int().nonnegative(),
+      dryRuns: z.number().int().nonnegative(),
+      cachedObjects: z.number().int().nonnegative(),
+      coalesced: z.boolean(),
+    })
+    .optional(),
+});
+export type DiffResponse = z.infer<typeof DiffResponse>;
+
+export const EnvCompareResponse = z.object({
+  envs: z.array(
+    z.object({
+      env: z.string(),
+      appId: z.string(),
+      cluster: z.string(),
+      revision: z.string().optional(),
+      renderHash: z.string().optional(),
+      error: z.string().optional(),
+    }),
+  ),
+  images: z.array(
+    z.object({
+      object: z.string(),
+      container: z.string(),
+      byEnv: z.record(z.string(), z.object({ ref: z.string(), pinned: z.enum(['digest', 'tag']) })),
+    }),
+  ),
+  fields: z.array(z.object({ object: z.string(), path: z.string(), byEnv: z.record(z.string(), z.unknown()) })),
+});
+export type EnvCompareResponse = z.infer<typeof EnvCompareResponse>;

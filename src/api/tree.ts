@@ -1,0 +1,97 @@
+// The per-app resource tree, and one object's YAML, field owners and events.
+import { z } from 'zod';
+import { HEALTH_STATES } from '../domain/app.ts';
+import { NODE_SYNC } from '../domain/tree.ts';
+import { FieldOwnerSchema, ObjectRefSchema } from './common.ts';
+import { NodeDriftSchema } from './drift.ts';
+
+// ---- resource tree (issue: per-app sync and health tree)
+
+export const TreeNodeSchema = z.object({
+  id: z.string(),
+  ref: ObjectRefSchema,
+  uid: z.string().optional(),
+  parentId: z.string().optional(),
+  depth: z.number(),
+  childCount: z.number(),
+  managed: z.boolean(),
+  health: z.enum(HEALTH_STATES),
+  sync: z.enum(NODE_SYNC).optional(),
+  reason: z.string(),
+  createdAt: z.string().optional(),
+  lastManager: z
+    .object({
+      manager: z.string(),
+      operation: z.string(),
+      time: z.string().optional(),
+      subresource: z.string().optional(),
+    })
+    .optional(),
+  /** set when the object has an open drift episode (the tracker's fast signal) */
+  drift: NodeDriftSchema.optional(),
+});
+export type TreeNodeDto = z.infer<typeof TreeNodeSchema>;
+export const TreeResponse = z.object({
+  appId: z.string(),
+  generatedAt: z.string(),
+  summary: z.object({
+    health: z.enum(HEALTH_STATES),
+    reason: z.string(),
+    counts: z.record(z.string(), z.number()),
+    sync: z.record(z.string(), z.number()),
+    total: z.number(),
+  }),
+  nodes: z.array(TreeNodeSchema),
+  /** true when only the first levels were requested (?depth=N) */
+  partial: z.boolean().optional(),
+});
+export type TreeResponse = z.infer<typeof TreeResponse>;
+
+// Object references are spliced into apiserver paths: only the shapes Kubernetes allows (no `/`, no `..`).
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const ObjectQuery = z.object({
+  group: z.union([z.literal(''), z.string().max(253).regex(DNS_SUBDOMAIN, 'not an API group')]).default(''),
+  version: z
+    .string()
+    .max(63)
+    .regex(/^v[0-9]+((alpha|beta)[0-9]+)?$/, 'not an API version'),
+  kind: z
+    .string()
+    .max(63)
+    .regex(/^[A-Za-z][A-Za-z0-9]*$/, 'not a kind'),
+  namespace: z
+    .union([
+      z.literal(''),
+      z
+        .string()
+        .max(63)
+        .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'not a namespace'),
+    ])
+    .optional(),
+  name: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^[^/%]+$/, 'not an object name')
+    .refine((n) => n !== '.' && n !== '..', 'not an object name'),
+});
+export const ObjectResponse = z.object({
+  ref: ObjectRefSchema,
+  yaml: z.string(),
+  owners: z.record(z.string(), z.array(FieldOwnerSchema)),
+  managers: z.array(z.string()),
+});
+export type ObjectResponse = z.infer<typeof ObjectResponse>;
+export const EventsResponse = z.object({
+  events: z.array(
+    z.object({
+      type: z.string(),
+      reason: z.string(),
+      message: z.string(),
+      count: z.number(),
+      lastSeen: z.string().optional(),
+      source: z.string().optional(),
+    }),
+  ),
+});
+export type EventsResponse = z.infer<typeof EventsResponse>;

@@ -1,0 +1,71 @@
+// What the releases route adds to the timeline (release.ts): "merged, but not live — why?" from the newest
+// release and the app's live conditions, and where each release's promotion state points (the next environment).
+import { shaOf } from './release-commit.ts';
+import type { ReleaseStateName, ReleaseView } from './release.ts';
+
+export interface AppConditionsView {
+  sync: string;
+  health: string;
+  healthMessage: string;
+  conditions: Array<{ type: string; status: string; reason?: string; message?: string }>;
+  source: { revisionWanted?: string; revisionObserved?: string; revisionAttempted?: string; sourceReady?: string };
+  automation: { suspended: boolean };
+  clusterReachable: boolean;
+}
+
+/**
+ * "Merged, but not live — why?": the newest release's first incomplete state, refined with the app's live
+ * conditions (the controller's own words win over the recorder's pending guess). Undefined when it is live.
+ */
+export function whyNotLive(
+  release: ReleaseView | undefined,
+  app: AppConditionsView,
+): { state: ReleaseStateName; why: string } | undefined {
+  if (!release?.blocked) return undefined;
+  const { state } = release.blocked;
+  if (!app.clusterReachable)
+    return { state, why: 'the cluster is unreachable: the console cannot see what the controller did' };
+  if (app.automation.suspended)
+    return { state: 'reconcile', why: 'the app is suspended: its controller applies nothing' };
+  const ready = app.conditions.find((c) => c.type === 'Ready');
+  const sourceNotReady = app.source.sourceReady && !app.source.sourceReady.startsWith('True');
+  const renderPending = release.states.find((x) => x.name === 'render')?.status === 'pending';
+  if (sourceNotReady && (['change', 'artifact'].includes(state) || (state === 'render' && renderPending)))
+    return { state: 'artifact', why: `source not fetched: ${app.source.sourceReady}` };
+  if (
+    ready?.status === 'False' &&
+    shaOf(app.source.revisionAttempted) === release.sha &&
+    ['artifact', 'render', 'reconcile'].includes(state)
+  ) {
+    const what = /Build|kustomize/i.test(ready.reason ?? '')
+      ? 'render failed'
+      : /Health/i.test(ready.reason ?? '')
+        ? 'health check failed'
+        : 'the controller failed';
+    return {
+      state: state === 'artifact' ? 'render' : state,
+      why: `${what} (${ready.reason ?? 'Ready=False'}): ${ready.message ?? ''}`.trim(),
+    };
+  }
+  return release.blocked;
+}
+
+/**
+ * The promotion state names where a release goes next: the next environment in the order, or, in the last one,
+ * that there is nowhere to promote to (grey, not pending forever).
+ */
+export function withPromotionTarget(releases: ReleaseView[], env: string, order: string[]): ReleaseView[] {
+  const at = order.indexOf(env);
+  const next = at >= 0 ? order[at + 1] : undefined;
+  const why = next
+    ? `${next} does not run these digests (yet)`
+    : at >= 0
+      ? `${env} is the last environment (${order.join(' → ')}): nothing to promote to`
+      : `${env} is not in the environment order (${order.join(' → ')}): no next environment`;
+  return releases.map((r) => ({
+    ...r,
+    states: r.states.map((s) =>
+      s.name === 'promotion' && s.status === 'pending' ? { ...s, status: next ? 'pending' : 'unknown', why } : s,
+    ),
+  }));
+}

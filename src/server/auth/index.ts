@@ -1,0 +1,10 @@
+// The auth capability's public face: what other capabilities and the composition root (app.ts, main.ts)
+// may use. Its routes are registered by app.ts directly and never exported here (that would make cycles).
+export { AccessReviewer } from './access-review.ts';
+export { Accounts } from './accounts.ts';
+export { allowed, installGuard, recordDenial, type AccessRule } from './guard.ts';
+export { OidcLogin } from './oidc.ts';
+export { generatePassword } from './passwords.ts';
+export { DbSessionBackend } from './session-backend.ts';
+export { SessionStore, type Principal, type Session } from './sessions.ts';
+export { connectionFor, managedCluster } from './user-connection.ts';

@@ -1,0 +1,6 @@
+// The diff capability's public face: what other capabilities and the composition root (app.ts, main.ts)
+// may use. Its routes are registered by app.ts directly and never exported here (that would make cycles).
+export { diffApp, type AppDiff } from './app-diff.ts';
+export { familyOf } from './env-compare.ts';
+export { RenderError, type Obj, type RenderResult } from './render.ts';
+export { DiffService, renderTools } from './service.ts';

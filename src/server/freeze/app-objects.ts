@@ -1,0 +1,97 @@
+// The frozen app objects on the cluster: read, patched (with the resourceVersion retry of a freeze patch),
+// and fanned out a few at a time when a whole environment is frozen or restored.
+import { canonicalJson } from '../../domain/evidence.ts';
+import { cannotFreeze, priorOf, type Patch } from '../../domain/freeze.ts';
+import { metaOf, type Obj } from '../../domain/object-meta.ts';
+import { clusterHttpError, HttpError } from '../http/errors.ts';
+import type { ClusterConnection } from '../kube/connection.ts';
+import { KINDS } from '../kube/kinds.ts';
+import type { FreezeTarget } from './store.ts';
+
+/** app objects read and patched at once when a whole environment is frozen */
+export const CONCURRENCY = 8;
+
+/**
+ * `fn` over `items`, at most `limit` at a time, results in order. The first failure is thrown once every
+ * call in flight has settled (so callers can undo exactly what was done).
+ */
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, i: number) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  let failed: { error: unknown } | undefined;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        out[i] = await fn(items[i] as T, i);
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failed) throw failed.error;
+  return out;
+}
+
+function objectPath(t: Pick<FreezeTarget, 'kind' | 'namespace' | 'name'>): string {
+  const k = KINDS[t.kind];
+  return `/apis/${k.group}/${k.version}/namespaces/${encodeURIComponent(t.namespace)}/${k.plural}/${encodeURIComponent(t.name)}`;
+}
+
+/** The app object as the apiserver has it now. */
+export async function readObject(
+  conn: ClusterConnection,
+  t: Pick<FreezeTarget, 'kind' | 'namespace' | 'name'>,
+): Promise<Obj> {
+  try {
+    return await conn.json<Obj>('GET', objectPath(t), { timeoutMs: 10_000 });
+  } catch (e) {
+    throw clusterHttpError(e, `cannot read ${t.kind} ${t.name}`, '');
+  }
+}
+
+export async function patchObject(conn: ClusterConnection, t: FreezeTarget, p: Patch, what: string): Promise<Obj> {
+  try {
+    return await conn.json<Obj>('PATCH', `${objectPath(t)}?fieldManager=gitops-console`, {
+      body: JSON.stringify(p.body),
+      contentType: p.contentType,
+      timeoutMs: 10_000,
+    });
+  } catch (e) {
+    throw clusterHttpError(e, what, '');
+  }
+}
+
+/**
+ * The freeze's patch with the object's resourceVersion as precondition. Controllers write status all the
+ * time (a new resourceVersion each): on a 409 the object is read again and, when what the freeze stored of
+ * it (its prior automation) is unchanged, the patch is retried with the new version; when someone changed
+ * the automation meanwhile, the conflict stands.
+ */
+export async function patchUnchanged(
+  conn: ClusterConnection,
+  t: FreezeTarget,
+  obj: Obj,
+  patch: (rv: string) => Patch,
+): Promise<Obj> {
+  let current = obj;
+  for (let attempt = 1; ; attempt++) {
+    const rv = String(metaOf(current).resourceVersion ?? '');
+    try {
+      return await patchObject(conn, t, patch(rv), `cannot freeze ${t.name}`);
+    } catch (e) {
+      if (!(e instanceof HttpError && e.status === 409) || attempt >= 5) throw e;
+      current = await readObject(conn, t);
+      if (
+        canonicalJson(priorOf(t.controller, current)) !== canonicalJson(t.prior) ||
+        cannotFreeze(t.controller, current)
+      )
+        throw e;
+    }
+  }
+}

@@ -1,0 +1,71 @@
+// Out-of-band changes of a frozen app object (resumed by hand, annotations dropped, deleted), observed from
+// the informers and recorded once per state; the claims they are checked against, cached for a few seconds.
+import { FROZEN_STATE_TEXT, frozenState } from '../../domain/freeze.ts';
+import { lastWriter, type Obj } from '../../domain/object-meta.ts';
+import type { FreezeStore } from './store.ts';
+import type { FreezeContext } from './types.ts';
+
+/** how long observe() trusts its copy of the freeze claims */
+const CLAIMS_TTL_MS = 3_000;
+
+/**
+ * The claims, read from the store at most every few seconds: every app object change comes through
+ * observe(), and almost none belongs to a frozen app (no query per informer event). A freeze made here
+ * drops the copy at once; one made by another replica is seen within CLAIMS_TTL_MS.
+ */
+export class FreezeClaims {
+  private cache: { at: number; claims: Promise<Map<string, string> | undefined> } | undefined;
+
+  constructor(
+    private readonly store: FreezeStore,
+    private readonly now: () => number,
+  ) {}
+
+  get(): Promise<Map<string, string> | undefined> {
+    const now = this.now();
+    if (!this.cache || now - this.cache.at > CLAIMS_TTL_MS)
+      this.cache = { at: now, claims: this.store.claims().catch(() => undefined) };
+    return this.cache.claims;
+  }
+
+  drop(): void {
+    this.cache = undefined;
+  }
+}
+
+/**
+ * Called for every app object change (catalog `app` events): a frozen app resumed directly, its freeze
+ * annotations dropped, or the app deleted, is recorded once per state and shown on the freeze.
+ */
+export async function observeApp(
+  ctx: FreezeContext,
+  claims: FreezeClaims,
+  appId: string,
+  deleted: boolean,
+): Promise<void> {
+  const { deps } = ctx;
+  const freezeId = (await claims.get())?.get(appId);
+  if (!freezeId) return;
+  const f = await deps.store.get(freezeId);
+  if (!f || f.status !== 'active') return;
+  const t = f.doc.targets.find((x) => x.appId === appId);
+  if (!t?.applied) return;
+  const obj = deleted ? undefined : deps.apps.raw(appId);
+  if (!deleted && !obj) return;
+  const state = deleted ? 'app-deleted' : frozenState(t.controller, obj as Obj, f.id);
+  if (state === 'frozen') return;
+  if (t.interference?.state === state) return;
+  const at = new Date(ctx.now()).toISOString();
+  t.interference = { state, at, message: FROZEN_STATE_TEXT[state] };
+  await deps.store.update(f.id, 'active', { doc: f.doc });
+  deps.recorder.observe({
+    time: at,
+    type: 'freeze.interfered',
+    // the field manager of the app object's newest managedFields entry (who resumed it)
+    actor: deleted ? 'unknown' : (lastWriter(obj as Obj) ?? 'unknown'),
+    app: appId,
+    cluster: f.cluster,
+    env: t.env,
+    data: { freezeId: f.id, state, message: FROZEN_STATE_TEXT[state] },
+  });
+}

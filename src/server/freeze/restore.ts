@@ -1,0 +1,79 @@
+// The last step of every end (unfreeze, expiry, an end taken over from a dead process): each frozen app's
+// prior automation restored exactly, with evidence per app, then the freeze ended in the store.
+import { restorePatch } from '../../domain/freeze.ts';
+import type { Obj } from '../../domain/object-meta.ts';
+import { HttpError } from '../http/errors.ts';
+import { CONCURRENCY, mapLimit, patchObject, readObject } from './app-objects.ts';
+import type { FreezeDoc, FreezeRow } from './store.ts';
+import type { EndDecision, FreezeActor, FreezeContext } from './types.ts';
+
+/** Restores every target's prior automation and ends the freeze (status `ending` → `ended`). */
+export async function finishFreeze(
+  ctx: FreezeContext,
+  f: FreezeRow,
+  who: FreezeActor | undefined,
+  how: string,
+  decisions: EndDecision[],
+  resumed: boolean,
+): Promise<void> {
+  const { deps } = ctx;
+  const doc: FreezeDoc = { ...f.doc, targets: f.doc.targets.map((t) => ({ ...t })) };
+  const failures: string[] = [];
+  const actor = who?.name ?? 'console';
+  const conn = deps.conn(f.cluster, who);
+  await mapLimit(
+    doc.targets.filter((x) => x.applied && !x.restored?.ok),
+    CONCURRENCY,
+    async (t) => {
+      try {
+        await deps.recorder.act(
+          {
+            time: new Date(ctx.now()).toISOString(),
+            type: 'freeze.restored',
+            actor,
+            app: t.appId,
+            cluster: f.cluster,
+            env: t.env,
+            data: { freezeId: f.id, restore: t.prior, how, ...(resumed ? { resumedAfterRestart: true } : {}) },
+          },
+          async () => {
+            // the informers' copy first; when the patch does not fit it (an annotation already gone), the object
+            // is read and the patch computed again
+            const cached = deps.apps.raw(t.appId);
+            if (cached)
+              try {
+                await patchObject(conn, t, restorePatch(t.prior, cached), `cannot restore ${t.name}`);
+                return 'restored';
+              } catch (e) {
+                if (!(e instanceof HttpError) || ![404, 409, 422].includes(e.status)) throw e;
+              }
+            let live: Obj;
+            try {
+              live = await readObject(conn, t);
+            } catch (e) {
+              if (e instanceof HttpError && e.status === 404) return 'gone';
+              throw e;
+            }
+            await patchObject(conn, t, restorePatch(t.prior, live), `cannot restore ${t.name}`);
+            return 'restored';
+          },
+          (o) => (o.ok ? { result: o.value } : {}),
+        );
+        t.restored = { at: new Date(ctx.now()).toISOString(), ok: true };
+      } catch (e) {
+        const msg = e instanceof HttpError ? e.message : String(e);
+        t.restored = { at: new Date(ctx.now()).toISOString(), ok: false, detail: msg };
+        failures.push(`${t.name}: ${msg}`);
+      }
+    },
+  );
+  await deps.store.update(f.id, 'ending', { doc: { ...doc, decisions } });
+  if (failures.length)
+    throw new HttpError(
+      502,
+      'RestoreFailed',
+      `the prior automation could not be restored on ${failures.join('; ')}; the freeze stays ending — try again`,
+    );
+  await deps.store.transition(f.id, 'ending', 'ended', { by: actor, reason: how });
+  ctx.dropClaims();
+}

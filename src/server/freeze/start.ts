@@ -1,0 +1,210 @@
+// Starting a freeze (one app, or every app of an environment on a cluster): validate, record the intent,
+// claim the apps in the store, patch each app object; a refusal half-way undoes it all. And extending one.
+import { randomUUID } from 'node:crypto';
+import type { App } from '../../domain/app.ts';
+import {
+  cannotFreeze,
+  freezePatch,
+  freezeRequestErrors,
+  frozenState,
+  priorOf,
+  restorePatch,
+  FREEZE_DEFAULT_MINUTES,
+  FREEZE_MAX_MINUTES,
+  type FreezeRequest,
+} from '../../domain/freeze.ts';
+import { metaOf, type Obj } from '../../domain/object-meta.ts';
+import { HttpError } from '../http/errors.ts';
+import { CONCURRENCY, mapLimit, patchObject, patchUnchanged, readObject } from './app-objects.ts';
+import { mustMay, viewFreeze } from './read.ts';
+import type { FreezeDoc, FreezeTarget } from './store.ts';
+import type { FreezeActor, FreezeContext, FreezeView } from './types.ts';
+
+export async function createFreeze(
+  ctx: FreezeContext,
+  user: FreezeActor,
+  input: FreezeRequest & { cluster: string; env?: string | undefined; app?: string | undefined },
+): Promise<FreezeView> {
+  const { deps } = ctx;
+  const errors = freezeRequestErrors(input);
+  if (!input.app && !input.env) errors.push({ field: 'app', message: 'name an app or an environment' });
+  if (errors.length) throw new HttpError(400, 'BadRequest', errors.map((e) => `${e.field}: ${e.message}`).join('; '));
+  const apps = targetsOf(ctx, input);
+  for (const a of apps)
+    if (!user.may(a.cluster, a.env)) {
+      const why = `You need the oncall role on ${a.cluster}/${a.env} to freeze deployments`;
+      user.denied?.(a.cluster, a.env, a.id, why);
+      throw new HttpError(403, 'Forbidden', why);
+    }
+  // read each app object now: its prior automation is what the end restores
+  const conn = deps.conn(input.cluster, user);
+  const read: Array<{ a: App; obj: Obj }> = [];
+  const refused: string[] = [];
+  // the informers' copy (every patch carries its resourceVersion, and a 409 reads the object again);
+  // a GET only for what the cache does not hold
+  const objects = await mapLimit(apps, CONCURRENCY, async (a) => deps.apps.raw(a.id) ?? readObject(conn, a));
+  for (const [i, a] of apps.entries()) {
+    let obj = objects[i] as Obj;
+    let why = cannotFreeze(a.controller, obj);
+    // a refusal is confirmed on the object itself, not on a copy that may lag behind
+    if (why) why = cannotFreeze(a.controller, (obj = await readObject(conn, a)));
+    if (why) refused.push(`${a.name}: ${why}`);
+    else read.push({ a, obj });
+  }
+  if (!read.length || (input.app && refused.length))
+    throw new HttpError(409, 'Conflict', `cannot freeze ${refused.join('; ')}`);
+  const id = `frz-${randomUUID().slice(0, 8)}`;
+  const minutes = input.minutes ?? FREEZE_DEFAULT_MINUTES;
+  const createdAt = new Date(ctx.now()).toISOString();
+  const expiresAt = new Date(ctx.now() + minutes * 60_000).toISOString();
+  const reason = input.reason.trim();
+  const targets: FreezeTarget[] = read.map(({ a, obj }) => ({
+    appId: a.id,
+    kind: a.kind,
+    namespace: a.namespace,
+    name: a.name,
+    controller: a.controller,
+    env: a.env,
+    prior: priorOf(a.controller, obj),
+    applied: false,
+  }));
+  const row = {
+    id,
+    cluster: input.cluster,
+    env: input.env ?? null,
+    app: input.app ?? null,
+    status: 'active' as const,
+    reason,
+    incident: input.incident || null,
+    createdBy: user.name,
+    createdAt,
+    expiresAt,
+    doc: { targets, extensions: [], startedAt: createdAt } satisfies FreezeDoc,
+  };
+  const scopeEnv = input.env ?? read[0]?.a.env ?? null;
+  await deps.recorder.act(
+    {
+      time: createdAt,
+      type: 'freeze.started',
+      actor: user.name,
+      app: input.app ?? null,
+      cluster: input.cluster,
+      env: scopeEnv,
+      data: {
+        freezeId: id,
+        reason,
+        incident: input.incident || null,
+        minutes,
+        until: expiresAt,
+        apps: targets.map((t) => t.appId),
+        prior: Object.fromEntries(targets.map((t) => [t.appId, t.prior])),
+        ...(refused.length ? { notFrozen: refused } : {}),
+      },
+    },
+    async () => {
+      const claimed = await deps.store.create(row);
+      ctx.dropClaims();
+      if (!claimed.ok)
+        throw new HttpError(
+          409,
+          'Conflict',
+          `already frozen: ${claimed.taken.map((t) => `${t.app} by ${t.freezeId}`).join(', ')} — extend that freeze instead`,
+        );
+      const meta = { id, by: user.name, reason, until: expiresAt, incident: input.incident || undefined };
+      try {
+        await mapLimit(targets, CONCURRENCY, async (t, i) => {
+          const after = await patchUnchanged(conn, t, read[i]?.obj as Obj, (rv) => freezePatch(t.prior, meta, rv));
+          if (t.prior.controller === 'argocd' && frozenState('argocd', after, id) === 'resumed-directly') {
+            // an Argo CD CRD without `automated.enabled` pruned the flag: pause by removing `automated`
+            t.prior = { ...t.prior, shape: 'removed' };
+            const rv2 = String(metaOf(after).resourceVersion ?? '');
+            await patchObject(conn, t, freezePatch(t.prior, meta, rv2), `cannot freeze ${t.name}`);
+          }
+          t.applied = true;
+        });
+      } catch (e) {
+        // changes nothing: put back what was frozen, release the claims
+        for (const t of targets.filter((x) => x.applied)) {
+          const live = await readObject(conn, t).catch(() => undefined);
+          if (live)
+            await patchObject(conn, t, restorePatch(t.prior, live), `cannot undo the freeze of ${t.name}`).catch(
+              (err: unknown) => deps.log?.error({ err: String(err), app: t.appId }, 'freeze: undo failed'),
+            );
+        }
+        await deps.store.update(id, 'active', { doc: { ...row.doc, targets } });
+        await deps.store.transition(id, 'active', 'failed', { by: user.name, reason: String(e) });
+        throw e;
+      }
+      const startedAt = new Date(ctx.now()).toISOString();
+      await deps.store.update(id, 'active', { doc: { ...row.doc, targets, startedAt } });
+    },
+    (o) => (o.ok ? { apps: targets.length } : {}),
+  );
+  ctx.arm({ id, expiresAt });
+  return viewFreeze(ctx, id);
+}
+
+function targetsOf(
+  ctx: FreezeContext,
+  input: { cluster: string; env?: string | undefined; app?: string | undefined },
+): App[] {
+  if (input.app) {
+    const a = ctx.deps.apps.get(input.app);
+    if (!a || a.cluster !== input.cluster) throw new HttpError(404, 'NotFound', `no app ${input.app}`);
+    return [a];
+  }
+  const apps = ctx.deps.apps.list().filter((a) => a.cluster === input.cluster && a.env === input.env);
+  if (!apps.length) throw new HttpError(404, 'NotFound', `no apps in ${input.cluster}/${String(input.env)}`);
+  return apps;
+}
+
+export async function extendFreeze(
+  ctx: FreezeContext,
+  id: string,
+  user: FreezeActor,
+  body: { minutes: number; reason: string },
+): Promise<FreezeView> {
+  const errors = freezeRequestErrors({ reason: body.reason, minutes: body.minutes });
+  if (errors.length) throw new HttpError(400, 'BadRequest', errors.map((e) => `${e.field}: ${e.message}`).join('; '));
+  const f = await viewFreeze(ctx, id);
+  mustMay(user, f);
+  if (f.status !== 'active') throw new HttpError(409, 'Conflict', `freeze ${id} is ${f.status}: it cannot be extended`);
+  const from = f.expiresAt;
+  const to = new Date(ctx.now() + body.minutes * 60_000).toISOString();
+  if (Date.parse(to) - Date.parse(f.createdAt) > FREEZE_MAX_MINUTES * 60_000 * 7)
+    throw new HttpError(400, 'BadRequest', 'minutes: a freeze cannot be extended past a week in total');
+  const at = new Date(ctx.now()).toISOString();
+  await ctx.deps.recorder.act(
+    {
+      time: at,
+      type: 'freeze.extended',
+      actor: user.name,
+      app: f.app,
+      cluster: f.cluster,
+      env: f.env ?? f.doc.targets[0]?.env ?? null,
+      data: { freezeId: id, reason: body.reason.trim(), from, until: to },
+    },
+    async () => {
+      const doc: FreezeDoc = {
+        ...f.doc,
+        extensions: [...f.doc.extensions, { at, by: user.name, reason: body.reason.trim(), from, to }],
+      };
+      if (!(await ctx.deps.store.update(id, 'active', { doc, expiresAt: to })))
+        throw new HttpError(409, 'Conflict', `freeze ${id} ended meanwhile`);
+      // the annotation says the new time too (best effort: the store is the authority)
+      const conn = ctx.deps.conn(f.cluster, user);
+      for (const t of f.doc.targets.filter((x) => x.applied))
+        await patchObject(
+          conn,
+          t,
+          {
+            contentType: 'application/merge-patch+json',
+            body: { metadata: { annotations: { 'gitops-console.dev/frozen-until': to } } },
+          },
+          `cannot annotate ${t.name}`,
+        ).catch(() => undefined);
+    },
+  );
+  ctx.arm({ id, expiresAt: to });
+  return viewFreeze(ctx, id);
+}

@@ -1,0 +1,80 @@
+// The freeze service's shapes: who acts, what the service depends on, what it returns, and the context its
+// jobs (start, end, restore, expiry, out of band) share with the FreezeService that holds timers and claims.
+import type { App } from '../../domain/app.ts';
+import type { FieldChange } from '../../domain/field-diff.ts';
+import type { LiveChange } from '../../domain/freeze.ts';
+import type { Obj } from '../../domain/object-meta.ts';
+import type { ObjectRef } from '../../domain/refs.ts';
+import type { EvidenceRecorder } from '../evidence/index.ts';
+import type { ClusterConnection } from '../kube/connection.ts';
+import type { FreezeRow, FreezeStore } from './store.ts';
+
+export interface FreezeActor {
+  name: string;
+  /** whether this person may freeze / end on a cluster + env (the session's grants) */
+  may(cluster: string, env: string): boolean;
+  /** records a denial (403) as evidence */
+  denied?(cluster: string, env: string, app: string | undefined, reason: string): void;
+}
+
+export interface WriteBackOutcome {
+  branch: string;
+  commit: string | null;
+  placements: unknown[];
+  pullRequest?: { number: number; url: string } | undefined;
+  forgeError?: string | undefined;
+}
+
+export interface FreezeServiceDeps {
+  recorder: EvidenceRecorder;
+  store: FreezeStore;
+  apps: {
+    get(id: string): App | undefined;
+    list(): App[];
+    raw(id: string): Obj | undefined;
+  };
+  /** the connection an action goes out on: the user's (impersonated) or, for expiry, the console's own */
+  conn(cluster: string, user?: FreezeActor): ClusterConnection;
+  /** the app's field diff (Git vs live, with field managers); throws when it cannot be computed */
+  diff(a: App): Promise<{
+    state: 'ok' | 'unknown';
+    error?: string | undefined;
+    objects: Array<{ ref: ObjectRef; changes: FieldChange[] }>;
+  }>;
+  /** commits live values to the app's overlay on a new branch (and opens a PR where there is a forge) */
+  writeBack?(
+    a: App,
+    req: { branch: string; message: string; author: string; changes: LiveChange[] },
+  ): Promise<WriteBackOutcome>;
+  now?(): number;
+  log?: { warn(o: unknown, m?: string): void; error(o: unknown, m?: string): void };
+}
+
+export interface FreezeView extends FreezeRow {
+  /** whether the freeze still holds its apps */
+  active: boolean;
+}
+
+/** A live change and the frozen app whose diff showed it. */
+export type AppChange = LiveChange & { appId: string };
+
+export interface EndDecision {
+  change: string;
+  action: 'write-back' | 'git-wins';
+}
+
+/** What the service's jobs share: its dependencies and clock, its expiry timers, its copy of the claims. */
+export interface FreezeContext {
+  readonly deps: FreezeServiceDeps;
+  now(): number;
+  /** `p` as work in flight that settled() waits for */
+  track<T>(p: Promise<T>): Promise<T>;
+  /** the freeze's expiry timer, set (or moved) to its expiresAt */
+  arm(f: Pick<FreezeRow, 'id' | 'expiresAt'>): void;
+  /** the freeze's expiry timer dropped */
+  disarm(id: string): void;
+  /** ends of dead processes being resumed here */
+  readonly resuming: Set<string>;
+  /** drops the copy of the freeze claims (a freeze made or ended here counts at once) */
+  dropClaims(): void;
+}

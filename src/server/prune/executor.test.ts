@@ -1,0 +1,31 @@
+// Executing an approved prune: batches stop at the first failure and the rest is reported not deleted.
+// Against the in-memory cluster of test-fixture.ts and a real SQLite evidence store.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dev, rev1, rev2, rev3, setup } from './test-fixture.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'prune-executor-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('PruneService executions', () => {
+  it('batches stop at the first failure; the rest is reported not deleted', async () => {
+    const t = setup(dir, { inGit: [], live: ['a', 'b', 'c', 'd'], batchSize: 2 });
+    t.cluster.failDelete.add('b');
+    const { preview } = await t.service.create(t.app, dev);
+    const confirmation = preview.doc.confirmation ?? '';
+    await t.service.decide(preview.id, rev1, { decision: 'approve', comment: 'ok', confirmation }, t.onDenied);
+    await t.service.decide(preview.id, rev2, { decision: 'approve', comment: 'ok', confirmation }, t.onDenied);
+    await t.service.settled();
+    const v = await t.service.view(preview.id, rev3);
+    expect(v.preview.status).toBe('failed');
+    expect(v.journal.map((j) => [j.object.split('/').pop(), j.state])).toEqual([
+      ['a', 'deleted'],
+      ['b', 'failed'],
+      ['c', 'not-deleted'],
+      ['d', 'not-deleted'],
+    ]);
+    expect(t.cluster.deletes.map((d) => d.name)).toEqual(['a', 'b']);
+  });
+});

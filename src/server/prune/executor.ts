@@ -1,0 +1,196 @@
+// The third step of a prune: claim an approved preview (exactly one claimant) and execute it in bounded batches
+// that stop on the first failure or a health regression; the console deletes each object itself (DELETE with
+// preconditions) or, when the controller prunes, stamps its approval on it (stamps.ts). Evidence before and after.
+import type { HealthStatus } from '../../domain/app.ts';
+import { HttpError } from '../http/errors.ts';
+import { mustPreview, type PruneContext } from './context.ts';
+import type { PreviewCandidate, StoredPreview } from './model.ts';
+import { approveArgoDeletions, stampOne } from './stamps.ts';
+import type { JournalEntry } from './store.ts';
+
+const HEALTH_RANK: Record<HealthStatus, number> = {
+  Healthy: 0,
+  Progressing: 1,
+  Suspended: 1,
+  Unknown: 2,
+  Missing: 3,
+  Degraded: 3,
+};
+
+/** Claims an approved preview and runs it in the background (exactly one claimant runs it). */
+export async function startExecution(ctx: PruneContext, id: string): Promise<void> {
+  const p = await mustPreview(ctx, id);
+  const deletable = p.doc.candidates.filter((c) => c.deletable);
+  const entries = deletable.map((c, i) => ({
+    batch: Math.floor(i / p.doc.batchSize),
+    object: c.id,
+    uid: c.uid ?? '',
+    resourceVersion: c.resourceVersion ?? '',
+  }));
+  if (!(await ctx.deps.store.claim(id, ctx.executor, entries, new Date().toISOString()))) return;
+  const run = execute(ctx, p).catch(async (e: unknown) => {
+    await ctx.deps.store
+      .transition(
+        id,
+        ['executing'],
+        'failed',
+        `stopped: ${e instanceof Error ? e.message : String(e)}`,
+        new Date().toISOString(),
+      )
+      .catch(() => undefined);
+  });
+  ctx.running.set(
+    id,
+    run.finally(() => ctx.running.delete(id)),
+  );
+}
+
+/** Waits for executions running in this process. */
+export async function executionsSettled(ctx: PruneContext): Promise<void> {
+  await Promise.all([...ctx.running.values()]);
+}
+
+async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
+  const { deps } = ctx;
+  const journal = await deps.store.journal(p.id);
+  const byId = new Map(p.doc.candidates.map((c) => [c.id, c]));
+  const batches = [...new Set(journal.map((j) => j.batch))].sort((a, b) => a - b);
+  const startHealth = deps.app(p.app)?.health ?? 'Unknown';
+  const base = { app: p.app, cluster: p.cluster, env: p.env, actor: 'console' };
+  const byController = p.doc.deletedBy === 'controller';
+  let stop: string | undefined;
+  let deleted = 0;
+  for (const b of batches) {
+    const health = deps.app(p.app)?.health ?? 'Unknown';
+    if (b > 0 && HEALTH_RANK[health] > HEALTH_RANK[startHealth]) {
+      stop = `the app's health regressed from ${startHealth} to ${health} between batches`;
+      break;
+    }
+    const items = journal.filter((j) => j.batch === b);
+    try {
+      await deps.recorder.act(
+        {
+          ...base,
+          time: new Date().toISOString(),
+          type: 'prune.batch',
+          data: { previewId: p.id, batch: b, of: batches.length, objects: items.map((j) => j.object) },
+        },
+        async () => {
+          for (const j of items) {
+            const c = byId.get(j.object);
+            if (!c) throw new Error(`journal names ${j.object}, which the preview does not`);
+            if (byController) await stampOne(ctx, p, j, c);
+            else await deleteOne(ctx, p, j, c);
+            deleted++;
+          }
+        },
+        () => ({ previewId: p.id, batch: b }),
+      );
+    } catch (e) {
+      stop = e instanceof Error ? e.message : String(e);
+      break;
+    }
+  }
+  if (byController && !stop && p.doc.controller === 'argocd')
+    try {
+      await approveArgoDeletions(ctx, p);
+    } catch (e) {
+      stop = e instanceof Error ? e.message : String(e);
+    }
+  const now = new Date().toISOString();
+  const final = await deps.store.journal(p.id);
+  const notDeleted = final.filter((j) => j.state === 'planned').map((j) => j.object);
+  for (const j of final)
+    if (j.state === 'planned') await deps.store.mark(p.id, j.position, ['planned'], 'not-deleted', stop ?? null, now);
+  const status = stop ? 'failed' : 'done';
+  const controllerName = p.doc.controller === 'flux' ? 'kustomize-controller' : 'the Argo CD application controller';
+  // a recovery by another replica (this one looked dead: its journal idle too long) may have reported it
+  // already: then that report stands, and no second outcome is recorded
+  const finished = await deps.store.transition(
+    p.id,
+    ['executing'],
+    status,
+    stop ??
+      (byController
+        ? `${deleted} object${deleted === 1 ? '' : 's'} stamped with the approval: ${controllerName}'s next prune deletes ${deleted === 1 ? 'it' : 'them'}`
+        : null),
+    now,
+  );
+  if (!finished) return;
+  await deps.recorder.record({
+    ...base,
+    time: now,
+    type: 'prune.executed',
+    data: {
+      previewId: p.id,
+      status,
+      ...(byController
+        ? { deletedBy: 'controller', stamped: deleted, notStamped: notDeleted }
+        : { deleted, notDeleted }),
+      ...(stop ? { stoppedBecause: stop } : {}),
+    },
+  });
+}
+
+/** One DELETE with preconditions: intent in the journal and the evidence first, the outcome after. */
+async function deleteOne(ctx: PruneContext, p: StoredPreview, j: JournalEntry, c: PreviewCandidate): Promise<void> {
+  const conn = ctx.deps.conn(c.ref.cluster);
+  await ctx.deps.recorder.act(
+    {
+      time: new Date().toISOString(),
+      type: 'prune.delete',
+      actor: 'console',
+      app: p.app,
+      cluster: p.cluster,
+      env: p.env,
+      data: {
+        previewId: p.id,
+        object: c.id,
+        uid: j.uid,
+        resourceVersion: j.resourceVersion,
+        propagationPolicy: p.doc.propagationPolicy,
+      },
+    },
+    async () => {
+      if (!(await ctx.deps.store.mark(p.id, j.position, ['planned'], 'deleting', null, new Date().toISOString())))
+        throw new Error(`${c.id} was already attempted (journal)`);
+      const path = await ctx.live.path(c.ref);
+      const body = JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        preconditions: { uid: j.uid, resourceVersion: j.resourceVersion },
+        propagationPolicy: p.doc.propagationPolicy,
+      });
+      // an explicit length: a chunked DELETE body leaves the apiserver's keep-alive connection unusable
+      // (the next request on it gets a bare "400 Bad Request")
+      const res = await conn.request('DELETE', path, {
+        timeoutMs: 15_000,
+        contentType: 'application/json',
+        headers: { 'Content-Length': String(Buffer.byteLength(body)) },
+        body,
+      });
+      const now = new Date().toISOString();
+      if (res.status === 200 || res.status === 202) {
+        await ctx.deps.store.mark(p.id, j.position, ['deleting'], 'deleted', String(res.status), now);
+        return;
+      }
+      const err = conn.httpError(res, `DELETE ${c.ref.kind} ${c.ref.name}`);
+      await ctx.deps.store.mark(
+        p.id,
+        j.position,
+        ['deleting'],
+        'failed',
+        `${res.status}: ${err.message}`.slice(0, 500),
+        now,
+      );
+      throw new HttpError(
+        res.status === 409 ? 409 : 502,
+        res.status === 409 ? 'Conflict' : 'ClusterError',
+        res.status === 409
+          ? `${c.id} changed since the preview (precondition failed): stopped`
+          : `DELETE ${c.id} failed (${res.status}): stopped`,
+      );
+    },
+    () => ({ previewId: p.id, object: c.id }),
+  );
+}

@@ -1,0 +1,84 @@
+// What a prune preview is (the plan the store keeps, its candidates, the view a user gets) and what the prune
+// service is built from (its dependencies and options). Types only.
+import type { App } from '../../domain/app.ts';
+import type { Obj } from '../../domain/object-meta.ts';
+import type { PruneLimits, PruneState } from '../../domain/prune.ts';
+import type { ObjectRef } from '../../domain/refs.ts';
+import type { Principal } from '../auth/index.ts';
+import type { RenderResult } from '../diff/index.ts';
+import type { EvidenceRecorder } from '../evidence/index.ts';
+import type { ClusterConnection } from '../kube/connection.ts';
+import type { ObjectIndex } from '../kube/object-index.ts';
+import type { JournalEntry, PreviewRow, PruneStore } from './store.ts';
+
+export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';
+
+export interface PreviewCandidate {
+  ref: ObjectRef;
+  id: string;
+  /** null when the object is not live (nothing to delete) */
+  uid: string | null;
+  resourceVersion: string | null;
+  protectedBy: string | null;
+  cascades: ObjectRef[];
+  finalizers: string[];
+  createdAt: string | null;
+  /** the field manager that wrote the object last (managedFields) */
+  lastWriter: string | null;
+  deletable: boolean;
+}
+
+/** What the store keeps of a preview besides its indexed columns. */
+export interface PreviewDoc {
+  controller: 'flux' | 'argocd';
+  revision: string | null;
+  renderHash: string | null;
+  renderer: string | null;
+  planState: PruneState;
+  reasons: string[];
+  limits: PruneLimits;
+  candidates: PreviewCandidate[];
+  propagationPolicy: PropagationPolicy;
+  batchSize: number;
+  /** the text a needs-override approver types */
+  confirmation: string | null;
+  /**
+   * who deletes once approved: the console (the controller does not prune), or the controller's own prune after
+   * the console stamped its approval on each object; absent in previews stored before this existed: the console
+   */
+  deletedBy?: 'console' | 'controller';
+}
+
+export type StoredPreview = PreviewRow<PreviewDoc>;
+
+export interface PreviewView {
+  preview: StoredPreview;
+  journal: JournalEntry[];
+  /** whether the asking user may approve it now, and why not */
+  viewer: { canApprove: boolean; reason: string | null };
+}
+
+export interface PruneServiceOptions {
+  limits?: PruneLimits;
+  ttlMs?: number;
+  batchSize?: number;
+  propagationPolicy?: PropagationPolicy;
+  /** a journal idle this long belongs to a dead executor (another replica); recovered at start */
+  staleExecutionMs?: number;
+}
+
+export interface PruneServiceDeps {
+  recorder: EvidenceRecorder;
+  store: PruneStore<PreviewDoc>;
+  index: ObjectIndex;
+  /** the app as the console knows it now (health between batches) */
+  app(id: string): App | undefined;
+  /** the console's own connection to a cluster (it deletes as itself: deploy/rbac.yaml grants `delete`) */
+  conn(cluster: string): ClusterConnection;
+  /** whether the cluster's informers have listed everything (else the live state is unknown) */
+  listed(cluster: string): boolean;
+  /** the app's desired state at its source revision (the diff's renderer); throws when it cannot render */
+  render(a: App, user: Principal): Promise<RenderResult>;
+  /** the cached objects of a namespace (what deleting the Namespace takes with it) */
+  inNamespace?(cluster: string, namespace: string): Obj[];
+}

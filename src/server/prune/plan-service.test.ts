@@ -1,0 +1,37 @@
+// Planning a prune: a failed render is unknown (nothing to approve), protected objects are listed and never
+// deleted. Against the in-memory cluster of test-fixture.ts and a real SQLite evidence store.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dev, ref, rev1, setup } from './test-fixture.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'prune-plan-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('PruneService plans', () => {
+  it('a failed render is unknown: no candidates, nothing to approve', async () => {
+    const t = setup(dir, { inGit: [], live: ['a'], render: () => Promise.reject(new Error('kustomize build failed')) });
+    const { preview } = await t.service.create(t.app, dev);
+    expect(preview).toMatchObject({ status: 'void', doc: { planState: 'unknown', candidates: [] } });
+    expect(preview.doc.reasons[0]).toMatch(/kustomize build failed/);
+  });
+
+  it('protected objects are listed and never deleted', async () => {
+    const t = setup(dir, {
+      inGit: ['keep', 'c', 'd', 'e', 'f', 'g', 'h', 'i'],
+      live: ['keep', 'a', 'c', 'd', 'e', 'f', 'g', 'h', 'i'],
+    });
+    t.cluster.add('p', { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' });
+    t.app.inventory.push(ref('p'));
+    const { preview } = await t.service.create(t.app, dev);
+    expect(preview.doc.candidates.find((c) => c.ref.name === 'p')).toMatchObject({
+      deletable: false,
+      protectedBy: 'kustomize.toolkit.fluxcd.io/prune: disabled',
+    });
+    await t.service.decide(preview.id, rev1, { decision: 'approve', comment: 'ok' }, t.onDenied);
+    await t.service.settled();
+    expect(t.cluster.deletes.map((d) => d.name)).toEqual(['a']);
+    expect(t.cluster.objects.has('p')).toBe(true);
+  });
+});

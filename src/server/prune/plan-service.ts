@@ -1,0 +1,172 @@
+// The first step of a prune: plan it (the controller's inventory, the candidates read live, what each deletion
+// cascades to: domain/prune.ts) and store the plan as a preview, its request recorded first (fail closed).
+import { randomUUID } from 'node:crypto';
+import type { App } from '../../domain/app.ts';
+import { lastWriter, metaOf, type Obj } from '../../domain/object-meta.ts';
+import { cascadeWalk, planPrune, pruneKey } from '../../domain/prune.ts';
+import { refId, type ObjectRef } from '../../domain/refs.ts';
+import { refOf } from '../../domain/tree.ts';
+import type { Principal } from '../auth/index.ts';
+import type { RenderResult } from '../diff/index.ts';
+import { trackerOf } from '../tree/index.ts';
+import type { PruneContext } from './context.ts';
+import { identityOf } from './identity.ts';
+import type { PreviewCandidate, PreviewDoc } from './model.ts';
+import { snapshotHash } from './snapshot.ts';
+import type { PreviewStatus } from './store.ts';
+
+/** What deleting `roots` takes with it, from the cache: owner-reference descendants and a Namespace's contents. */
+function descendants(ctx: PruneContext, cluster: string, roots: Obj[]): Obj[] {
+  const { deps } = ctx;
+  return cascadeWalk(roots, {
+    childrenOf: (uid) => deps.index.childrenOf(cluster, uid),
+    ...(deps.inNamespace ? { inNamespace: (ns: string) => deps.inNamespace?.(cluster, ns) ?? [] } : {}),
+  });
+}
+
+/** Plans a prune of the app now (no store, no evidence): what a preview stores. */
+export async function planPreview(ctx: PruneContext, a: App, user: Principal): Promise<PreviewDoc> {
+  const base = {
+    controller: a.controller,
+    limits: ctx.limits,
+    propagationPolicy: ctx.propagation,
+    batchSize: ctx.batchSize,
+    confirmation: null,
+    deletedBy: a.automation.prune ? ('controller' as const) : ('console' as const),
+  };
+  const unknown = (reason: string, render?: RenderResult): PreviewDoc => ({
+    ...base,
+    revision: render?.revision ?? a.source.revisionObserved ?? null,
+    renderHash: render?.renderHash ?? null,
+    renderer: render?.renderer ?? null,
+    planState: 'unknown',
+    reasons: [reason],
+    candidates: [],
+  });
+  let render: RenderResult;
+  try {
+    render = await ctx.deps.render(a, user);
+  } catch (e) {
+    return unknown(`the render failed, so nothing can be planned: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (!ctx.deps.listed(a.cluster))
+    return unknown(
+      `cluster ${a.cluster} is not fully listed (informers not synced): the live state is unknown`,
+      render,
+    );
+  // the controller's inventory, plus live objects carrying its tracking labels that the inventory dropped
+  const inventory = new Map<string, ObjectRef>();
+  for (const r of a.inventory) inventory.set(pruneKey(r), r);
+  for (const o of ctx.deps.index.trackedBy(a.cluster, trackerOf(a))) {
+    const r = refOf(a.cluster, o);
+    if (!inventory.has(pruneKey(r))) inventory.set(pruneKey(r), r);
+  }
+  const desired: ObjectRef[] = render.objects.map((o) => refOf(a.cluster, o));
+  const desiredKeys = new Set(desired.map(pruneKey));
+  const candidates = [...inventory.values()].filter((r) => !desiredKeys.has(pruneKey(r)));
+  const liveByKey = new Map<string, Obj>();
+  try {
+    for (const r of candidates) {
+      const o = await ctx.live.get(r);
+      if (o) liveByKey.set(pruneKey(r), o);
+    }
+  } catch (e) {
+    return unknown(
+      `reading the candidates live failed, so nothing can be planned: ${e instanceof Error ? e.message : String(e)}`,
+      render,
+    );
+  }
+  const roots = [...liveByKey.values()];
+  const plan = planPrune({
+    controller: a.controller,
+    inventory: [...inventory.values()],
+    desired,
+    live: [...roots, ...descendants(ctx, a.cluster, roots)],
+    limits: ctx.limits,
+  });
+  const out: PreviewCandidate[] = plan.candidates.map((c) => {
+    const o = liveByKey.get(pruneKey(c.ref));
+    const m = o ? metaOf(o) : undefined;
+    return {
+      ref: c.ref,
+      id: refId(c.ref),
+      uid: m?.uid ?? null,
+      resourceVersion: m?.resourceVersion ?? null,
+      protectedBy: c.protectedBy,
+      cascades: c.cascades,
+      finalizers: c.finalizers,
+      createdAt: m?.creationTimestamp ?? null,
+      lastWriter: o ? (lastWriter(o) ?? null) : null,
+      deletable: !c.protectedBy && !!m?.uid && !!m.resourceVersion,
+    };
+  });
+  return {
+    ...base,
+    confirmation:
+      plan.state === 'needs-override' ? `delete ${out.filter((c) => c.deletable).length} objects of ${a.name}` : null,
+    revision: render.revision,
+    renderHash: render.renderHash,
+    renderer: render.renderer,
+    planState: plan.state,
+    reasons: plan.reasons,
+    candidates: out,
+  };
+}
+
+/** POST …/prune-previews: plans, records the request (fail closed) and stores the preview; returns its id. */
+export async function requestPreview(ctx: PruneContext, a: App, user: Principal): Promise<string> {
+  const doc = await planPreview(ctx, a, user);
+  const now = new Date();
+  const id = randomUUID();
+  const open = doc.planState === 'ready' || doc.planState === 'needs-override';
+  const status: PreviewStatus = open ? 'pending' : 'void';
+  const hash = snapshotHash(doc.revision, doc.candidates);
+  const requester = identityOf(user);
+  await ctx.deps.recorder.act(
+    {
+      time: now.toISOString(),
+      type: 'prune.requested',
+      actor: user.name,
+      app: a.id,
+      cluster: a.cluster,
+      env: a.env,
+      data: {
+        previewId: id,
+        requester,
+        revision: doc.revision,
+        renderHash: doc.renderHash,
+        snapshotHash: hash,
+        plan: doc.planState,
+        reasons: doc.reasons,
+        candidates: doc.candidates.map((c) => ({
+          object: c.id,
+          uid: c.uid,
+          resourceVersion: c.resourceVersion,
+          protectedBy: c.protectedBy,
+          cascades: c.cascades.length,
+        })),
+      },
+    },
+    () =>
+      ctx.deps.store.create({
+        id,
+        app: a.id,
+        cluster: a.cluster,
+        env: a.env,
+        status,
+        statusReason: open
+          ? null
+          : doc.planState === 'nothing'
+            ? 'nothing will be deleted'
+            : 'the plan is unknown: nothing can be approved',
+        snapshotHash: hash,
+        requiredApprovals: doc.planState === 'needs-override' ? 2 : 1,
+        requester,
+        createdAt: now.toISOString(),
+        expiresAt: new Date(now.getTime() + ctx.ttlMs).toISOString(),
+        doc,
+      }),
+    () => ({ previewId: id, status }),
+  );
+  return id;
+}

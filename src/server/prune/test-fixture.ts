@@ -1,0 +1,146 @@
+// Test support for the prune service's unit tests (imported only by the *.test.ts files beside it): an
+// in-memory apiserver for ConfigMaps in namespace prod (GET, and DELETE with uid/resourceVersion preconditions),
+// users, and a PruneService over it with a real SQLite evidence store in `dir`.
+import { parseGrant } from '../../domain/access.ts';
+import type { App } from '../../domain/app.ts';
+import type { Obj } from '../../domain/object-meta.ts';
+import type { ObjectRef } from '../../domain/refs.ts';
+import type { Principal } from '../auth/sessions.ts';
+import type { RenderResult } from '../diff/render.ts';
+import { EvidenceRecorder } from '../evidence/recorder.ts';
+import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
+import { KubeError, type ClusterConnection, type KubeResponse } from '../kube/connection.ts';
+import type { ObjectIndex } from '../kube/object-index.ts';
+import type { PreviewDoc, PruneServiceDeps } from './model.ts';
+import { PruneService } from './service.ts';
+import { PruneStore } from './store.ts';
+
+const user = (name: string, ...grants: string[]): Principal => ({
+  name,
+  source: 'local',
+  groups: [],
+  grants: grants.map(parseGrant),
+});
+export const dev = user('dev', 'developer@prod/prod');
+export const rev1 = user('rev1', 'reviewer@prod/prod');
+export const rev2 = user('rev2', 'reviewer@prod/prod');
+export const rev3 = user('rev3', 'reviewer@prod/prod');
+
+/** A tiny apiserver for ConfigMaps in namespace prod: GET, and DELETE with uid/resourceVersion preconditions. */
+class FakeCluster {
+  objects = new Map<string, Obj>();
+  deletes: Array<{ name: string; body: Obj }> = [];
+  failDelete = new Set<string>();
+  private rv = 100;
+  add(name: string, annotations: Record<string, string> = {}): void {
+    this.objects.set(name, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: 'prod', uid: `uid-${name}`, resourceVersion: String(++this.rv), annotations },
+    });
+  }
+  touch(name: string): void {
+    const o = this.objects.get(name) as { metadata: { resourceVersion: string } };
+    o.metadata.resourceVersion = String(++this.rv);
+  }
+  conn(): ClusterConnection {
+    const answer = (status: number, body: unknown): KubeResponse => ({
+      status,
+      headers: {},
+      body: JSON.stringify(body),
+    });
+    const c = {
+      request: async (method: string, path: string, opts: { body?: string } = {}): Promise<KubeResponse> => {
+        const m = /^\/api\/v1\/namespaces\/prod\/configmaps\/([^/?]+)$/.exec(path);
+        if (!m) return answer(404, {});
+        const name = decodeURIComponent(m[1] ?? '');
+        const o = this.objects.get(name) as { metadata: { uid: string; resourceVersion: string } } | undefined;
+        if (method === 'GET') return o ? answer(200, o) : answer(404, {});
+        if (method === 'DELETE') {
+          const body = JSON.parse(opts.body ?? '{}') as { preconditions?: { uid?: string; resourceVersion?: string } };
+          this.deletes.push({ name, body });
+          if (this.failDelete.has(name)) return answer(500, { message: 'boom' });
+          if (!o) return answer(404, {});
+          const p = body.preconditions ?? {};
+          if (p.uid !== o.metadata.uid || p.resourceVersion !== o.metadata.resourceVersion)
+            return answer(409, { message: 'Precondition failed' });
+          this.objects.delete(name);
+          return answer(200, o);
+        }
+        return answer(405, {});
+      },
+      json: async (_m: string, path: string) => {
+        if (path === '/api/v1') return { resources: [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true }] };
+        throw new KubeError('not found', 'prod', 404);
+      },
+      httpError: (res: KubeResponse, what: string) => new KubeError(`${what}: ${res.status}`, 'prod', res.status),
+    };
+    return c as unknown as ClusterConnection;
+  }
+}
+
+export const ref = (name: string): ObjectRef => ({
+  cluster: 'prod',
+  group: '',
+  version: 'v1',
+  kind: 'ConfigMap',
+  namespace: 'prod',
+  name,
+});
+
+export function setup(
+  dir: string,
+  opts: { inGit: string[]; live: string[]; render?: () => Promise<RenderResult>; batchSize?: number },
+) {
+  const cluster = new FakeCluster();
+  for (const n of opts.live) cluster.add(n);
+  const ev = SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
+  const recorder = new EvidenceRecorder(ev, { warn() {}, error() {} });
+  const app: App = {
+    id: 'prod/flux-system/kustomization/app',
+    cluster: 'prod',
+    controller: 'flux',
+    kind: 'Kustomization',
+    namespace: 'flux-system',
+    name: 'app',
+    env: 'prod',
+    source: { revisionWanted: 'main@sha1:1' },
+    automation: { autoSync: true, selfHeal: true, prune: false, suspended: false },
+    sync: 'Synced',
+    health: 'Healthy',
+    healthMessage: '',
+    conditions: [],
+    inventory: opts.live.map(ref),
+    warnings: [],
+  };
+  const index = {
+    watches: () => false,
+    get: () => undefined,
+    trackedBy: () => [],
+    childrenOf: () => [],
+  } as unknown as ObjectIndex;
+  const deps: PruneServiceDeps = {
+    recorder,
+    store: new PruneStore<PreviewDoc>(ev),
+    index,
+    app: () => app,
+    conn: () => cluster.conn(),
+    listed: () => true,
+    render:
+      opts.render ??
+      (async () => ({
+        objects: opts.inGit.map((n) => ({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: n, namespace: 'prod' },
+        })),
+        renderer: 'test',
+        revision: 'main@sha1:1',
+        renderHash: 'h',
+      })),
+  };
+  const service = new PruneService(deps, { batchSize: opts.batchSize ?? 10 });
+  const denied: string[] = [];
+  const onDenied = (reason: string) => denied.push(reason);
+  return { cluster, app, service, deps, ev, denied, onDenied };
+}

@@ -1,0 +1,82 @@
+// The release recorder's states 6 reconcile and 7 health: the applied revision, when, seconds after the commit,
+// or the controller's failure; then Healthy / Degraded (with the reason) once the objects had time to roll.
+import type { App } from '../../domain/app.ts';
+import { shaOf } from '../../domain/release-commit.ts';
+import { secondsBetween } from '../../domain/release.ts';
+import { controllerActor, FOLLOW_MS, HEALTH_SETTLE_MS, type StateContext, type Tracked } from './tracking.ts';
+
+export function recordReconcile(ctx: StateContext, app: App, rel: Tracked): void {
+  const prev = rel.recorded.get('reconcile');
+  if (prev?.status === 'ok') return;
+  const ready = app.conditions.find((c) => c.type === 'Ready');
+  const readyView = ready
+    ? { status: ready.status, reason: ready.reason ?? null, message: ready.message?.slice(0, 1000) ?? null }
+    : null;
+  const base = {
+    secondsAfterCommit: secondsBetween(rel.commitTime, new Date().toISOString()) ?? null,
+    ready: readyView,
+  };
+  const applied = shaOf(app.source.revisionObserved) === rel.sha;
+  if (app.controller === 'flux') {
+    if (applied && ready?.status === 'True') {
+      rel.reconciledAt = Date.now();
+      ctx.emit(app, rel, 'reconcile', controllerActor(app), {
+        ...base,
+        appliedRevision: app.source.revisionObserved,
+      });
+      return;
+    }
+    const attempted = shaOf(app.source.revisionAttempted) === rel.sha;
+    if ((attempted || applied) && ready?.status === 'False') {
+      const reason = `${ready.reason ?? 'Ready=False'}: ${ready.message ?? ''}`.slice(0, 1000);
+      if (prev?.reason === reason) return;
+      ctx.emit(app, rel, 'reconcile', controllerActor(app), {
+        ...base,
+        ...(applied ? { appliedRevision: app.source.revisionObserved } : {}),
+        attemptedRevision: app.source.revisionAttempted ?? null,
+        status: 'failed',
+        reason,
+      });
+    }
+    return;
+  }
+  // Argo CD: synced at this revision; an error condition fails it
+  const err = app.conditions.find((c) => /Error$/.test(c.type));
+  if (applied && app.sync === 'Synced') {
+    rel.reconciledAt = Date.now();
+    ctx.emit(app, rel, 'reconcile', controllerActor(app), {
+      ...base,
+      appliedRevision: app.source.revisionObserved,
+    });
+  } else if (err) {
+    const reason = `${err.type}: ${err.message ?? ''}`.slice(0, 1000);
+    if (prev?.reason === reason) return;
+    ctx.emit(app, rel, 'reconcile', controllerActor(app), { ...base, status: 'failed', reason });
+  }
+}
+
+export function recordHealth(ctx: StateContext, app: App, rel: Tracked, expired: boolean): void {
+  if (rel.recorded.has('health') || rel.recorded.get('reconcile')?.status !== 'ok') return;
+  const since = rel.reconciledAt ?? Date.now();
+  if (Date.now() - since < HEALTH_SETTLE_MS) return;
+  const settled = ['Healthy', 'Degraded', 'Missing', 'Suspended'].includes(app.health);
+  if (!settled && !expired) return;
+  rel.healthAt = Date.now();
+  ctx.emit(app, rel, 'health', 'console', {
+    health: app.health,
+    message: app.healthMessage.slice(0, 1000),
+    secondsAfterReconcile: Math.round((Date.now() - since) / 100) / 10,
+    secondsAfterCommit: secondsBetween(rel.commitTime, new Date().toISOString()) ?? null,
+    ...(app.health === 'Healthy'
+      ? {}
+      : {
+          status: app.health === 'Degraded' || app.health === 'Missing' ? 'failed' : 'unknown',
+          reason: settled
+            ? `${app.health}: ${app.healthMessage}`.slice(0, 1000)
+            : `still ${app.health} ${Math.round(FOLLOW_MS / 60_000)} min after the revision appeared: ${app.healthMessage}`.slice(
+                0,
+                1000,
+              ),
+        }),
+  });
+}

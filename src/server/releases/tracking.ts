@@ -1,0 +1,64 @@
+// What the release recorder keeps of the release it follows per app (the states recorded so far, the times and
+// images later states need), its timings, and the context each state's recorder (record-*.ts) is given.
+import type { App } from '../../domain/app.ts';
+import { shaOf } from '../../domain/release-commit.ts';
+import type { ImageRef } from '../../domain/release-images.ts';
+import type { ReleaseStateName } from '../../domain/release.ts';
+import type { ReleaseRecorderOptions } from './recorder-options.ts';
+
+export interface Recorded {
+  status: string;
+  reason?: string | undefined;
+  time: string;
+}
+
+export interface Tracked {
+  sha: string;
+  revision: string;
+  seenAt: number;
+  recorded: Map<ReleaseStateName, Recorded>;
+  commitTime?: string | undefined;
+  reconciledAt?: number | undefined;
+  healthAt?: number | undefined;
+  images?: Array<ImageRef & { resolved?: string }> | undefined;
+  /** the commit's parents and message (the review state without a forge) */
+  commit?: { parents: string[]; message: string } | undefined;
+  /** the forge could not answer: the review is read again after this time */
+  reviewRetryAt?: number | undefined;
+  /** the promotion into this release's environment was looked for */
+  promotionChecked?: boolean;
+}
+
+/** How long a release is followed before its missing states are recorded as unknown. */
+export const FOLLOW_MS = 15 * 60_000;
+export const TICK_MS = 3000;
+/** after the reconcile, health is taken once the objects had this long to start rolling */
+export const HEALTH_SETTLE_MS = 3000;
+/** the live-digest check waits this long for a rollout to finish before it records what it sees */
+export const ROLLOUT_SETTLE_MS = 90_000;
+/** a forge that did not answer is asked again after this long (while the release is followed) */
+export const REVIEW_RETRY_MS = 20_000;
+
+export const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 2000);
+
+/** What a state's recorder works with: the recorder's options, and `emit` to record the state as evidence. */
+export interface StateContext {
+  readonly o: ReleaseRecorderOptions;
+  emit(app: App, rel: Tracked, state: ReleaseStateName, actor: string, data: Record<string, unknown>): void;
+}
+
+/** The revision the app's controller is asked to apply (or, without one, has applied), and its commit sha. */
+export function releaseSha(app: App): { sha: string; revision: string } | undefined {
+  const w = shaOf(app.source.revisionWanted);
+  if (w) return { sha: w, revision: app.source.revisionWanted as string };
+  const o = shaOf(app.source.revisionObserved);
+  return o ? { sha: o, revision: app.source.revisionObserved as string } : undefined;
+}
+
+export function controllerActor(app: App): string {
+  return app.controller === 'flux'
+    ? app.kind === 'HelmRelease'
+      ? 'helm-controller'
+      : 'kustomize-controller'
+    : 'argocd-application-controller';
+}

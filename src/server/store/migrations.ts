@@ -1,0 +1,167 @@
+// The database's one migration list (SQLite and PostgreSQL): the evidence chain and its checkpoints, prune
+// previews, freezes and sessions. Run in order by the evidence store's backends when they open.
+
+export interface Migration {
+  id: number;
+  /** portable SQL, run on both backends */
+  sql: string[];
+  /** dialect-specific statements (triggers), same intent on both */
+  sqlite?: string[];
+  postgres?: string[];
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    id: 1,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS evidence (
+        seq BIGINT PRIMARY KEY,
+        time TEXT NOT NULL,
+        type TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        app TEXT,
+        cluster TEXT,
+        env TEXT,
+        data TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE
+      )`,
+      'CREATE INDEX IF NOT EXISTS evidence_app ON evidence (app, seq)',
+      'CREATE INDEX IF NOT EXISTS evidence_type ON evidence (type, seq)',
+      // the head is not an event: it records the last link so removals from the end are detected
+      `CREATE TABLE IF NOT EXISTS evidence_head (id INTEGER PRIMARY KEY, seq BIGINT NOT NULL, hash TEXT NOT NULL)`,
+    ],
+    sqlite: [
+      `CREATE TRIGGER IF NOT EXISTS evidence_no_update BEFORE UPDATE ON evidence BEGIN SELECT RAISE(ABORT, 'evidence is append-only'); END`,
+      `CREATE TRIGGER IF NOT EXISTS evidence_no_delete BEFORE DELETE ON evidence BEGIN SELECT RAISE(ABORT, 'evidence is append-only'); END`,
+    ],
+    postgres: [
+      `CREATE OR REPLACE FUNCTION evidence_append_only() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'evidence is append-only'; END $$ LANGUAGE plpgsql`,
+      `DROP TRIGGER IF EXISTS evidence_no_change ON evidence`,
+      `CREATE TRIGGER evidence_no_change BEFORE UPDATE OR DELETE ON evidence FOR EACH ROW EXECUTE FUNCTION evidence_append_only()`,
+    ],
+  },
+  {
+    // prune previews, their approvals and the intent journal of their execution (prune-store.ts)
+    id: 2,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS prune_previews (
+        id TEXT PRIMARY KEY,
+        app TEXT NOT NULL,
+        cluster TEXT NOT NULL,
+        env TEXT NOT NULL,
+        status TEXT NOT NULL,
+        status_reason TEXT,
+        snapshot_hash TEXT NOT NULL,
+        required_approvals INTEGER NOT NULL,
+        requester_name TEXT NOT NULL,
+        requester_issuer TEXT NOT NULL,
+        requester_subject TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        executor TEXT,
+        doc TEXT NOT NULL
+      )`,
+      'CREATE INDEX IF NOT EXISTS prune_previews_status ON prune_previews (status, created_at)',
+      // one decision per identity (issuer + subject) per preview
+      `CREATE TABLE IF NOT EXISTS prune_approvals (
+        preview_id TEXT NOT NULL REFERENCES prune_previews (id),
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        name TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        comment TEXT NOT NULL,
+        time TEXT NOT NULL,
+        evidence_seq BIGINT,
+        PRIMARY KEY (preview_id, issuer, subject)
+      )`,
+      // one row per object to delete, written when the execution is claimed: planned → deleting → outcome
+      `CREATE TABLE IF NOT EXISTS prune_journal (
+        preview_id TEXT NOT NULL REFERENCES prune_previews (id),
+        position INTEGER NOT NULL,
+        batch INTEGER NOT NULL,
+        object TEXT NOT NULL,
+        uid TEXT NOT NULL,
+        resource_version TEXT NOT NULL,
+        state TEXT NOT NULL,
+        detail TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (preview_id, position)
+      )`,
+    ],
+  },
+  {
+    // incident freezes (freeze-store.ts): one row per freeze, and one claim per frozen app object — the
+    // primary key is what keeps two freezes (or two replicas) off the same app
+    id: 3,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS freezes (
+        id TEXT PRIMARY KEY,
+        cluster TEXT NOT NULL,
+        env TEXT,
+        app TEXT,
+        status TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        incident TEXT,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        ended_at TEXT,
+        ended_by TEXT,
+        end_reason TEXT,
+        doc TEXT NOT NULL
+      )`,
+      'CREATE INDEX IF NOT EXISTS freezes_status ON freezes (status, expires_at)',
+      `CREATE TABLE IF NOT EXISTS freeze_claims (
+        app TEXT PRIMARY KEY,
+        freeze_id TEXT NOT NULL REFERENCES freezes (id)
+      )`,
+    ],
+  },
+  {
+    // the evidence browser's filters stay fast at a million events (keyset paging by seq within each), and
+    // signed checkpoints of the chain head (evidence/checkpoints.ts): the signing key lives outside the database
+    id: 4,
+    sql: [
+      'CREATE INDEX IF NOT EXISTS evidence_env ON evidence (env, seq)',
+      'CREATE INDEX IF NOT EXISTS evidence_cluster ON evidence (cluster, seq)',
+      'CREATE INDEX IF NOT EXISTS evidence_actor ON evidence (actor, seq)',
+      'CREATE INDEX IF NOT EXISTS evidence_app_type ON evidence (app, type, seq)',
+      'CREATE INDEX IF NOT EXISTS evidence_time ON evidence (time)',
+      `CREATE TABLE IF NOT EXISTS evidence_checkpoints (
+        seq BIGINT PRIMARY KEY,
+        hash TEXT NOT NULL,
+        time TEXT NOT NULL,
+        signature TEXT NOT NULL
+      )`,
+    ],
+    sqlite: [
+      `CREATE TRIGGER IF NOT EXISTS evidence_checkpoints_no_update BEFORE UPDATE ON evidence_checkpoints BEGIN SELECT RAISE(ABORT, 'evidence checkpoints are append-only'); END`,
+      `CREATE TRIGGER IF NOT EXISTS evidence_checkpoints_no_delete BEFORE DELETE ON evidence_checkpoints BEGIN SELECT RAISE(ABORT, 'evidence checkpoints are append-only'); END`,
+    ],
+    postgres: [
+      `CREATE OR REPLACE FUNCTION evidence_checkpoints_append_only() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'evidence checkpoints are append-only'; END $$ LANGUAGE plpgsql`,
+      `DROP TRIGGER IF EXISTS evidence_checkpoints_no_change ON evidence_checkpoints`,
+      `CREATE TRIGGER evidence_checkpoints_no_change BEFORE UPDATE OR DELETE ON evidence_checkpoints FOR EACH ROW EXECUTE FUNCTION evidence_checkpoints_append_only()`,
+    ],
+  },
+  {
+    // sessions (auth/session-backend.ts): any replica serves any signed-in browser, and a restart signs
+    // nobody out. The key is the SHA-256 of the cookie value, never the value.
+    id: 5,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS sessions (
+        key TEXT PRIMARY KEY,
+        user_source TEXT NOT NULL,
+        user_name TEXT NOT NULL,
+        doc TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        last_seen BIGINT NOT NULL
+      )`,
+      'CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user_source, user_name)',
+      'CREATE INDEX IF NOT EXISTS sessions_last_seen ON sessions (last_seen)',
+    ],
+  },
+];

@@ -1,0 +1,3 @@
+// The tree capability's public face: what other capabilities and the composition root (app.ts, main.ts)
+// may use. Its routes are registered by app.ts directly and never exported here (that would make cycles).
+export { appTree, trackerOf } from './app-tree.ts';
