@@ -3,6 +3,9 @@
  * semantics: `kubectl rollout status` for workloads, kubelet container states
  * for pods, the Job / HPA / PVC controllers' conditions and phases, and the
  * kstatus conditions (Ready / Stalled / Reconciling) that Flux kinds expose.
+ *
+ * Over 500 lines on purpose: one table of captured objects per kind, read as a list of cases; splitting it
+ * by kind would scatter the fixtures it shares.
  */
 import { describe, it, expect } from 'vitest';
 import { HEALTH_STATES, type HealthStatus } from './app.ts';

@@ -3,6 +3,8 @@
  * in the shape kube-apiserver returns them (`kubectl get -o json
  * --show-managed-fields`): entries ordered manager, operation, apiVersion,
  * time, fieldsType, fieldsV1, subresource, with k:/v: keys as compact JSON.
+ *
+ * Over 500 lines on purpose: fixtures in the apiserver's own shape are long, and the cases share them.
  */
 import { describe, expect, it } from 'vitest';
 import sandbox from './fixtures/managed-fields-sandbox.json' with { type: 'json' };

@@ -1,3 +1,5 @@
+// The write-back plan against the sandbox's seed repository (over 500 lines on purpose: each case is one Git
+// layout and its expected placement, and they share the seed's files).
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { PROD_RENDER_WORKER_DIGEST, SEED_IMAGE_HOST, seedFiles } from '../../sandbox/seed.ts';

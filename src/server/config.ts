@@ -17,7 +17,7 @@ const ConfigSchema = z.object({
   databaseUrl: z.string().url().optional(),
   envLabel: z.string().min(1).default('env'),
   envOrder: z.array(z.string()).default(['dev', 'staging', 'prod']),
-  /** the release recorder (evidence/release-recorder.ts): CONSOLE_RELEASE_RECORDER, CONSOLE_VERIFICATIONS_FILE, … */
+  /** the release recorder (releases/recorder.ts): CONSOLE_RELEASE_RECORDER, CONSOLE_VERIFICATIONS_FILE, … */
   releases: z
     .object({
       enabled: z.boolean().default(true),

@@ -1,4 +1,4 @@
-// Prometheus metrics of the BFF (GET /metrics, routes/metrics.ts). One registry per app instance.
+// Prometheus metrics of the BFF (GET /metrics, metrics-routes.ts). One registry per app instance.
 //
 // Cardinality is bounded by construction: labels are route templates (never the raw URL), HTTP methods,
 // status classes, cluster names (kubeconfig contexts: configured, few), watched kinds (a fixed list),

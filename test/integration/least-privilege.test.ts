@@ -22,7 +22,7 @@ const ARGO = 'nonprod/argocd/application/edge-gateway-staging';
 let conn: ClusterConnection;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 
-/** A server-side apply dry-run as the diff sends it (src/server/services/app-diff.ts). */
+/** A server-side apply dry-run as the diff sends it (src/server/diff/app-diff.ts). */
 const dryRunApply = (path: string, obj: object) =>
   conn.request('PATCH', `${path}?dryRun=All&fieldManager=kustomize-controller&force=true`, {
     body: JSON.stringify(obj),

@@ -1,4 +1,4 @@
-// A fake apiserver for the diff engine's unit tests (src/server/services/*.test.ts): discovery, server-side
+// A fake apiserver for the diff engine's unit tests (src/server/diff/*.test.ts and others): discovery, server-side
 // dry-run apply (counted), live objects by name. Not a Kubernetes: only what the memo and cache tests need
 // (the real apiserver is in test/integration/diff-cache.test.ts).
 import type { ClusterConnection, KubeResponse } from '../../src/server/kube/connection.ts';

@@ -1,5 +1,5 @@
 // Sign-in (local accounts, OIDC), sign-out, the current session, password change.
-// Thin: parse, call the auth service (throttles, credentials, evidence: services/auth-actions.ts), set the
+// Thin: parse, call the auth service (throttles, credentials, evidence: auth/actions.ts), set the
 // cookie, answer.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';

@@ -4,8 +4,7 @@
 // `kubectl diff --server-side`. Where dry-run is forbidden or fails, a normalized comparison, labelled.
 import { stringify } from 'yaml';
 import type { App } from '../../domain/app.ts';
-import { execFile } from 'node:child_process';
-import { fieldDiff, flattenObject, type FieldChange, type IgnoreRule } from '../../domain/field-diff.ts';
+import { fieldDiff, flattenObject, type FieldChange } from '../../domain/field-diff.ts';
 import { controllerManagersOf, isGitOpsControllerManager } from '../../domain/field-managers.ts';
 import { ownersByPath } from '../../domain/managed-fields.ts';
 import { refOf } from '../../domain/tree.ts';
@@ -14,16 +13,10 @@ import type { ObjectRef } from '../../domain/refs.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import { KubeError } from '../kube/connection.ts';
 import type { Discovery } from '../kube/discovery.ts';
-import {
-  renderArgo,
-  renderFlux,
-  RenderError,
-  type ArgoHelmOptions,
-  type Obj,
-  type RenderResult,
-  type RenderTools,
-} from './render.ts';
+import type { Obj, RenderResult } from './render.ts';
 import { maskSecrets, maskSecretsInText } from '../kube/secret-mask.ts';
+import { ignoreFor, jqDelete } from './argo-ignore.ts';
+import { renderDesired, withFluxOwnerLabels, type DesiredDeps } from './desired.ts';
 
 export type ObjectStatus = 'changed' | 'missing' | 'extraneous' | 'unchanged' | 'unknown';
 
@@ -65,17 +58,11 @@ export interface AppDiff {
   emptyRender?: boolean;
 }
 
-export interface DiffDeps {
+export interface DiffDeps extends DesiredDeps {
   conn: ClusterConnection;
   discovery: Discovery;
-  tools: RenderTools;
   /** live object by ref (cache or apiserver); undefined when it does not exist */
   getLive(ref: { apiVersion: string; kind: string; namespace?: string; name: string }): Promise<Obj | undefined>;
-  /** the app's CR and its source object (Flux) */
-  appObject: Obj;
-  sourceObject?: Obj;
-  /** ConfigMap data for postBuild.substituteFrom (never Secrets) */
-  configMap(namespace: string, name: string): Obj | undefined;
   /** live objects tracked by the app but not in the desired set are found by the caller */
   tracked(): Obj[];
   /** the render to use (a cache, render-cache.ts); default: renderDesired now */
@@ -110,65 +97,6 @@ const strip = (o: Obj | undefined): Obj | undefined => {
 };
 const toYaml = (o: Obj | undefined) => (o ? stringify(strip(o), { lineWidth: 0 }) : undefined);
 
-/** Merges substituteFrom ConfigMaps into spec.postBuild.substitute, as kustomize-controller does (inline wins). */
-function withSubstitutions(ks: Obj, cm: DiffDeps['configMap']): Obj {
-  const spec = (ks.spec ?? {}) as Obj;
-  const post = (spec.postBuild ?? {}) as {
-    substitute?: Record<string, string>;
-    substituteFrom?: Array<{ kind: string; name: string; optional?: boolean }>;
-  };
-  if (!post.substituteFrom?.length) return ks;
-  const vars: Record<string, string> = {};
-  const ns = String(((ks.metadata ?? {}) as Obj).namespace ?? 'default');
-  for (const ref of post.substituteFrom) {
-    if (ref.kind === 'Secret')
-      throw new RenderError(
-        `postBuild.substituteFrom Secret/${ref.name}: the console does not read Secrets, so this render cannot be reproduced`,
-        'render',
-      );
-    const c = cm(ns, ref.name);
-    if (!c) {
-      if (ref.optional) continue;
-      throw new RenderError(`postBuild.substituteFrom ConfigMap/${ref.name} not found`, 'render');
-    }
-    for (const [k, v] of Object.entries((c.data ?? {}) as Record<string, string>))
-      vars[k] = String(v).replace(/\n/g, '');
-  }
-  return {
-    ...ks,
-    spec: { ...spec, postBuild: { ...post, substitute: { ...vars, ...(post.substitute ?? {}) }, substituteFrom: [] } },
-  };
-}
-
-/** Argo CD ignoreDifferences matching one object (group/kind/name/namespace). */
-function ignoreFor(app: Obj, o: Obj): (IgnoreRule & { jqPathExpressions: string[] }) | undefined {
-  const rules = ((app.spec as Obj | undefined)?.ignoreDifferences ?? []) as Array<{
-    group?: string;
-    kind: string;
-    name?: string;
-    namespace?: string;
-    jsonPointers?: string[];
-    managedFieldsManagers?: string[];
-    jqPathExpressions?: string[];
-  }>;
-  const apiVersion = String(o.apiVersion ?? '');
-  const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
-  const md = (o.metadata ?? {}) as { name?: string; namespace?: string };
-  const hits = rules.filter(
-    (r) =>
-      r.kind === o.kind &&
-      (r.group ?? '') === group &&
-      (!r.name || r.name === md.name) &&
-      (!r.namespace || r.namespace === md.namespace),
-  );
-  if (!hits.length) return undefined;
-  return {
-    jsonPointers: hits.flatMap((h) => h.jsonPointers ?? []),
-    managedFieldsManagers: hits.flatMap((h) => h.managedFieldsManagers ?? []),
-    jqPathExpressions: hits.flatMap((h) => h.jqPathExpressions ?? []),
-  };
-}
-
 async function pool<T, R>(items: T[], n: number, fn: (t: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let i = 0;
@@ -181,89 +109,6 @@ async function pool<T, R>(items: T[], n: number, fn: (t: T) => Promise<R>): Prom
     }),
   );
   return out;
-}
-
-/**
- * Everything a render depends on, and nothing else (render-cache.ts keys on exactly this). Flux: the
- * Kustomization with its ConfigMap variables merged, and its source object (the artifact). Argo CD: the source
- * at the revision the controller applied. Throws RenderError (a substituteFrom that cannot be reproduced).
- */
-export type RenderInput =
-  | { controller: 'flux'; kustomization: Obj; source: Obj | undefined }
-  | {
-      controller: 'argocd';
-      repoURL: string;
-      revision: string;
-      path: string;
-      namespace: string | undefined;
-      helm: ArgoHelmOptions & { appName?: string };
-    };
-
-export function renderInput(app: App, deps: Pick<DiffDeps, 'appObject' | 'sourceObject' | 'configMap'>): RenderInput {
-  if (app.controller === 'flux')
-    return {
-      controller: 'flux',
-      kustomization: withSubstitutions(deps.appObject, deps.configMap),
-      source: deps.sourceObject,
-    };
-  const spec = (deps.appObject.spec ?? {}) as {
-    source?: { repoURL?: string; path?: string; targetRevision?: string; helm?: ArgoHelmOptions };
-    destination?: { namespace?: string };
-  };
-  const src = spec.source ?? {};
-  return {
-    controller: 'argocd',
-    repoURL: src.repoURL ?? '',
-    revision: app.source.revisionObserved ?? src.targetRevision ?? 'HEAD',
-    path: src.path ?? '.',
-    namespace: spec.destination?.namespace,
-    helm: { ...(spec.source?.helm ?? {}), appName: app.name },
-  };
-}
-
-/** Renders a RenderInput with the controller's renderer. */
-export function renderFrom(input: RenderInput, tools: RenderTools): Promise<RenderResult> {
-  if (input.controller === 'flux') return renderFlux(input.kustomization, input.source, tools);
-  return renderArgo(input.repoURL, input.revision, input.path, input.namespace, tools, input.helm);
-}
-
-/** The labels kustomize-controller sets on every object it applies (its inventory's tracking labels). */
-export function withFluxOwnerLabels(o: Obj, app: Pick<App, 'name' | 'namespace'>): Obj {
-  const md = (o.metadata ?? {}) as { labels?: Record<string, string> };
-  return {
-    ...o,
-    metadata: {
-      ...md,
-      labels: {
-        ...(md.labels ?? {}),
-        'kustomize.toolkit.fluxcd.io/name': app.name,
-        'kustomize.toolkit.fluxcd.io/namespace': app.namespace,
-      },
-    },
-  };
-}
-
-/** The app's desired state as its controller renders it. Throws RenderError (never returns an empty guess). */
-export async function renderDesired(
-  app: App,
-  deps: Pick<DiffDeps, 'appObject' | 'sourceObject' | 'configMap' | 'tools'>,
-): Promise<RenderResult> {
-  return renderFrom(renderInput(app, deps), deps.tools);
-}
-
-function jqDelete(bin: string, obj: unknown, exprs: string[]): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      bin,
-      exprs,
-      { timeout: 10_000, maxBuffer: 64 << 20, encoding: 'utf8' },
-      (err, stdout, stderr) => {
-        if (err) reject(new Error(`jqPathExpressions: ${(stderr || err.message).trim()}`));
-        else resolve(JSON.parse(stdout) as unknown);
-      },
-    );
-    child.stdin?.end(JSON.stringify(obj));
-  });
 }
 
 export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RenderInput } from './app-diff.ts';
+import type { RenderInput } from './desired.ts';
 import { RenderCache, renderKey } from './render-cache.ts';
 import type { RenderResult, RenderTools } from './render.ts';
 

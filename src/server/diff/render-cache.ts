@@ -10,7 +10,7 @@
 // not cached (the next diff tries again), and concurrent renders of one key share one run.
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../domain/evidence.ts';
-import { renderFrom, type RenderInput } from './app-diff.ts';
+import { renderFrom, type RenderInput } from './desired.ts';
 import { Lru } from './lru.ts';
 import type { Obj, RenderResult, RenderTools } from './render.ts';
 

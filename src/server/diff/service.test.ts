@@ -7,7 +7,7 @@ import type { App } from '../../domain/app.ts';
 import { configMap, desiredDeployment, FakeApiserver, liveDeployment } from '../../../test/support/fake-apiserver.ts';
 import type { Principal } from '../auth/sessions.ts';
 import type { AppDeps } from '../deps.ts';
-import type { RenderInput } from './app-diff.ts';
+import type { RenderInput } from './desired.ts';
 import { DiffService } from './service.ts';
 import type { Obj, RenderResult } from './render.ts';
 

@@ -29,7 +29,7 @@ const MAX_RELEASES = 200;
 const FAILURE_WINDOW_HOURS = 24;
 const DAY_MS = 86_400_000;
 
-// each record is visible where its own cluster and environment are (as in routes/evidence.ts)
+// each record is visible where its own cluster and environment are (as in evidence/routes.ts)
 const NOWHERE = '\u0000';
 const visibleTo =
   (req: FastifyRequest) =>
