@@ -12,8 +12,17 @@ export const groupOf = (apiVersion: unknown): string => {
   return i < 0 ? '' : s.slice(0, i);
 };
 
-const inDir = (dir: string, file: string): boolean => dir === '' || file.startsWith(`${dir}/`);
+/** Whether the repo path `file` lies inside the repo directory `dir` (both normalised; `` is the root). */
+export const inDir = (dir: string, file: string): boolean => dir === '' || file.startsWith(`${dir}/`);
 export const relTo = (dir: string, file: string): string => (dir === '' ? file : file.slice(dir.length + 1));
+/** The repo path `file` as seen from the repo directory `dir`: `overlays/prod`, `overlays/shared/cm.yaml` → `../shared/cm.yaml`. */
+export function relFrom(dir: string, file: string): string {
+  const from = dir === '' ? [] : dir.split('/');
+  const to = file.split('/');
+  let common = 0;
+  while (common < from.length && common < to.length - 1 && from[common] === to[common]) common++;
+  return [...from.slice(common).map(() => '..'), ...to.slice(common)].join('/');
+}
 const isYamlName = (p: string): boolean => /\.(ya?ml|json)$/i.test(p);
 const KUSTOMIZATION_NAMES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 

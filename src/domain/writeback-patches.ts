@@ -1,5 +1,6 @@
-// Patches of the app: an app patch (strategic merge or JSON 6902, in a file or inline in the kustomization)
-// that already sets the changed field of an object, with how to edit its value there.
+// Patches of the app: the app patches (strategic merge or JSON 6902, in a file or inline in the kustomization)
+// that already set the changed field of an object, in the order kustomize applies them, with how to edit
+// the value in each.
 import { fieldPathToPointer } from './managed-fields.ts';
 import type { Obj } from './object-meta.ts';
 import { joinRepoPath } from './repo-path.ts';
@@ -7,9 +8,18 @@ import { resolve, type Segment } from './writeback-field-paths.ts';
 import { groupOf, type Kust, type SourceObject } from './writeback-kustomize.ts';
 import { editYaml, isObj, readDocs, setAt, str, type YamlPath } from './writeback-yaml.ts';
 
+/** The kustomization lists of patches, in the order kustomize applies them (patchesJson6902 runs last). */
+export const PATCH_LISTS = ['patchesStrategicMerge', 'patches', 'patchesJson6902'] as const;
+export type PatchList = (typeof PATCH_LISTS)[number];
+
 export interface PatchHit {
   /** the file to edit: the patch file, or the kustomization for an inline patch */
   file: string;
+  /** where the kustomization lists the patch: kustomize applies the lists in PATCH_LISTS order, each in order */
+  list: PatchList;
+  index: number;
+  /** the entry's target (a JSON 6902 patch has one) */
+  target?: Obj;
   /** the value the patch sets now */
   current: unknown;
   /** edits the patch's own YAML text */
@@ -51,18 +61,36 @@ function targetMatches(t: Obj, src: SourceObject): boolean {
   return true;
 }
 
-/** An app patch (strategic merge or JSON 6902) that already sets `segments` of `src`, with how to edit it. */
-export function findPatch(
+/** Whether patch `a` is applied after `b` (a later list, or later in the same list). */
+export const appliedAfter = (a: { list: PatchList; index: number }, b: { list: PatchList; index: number }): boolean =>
+  PATCH_LISTS.indexOf(a.list) > PATCH_LISTS.indexOf(b.list) || (a.list === b.list && a.index > b.index);
+
+/**
+ * The app patches (strategic merge or JSON 6902) that set `segments` of `src`, in the order kustomize applies
+ * them (the last one's value wins), with how to edit each.
+ */
+export function findPatches(
   files: Record<string, string>,
   app: Kust,
   src: SourceObject,
   path: string,
   segments: Segment[],
   value: unknown,
-): PatchHit | undefined {
+): PatchHit[] {
   const jsonPointer = segments.every((s) => 'field' in s) ? fieldPathToPointer(path) : undefined;
-  const candidates: Array<{ text: string; file: string; inline?: YamlPath; target?: Obj; json6902: boolean }> = [];
-  const add = (entry: unknown, inlinePath: YamlPath, json6902: boolean) => {
+  interface Candidate {
+    text: string;
+    file: string;
+    list: PatchList;
+    index: number;
+    inline?: YamlPath;
+    target?: Obj;
+    json6902: boolean;
+  }
+  const candidates: Candidate[] = [];
+  const add = (entry: unknown, list: PatchList, index: number) => {
+    const inlinePath: YamlPath = [list, index];
+    const json6902 = list === 'patchesJson6902';
     const target = isObj(entry) && isObj(entry.target) ? entry.target : undefined;
     const pathRef =
       typeof entry === 'string' && !entry.includes('\n') ? entry : isObj(entry) ? str(entry.path) : undefined;
@@ -71,11 +99,13 @@ export function findPatch(
     if (pathRef !== undefined) {
       const file = joinRepoPath(app.dir, pathRef);
       if (file !== undefined && files[file] !== undefined)
-        candidates.push({ text: files[file]!, file, ...(target ? { target } : {}), json6902 });
+        candidates.push({ text: files[file]!, file, list, index, ...(target ? { target } : {}), json6902 });
     } else if (inline !== undefined) {
       candidates.push({
         text: inline,
         file: app.file,
+        list,
+        index,
         inline: typeof entry === 'string' ? inlinePath : [...inlinePath, 'patch'],
         ...(target ? { target } : {}),
         json6902,
@@ -83,10 +113,9 @@ export function findPatch(
     }
   };
   const list = (key: string): unknown[] => (Array.isArray(app.data[key]) ? (app.data[key] as unknown[]) : []);
-  list('patchesStrategicMerge').forEach((e, i) => add(e, ['patchesStrategicMerge', i], false));
-  list('patches').forEach((e, i) => add(e, ['patches', i], false));
-  list('patchesJson6902').forEach((e, i) => add(e, ['patchesJson6902', i], true));
+  for (const key of PATCH_LISTS) list(key).forEach((e, i) => add(e, key, i));
 
+  const hits: PatchHit[] = [];
   for (const c of candidates) {
     const docs = readDocs(c.text);
     if (!docs) continue;
@@ -98,9 +127,12 @@ export function findPatch(
           (o) => isObj(o) && (o.op === 'replace' || o.op === 'add') && o.path === jsonPointer,
         );
         if (op < 0) continue;
-        return hit(c, (d.value[op] as Obj).value, (text) =>
-          editYaml(text, d.index, (doc) => setAt(doc, [op, 'value'], value)),
+        hits.push(
+          hit(c, (d.value[op] as Obj).value, (text) =>
+            editYaml(text, d.index, (doc) => setAt(doc, [op, 'value'], value)),
+          ),
         );
+        continue;
       }
       if (!isObj(d.value) || c.json6902) continue;
       const md = isObj(d.value.metadata) ? d.value.metadata : {};
@@ -112,12 +144,20 @@ export function findPatch(
       if (!applies) continue;
       const at = resolve(d.value, segments);
       if (!at) continue;
-      return hit(c, at.value, (text) => editYaml(text, d.index, (doc) => setAt(doc, at.path, value)));
+      hits.push(hit(c, at.value, (text) => editYaml(text, d.index, (doc) => setAt(doc, at.path, value))));
     }
   }
-  return undefined;
+  return hits;
 
-  function hit(c: { file: string; inline?: YamlPath }, current: unknown, apply: PatchHit['apply']): PatchHit {
-    return { file: c.file, current, apply, ...(c.inline ? { inline: c.inline } : {}) };
+  function hit(c: Candidate, current: unknown, apply: PatchHit['apply']): PatchHit {
+    return {
+      file: c.file,
+      list: c.list,
+      index: c.index,
+      current,
+      apply,
+      ...(c.target ? { target: c.target } : {}),
+      ...(c.inline ? { inline: c.inline } : {}),
+    };
   }
 }

@@ -1,21 +1,24 @@
 // Placing one live change: the checks that refuse it (Secrets, generators, Helm, list items by index, status,
 // identity, transformer-set fields), then kustomize's order — replicas / images entries, an app patch, the
-// app's own manifest, a new entry, else a new strategic-merge patch listed under `patches:`.
+// app's own manifest, a new entry, else a new strategic-merge patch listed under `patches:`. Only files inside
+// the app's directory are edited: a value set in a file outside it is placed as if no file set it.
 import { isScalar, stringify, type Document } from 'yaml';
 import { parseImage } from './image.ts';
 import type { Obj } from './object-meta.ts';
 import { applyImages, imageEntryEdits, newImageEntry } from './writeback-images.ts';
 import { build, parseSegments, resolve, setCreating } from './writeback-field-paths.ts';
+import { fieldPathToPointer } from './managed-fields.ts';
 import {
   buildTree,
   findSource,
   groupOf,
+  inDir,
+  relFrom,
   relTo,
-  stringList,
   type Kust,
   type SourceObject,
 } from './writeback-kustomize.ts';
-import { findPatch, type PatchHit } from './writeback-patches.ts';
+import { appliedAfter, findPatches, type PatchHit } from './writeback-patches.ts';
 import type { PlacementHow, WriteBackChange } from './writeback-types.ts';
 import { editYaml, isObj, readDocs, setAt, str, type DocEdit } from './writeback-yaml.ts';
 
@@ -110,7 +113,7 @@ function newPatchFile(w: Working, appDir: string, src: SourceObject): { file: st
 const NEW_PATCH_HEADER =
   '# Written back from an incident freeze by the GitOps console: live edits kept in Git for this environment.\n';
 
-type Outcome = { file: string; how: PlacementHow } | { reason: string };
+type Outcome = { file: string; how: PlacementHow; note?: string } | { reason: string };
 
 export function placeOne(w: Working, appPath: string, change: WriteBackChange): Outcome & { src?: SourceObject } {
   const { ref } = change;
@@ -180,6 +183,26 @@ export function placeOne(w: Working, appPath: string, change: WriteBackChange): 
 
   const app = tree.app;
   const live = change.liveValue;
+  // Only files inside the app's directory are edited: a file outside it (`../shared/cm.yaml`, a patch at
+  // `../common/p.yaml`) may be listed by other overlays too, so a value it sets is written into the app's own
+  // directory instead, as one no file of the app sets (a replicas: / images: entry, else a new patch).
+  const own = (file: string): boolean => inDir(appPath, file);
+  const hits = app ? findPatches(w.files, app, src, change.path, segments, live) : [];
+  // the last patch kustomize applies wins; the overlay's own patch is edited, a shared one is outdone
+  const winning = hits.at(-1);
+  const patch = winning && own(winning.file) ? winning : undefined;
+  const shared = winning && !patch ? winning : undefined;
+  const sharedFile = shared?.file ?? (src.local && !own(src.file) ? src.file : undefined);
+  const done = (file: string, how: PlacementHow, as: string): Outcome & { src: SourceObject } => ({
+    file,
+    how,
+    src,
+    ...(sharedFile !== undefined
+      ? {
+          note: `set in ${relFrom(appPath, sharedFile)}, outside ${appPath} and possibly shared with other overlays: written as ${as}`,
+        }
+      : {}),
+  });
 
   // spec.replicas of a workload: the replicas transformer runs last and wins
   if (app && change.path === 'spec.replicas' && REPLICA_KINDS.has(String(src.obj.kind)) && typeof live === 'number') {
@@ -187,7 +210,7 @@ export function placeOne(w: Working, appPath: string, change: WriteBackChange): 
     const i = entries.findIndex((e) => isObj(e) && (e.name === src.incomingName || e.name === src.renderedName));
     if (i >= 0) {
       const err = editKust(w, app, (doc) => setAt(doc, ['replicas', i, 'count'], live));
-      return err ? { reason: err, src } : { file: app.file, how: 'kustomize-replicas', src };
+      return err ? { reason: err, src } : done(app.file, 'kustomize-replicas', `its replicas: entry in ${app.file}`);
     }
   }
 
@@ -205,21 +228,19 @@ export function placeOne(w: Working, appPath: string, change: WriteBackChange): 
     list !== undefined &&
     'field' in list &&
     (list.field === 'containers' || list.field === 'initContainers');
-  let incomingImage: string | undefined;
-  const patch = app ? findPatch(w.files, app, src, change.path, segments, live) : undefined;
+  // the image as the overlay's images transformer sees it: the overlay's last patch, else the base's output
+  let seenImage: string | undefined;
   if (app && isImage) {
-    // the image as the overlay's images transformer sees it: the overlay's patch, else the base's output
-    const sourceImage = str(resolve(src.obj, segments)?.value);
-    if (sourceImage !== undefined) {
-      incomingImage = sourceImage;
+    let incomingImage = str(resolve(src.obj, segments)?.value);
+    if (incomingImage !== undefined)
       for (const k of [...src.chain.slice(1)].reverse()) incomingImage = applyImages(incomingImage, k.data.images);
-    }
-    const seen = str(patch?.current) ?? incomingImage;
+    seenImage = str(winning?.current) ?? incomingImage;
     const entries = Array.isArray(app.data.images) ? app.data.images : [];
+    const seen = seenImage;
     const i = seen === undefined ? -1 : entries.findIndex((e) => isObj(e) && e.name === parseImage(seen).name);
     if (i >= 0) {
       const err = editKust(w, app, (doc) => imageEntryEdits(doc, ['images', i], entries[i] as Obj, parseImage(live)));
-      return err ? { reason: err, src } : { file: app.file, how: 'kustomize-images', src };
+      return err ? { reason: err, src } : done(app.file, 'kustomize-images', `its images: entry in ${app.file}`);
     }
   }
 
@@ -229,8 +250,8 @@ export function placeOne(w: Working, appPath: string, change: WriteBackChange): 
     return err ? { reason: err, src } : { file: patch.file, how: 'patch', src };
   }
 
-  // the app's own manifest
-  if (src.local) {
+  // the app's own manifest (a patch that sets the field would override it)
+  if (src.local && sharedFile === undefined && !shared) {
     const r = editYaml(w.files[src.file]!, src.docIndex, (doc) => setCreating(doc, segments, live, src.obj));
     if ('error' in r) return { reason: `${src.file}: ${r.error}`, src };
     write(w, src.file, r.text);
@@ -242,12 +263,22 @@ export function placeOne(w: Working, appPath: string, change: WriteBackChange): 
     const err = editKust(w, app, (doc, data) =>
       appendTo(doc, data, 'replicas', { name: src.incomingName, count: live }),
     );
-    return err ? { reason: err, src } : { file: app.file, how: 'kustomize-replicas', src };
+    return err ? { reason: err, src } : done(app.file, 'kustomize-replicas', `a new replicas: entry in ${app.file}`);
   }
-  if (isImage && incomingImage !== undefined) {
-    const entry = newImageEntry(parseImage(incomingImage).name, parseImage(live as string));
+  if (isImage && seenImage !== undefined) {
+    const entry = newImageEntry(parseImage(seenImage).name, parseImage(live as string));
     const err = editKust(w, app, (doc, data) => appendTo(doc, data, 'images', entry));
-    return err ? { reason: err, src } : { file: app.file, how: 'kustomize-images', src };
+    return err ? { reason: err, src } : done(app.file, 'kustomize-images', `a new images: entry in ${app.file}`);
+  }
+
+  // a shared JSON 6902 patch under patchesJson6902, which kustomize applies after all others: an entry after it
+  if (shared?.list === 'patchesJson6902') {
+    const pointer = fieldPathToPointer(change.path);
+    if (pointer === undefined) return { reason: `${change.path} has no JSON pointer for a JSON 6902 patch`, src };
+    const ops = stringify([{ op: 'add', path: pointer, value: live }], { lineWidth: 0 });
+    const entry: Obj = { ...(shared.target ? { target: shared.target } : {}), patch: ops };
+    const err = editKust(w, app, (doc, data) => appendTo(doc, data, 'patchesJson6902', entry));
+    return err ? { reason: err, src } : done(app.file, 'new-patch', `a JSON 6902 patch after it in ${app.file}`);
   }
 
   // a new strategic-merge patch of the overlay
@@ -257,6 +288,18 @@ export function placeOne(w: Working, appPath: string, change: WriteBackChange): 
       src,
     };
   const target = newPatchFile(w, app.dir, src);
+  const rel = relTo(app.dir, target.file);
+  const listedAt = (['patchesStrategicMerge', 'patches'] as const)
+    .map((key) => {
+      const entries = Array.isArray(app.data[key]) ? (app.data[key] as unknown[]) : [];
+      return { list: key, index: entries.findIndex((e) => (isObj(e) ? e.path === rel : e === rel)) };
+    })
+    .find((at) => at.index >= 0);
+  if (shared && listedAt && !appliedAfter(listedAt, shared))
+    return {
+      reason: `${target.file} is applied before ${shared.file}, which sets the field: list it after that patch`,
+      src,
+    };
   if (target.docIndex !== undefined) {
     const r = editYaml(w.files[target.file]!, target.docIndex, (doc) => setCreating(doc, segments, live, src.obj));
     if ('error' in r) return { reason: `${target.file}: ${r.error}`, src };
@@ -275,14 +318,9 @@ export function placeOne(w: Working, appPath: string, change: WriteBackChange): 
       existing === undefined ? text : `${existing.replace(/\n*$/, '\n')}---\n${stringify(patch, { lineWidth: 0 })}`,
     );
   }
-  const rel = relTo(app.dir, target.file);
-  const listed = [
-    ...(Array.isArray(app.data.patches) ? app.data.patches : []),
-    ...stringList(app.data.patchesStrategicMerge),
-  ].some((e) => (isObj(e) ? e.path === rel : e === rel));
-  if (!listed) {
+  if (!listedAt) {
     const err = editKust(w, app, (doc, data) => appendTo(doc, data, 'patches', { path: rel }));
     if (err) return { reason: err, src };
   }
-  return { file: target.file, how: 'new-patch', src };
+  return done(target.file, 'new-patch', `a new patch in ${app.dir || 'the repository root'}`);
 }

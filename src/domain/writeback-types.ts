@@ -15,7 +15,14 @@ export interface WriteBackChange {
 export type PlacementHow = 'kustomize-replicas' | 'kustomize-images' | 'patch' | 'resource' | 'new-patch';
 
 export type Placement =
-  | { changeId: string; placed: true; file: string; how: PlacementHow }
+  | {
+      changeId: string;
+      placed: true;
+      file: string;
+      how: PlacementHow;
+      /** why it went there rather than where Git sets the value now (a file outside the app's directory) */
+      note?: string;
+    }
   | { changeId: string; placed: false; reason: string; yaml: string };
 
 export interface WriteBackPlan {

@@ -14,6 +14,11 @@
  * - any other field: a patch of the app that sets it → the resource file when the app lists it → else a
  *   new strategic-merge patch `<app>/freeze-writeback-<name>.yaml`, listed under `patches:`.
  *
+ * Only files inside the app's directory are edited. A value set in a file outside it — a resource the app's
+ * kustomization lists as `../shared/cm.yaml`, a patch at `../common/p.yaml` — may be shared with other overlays,
+ * so it is placed as if no file set it (a replicas: / images: entry, else a new patch in the app's directory,
+ * applied after the shared patch), and the placement's note says why.
+ *
  * Never placed (reported with the reason and a YAML snippet to paste): Secrets, generated ConfigMaps /
  * Secrets, Helm-rendered objects, list items by index or set values, fields a kustomize transformer of the
  * chain sets (labels, annotations, names, namespace), status, and objects whose source cannot be found.
@@ -29,7 +34,7 @@ import { stringify } from 'yaml';
 import type { Obj } from './object-meta.ts';
 import { normalizeRepoPath } from './repo-path.ts';
 import { build, parseSegments } from './writeback-field-paths.ts';
-import type { SourceObject } from './writeback-kustomize.ts';
+import { inDir, type SourceObject } from './writeback-kustomize.ts';
 import { placeOne, type Working } from './writeback-place.ts';
 import type { Placement, WriteBackChange, WriteBackPlan } from './writeback-types.ts';
 import { isObj, str } from './writeback-yaml.ts';
@@ -94,6 +99,10 @@ export function planWriteBack(input: {
     } catch (e) {
       out = { reason: `could not edit the files: ${e instanceof Error ? e.message : String(e)}` };
     }
+    // the rule of the placement, checked on its result: nothing outside the app's directory is edited
+    const outside = 'reason' in out ? undefined : [...w.changed].find((f) => !inDir(appPath, f));
+    if (outside !== undefined)
+      out = { reason: `the placement would edit ${outside}, outside ${appPath}`, src: out.src };
     if ('reason' in out) {
       // a change that fails half-way leaves no partial edit behind
       w.files = before.files;
@@ -104,7 +113,14 @@ export function planWriteBack(input: {
         reason: out.reason,
         yaml: snippet(change, out.src, value),
       });
-    } else placements.push({ changeId: change.id, placed: true, file: out.file, how: out.how });
+    } else
+      placements.push({
+        changeId: change.id,
+        placed: true,
+        file: out.file,
+        how: out.how,
+        ...(out.note !== undefined ? { note: out.note } : {}),
+      });
   }
   const files: Record<string, string> = {};
   for (const f of [...w.changed].sort()) if (w.files[f] !== input.files[f]) files[f] = w.files[f]!;

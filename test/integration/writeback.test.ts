@@ -273,6 +273,97 @@ describe('writeBackToGit against a local bare repository', () => {
   });
 });
 
+// ---------------------------------------------------------------- scope: only the app's own directory
+
+describe('writeBackToGit edits only the app’s own directory (a file dev and prod share)', () => {
+  const cm = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: feature-flags\ndata:\n  mode: normal\n';
+  const quality =
+    'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: render-worker\nspec:\n  template:\n    spec:\n' +
+    '      containers:\n        - name: render\n          env:\n            - name: RENDER_QUALITY\n              value: reduced\n';
+  let bare = '';
+  let root = '';
+
+  beforeAll(() => {
+    process.env.CONSOLE_GIT_ALLOW_FILE_URLS = '1';
+    root = tmp('writeback-scope-');
+    bare = join(root, 'shared.git');
+    git(root, ['init', '--quiet', '--bare', '-b', 'main', bare]);
+    const files: Record<string, string> = {
+      ...seedFiles(),
+      'overlays/shared/cm.yaml': cm,
+      'overlays/common/p.yaml': quality,
+    };
+    // both overlays list the shared resource and the shared patch
+    for (const env of ['dev', 'prod']) {
+      const k = `overlays/${env}/kustomization.yaml`;
+      files[k] =
+        `${files[k]!.replace('  - ../../base\n', '  - ../../base\n  - ../shared/cm.yaml\n')}patches:\n  - path: ../common/p.yaml\n`;
+    }
+    const seed = join(root, 'seed');
+    mkdirSync(seed);
+    writeTree(seed, files);
+    git(seed, ['init', '--quiet', '-b', 'main']);
+    git(seed, ['add', '-A']);
+    git(seed, ['commit', '--quiet', '-m', 'seed']);
+    git(seed, ['push', '--quiet', bare, 'main']);
+  });
+
+  /** `kustomize build` of an overlay of a branch, as Flux builds it (files outside the overlay allowed). */
+  const build = (branch: string, env: string): string => {
+    const dir = join(root, `co-${branch.replace(/\W/g, '-')}`);
+    if (!existsSync(dir)) git(root, ['clone', '--quiet', '--branch', branch, bare, dir]);
+    return execFileSync(KUSTOMIZE, ['build', '--load-restrictor', 'LoadRestrictionsNone', join(dir, 'overlays', env)], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+  };
+
+  it('a prod freeze’s branch changes only overlays/prod; dev renders as before and prod with the live values', async () => {
+    const work = tmp('writeback-scope-work-');
+    const r = await writeBackToGit(
+      {
+        repoUrl: `file://${bare}`,
+        baseBranch: 'main',
+        appPath: 'overlays/prod',
+        branch: 'freeze/prod-shared',
+        message: 'Write back freeze prod-shared',
+        author: { name: 'On Call', email: 'oncall@example.com' },
+        changes: [
+          change({ group: '', kind: 'ConfigMap', namespace: 'prod', name: 'feature-flags' }, 'data.mode', 'degraded'),
+          change(
+            deploy('render-worker', 'prod'),
+            'spec.template.spec.containers[name=render].env[name=RENDER_QUALITY].value',
+            'low',
+          ),
+        ],
+      },
+      { workDir: work },
+    );
+    expect(r.placements.map((p) => (p.placed ? [p.file, p.how] : p.reason))).toEqual([
+      ['overlays/prod/freeze-writeback-feature-flags.yaml', 'new-patch'],
+      ['overlays/prod/freeze-writeback-render-worker.yaml', 'new-patch'],
+    ]);
+    expect(r.placements.map((p) => (p.placed ? p.note : undefined))).toEqual([
+      expect.stringContaining('set in ../shared/cm.yaml, outside overlays/prod'),
+      expect.stringContaining('set in ../common/p.yaml, outside overlays/prod'),
+    ]);
+    expect(git(bare, ['diff', '--name-only', 'main', 'freeze/prod-shared']).split('\n')).toEqual([
+      'overlays/prod/freeze-writeback-feature-flags.yaml',
+      'overlays/prod/freeze-writeback-render-worker.yaml',
+      'overlays/prod/kustomization.yaml',
+    ]);
+    if (!hasKustomize) return;
+    expect(build('freeze/prod-shared', 'dev')).toBe(build('main', 'dev'));
+    const prod = parseAllDocuments(build('freeze/prod-shared', 'prod')).map((d) => d.toJS() as Obj);
+    const named = (kind: string, name: string) =>
+      prod.find((o) => o.kind === kind && (o.metadata as Obj).name === name) as Obj;
+    expect(named('ConfigMap', 'feature-flags').data).toEqual({ mode: 'degraded' });
+    const rw = named('Deployment', 'render-worker') as { spec: { template: { spec: { containers: Obj[] } } } };
+    expect(rw.spec.template.spec.containers[0]!.env).toEqual([{ name: 'RENDER_QUALITY', value: 'low' }]);
+  });
+});
+
 /** A forge whose only working call is openPullRequest (the Gitea adapter has its own sandbox tests). */
 function stubForge(openPullRequest: Forge['openPullRequest']): Forge {
   const unused = async () => ({ ok: false as const, state: 'not-found' as const, message: 'unused' });

@@ -74,6 +74,14 @@ export function WriteBackResult({ freeze }: { freeze: FreezeDto }) {
                     <span className="font-mono break-all">{p.changeId}</span> placed in{' '}
                     <code className="font-mono">{p.file}</code>
                     {p.how ? <span className="text-slate-500"> ({p.how})</span> : null}
+                    {p.note ? (
+                      <span
+                        data-testid="placement-note"
+                        className="block break-words text-slate-600 dark:text-slate-300"
+                      >
+                        {p.note}
+                      </span>
+                    ) : null}
                   </li>
                 ) : (
                   <li key={p.changeId} data-testid="placement" data-placed="false">

@@ -27,10 +27,14 @@ describe('freeze text', () => {
       readPlacements([
         { changeId: 'a', placed: true, file: 'f.yaml', how: 'patch' },
         { changeId: 'b', placed: false, reason: 'r', yaml: 'x: 1' },
+        { changeId: 'c', placed: true, file: 'o/p.yaml', how: 'new-patch', note: 'set in ../shared/cm.yaml' },
+        { changeId: 'd', placed: true, file: 'o/q.yaml', note: 7 },
       ]),
     ).toEqual([
       { changeId: 'a', placed: true, file: 'f.yaml', how: 'patch' },
       { changeId: 'b', placed: false, reason: 'r', yaml: 'x: 1' },
+      { changeId: 'c', placed: true, file: 'o/p.yaml', how: 'new-patch', note: 'set in ../shared/cm.yaml' },
+      { changeId: 'd', placed: true, file: 'o/q.yaml' },
     ]);
   });
 });

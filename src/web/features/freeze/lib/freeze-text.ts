@@ -44,7 +44,7 @@ export function valueText(v: unknown): string {
 export const shortSha = (sha: string | null | undefined): string => (sha ? sha.slice(0, 7) : '');
 
 export type Placement =
-  | { changeId: string; placed: true; file: string; how?: string }
+  | { changeId: string; placed: true; file: string; how?: string; note?: string }
   | { changeId: string; placed: false; reason: string; yaml: string };
 
 /** The write-back placements (the contract keeps them open): only well-formed ones, read defensively. */
@@ -60,6 +60,7 @@ export function readPlacements(list: unknown[]): Placement[] {
         placed: true,
         file: typeof o.file === 'string' ? o.file : '(unknown file)',
         ...(typeof o.how === 'string' ? { how: o.how } : {}),
+        ...(typeof o.note === 'string' && o.note ? { note: o.note } : {}),
       });
     else
       out.push({
