@@ -265,6 +265,40 @@ describe('incident freeze (Flux)', () => {
     expect(ev?.actor).toBe('flux-client-side-apply');
     await end(g.id);
   }, 120_000);
+
+  it('extensions and a direct un-suspend at once: every extension and the interference stay in the freeze', async () => {
+    const r = await freeze(oncall, { cluster: CLUSTER, app: FLUX_APP, reason: 'third incident', minutes: 10 });
+    expect(r.status, r.text).toBe(200);
+    const g = (r.body as { freeze: Freeze }).freeze;
+    // someone resumes the app by hand while five on-call requests extend the freeze: each write of the freeze's
+    // details is a compare-and-set, so none erases another. (A guard through the real console: one BFF on SQLite
+    // rarely interleaves these writes; the lost update itself is forced, on both backends, in
+    // src/server/freeze/store.test.ts.)
+    setSuspended(CLUSTER, KS, false);
+    const reasons = [1, 2, 3, 4, 5].map((i) => `extension ${i}`);
+    const extended = await Promise.all(
+      reasons.map((reason, i) =>
+        as(oncall, con.url, `/api/freezes/${g.id}/extend`, { method: 'POST', body: { minutes: 20 + i, reason } }),
+      ),
+    );
+    for (const x of extended) expect(x.status, x.text).toBe(200);
+    const view = async () =>
+      (
+        (await as(viewer, con.url, `/api/freezes/${g.id}`)).body as {
+          freeze: Freeze & { extensions: Array<{ reason: string }> };
+        }
+      ).freeze;
+    await waitFor(
+      'interference recorded',
+      async () => (await view()).targets[0]?.interference?.state === 'resumed-directly',
+    );
+    const v = await view();
+    expect(v.extensions.map((e) => e.reason).sort()).toEqual(reasons);
+    expect(v.targets[0]?.interference?.state).toBe('resumed-directly');
+    // recorded once, however many replicas or events saw it
+    expect((await evidence('freeze.interfered')).filter((e) => e.data.freezeId === g.id)).toHaveLength(1);
+    await end(g.id);
+  }, 120_000);
 });
 
 describe('incident freeze (Argo CD, simulated controller)', () => {

@@ -56,8 +56,16 @@ export async function observeApp(
   if (state === 'frozen') return;
   if (t.interference?.state === state) return;
   const at = new Date(ctx.now()).toISOString();
-  t.interference = { state, at, message: FROZEN_STATE_TEXT[state] };
-  await deps.store.update(f.id, 'active', { doc: f.doc });
+  const interference = { state, at, message: FROZEN_STATE_TEXT[state] };
+  // on the row as stored now: an extension (or another record) written since the read above stays
+  const done = await deps.store.modify(f.id, 'active', (row) => {
+    const target = row.doc.targets.find((x) => x.appId === appId);
+    // recorded meanwhile (another replica saw the same change): once per state
+    if (!target?.applied || target.interference?.state === state) return undefined;
+    target.interference = interference;
+    return { doc: row.doc };
+  });
+  if (!done?.changed) return;
   deps.recorder.observe({
     time: at,
     type: 'freeze.interfered',

@@ -131,17 +131,30 @@ export async function createFreeze(
               (err: unknown) => deps.log?.error({ err: String(err), app: t.appId }, 'freeze: undo failed'),
             );
         }
-        await deps.store.update(id, 'active', { doc: { ...row.doc, targets } });
+        await deps.store.modify(id, 'active', (r) => ({
+          doc: { ...r.doc, targets: withPatched(r.doc.targets, targets) },
+        }));
         await deps.store.transition(id, 'active', 'failed', { by: user.name, reason: String(e) });
         throw e;
       }
       const startedAt = new Date(ctx.now()).toISOString();
-      await deps.store.update(id, 'active', { doc: { ...row.doc, targets, startedAt } });
+      // on the row as stored now: an extension made while the patches went out stays
+      await deps.store.modify(id, 'active', (r) => ({
+        doc: { ...r.doc, targets: withPatched(r.doc.targets, targets), startedAt },
+      }));
     },
     (o) => (o.ok ? { apps: targets.length } : {}),
   );
   ctx.arm({ id, expiresAt });
   return viewFreeze(ctx, id);
+}
+
+/** The stored targets with what the patches did (applied, and the prior shape an Argo CD CRD forced). */
+function withPatched(stored: FreezeTarget[], patched: FreezeTarget[]): FreezeTarget[] {
+  return stored.map((s) => {
+    const p = patched.find((x) => x.appId === s.appId);
+    return p ? { ...s, prior: p.prior, applied: p.applied } : s;
+  });
 }
 
 function targetsOf(
@@ -185,15 +198,19 @@ export async function extendFreeze(
       data: { freezeId: id, reason: body.reason.trim(), from, until: to },
     },
     async () => {
-      const doc: FreezeDoc = {
-        ...f.doc,
-        extensions: [...f.doc.extensions, { at, by: user.name, reason: body.reason.trim(), from, to }],
-      };
-      if (!(await ctx.deps.store.update(id, 'active', { doc, expiresAt: to })))
-        throw new HttpError(409, 'Conflict', `freeze ${id} ended meanwhile`);
+      // on the row as stored now: what was recorded since the read above (an out-of-band change, another
+      // extension) stays; `from` is the expiry this extension replaces
+      const done = await ctx.deps.store.modify(id, 'active', (r) => ({
+        doc: {
+          ...r.doc,
+          extensions: [...r.doc.extensions, { at, by: user.name, reason: body.reason.trim(), from: r.expiresAt, to }],
+        },
+        expiresAt: to,
+      }));
+      if (!done) throw new HttpError(409, 'Conflict', `freeze ${id} ended meanwhile`);
       // the annotation says the new time too (best effort: the store is the authority)
       const conn = ctx.deps.conn(f.cluster, user);
-      for (const t of f.doc.targets.filter((x) => x.applied))
+      for (const t of done.row.doc.targets.filter((x) => x.applied))
         await patchObject(
           conn,
           t,

@@ -3,8 +3,13 @@
 // A freeze claims each app object it pauses (freeze_claims, primary key app): a second freeze of the same app,
 // from this replica or another, fails to claim and is refused. Ending is a row transition guarded by the
 // status (`active` → `ending`), so an unfreeze and the expiry timer (or two replicas) end a freeze once.
+//
+// The details (doc) change by compare-and-set on the row's version (migration 6): modify() reads the row,
+// applies the change to that fresh copy and writes it only if no one wrote in between; a lost race reads again.
+// So an extension and an out-of-band record made at once (here or on another replica) both stay.
 import type { PriorAutomation } from '../../domain/freeze.ts';
 import type { EvidenceStore } from '../evidence/index.ts';
+import { HttpError } from '../http/errors.ts';
 import { all, dialectOf, run, type Dialect } from '../store/dialect.ts';
 
 export const FREEZE_STATUSES = ['active', 'ending', 'ended', 'failed'] as const;
@@ -57,7 +62,18 @@ export interface FreezeRow {
   endedBy: string | null;
   endReason: string | null;
   doc: FreezeDoc;
+  /** bumped by every write of the row: what a compare-and-set of the details expects */
+  version: number;
 }
+
+/** A change of a freeze's details: the whole new doc (computed from the row just read), and maybe a new expiry. */
+export interface FreezeChange {
+  doc: FreezeDoc;
+  expiresAt?: string | undefined;
+}
+
+/** how many lost races modify() takes (each one reads the row again) before it gives up */
+const MODIFY_ATTEMPTS = 25;
 
 interface SqlFreeze {
   id: string;
@@ -75,6 +91,7 @@ interface SqlFreeze {
   ended_by: string | null;
   end_reason: string | null;
   doc: string;
+  version: number | string | null;
 }
 
 const toRow = (r: SqlFreeze): FreezeRow => ({
@@ -93,6 +110,7 @@ const toRow = (r: SqlFreeze): FreezeRow => ({
   endedBy: r.ended_by,
   endReason: r.end_reason,
   doc: JSON.parse(r.doc) as FreezeDoc,
+  version: Number(r.version ?? 0),
 });
 
 export class FreezeStore {
@@ -115,7 +133,7 @@ export class FreezeStore {
    * Writes the freeze and claims its apps in one transaction. Returns the app ids already claimed by
    * another freeze (nothing written then).
    */
-  async create(f: Omit<FreezeRow, 'endedAt' | 'endedBy' | 'endReason' | 'updatedAt'>): Promise<{
+  async create(f: Omit<FreezeRow, 'endedAt' | 'endedBy' | 'endReason' | 'updatedAt' | 'version'>): Promise<{
     ok: boolean;
     taken: Array<{ app: string; freezeId: string }>;
   }> {
@@ -195,17 +213,69 @@ export class FreezeStore {
     return rows[0]?.freeze_id;
   }
 
-  /** Replaces the doc (and optionally the expiry) of a freeze in `expect` status; false when it is not. */
-  async update(
+  /**
+   * Changes a freeze's details on fresh data: `change` is given the row as stored now (a copy it may alter) and
+   * returns the new doc (and expiry), or undefined to leave the row as it is. The write is a compare-and-set on
+   * the row's version: when another write came in between (this replica or another), the row is read again and
+   * `change` runs again on it — so it must be a pure function of the row it is given. Undefined when the freeze
+   * is gone or not in `expect` status (then nothing is written).
+   */
+  async modify(
     id: string,
     expect: FreezeStatus,
-    change: { doc: FreezeDoc; expiresAt?: string; reason?: string },
+    change: (row: FreezeRow) => FreezeChange | undefined,
+  ): Promise<{ row: FreezeRow; changed: boolean } | undefined> {
+    for (let attempt = 0; attempt < MODIFY_ATTEMPTS; attempt++) {
+      // after a lost race, a short random pause: writers that collided do not collide again in step
+      if (attempt) await new Promise((r) => setTimeout(r, Math.random() * Math.min(20, 2 ** attempt)));
+      const row = await this.get(id);
+      if (!row || row.status !== expect) return undefined;
+      const next = change(structuredClone(row));
+      if (!next) return { row, changed: false };
+      const updatedAt = new Date().toISOString();
+      if (await this.write(id, expect, next, row.version, updatedAt))
+        return {
+          row: {
+            ...row,
+            doc: next.doc,
+            expiresAt: next.expiresAt ?? row.expiresAt,
+            updatedAt,
+            version: row.version + 1,
+          },
+          changed: true,
+        };
+    }
+    throw new HttpError(409, 'Conflict', `freeze ${id} is being changed by others: try again`);
+  }
+
+  /**
+   * Replaces the doc (and optionally the expiry) of a freeze in `expect` status; false when it is not, or when
+   * `version` is given and the row was written since that version was read. A whole doc computed from an
+   * earlier read erases what others wrote meanwhile: a writer that can race another uses modify().
+   */
+  async update(id: string, expect: FreezeStatus, change: FreezeChange & { version?: number }): Promise<boolean> {
+    return this.write(id, expect, change, change.version, new Date().toISOString());
+  }
+
+  private async write(
+    id: string,
+    expect: FreezeStatus,
+    change: FreezeChange,
+    version: number | undefined,
+    now: string,
   ): Promise<boolean> {
-    const now = new Date().toISOString();
     const n = (await this.d.exec(
       run(
-        `UPDATE freezes SET doc = ?, updated_at = ?${change.expiresAt ? ', expires_at = ?' : ''} WHERE id = ? AND status = ?`,
-        [JSON.stringify(change.doc), now, ...(change.expiresAt ? [change.expiresAt] : []), id, expect],
+        `UPDATE freezes SET doc = ?, updated_at = ?, version = version + 1${change.expiresAt ? ', expires_at = ?' : ''}
+         WHERE id = ? AND status = ?${version === undefined ? '' : ' AND version = ?'}`,
+        [
+          JSON.stringify(change.doc),
+          now,
+          ...(change.expiresAt ? [change.expiresAt] : []),
+          id,
+          expect,
+          ...(version === undefined ? [] : [version]),
+        ],
       ),
     )) as number;
     if (n === 1) this.changed(id);
@@ -228,7 +298,7 @@ export class FreezeStore {
     const finished = to === 'ended' || to === 'failed';
     const ok = await this.d.tx(function* () {
       const n = (yield run(
-        `UPDATE freezes SET status = ?, updated_at = ?${end ? ', ended_by = ?, end_reason = ?' : ''}${finished ? ', ended_at = ?' : ''}${opts.expiresAt ? ', expires_at = ?' : ''}
+        `UPDATE freezes SET status = ?, updated_at = ?, version = version + 1${end ? ', ended_by = ?, end_reason = ?' : ''}${finished ? ', ended_at = ?' : ''}${opts.expiresAt ? ', expires_at = ?' : ''}
          WHERE id = ? AND status = ?${opts.expect ? ' AND expires_at = ?' : ''}`,
         [
           to,

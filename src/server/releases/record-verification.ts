@@ -5,6 +5,7 @@ import type { App } from '../../domain/app.ts';
 import { checkLiveDigests, type PodImage } from '../../domain/release-images.ts';
 import {
   excerpt,
+  expectedVersions,
   judgeVerification,
   verificationFor,
   type VerificationSpec,
@@ -67,7 +68,8 @@ export async function recordVerification(ctx: StateContext, app: App, rel: Track
   const sinceHealth = Date.now() - (rel.healthAt ?? 0);
   if (!periodic && (live.unexpected.length || live.unresolved) && sinceHealth < ROLLOUT_SETTLE_MS) return;
   const spec = verificationFor(verifications(ctx), app);
-  const http = spec ? await httpCheck(spec) : undefined;
+  // a versionHeader must name this release's image (its digest, or its tag): presence alone passes nothing
+  const http = spec ? await httpCheck(spec, expectedVersions(images)) : undefined;
   live = checkLiveDigests(images, livePods(ctx, app));
   const reasons: string[] = [];
   let status: 'ok' | 'failed' | 'unknown' = 'ok';
@@ -75,7 +77,7 @@ export async function recordVerification(ctx: StateContext, app: App, rel: Track
     status = 'unknown';
     reasons.push(`no HTTP check configured for ${app.cluster}/${app.env} or ${app.id}`);
   } else if (http && !http.ok) {
-    status = 'failed';
+    status = http.unknown ? 'unknown' : 'failed';
     reasons.push(`HTTP check: ${http.reason}`);
   }
   if (live.unexpected.length) {
@@ -98,7 +100,10 @@ export async function recordVerification(ctx: StateContext, app: App, rel: Track
   });
 }
 
-async function httpCheck(spec: VerificationSpec): Promise<Record<string, unknown> & { ok: boolean; reason: string }> {
+async function httpCheck(
+  spec: VerificationSpec,
+  expected: string[],
+): Promise<Record<string, unknown> & { ok: boolean; reason: string; unknown?: true }> {
   const t0 = performance.now();
   const url = withoutUserInfo(spec.url) ?? spec.url;
   try {
@@ -108,13 +113,15 @@ async function httpCheck(spec: VerificationSpec): Promise<Record<string, unknown
     const latencyMs = Math.round(performance.now() - t0);
     const headers: Record<string, string> = {};
     r.headers.forEach((v, k) => (headers[k] = v));
-    const j = judgeVerification(spec, { status: r.status, body, headers });
+    const j = judgeVerification(spec, { status: r.status, body, headers }, expected);
     return {
       url,
       status: r.status,
       latencyMs,
       body: excerpt(body),
-      ...(spec.versionHeader ? { version: headers[spec.versionHeader.toLowerCase()] ?? null } : {}),
+      ...(spec.versionHeader
+        ? { version: headers[spec.versionHeader.toLowerCase()] ?? null, expectedVersions: expected.slice(0, 20) }
+        : {}),
       ...j,
     };
   } catch (e) {

@@ -1,6 +1,8 @@
 // The rollback's pure parts and its refusals before any Git or forge work: a path that leaves the repository,
-// an unknown release, no forge (never a direct push), a missing reason.
-import { mkdtempSync, rmSync } from 'node:fs';
+// an unknown release, no forge (never a direct push), a missing reason. And the plan read from a real repository
+// whose directories are named like pathspec magic (`:`, `:(top)`, `*`): only that directory is rolled back.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,7 +10,7 @@ import type { App } from '../../domain/app.ts';
 import type { Principal } from '../auth/sessions.ts';
 import type { EvidenceRecorder } from '../evidence/recorder.ts';
 import type { EvidenceStore } from '../evidence/store.ts';
-import { normalizePath, parseNameStatus, RollbackService } from './rollback.ts';
+import { normalizePath, parseNameStatus, readPlan, RollbackService } from './rollback.ts';
 
 const SHA = 'a'.repeat(40);
 const app = {
@@ -82,4 +84,50 @@ describe('rollback', () => {
     await expect(s.open(app, SHA, 'why', user)).rejects.toMatchObject({ status: 502, message: /cannot read/ });
     expect(acted).toEqual([]);
   });
+});
+
+describe('rollback plan: the app path is a literal path, never pathspec magic', () => {
+  const repo = mkdtempSync(join(dataDir, 'magic-'));
+  const g = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-C', repo, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+    }).trim();
+  // one file in each directory; the directory names are what git would read as magic
+  const FILES = [':/x.yaml', ':(top)/y.yaml', '*/z.yaml', 'overlays/dev/a.yaml', 'overlays/prod/b.yaml', 'base/c.yaml'];
+  const write = (v: string) => {
+    for (const f of FILES) {
+      mkdirSync(join(repo, f, '..'), { recursive: true });
+      writeFileSync(join(repo, f), `value: ${v}\n`);
+    }
+    g('add', '-A');
+    g('commit', '-q', '-m', v);
+    return g('rev-parse', 'HEAD');
+  };
+  g('init', '-q', '-b', 'main');
+  const target = write('old');
+  write('new');
+  const plan = (appPath: string) =>
+    readPlan(repo, { branch: 'main', targetSha: target, path: normalizePath(appPath), shown: 'repo' });
+
+  it.each([
+    [':/', ':/x.yaml'],
+    [':(top)', ':(top)/y.yaml'],
+    ['*', '*/z.yaml'],
+    ['overlays/dev', 'overlays/dev/a.yaml'],
+  ])('app path %j rolls back only %j; the rest of the repository is listed as outside', async (appPath, only) => {
+    const p = await plan(appPath);
+    expect(p.files.map((f) => f.path)).toEqual([only]);
+    expect(p.files[0]?.content).toBe('value: old\n');
+    expect([...p.outside].sort()).toEqual(FILES.filter((f) => f !== only).sort());
+  });
+
+  it.each([':(top)missing', ':!overlays/dev', ':(glob)**', ':(exclude)base'])(
+    'app path %j names no directory of the repository: nothing to roll back, not everything',
+    async (appPath) => {
+      const p = await plan(appPath);
+      expect(p.files).toEqual([]);
+      expect([...p.outside].sort()).toEqual([...FILES].sort());
+    },
+  );
 });

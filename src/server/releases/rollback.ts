@@ -54,6 +54,61 @@ export function parseNameStatus(out: string): Array<{ status: string; path: stri
   return res;
 }
 
+/** `path` itself or a file under it (the literal prefix a pathspec of the directory matches). */
+const isUnder = (file: string, path: string) => !path || file === path || file.startsWith(`${path}/`);
+
+/**
+ * The plan, read from the bare repository `dir`. Every path goes to git literally (`--literal-pathspecs`): an
+ * app path such as `:/`, `:(top)` or `*` names a directory of that name, never pathspec magic that would widen
+ * the rollback to the whole repository.
+ */
+export async function readPlan(
+  dir: string,
+  p: { branch: string; targetSha: string; path: string; shown: string },
+): Promise<RollbackPlan> {
+  const { branch, targetSha, path, shown } = p;
+  const lit = (args: string[]) => git(['--literal-pathspecs', '-C', dir, ...args]);
+  const fromSha = (
+    await lit(['rev-parse', '--verify', `refs/heads/${branch}^{commit}`]).catch(() => {
+      throw new HttpError(409, 'Conflict', `${shown} has no branch ${branch}: a pull request needs one`);
+    })
+  ).trim();
+  await lit(['cat-file', '-e', `${targetSha}^{commit}`]).catch(() => {
+    throw new HttpError(404, 'NotFound', `commit ${targetSha.slice(0, 12)} is not in ${shown}`);
+  });
+  const changed = parseNameStatus(
+    await lit(['diff', '--no-renames', '--name-status', '-z', fromSha, targetSha, '--', ...(path ? [path] : [])]),
+  ).filter((c) => isUnder(c.path, path));
+  if (changed.length > MAX_FILES)
+    throw new HttpError(
+      409,
+      'Conflict',
+      `${changed.length} files differ under ${path || '.'}: more than ${MAX_FILES}, too many for one reviewable rollback pull request`,
+    );
+  const files: FileChange[] = [];
+  for (const c of changed) {
+    if (c.status.startsWith('D')) {
+      files.push({ path: c.path, content: '', delete: true });
+      continue;
+    }
+    // regular text files only: a symlink, submodule or binary file would not survive a text commit
+    const mode = (await lit(['ls-tree', targetSha, '--', c.path])).split(' ')[0];
+    // `<rev>:<path>` names the path as it is (only a leading ./ or ../ would be read relative, and git's own
+    // output never starts with one)
+    const content = await lit(['show', `${targetSha}:${c.path}`]);
+    if ((mode !== '100644' && mode !== '100755') || content.includes('\0'))
+      throw new HttpError(409, 'Conflict', `${c.path} is not a text file: roll it back by hand`);
+    files.push({ path: c.path, content });
+  }
+  // everything else that differs (no exclude pathspec: the path is compared as a literal prefix here)
+  const outside = path
+    ? (await lit(['diff', '--no-renames', '--name-only', '-z', fromSha, targetSha]))
+        .split('\0')
+        .filter((f) => f && !isUnder(f, path))
+    : [];
+  return { branch, fromSha, targetSha, path: path || '.', files, outside };
+}
+
 export class RollbackService {
   private readonly mirrors: GitMirrors;
 
@@ -79,59 +134,7 @@ export class RollbackService {
       throw new HttpError(409, 'Conflict', `the app follows ${branch}, not a named branch a pull request can target`);
     const path = normalizePath(app.source.path);
     try {
-      return await this.mirrors.with(url, 'fetch', async (dir) => {
-        const fromSha = (
-          await git(['-C', dir, 'rev-parse', '--verify', `refs/heads/${branch}^{commit}`]).catch(() => {
-            throw new HttpError(409, 'Conflict', `${shown} has no branch ${branch}: a pull request needs one`);
-          })
-        ).trim();
-        await git(['-C', dir, 'cat-file', '-e', `${targetSha}^{commit}`]).catch(() => {
-          throw new HttpError(404, 'NotFound', `commit ${targetSha.slice(0, 12)} is not in ${shown}`);
-        });
-        const scope = path ? ['--', path] : ['--'];
-        const changed = parseNameStatus(
-          await git(['-C', dir, 'diff', '--no-renames', '--name-status', '-z', fromSha, targetSha, ...scope]),
-        );
-        if (changed.length > MAX_FILES)
-          throw new HttpError(
-            409,
-            'Conflict',
-            `${changed.length} files differ under ${path || '.'}: more than ${MAX_FILES}, too many for one reviewable rollback pull request`,
-          );
-        const files: FileChange[] = [];
-        for (const c of changed) {
-          if (c.status.startsWith('D')) {
-            files.push({ path: c.path, content: '', delete: true });
-            continue;
-          }
-          // regular text files only: a symlink, submodule or binary file would not survive a text commit
-          const mode = (await git(['-C', dir, 'ls-tree', targetSha, '--', c.path])).split(' ')[0];
-          const content = await git(['-C', dir, 'show', `${targetSha}:${c.path}`]);
-          if ((mode !== '100644' && mode !== '100755') || content.includes('\0'))
-            throw new HttpError(409, 'Conflict', `${c.path} is not a text file: roll it back by hand`);
-          files.push({ path: c.path, content });
-        }
-        const outside = path
-          ? (
-              await git([
-                '-C',
-                dir,
-                'diff',
-                '--no-renames',
-                '--name-only',
-                '-z',
-                fromSha,
-                targetSha,
-                '--',
-                '.',
-                `:!${path}`,
-              ])
-            )
-              .split('\0')
-              .filter(Boolean)
-          : [];
-        return { branch, fromSha, targetSha, path: path || '.', files, outside };
-      });
+      return await this.mirrors.with(url, 'fetch', (dir) => readPlan(dir, { branch, targetSha, path, shown }));
     } catch (e) {
       if (e instanceof HttpError) throw e;
       throw new HttpError(502, 'GitUnavailable', `cannot read ${shown}: ${e instanceof Error ? e.message : String(e)}`);

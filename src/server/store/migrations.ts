@@ -164,4 +164,10 @@ export const MIGRATIONS: Migration[] = [
       'CREATE INDEX IF NOT EXISTS sessions_last_seen ON sessions (last_seen)',
     ],
   },
+  {
+    // a freeze's details change by compare-and-set on this version (freeze/store.ts modify): an extension and an
+    // out-of-band record written at once both stay
+    id: 6,
+    sql: ['ALTER TABLE freezes ADD COLUMN version INTEGER NOT NULL DEFAULT 0'],
+  },
 ];
