@@ -6,7 +6,7 @@ import type { AppsResponse, DiffResponse, TreeResponse } from '../../src/api/sch
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { kubectl } from '../../sandbox/sandbox.ts';
 import { freePort, waitFor } from '../../sandbox/procs.ts';
-import { getJson } from '../../sandbox/scenario.ts';
+import { getJson, kubectlEdit, requestReconcile, setSuspended } from '../../sandbox/scenario.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
 import { bffKubeconfig } from '../support/kubeconfig.ts';
@@ -17,6 +17,9 @@ const DEV = 'nonprod/flux-system/kustomization/digital-human-dev';
 const STAGING = 'nonprod/flux-system/kustomization/digital-human-staging';
 const ARGO_STAGING = 'nonprod/argocd/application/edge-gateway-staging';
 const obj = (ns: string) => `?group=apps&version=v1&kind=Deployment&namespace=${ns}&name=render-worker`;
+
+/** the views computed with the console's identity (a freeze's changes, a prune preview) as these users see them */
+const PEEK_USERS = { rhea: ['reviewer', 'oncall'], remy: ['reviewer', 'oncall'], rory: ['reviewer'] };
 
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let idp: TestOidcProvider;
@@ -137,7 +140,7 @@ beforeAll(async () => {
     },
     {
       accounts: {
-        users: { dana: ['viewer'], devon: ['developer'] },
+        users: { dana: ['viewer'], devon: ['developer'], ...PEEK_USERS },
         groups: { 'dev-team': ['viewer'], 'platform-admins': ['admin'] },
       },
     },
@@ -265,4 +268,281 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
       : 'refused';
     expect(['refused', { apps: [DEV, STAGING], stagingObject: 403, stagingEvents: 403 }]).toContainEqual(outcome);
   });
+});
+
+// A freeze's live changes and a prune preview are computed with the console's own identity; each reader gets them
+// as their Kubernetes RBAC lets them see: rhea may get everything in dev but ConfigMaps, remy and rory everything.
+describe("impersonation: a freeze's changes and a prune preview as the reader's Kubernetes RBAC sees them", () => {
+  const suffix = Date.now().toString(36);
+  const CM = `imp-probe-cm-${suffix}`;
+  const SA = `imp-probe-sa-${suffix}`;
+  const CHILD = `imp-probe-child-${suffix}`;
+  const CODEC = `av1-hand-edit-${suffix}`;
+  const tracked = {
+    'kustomize.toolkit.fluxcd.io/name': 'digital-human-dev',
+    'kustomize.toolkit.fluxcd.io/namespace': 'flux-system',
+  };
+  let rhea: Signed;
+  let remy: Signed;
+  let rory: Signed;
+  let freezeId = '';
+  type Change = { id: string; path: string; git: unknown; live: unknown; ref: { kind: string; name: string } };
+  type Changes = { changes: Change[]; unknown: Array<{ appId: string; reason: string }> };
+  type Candidate = { id: string; ref: { kind: string; name: string }; cascades: Array<{ kind: string; name: string }> };
+  type Preview = {
+    preview: { id: string; status: string; reasons: string[]; candidates: Candidate[] };
+    viewer: { canApprove: boolean; reason: string | null };
+  };
+
+  const role = (name: string, ns: string, rules: object[]) => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: meta(name, ns),
+    rules,
+  });
+  const roleBinding = (name: string, ns: string, roleName: string, names: string[]) => ({
+    ...binding('RoleBinding', name, names.map(user), ns),
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: roleName },
+  });
+  const read = ['get', 'list', 'watch'];
+  const hiddenCm = /\b1 object hidden: your Kubernetes RBAC does not allow get on configmaps in dev\b/;
+
+  beforeAll(async () => {
+    // rhea: everything in dev but ConfigMaps (RBAC only adds: each other kind named); the app object in flux-system
+    apply(
+      'nonprod',
+      role('console-test-no-configmaps', 'dev', [
+        { apiGroups: ['apps', 'autoscaling', 'discovery.k8s.io', 'batch', 'policy'], resources: ['*'], verbs: read },
+        {
+          apiGroups: [''],
+          resources: ['pods', 'services', 'serviceaccounts', 'endpoints', 'events', 'persistentvolumeclaims'],
+          verbs: read,
+        },
+      ]),
+    );
+    apply('nonprod', roleBinding('console-test-no-configmaps', 'dev', 'console-test-no-configmaps', ['rhea']));
+    apply(
+      'nonprod',
+      roleBinding('console-test-peek-app', 'flux-system', 'console-test-read', ['rhea', 'remy', 'rory']),
+    );
+    // remy and rory: everything in dev; remy may also freeze (patch the Kustomization)
+    apply('nonprod', roleBinding('console-test-peek-all', 'dev', 'console-test-read', ['remy', 'rory']));
+    apply(
+      'nonprod',
+      role('console-test-freeze', 'flux-system', [
+        { apiGroups: ['kustomize.toolkit.fluxcd.io'], resources: ['kustomizations'], verbs: [...read, 'patch'] },
+      ]),
+    );
+    apply('nonprod', roleBinding('console-test-freeze', 'flux-system', 'console-test-freeze', ['remy']));
+    await waitFor(
+      'RBAC in effect',
+      async () =>
+        canI('rhea', 'get', '', 'serviceaccounts', 'dev') &&
+        !canI('rhea', 'get', '', 'configmaps', 'dev') &&
+        canI('rhea', 'get', 'kustomize.toolkit.fluxcd.io', 'kustomizations', 'flux-system') &&
+        canI('remy', 'get', '', 'configmaps', 'dev') &&
+        canI('rory', 'get', '', 'configmaps', 'dev') &&
+        canI('remy', 'patch', 'kustomize.toolkit.fluxcd.io', 'kustomizations', 'flux-system'),
+      { timeoutMs: 20_000 },
+    );
+    rhea = await signIn(con.url, 'rhea');
+    remy = await signIn(con.url, 'remy');
+    rory = await signIn(con.url, 'rory');
+  });
+
+  afterAll(() => {
+    try {
+      // a freeze a failed test left: resumed by hand (the console that made it is closed with the file)
+      kubectl('nonprod', [
+        '-n',
+        'flux-system',
+        'annotate',
+        'kustomization',
+        'digital-human-dev',
+        'gitops-console.dev/freeze-id-',
+        'gitops-console.dev/freeze-reason-',
+        'gitops-console.dev/frozen-until-',
+        'fluxcd.controlplane.io/suspendedBy-',
+      ]);
+      setSuspended('nonprod', 'digital-human-dev', false);
+      requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
+    } finally {
+      kubectl('nonprod', ['-n', 'dev', 'delete', 'configmap', CM, CHILD, '--ignore-not-found', '--wait=false']);
+      kubectl('nonprod', ['-n', 'dev', 'delete', 'serviceaccount', SA, '--ignore-not-found', '--wait=false']);
+    }
+  });
+
+  it("a freeze's live changes: a reader denied ConfigMaps gets neither their Git nor their live values, and the hidden count; an allowed reader gets both", async () => {
+    const r = await as(remy, con.url, '/api/freezes', {
+      method: 'POST',
+      body: { cluster: 'nonprod', app: DEV, reason: 'impersonation: hidden changes', minutes: 15 },
+    });
+    expect(r.status, r.text).toBe(200);
+    freezeId = (r.body as { freeze: { id: string } }).freeze.id;
+    // two hand edits while frozen: a ConfigMap value and a Deployment's replicas (both set by Git)
+    kubectlEdit('nonprod', 'configmap/render-worker-config', 'dev', { data: { codec: CODEC } });
+    kubectlEdit('nonprod', 'deployment/session-cache', 'dev', { spec: { replicas: 3 } });
+    let all: Changes = { changes: [], unknown: [] };
+    await waitFor(
+      'both live changes listed for remy',
+      async () => {
+        const c = await as(remy, con.url, `/api/freezes/${freezeId}/changes`);
+        expect(c.status, c.text).toBe(200);
+        all = c.body as unknown as Changes;
+        return all.changes.some((x) => x.path === 'data.codec') && all.changes.some((x) => x.path === 'spec.replicas');
+      },
+      { timeoutMs: 90_000, intervalMs: 1000 },
+    );
+    const cmChange = all.changes.find((x) => x.path === 'data.codec') as Change;
+    expect(cmChange).toMatchObject({
+      git: 'h264',
+      live: CODEC,
+      ref: { kind: 'ConfigMap', name: 'render-worker-config' },
+    });
+    expect(all.unknown).toEqual([]);
+
+    const seen = await as(rhea, con.url, `/api/freezes/${freezeId}/changes`);
+    expect(seen.status, seen.text).toBe(200);
+    const mine = seen.body as unknown as Changes;
+    // the Deployment's change as for remy; nothing of the ConfigMap: not its name, not Git's value, not live's
+    expect(mine.changes.find((x) => x.path === 'spec.replicas')).toMatchObject({
+      live: 3,
+      ref: { name: 'session-cache' },
+    });
+    expect(mine.changes.filter((x) => x.ref.kind === 'ConfigMap')).toEqual([]);
+    expect(seen.text).not.toContain('render-worker-config');
+    expect(seen.text).not.toContain(CODEC);
+    expect(seen.text).not.toContain('h264');
+    // counted, never silently "no change"
+    expect(mine.unknown).toEqual([{ appId: DEV, reason: expect.stringMatching(hiddenCm) }]);
+
+    // and a write-back of the change she cannot see is refused (it would put the value into a Git branch)
+    const end = await as(rhea, con.url, `/api/freezes/${freezeId}/end`, {
+      method: 'POST',
+      body: { decisions: [{ change: cmChange.id, action: 'write-back' }] },
+    });
+    expect(end.status, end.text).toBe(403);
+    expect(end.text).toMatch(hiddenCm);
+    expect(end.text).not.toContain(CODEC);
+    const f = await as(remy, con.url, `/api/freezes/${freezeId}`);
+    expect((f.body as { freeze: { status: string } }).freeze.status).toBe('active');
+    const denied = await as(con.admin, con.url, '/api/evidence?type=access.denied&limit=200');
+    expect((denied.body as { events: EvidenceEvent[] }).events.find((e) => e.actor === 'rhea')).toMatchObject({
+      app: DEV,
+      data: {
+        action: 'freeze.toggle',
+        reason: expect.stringContaining('cannot write back a live change you cannot see'),
+      },
+    });
+
+    // remy ends it, Git wins: the automation is back and Flux reverts both edits
+    const done = await as(remy, con.url, `/api/freezes/${freezeId}/end`, { method: 'POST', body: { decisions: [] } });
+    expect(done.status, done.text).toBe(200);
+    requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
+  }, 240_000);
+
+  it('a prune preview: a reviewer denied ConfigMaps sees no ConfigMap candidate or cascade, the hidden count, and cannot approve; an allowed reviewer sees all and may', async () => {
+    // two stale objects the Flux app tracks (its labels) but Git no longer has, and a ConfigMap owned by one of them
+    const created = JSON.parse(
+      kubectl(
+        'nonprod',
+        ['create', '-o', 'json', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ServiceAccount',
+          metadata: { name: SA, namespace: 'dev', labels: tracked },
+        }),
+      ),
+    ) as { metadata: { uid: string } };
+    apply('nonprod', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: CM, namespace: 'dev', labels: tracked },
+      data: { probe: `cm-value-${suffix}` },
+    });
+    apply('nonprod', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: CHILD,
+        namespace: 'dev',
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ServiceAccount', name: SA, uid: created.metadata.uid }],
+      },
+      data: { probe: `child-value-${suffix}` },
+    });
+    const path = `/api/apps/${DEV}/prune-previews`;
+    let requested: Preview | undefined;
+    await waitFor(
+      'a preview with both probes',
+      async () => {
+        const r = await as(remy, con.url, path, { method: 'POST' });
+        expect(r.status, r.text).toBe(200);
+        requested = r.body as unknown as Preview;
+        const names = requested.preview.candidates.map((c) => c.ref.name);
+        const sa = requested.preview.candidates.find((c) => c.ref.name === SA);
+        return names.includes(CM) && !!sa?.cascades.some((x) => x.name === CHILD);
+      },
+      { timeoutMs: 60_000, intervalMs: 2000 },
+    );
+    const id = (requested as Preview).preview.id;
+    expect((requested as Preview).preview.status).toBe('pending');
+
+    // rory (allowed): everything, nothing hidden, may approve
+    const full = (await as(rory, con.url, `/api/prune-previews/${id}`)).body as unknown as Preview;
+    expect(full.preview.candidates.map((c) => c.ref.name)).toEqual(expect.arrayContaining([SA, CM]));
+    expect(full.preview.candidates.find((c) => c.ref.name === SA)?.cascades.map((x) => x.name)).toContain(CHILD);
+    expect(full.preview.reasons.join(' ')).not.toMatch(/hidden/);
+    expect(full.viewer).toEqual({ canApprove: true, reason: null });
+    // what rhea may not see: every ConfigMap among the candidates and what their deletion takes with it
+    const configMaps = new Set(
+      full.preview.candidates
+        .flatMap((c) => [c.ref, ...c.cascades])
+        .filter((x) => x.kind === 'ConfigMap')
+        .map((x) => x.name),
+    );
+    expect([...configMaps]).toEqual(expect.arrayContaining([CM, CHILD]));
+    const hiddenCms = new RegExp(
+      `\\b${configMaps.size} objects hidden: your Kubernetes RBAC does not allow get on configmaps in dev\\b`,
+    );
+
+    // rhea (denied ConfigMaps): the ServiceAccount without its ConfigMap cascade; no ConfigMap anywhere; counted
+    const r = await as(rhea, con.url, `/api/prune-previews/${id}`);
+    expect(r.status, r.text).toBe(200);
+    const mine = r.body as unknown as Preview;
+    expect(mine.preview.candidates.find((c) => c.ref.name === SA)?.cascades).toEqual([]);
+    expect(mine.preview.candidates.filter((c) => c.ref.kind === 'ConfigMap')).toEqual([]);
+    for (const leak of [CM, CHILD, `cm-value-${suffix}`, `child-value-${suffix}`]) expect(r.text).not.toContain(leak);
+    expect(mine.preview.reasons).toContainEqual(expect.stringMatching(hiddenCms));
+    expect(mine.viewer).toMatchObject({ canApprove: false, reason: expect.stringMatching(hiddenCms) });
+    expect(mine.viewer.reason).toMatch(/^You cannot approve a prune you cannot fully see: /);
+
+    // she cannot approve it (403, recorded), and nothing changed; she may reject it (rejecting deletes nothing)
+    const approve = await as(rhea, con.url, `/api/prune-previews/${id}/approve`, {
+      method: 'POST',
+      body: { comment: 'looks fine' },
+    });
+    expect(approve.status, approve.text).toBe(403);
+    expect(approve.text).toMatch(hiddenCms);
+    expect(approve.text).toMatch(/cannot approve a prune you cannot fully see/);
+    expect(approve.text).not.toContain(CM);
+    const after = (await as(rory, con.url, `/api/prune-previews/${id}`)).body as unknown as Preview;
+    expect(after.preview.status).toBe('pending');
+    const denied = await as(con.admin, con.url, '/api/evidence?type=access.denied&limit=200');
+    expect(
+      (denied.body as { events: EvidenceEvent[] }).events.find(
+        (e) => e.actor === 'rhea' && e.data.action === 'prune.approve',
+      ),
+    ).toMatchObject({ app: DEV, data: { reason: expect.stringContaining('cannot fully see') } });
+    const reject = await as(rhea, con.url, `/api/prune-previews/${id}/reject`, {
+      method: 'POST',
+      body: { comment: 'cannot see it all' },
+    });
+    expect(reject.status, reject.text).toBe(200);
+    expect(reject.text).not.toContain(CM);
+    expect((reject.body as unknown as Preview).preview.status).toBe('rejected');
+    // nothing was deleted
+    expect(
+      kubectl('nonprod', ['-n', 'dev', 'get', 'configmap', CM, CHILD, '-o', 'name']).trim().split('\n'),
+    ).toHaveLength(2);
+  }, 180_000);
 });

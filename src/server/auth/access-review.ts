@@ -23,6 +23,25 @@ export interface ReviewTarget {
   namespace?: string | undefined;
 }
 
+/** An object as the per-object access check sees it: its cluster, its kind's group and version, its namespace. */
+export interface AccessRef {
+  cluster: string;
+  group: string;
+  version: string;
+  kind: string;
+  namespace?: string | undefined;
+}
+
+/** A list split by what one user may `get`: what they see, what they may not, and one sentence saying so. */
+export interface AccessSplit<T> {
+  visible: T[];
+  hidden: T[];
+  /** "2 objects hidden: your Kubernetes RBAC does not allow get on configmaps in dev"; null when nothing is hidden */
+  message: string | null;
+}
+
+const objects = (n: number) => `${n} object${n === 1 ? '' : 's'}`;
+
 /** Never impersonate a `system:` identity (system:masters is cluster-admin), whatever the IdP says. */
 function safeGroups(user: Principal): string[] {
   return user.groups.filter((g) => !isReservedName(g));
@@ -99,6 +118,70 @@ export class AccessReviewer {
     return ok;
   }
 
+  /**
+   * Whether `user` may `get` objects of this kind in this namespace: the per-object check of what the console
+   * serves from reads it made as itself (the diff's, a freeze's live changes, a prune preview). A review that
+   * fails is a no (`unchecked`), never allowed; so is a kind discovery does not know (`denied`, as in `allowed`).
+   * The diff's own check (`allowed(…).catch(() => false)`) is `(await mayGet(…)) === 'allowed'`.
+   */
+  async mayGet(user: Principal, ref: AccessRef): Promise<'allowed' | 'denied' | 'unchecked'> {
+    try {
+      const ok = await this.allowed(user, {
+        cluster: ref.cluster,
+        verb: 'get',
+        group: ref.group,
+        version: ref.version,
+        kind: ref.kind,
+        namespace: ref.namespace,
+      });
+      return ok ? 'allowed' : 'denied';
+    } catch {
+      return 'unchecked';
+    }
+  }
+
+  /**
+   * `items` split by whether `user` may get each one's object (one review per kind and namespace). With no reviewer
+   * (service mode) everything is visible; with a reviewer but no user, nothing is. What is hidden is counted by
+   * resource and namespace in `message`, never dropped silently.
+   */
+  static async split<T>(
+    reviewer: AccessReviewer | undefined,
+    user: Principal | undefined,
+    items: readonly T[],
+    refOf: (item: T) => AccessRef,
+  ): Promise<AccessSplit<T>> {
+    if (!reviewer) return { visible: [...items], hidden: [], message: null };
+    const answers = new Map<string, Promise<{ answer: 'allowed' | 'denied' | 'unchecked'; resource: string }>>();
+    const visible: T[] = [];
+    const hidden: T[] = [];
+    const why = new Map<string, { answer: 'denied' | 'unchecked'; where: string; count: number }>();
+    for (const item of items) {
+      const r = refOf(item);
+      const key = JSON.stringify([r.cluster, r.group, r.version, r.kind, r.namespace ?? null]);
+      let p = answers.get(key);
+      if (!p)
+        answers.set(
+          key,
+          (p = (async () => ({
+            answer: user ? await reviewer.mayGet(user, r) : ('denied' as const),
+            resource: (await reviewer.plural(r.cluster, r.group, r.version, r.kind).catch(() => undefined)) ?? r.kind,
+          }))()),
+        );
+      const { answer, resource } = await p;
+      if (answer === 'allowed') {
+        visible.push(item);
+        continue;
+      }
+      hidden.push(item);
+      const where = `${r.group ? `${resource}.${r.group}` : resource} ${r.namespace ? `in ${r.namespace}` : 'at cluster scope'}`;
+      const w = why.get(`${answer}\n${where}`) ?? { answer, where, count: 0 };
+      w.count++;
+      why.set(`${answer}\n${where}`, w);
+    }
+    return { visible, hidden, message: hidden.length ? hiddenMessage(hidden.length, [...why.values()]) : null };
+  }
+
   /** Apps whose own object the user may get in Kubernetes. */
   async visibleApps(req: FastifyRequest, apps: App[]): Promise<App[]> {
     const user = req.principal;
@@ -145,4 +228,18 @@ export class AccessReviewer {
     }
     return out;
   }
+}
+
+/** "3 objects hidden: your Kubernetes RBAC does not allow get on configmaps in dev (2), secrets in dev (1)". */
+function hiddenMessage(
+  total: number,
+  why: Array<{ answer: 'denied' | 'unchecked'; where: string; count: number }>,
+): string {
+  const list = (ws: typeof why) => ws.map((w) => (why.length > 1 ? `${w.where} (${w.count})` : w.where)).join(', ');
+  const denied = why.filter((w) => w.answer === 'denied');
+  const unchecked = why.filter((w) => w.answer === 'unchecked');
+  return `${objects(total)} hidden: ${[
+    ...(denied.length ? [`your Kubernetes RBAC does not allow get on ${list(denied)}`] : []),
+    ...(unchecked.length ? [`the access review failed for get on ${list(unchecked)}`] : []),
+  ].join('; ')}`;
 }

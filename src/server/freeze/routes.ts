@@ -1,6 +1,8 @@
 // Incident freezes: freeze (oncall, admin), list / read (everyone who can see the frozen apps), the live
 // changes since the freeze began, extend, end with a decision per change. Thin: parse, call the service,
-// validate. Role and scope come from the session and the store, never from the body.
+// validate. Role and scope come from the session and the store, never from the body. In impersonation mode the
+// changes (computed with the console's identity) are shown as the reader's Kubernetes RBAC lets them be seen
+// (read.ts changesSeenBy), and a write-back may only name a change its author can see.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import {
   FreezeChangesResponse,
@@ -14,13 +16,14 @@ import {
   type FreezeDto,
 } from '../../api/schemas.ts';
 import { can } from '../../domain/access.ts';
-import { allowed, recordDenial } from '../auth/index.ts';
+import { AccessReviewer, allowed, recordDenial } from '../auth/index.ts';
 import type { Principal } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { HttpError } from '../http/errors.ts';
 import { parsed, validated } from '../http/respond.ts';
 import { connectionFor, managedCluster } from '../auth/index.ts';
 import { DiffService } from '../diff/index.ts';
+import { changesSeenBy, hiddenWriteBack, type ReaderAccess } from './read.ts';
 import { FreezeService, type FreezeActor, type FreezeView } from './service.ts';
 import { writeBackToGit } from './writeback.ts';
 import { FreezeStore } from './store.ts';
@@ -71,6 +74,11 @@ function dto(req: FastifyRequest, f: FreezeView): FreezeDto {
 
 export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const diffs = new DiffService(deps);
+  /** what the signed-in user may get in Kubernetes (impersonation mode; everything in service mode) */
+  const readerAccess =
+    (req: FastifyRequest): ReaderAccess =>
+    (items, refOf) =>
+      AccessReviewer.split(deps.reviewer, req.principal, items, refOf);
   const store = new FreezeStore(deps.store);
   store.onChange = (id, a) => deps.bus?.publish({ kind: 'freeze', id, app: a });
   const service = new FreezeService({
@@ -182,7 +190,8 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     { config: { access: { action: 'app.read', scope: 'anywhere' } } },
     async (req) => {
       const f = await visibleFreeze(req);
-      return validated(FreezeChangesResponse, await service.changes(f.id));
+      const { changes, unknown } = await changesSeenBy(await service.changes(f.id), readerAccess(req));
+      return validated(FreezeChangesResponse, { changes, unknown });
     },
   );
 
@@ -202,6 +211,21 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     async (req) => {
       const f = await visibleFreeze(req);
       const body = parsed(FreezeEndBody, req.body ?? {});
+      if (deps.reviewer && body.decisions.some((d) => d.action === 'write-back')) {
+        // writing a value back to Git shows it to whoever reads the branch: only a change its author can see
+        const refused = await hiddenWriteBack(await service.changes(f.id), readerAccess(req), body.decisions);
+        if (refused) {
+          const env = f.doc.targets.find((t) => t.appId === refused.appId)?.env ?? f.env ?? '';
+          recordDenial(
+            deps.recorder,
+            req,
+            'freeze.toggle',
+            { cluster: f.cluster, env, app: refused.appId },
+            refused.reason,
+          );
+          throw new HttpError(403, 'Forbidden', refused.reason);
+        }
+      }
       return validated(FreezeResponse, {
         freeze: dto(req, await service.end(f.id, actorOf(req, deps), body.decisions)),
       });

@@ -1,7 +1,10 @@
 // The second step of a prune: who may see a preview and who may decide on it (a reviewer who is not the
 // requester; `needs-override` needs two approvers and the typed confirmation), voiding it when it expired or the
 // live state moved, and the decision itself; an approval that completes the preview starts the execution.
+// In impersonation mode a preview (planned with the console's identity) is shown as the reader's Kubernetes RBAC
+// lets it be seen (previewSeenBy), and only a reviewer who can see all of it may approve it (mustSeeAllToApprove).
 import { can, whyNot } from '../../domain/access.ts';
+import { refId, type ObjectRef } from '../../domain/refs.ts';
 import type { Principal } from '../auth/index.ts';
 import { HttpError } from '../http/errors.ts';
 import { mustPreview, type PruneContext } from './context.ts';
@@ -40,6 +43,70 @@ export async function listPreviews(
   return (await ctx.deps.store.list(status)).filter((p) =>
     can(user.grants, 'app.read', { cluster: p.cluster, env: p.env }),
   );
+}
+
+/**
+ * Splits a list by what the reader may `get` in Kubernetes (AccessReviewer.split for one user; in service mode
+ * everything is visible), with the sentence saying what was hidden.
+ */
+export type ReaderAccess = <T>(
+  items: readonly T[],
+  refOf: (item: T) => ObjectRef,
+) => Promise<{ visible: T[]; hidden: T[]; message: string | null }>;
+
+/**
+ * A preview as one person may see it. Candidates and cascaded objects of a kind or namespace their Kubernetes
+ * RBAC does not let them `get` are left out (with the journal rows naming them), and so are the objects a hidden
+ * candidate's deletion takes with it; what was left out is counted in `reasons` ("2 objects hidden: your
+ * Kubernetes RBAC does not allow get on configmaps in dev"), never dropped silently. Such a reader cannot approve
+ * (`viewer` says why): nobody approves a deletion they cannot fully see. `hidden` is that sentence, or null.
+ */
+export async function previewSeenBy(
+  v: PreviewView,
+  access: ReaderAccess,
+): Promise<{ view: PreviewView; hidden: string | null }> {
+  const candidates = v.preview.doc.candidates;
+  const refs = new Map<string, ObjectRef>();
+  for (const c of candidates) for (const r of [c.ref, ...c.cascades]) refs.set(refId(r), r);
+  const split = await access([...refs.values()], (r) => r);
+  if (!split.message) return { view: v, hidden: null };
+  const denied = new Set(split.hidden.map(refId));
+  const shown = candidates
+    .filter((c) => !denied.has(c.id))
+    .map((c) => ({ ...c, cascades: c.cascades.filter((r) => !denied.has(refId(r))) }));
+  const visible = new Set(shown.flatMap((c) => [c.id, ...c.cascades.map(refId)]));
+  // what a hidden candidate's deletion takes with it goes with it, counted apart (RBAC may allow get on those)
+  const under = [...refs.keys()].filter((id) => !denied.has(id) && !visible.has(id)).length;
+  const hidden = `${split.message}${under ? `; and ${under} object${under === 1 ? '' : 's'} their deletion takes with it` : ''}`;
+  return {
+    hidden,
+    view: {
+      preview: {
+        ...v.preview,
+        doc: { ...v.preview.doc, candidates: shown, reasons: [...v.preview.doc.reasons, hidden] },
+      },
+      journal: v.journal.filter((j) => visible.has(j.object)),
+      viewer: v.viewer.canApprove
+        ? { canApprove: false, reason: `You cannot approve a prune you cannot fully see: ${hidden}` }
+        : v.viewer,
+    },
+  };
+}
+
+/**
+ * Throws 403 (recorded through `onDenied`) when the reader cannot see every object of the preview: an approval
+ * is a decision on all of it. A rejection deletes nothing and stays open to them.
+ */
+export async function mustSeeAllToApprove(
+  v: PreviewView,
+  access: ReaderAccess,
+  onDenied: (reason: string, scope: { cluster: string; env: string; app: string }) => void,
+): Promise<void> {
+  const { hidden } = await previewSeenBy(v, access);
+  if (!hidden) return;
+  const reason = `You cannot approve a prune you cannot fully see: ${hidden}`;
+  onDenied(reason, { cluster: v.preview.cluster, env: v.preview.env, app: v.preview.app });
+  throw new HttpError(403, 'Forbidden', reason);
 }
 
 async function voidPreview(ctx: PruneContext, p: StoredPreview, reason: string, actor: string): Promise<void> {

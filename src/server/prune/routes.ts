@@ -1,7 +1,9 @@
 // Prune previews: request (developers and up), the reviewer queue, one preview, approve / reject (reviewers,
 // never the requester). Thin: parse, call one service function, validate. State, requester and approvers
-// come from the store and the session only, never from a request body.
-import type { FastifyPluginAsync } from 'fastify';
+// come from the store and the session only, never from a request body. In impersonation mode every preview is
+// shown as the reader's Kubernetes RBAC lets it be seen, and only a reviewer who sees all of it may approve it
+// (approvals.ts previewSeenBy, mustSeeAllToApprove).
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import {
   PruneDecisionBody,
   PrunePreviewParams,
@@ -10,7 +12,7 @@ import {
   PrunePreviewsResponse,
   type PrunePreview,
 } from '../../api/schemas.ts';
-import { recordDenial } from '../auth/index.ts';
+import { AccessReviewer, recordDenial } from '../auth/index.ts';
 import type { Principal } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { appOf } from '../apps/index.ts';
@@ -19,6 +21,7 @@ import { parsed, validated } from '../http/respond.ts';
 import { managedCluster } from '../auth/index.ts';
 import { DiffService } from '../diff/index.ts';
 import { TREE_KINDS } from '../kube/object-index.ts';
+import { mustSeeAllToApprove, previewSeenBy, type ReaderAccess } from './approvals.ts';
 import type { PreviewDoc, PreviewView, StoredPreview } from './model.ts';
 import { PruneService } from './service.ts';
 import { PruneStore } from './store.ts';
@@ -77,6 +80,13 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const index = deps.index;
   if (!index) return;
   const diffs = new DiffService(deps);
+  /** what the signed-in user may get in Kubernetes (impersonation mode; everything in service mode) */
+  const readerAccess =
+    (req: FastifyRequest): ReaderAccess =>
+    (items, refOf) =>
+      AccessReviewer.split(deps.reviewer, req.principal, items, refOf);
+  const seenBy = async (req: FastifyRequest, v: PreviewView) =>
+    response((await previewSeenBy(v, readerAccess(req))).view);
   const store = new PruneStore<PreviewDoc>(deps.store);
   store.onChange = (id, a) => deps.bus?.publish({ kind: 'prune', id, app: a });
   const staleMs = deps.pruneStaleMs ?? 120_000;
@@ -129,7 +139,7 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     { config: { access: { action: 'prune.request', scope: 'app' } } },
     async (req) => {
       const a = await appOf(req, deps);
-      return response(await service.create(a, req.principal as Principal));
+      return seenBy(req, await service.create(a, req.principal as Principal));
     },
   );
 
@@ -146,7 +156,7 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
 
   app.get('/api/prune-previews/:id', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
     const { id } = parsed(PrunePreviewParams, req.params);
-    return response(await service.view(id, req.principal as Principal));
+    return seenBy(req, await service.view(id, req.principal as Principal));
   });
 
   for (const decision of ['approve', 'reject'] as const)
@@ -158,11 +168,14 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         const body = parsed(PruneDecisionBody, req.body ?? {});
         const user = req.principal as Principal;
         if (!user) throw new HttpError(401, 'Unauthenticated', 'sign in to continue');
-        return response(
-          await service.decide(id, user, { decision, ...body }, (reason, scope) =>
-            recordDenial(deps.recorder, req, 'prune.approve', scope, reason),
-          ),
-        );
+        const onDenied = (reason: string, scope: { cluster: string; env: string; app: string }) =>
+          recordDenial(deps.recorder, req, 'prune.approve', scope, reason);
+        if (decision === 'approve' && deps.reviewer) {
+          // the role, the requester and the state refuse first (service.decide); then seeing all of it
+          const v = await service.view(id, user);
+          if (v.viewer.canApprove) await mustSeeAllToApprove(v, readerAccess(req), onDenied);
+        }
+        return seenBy(req, await service.decide(id, user, { decision, ...body }, onDenied));
       },
     );
 };
