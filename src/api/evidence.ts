@@ -47,6 +47,46 @@ export const EvidenceQuerySchema = EvidenceFilterSchema.extend({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
 });
 export const EvidenceExportQuery = EvidenceFilterSchema.extend({ format: z.enum(['jsonl', 'csv']).default('jsonl') });
+
+/** The first field of an export's trailer (its last line, or the CSV row whose `seq` cell is `trailer`). */
+export const EXPORT_TRAILER_V1 = 'gitops-console evidence export v1';
+/** What an export left out: null for a full export (every event up to the head). */
+export const EvidenceExportFilter = z
+  .object({
+    /** the query's filters (the store's names: app, cluster, env, actor, type, from, to, text) */
+    query: z.record(z.string(), z.union([z.string(), z.array(z.string())])).optional(),
+    /** events outside the reader's evidence.read grants were left out: those grants */
+    permissions: z.array(z.string()).optional(),
+  })
+  .strict();
+export type EvidenceExportFilter = z.infer<typeof EvidenceExportFilter>;
+/**
+ * The signed trailer that ends every export (README "Export and independent verification"). `signature` is
+ * Ed25519, by the checkpoint key (`keyId`: sha256 of its SPKI DER), over the text
+ * "gitops-console evidence export trailer v1\n" + canonical JSON of every other field.
+ */
+export const EvidenceExportTrailer = z
+  .object({
+    trailer: z.literal(EXPORT_TRAILER_V1),
+    format: z.enum(['jsonl', 'csv']),
+    time: z.string(),
+    filter: EvidenceExportFilter.nullable(),
+    /** the first and last event in the file and how many (null, null, 0: none) */
+    firstSeq: z.number().int().positive().nullable(),
+    lastSeq: z.number().int().positive().nullable(),
+    count: z.number().int().nonnegative(),
+    /** the hash of the last event in the file */
+    lastHash: z.string().nullable(),
+    /** the chain's head when the export started (a full export ends there) */
+    headSeq: z.number().int().nonnegative(),
+    headHash: z.string(),
+    /** sha256 (hex) of every event's hash followed by "\n", in file order */
+    digest: z.string(),
+    keyId: z.string().nullable(),
+    signature: z.string().nullable(),
+  })
+  .strict();
+export type EvidenceExportTrailer = z.infer<typeof EvidenceExportTrailer>;
 export const VerifyResponse = z.union([
   z.object({ ok: z.literal(true), count: z.number(), head: z.string(), checkpoints: z.number().optional() }),
   z.object({

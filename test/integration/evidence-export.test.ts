@@ -1,8 +1,10 @@
 // Evidence export and independent verification, end to end on the real BFF (no cluster needed: its one context
 // points at a closed port), on SQLite and on PostgreSQL: events appended through the store, the browser's
-// filters and keyset pages, an export through /api/evidence/export verified offline by the CLI (exit 0), one
-// edited line named (exit 1), and a store rewritten consistently — events and hashes, checkpoints copied — caught
-// by the signed checkpoints, both by GET /api/evidence/verify and by the CLI.
+// filters and keyset pages, an export through /api/evidence/export verified offline by the CLI (exit 0) with
+// its signed trailer, one edited line, events cut from either end and an altered trailer named (exit 1), an
+// export narrowed by the reader's grants labelled filtered, and a store rewritten consistently — events and
+// hashes, checkpoints copied — caught by the signed checkpoints, both by GET /api/evidence/verify and by the CLI.
+// Last, against the sandbox: a drift by a field manager named like a spreadsheet formula is exported as text.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,8 +16,13 @@ import type { EvidenceEvent, EvidenceInput } from '../../src/domain/evidence.ts'
 import { loadConfig } from '../../src/server/config.ts';
 import { startConsole, type RunningConsole } from '../../src/server/main.ts';
 import type { EvidenceStore } from '../../src/server/evidence/store.ts';
+import { CsvParser } from '../../src/server/evidence/export-csv.ts';
 import { openEvidenceStore } from '../../src/server/evidence/open-store.ts';
+import { kubectl } from '../../sandbox/sandbox.ts';
+import { waitFor } from '../../sandbox/procs.ts';
 import { as, signIn, writeTestAccounts, type Signed } from '../support/auth.ts';
+import { startTestConsole } from '../support/console.ts';
+import { fluxReconciled } from '../support/flux.ts';
 import { startPostgres, type PgServer } from '../support/postgres.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -158,18 +165,33 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     expect((range.body.events as EvidenceEvent[]).map((e) => e.seq)).toEqual([12, 10]);
     expect((await as(con.admin, con.url, '/api/evidence?from=yesterday')).status).toBe(400);
 
-    // a full export: an attachment, one stored event per line, verified offline with no database and no server
+    // a full export: an attachment, one stored event per line and the signed trailer last, verified offline
+    // with no database and no server
+    const pubFile = file('public.pem');
+    writeFileSync(pubFile, (await download(con.admin, con.url, '/api/evidence/public-key')).text);
     const full = await download(con.admin, con.url, '/api/evidence/export?format=jsonl');
     expect(full.status).toBe(200);
-    expect(full.headers.get('content-disposition')).toMatch(/^attachment; filename="evidence-.*\.jsonl"$/);
+    expect(full.headers.get('content-disposition')).toMatch(/^attachment; filename="evidence-\d.*\.jsonl"$/);
     const lines = full.text.trimEnd().split('\n');
-    expect(lines.length).toBeGreaterThanOrEqual(61); // ours, console.started, the sign-ins …
+    expect(lines.length).toBeGreaterThanOrEqual(62); // ours, console.started, the sign-ins …, the trailer
     expect(JSON.parse(lines[6] ?? '{}')).toMatchObject({ seq: 7, data: { note: 'Shipped, "quoted"\nline 2' } });
+    const events = lines.length - 1;
+    expect(JSON.parse(lines.at(-1) ?? '{}')).toMatchObject({
+      trailer: 'gitops-console evidence export v1',
+      filter: null,
+      firstSeq: 1,
+      lastSeq: events,
+      count: events,
+      headSeq: events,
+      keyId: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+    });
     writeFileSync(file('full.jsonl'), full.text);
-    const ok = cli('verify', file('full.jsonl'));
+    const ok = cli('verify', file('full.jsonl'), '--public-key', pubFile);
     expect({ status: ok.status, stderr: ok.stderr }).toEqual({ status: 0, stderr: '' });
     expect(ok.stdout).toMatch(
-      new RegExp(`^OK: ${lines.length} events, one intact chain from event 1; head [0-9a-f]{64}\\n`),
+      new RegExp(
+        `^OK: ${events} events, one intact chain from event 1; head [0-9a-f]{64}\\ntrailer: a full export of the chain up to event ${events}, made .*; signature valid \\(key sha256:`,
+      ),
     );
 
     // one edited line: exit 1, the event named
@@ -179,6 +201,28 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     const bad = cli('verify', file('edited.jsonl'));
     expect(bad.status).toBe(1);
     expect(bad.stdout).toContain('BROKEN at event 23: event 23 was changed');
+    // the first event cut, the newest 10 cut, the trailer altered: exit 1, each named
+    const tampered = (name: string, l: string[]) => {
+      writeFileSync(file(name), `${l.join('\n')}\n`);
+      return cli('verify', file(name), '--public-key', pubFile);
+    };
+    const headless = tampered('headless.jsonl', lines.slice(1));
+    expect(headless.status).toBe(1);
+    expect(headless.stdout).toContain('BROKEN at event 1: event 1 is missing: the file starts at event 2');
+    const tail = tampered('tail.jsonl', [...lines.slice(0, events - 10), lines.at(-1) ?? '']);
+    expect(tail.status).toBe(1);
+    expect(tail.stdout).toContain(
+      `BROKEN at event ${events - 9}: events ${events - 9}–${events} are missing at the end: the trailer says the export ends at event ${events}`,
+    );
+    const noTrailer = tampered('no-trailer.jsonl', lines.slice(0, -1));
+    expect(noTrailer.status).toBe(1);
+    expect(noTrailer.stdout).toContain(`BROKEN at event ${events}: no trailer after event ${events}`);
+    const altered = tampered('altered.jsonl', [
+      ...lines.slice(0, -1),
+      (lines.at(-1) ?? '').replace(/"headSeq":\d+/, '"headSeq":9999'),
+    ]);
+    expect(altered.status).toBe(1);
+    expect(altered.stdout).toContain("the trailer's signature does not verify: the trailer was altered");
 
     // a filtered export: event by event, with the links it could not check; this one starts at event 1, so
     // the CLI takes it for a full export with events missing until told --filtered (it fails closed)
@@ -191,12 +235,20 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     writeFileSync(file('dev.jsonl'), dev.text);
     const strict = cli('verify', file('dev.jsonl'));
     expect(strict.status).toBe(1);
-    expect(strict.stdout).toContain('BROKEN at event 2: event 2 is missing (line 2 has event 3)');
-    expect(strict.stdout).toContain('--filtered');
-    const filtered = cli('verify', file('dev.jsonl'), '--filtered');
+    expect(strict.stdout).toContain(
+      'BROKEN at event 1: a filtered export (its trailer says: env=dev, type=drift.detected,app.revision-observed): verify it with --filtered',
+    );
+    const filtered = cli('verify', file('dev.jsonl'), '--filtered', '--public-key', pubFile);
     expect(filtered.status).toBe(0);
     expect(filtered.stdout).toContain('OK: 30 events (events 1–59), each matches its hash; a filtered export');
+    expect(filtered.stdout).toContain('signature valid');
     expect(filtered.stdout).toContain('links not checked (the event before is not in the file): 29: 1→3, 3→5');
+    // one event taken out of the filtered export: the trailer's count says so
+    const devLines = dev.text.trimEnd().split('\n');
+    writeFileSync(file('dev-cut.jsonl'), `${[...devLines.slice(0, 10), ...devLines.slice(11)].join('\n')}\n`);
+    const devCut = cli('verify', file('dev-cut.jsonl'), '--filtered');
+    expect(devCut.status).toBe(1);
+    expect(devCut.stdout).toContain('the trailer counts 30 events, the file has 29');
 
     // CSV: a header, RFC 4180 quoting, data as JSON text
     const csv = await download(
@@ -210,17 +262,43 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
       `7,${input(7).time},app.revision-observed,kustomize-controller,nonprod/flux-system/kustomization/app-1,nonprod,dev,"{""revision"":`,
     );
     expect(csv.text).toContain('""note"":""Shipped, \\""quoted\\""\\nline 2""}"');
+    writeFileSync(file('app-1.csv'), csv.text);
+    const csvOk = cli('verify', file('app-1.csv'), '--filtered', '--public-key', pubFile);
+    expect(csvOk.stdout).toMatch(/^OK: 10 events \(events 1–55\), each matches its hash; a filtered export/);
+    expect(csvOk.status).toBe(0);
+    // the full CSV export verifies as the whole chain, and fails with its newest event cut
+    const fullCsv = await download(con.admin, con.url, '/api/evidence/export?format=csv');
+    writeFileSync(file('full.csv'), fullCsv.text);
+    expect(cli('verify', file('full.csv'), '--public-key', pubFile).status).toBe(0);
+    const rows = fullCsv.text.trimEnd().split('\r\n');
+    writeFileSync(file('full-cut.csv'), `${[...rows.slice(0, -2), rows.at(-1)].join('\r\n')}\r\n`);
+    const csvCut = cli('verify', file('full-cut.csv'), '--public-key', pubFile);
+    expect(csvCut.status).toBe(1);
+    expect(csvCut.stdout).toMatch(/^BROKEN at event \d+: event \d+ is missing at the end/);
   });
 
-  it('the export shows a reader only the events of their grants', async () => {
+  it('the export shows a reader only the events of their grants, and says it is filtered', async () => {
     const reviewer = await signIn(con.url, 'dev-reviewer'); // reviewer@nonprod/dev
     const r = await download(reviewer, con.url, '/api/evidence/export?format=jsonl');
-    const events = r.text
-      .trimEnd()
-      .split('\n')
-      .map((l) => JSON.parse(l) as EvidenceEvent);
+    // no query filter, but the reader's grants left events out: never called a full export
+    expect(r.headers.get('content-disposition')).toMatch(/filename="evidence-filtered-.*\.jsonl"/);
+    const lines = r.text.trimEnd().split('\n');
+    const events = lines.slice(0, -1).map((l) => JSON.parse(l) as EvidenceEvent);
     expect(events.length).toBe(30);
     expect(events.every((e) => e.cluster === 'nonprod' && e.env === 'dev')).toBe(true);
+    expect(JSON.parse(lines.at(-1) ?? '{}')).toMatchObject({
+      filter: { permissions: ['reviewer@nonprod/dev'] },
+      count: 30,
+    });
+    writeFileSync(file('reviewer.jsonl'), r.text);
+    const strict = cli('verify', file('reviewer.jsonl'));
+    expect(strict.status).toBe(1);
+    expect(strict.stdout).toContain("a filtered export (its trailer says: events outside the reader's grants left out");
+    expect(cli('verify', file('reviewer.jsonl'), '--filtered').status).toBe(0);
+    // the auditor (every cluster and environment) gets a full export
+    const auditor = await download(con.auditor, con.url, '/api/evidence/export?format=jsonl');
+    expect(auditor.headers.get('content-disposition')).toMatch(/filename="evidence-\d/);
+    expect(JSON.parse(auditor.text.trimEnd().split('\n').at(-1) ?? '{}')).toMatchObject({ filter: null });
     const page = await as(reviewer, con.url, '/api/evidence?limit=10');
     expect((page.body.events as EvidenceEvent[]).every((e) => e.env === 'dev')).toBe(true);
     expect((await as(await signIn(con.url, 'viewer'), con.url, '/api/evidence/export')).status).toBe(403);
@@ -235,7 +313,7 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     expect(v.body).toMatchObject({ ok: true, checkpoints: 1 });
     await con.close(); // signs the head once more
     const pubFile = file('public.pem');
-    writeFileSync(pubFile, pem);
+    expect(readFileSync(pubFile, 'utf8')).toBe(pem);
     const cli1 = spawnSync(
       process.execPath,
       ['--import', 'tsx', join(REPO, 'src/server/cli/main.ts'), 'evidence', 'public-key'],
@@ -279,7 +357,8 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     writeFileSync(file('forged.jsonl'), exp.text);
     const checkpoints = await download(con.admin, con.url, '/api/evidence/checkpoints');
     writeFileSync(file('checkpoints.json'), checkpoints.text);
-    expect(cli('verify', file('forged.jsonl')).status).toBe(0); // without the checkpoints it looks intact
+    // without the checkpoints it looks intact (the trailer is signed by the same console key)
+    expect(cli('verify', file('forged.jsonl'), '--public-key', pubFile).status).toBe(0);
     const r = cli('verify', file('forged.jsonl'), '--public-key', pubFile, '--checkpoints', file('checkpoints.json'));
     expect(r.status).toBe(1);
     expect(r.stdout).toContain(`BROKEN at event ${cps[0]?.seq}: event ${cps[0]?.seq} no longer has the hash signed`);
@@ -289,5 +368,55 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     expect(good.stdout).toMatch(/signed checkpoints: 1 match; \d+ name events not in the file/);
     await con.close();
     delete process.env.CONSOLE_EVIDENCE_SIGNING_KEY_FILE;
+  });
+});
+
+describe('a CSV export opened in a spreadsheet (against the sandbox)', () => {
+  const file = (n: string) => join(work, n);
+  const CLUSTER = 'nonprod';
+  const NS = 'staging';
+  const KS = 'digital-human-staging';
+  const MANAGER = '=HYPERLINK("x")';
+  let sandboxConsole: Awaited<ReturnType<typeof startTestConsole>> | undefined;
+  afterAll(async () => {
+    try {
+      await fluxReconciled(CLUSTER, KS); // Flux takes the field back
+    } finally {
+      await sandboxConsole?.close();
+    }
+  }, 180_000);
+
+  it('a drift by a field manager named =HYPERLINK("x") is exported as text, and the file still verifies', async () => {
+    sandboxConsole = await startTestConsole();
+    const c = sandboxConsole;
+    await fluxReconciled(CLUSTER, KS);
+    const t0 = new Date().toISOString();
+    // anyone who may edit the object chooses the manager name the console records as the drift's actor
+    kubectl(CLUSTER, [
+      ...['-n', NS, 'patch', 'configmap', 'render-worker-config', '--type', 'merge'],
+      ...['--field-manager', MANAGER, '-p', JSON.stringify({ data: { 'max-sessions': '99' } })],
+    ]);
+    const query = `type=drift.detected&cluster=${CLUSTER}&env=${NS}&from=${encodeURIComponent(t0)}`;
+    await waitFor(
+      'the drift by =HYPERLINK("x") in the evidence',
+      async () =>
+        ((await as(c.admin, c.url, `/api/evidence?${query}`)).body.events as EvidenceEvent[]).some(
+          (e) => e.actor === MANAGER,
+        ),
+      { timeoutMs: 30_000 },
+    );
+    const csv = await download(c.admin, c.url, `/api/evidence/export?format=csv&${query}`);
+    expect(csv.status).toBe(200);
+    const rows = csv.text.split('\r\n');
+    const row = rows.find((r) => r.includes('HYPERLINK'));
+    // the actor cell starts with a quote: a spreadsheet shows it as text, it does not run it
+    expect(row?.split(',')[3]).toBe(`"'=HYPERLINK(""x"")"`);
+    const cells = new CsvParser().push(csv.text).flatMap((r) => r.cells.map((x) => x.value));
+    expect(cells.filter((x) => /^[=+\-@\t\r]/.test(x))).toEqual([]);
+    // …and the verifier takes the quote off again: the event's hash still matches
+    writeFileSync(file('hyperlink.csv'), csv.text);
+    const v = cli('verify', file('hyperlink.csv'), '--filtered');
+    expect(v.stdout).toMatch(/^OK: \d+ events .*each matches its hash; a filtered export/);
+    expect(v.status).toBe(0);
   });
 });

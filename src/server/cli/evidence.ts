@@ -1,13 +1,13 @@
-// npm run cli -- evidence verify <file.jsonl> [--public-key <file>] [--checkpoints <file>] [--full|--filtered]
+// npm run cli -- evidence verify <export.jsonl|export.csv> [--public-key <file>] [--checkpoints <file>]
+//                                 [--filtered] [--without-trailer]
 // npm run cli -- evidence public-key
 // Verification needs no database and no server: exit 0 intact, 1 broken (the event named), 2 usage or I/O error.
 import { createPublicKey } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { loadConfig } from '../config.ts';
 import {
   describeResult,
-  ExportVerifier,
+  verifyExportStream,
   loadSigningKey,
   parseCheckpoints,
   signingKeyPath,
@@ -16,8 +16,12 @@ import {
 } from '../evidence/index.ts';
 
 export const EVIDENCE_USAGE =
-  'usage: npm run cli -- evidence verify <export.jsonl> [--public-key <key.pem> --checkpoints <checkpoints.json>] [--full|--filtered]\n' +
-  '       npm run cli -- evidence public-key\n';
+  'usage: npm run cli -- evidence verify <export.jsonl|export.csv> [--public-key <key.pem>] [--checkpoints <checkpoints.json>]\n' +
+  '                                     [--filtered] [--without-trailer]\n' +
+  '       npm run cli -- evidence public-key\n' +
+  'A full export is checked as the whole chain, up to its signed trailer. --filtered: an export whose trailer says it\n' +
+  "was filtered, checked event by event. --public-key: the trailer and checkpoints are checked against the console's\n" +
+  'key. --without-trailer: an export made before trailers (events cut from its end cannot be detected).\n';
 
 interface Io {
   out(s: string): void;
@@ -31,11 +35,7 @@ const stdio: Io = {
 };
 
 export async function verifyFile(file: string, opts: OfflineOptions, io: Io = stdio): Promise<number> {
-  const v = new ExportVerifier(opts);
-  const rl = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
-  let n = 0;
-  for await (const line of rl) v.push(line, ++n);
-  const r = v.finish();
+  const r = await verifyExportStream(createReadStream(file, 'utf8') as AsyncIterable<string>, opts);
   for (const l of describeResult(r)) io.out(`${l}\n`);
   return r.ok ? 0 : 1;
 }
@@ -54,18 +54,26 @@ export async function evidenceCli(argv: string[], io: Io = stdio): Promise<numbe
   let file: string | undefined;
   let keyFile: string | undefined;
   let cpFile: string | undefined;
-  let mode: OfflineOptions['mode'] = 'auto';
+  let mode: OfflineOptions['mode'] = 'full';
+  let withoutTrailer = false;
+  let full = false;
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i];
     if (a === '--public-key' && rest[i + 1]) keyFile = rest[++i];
     else if (a === '--checkpoints' && rest[i + 1]) cpFile = rest[++i];
-    else if (a === '--full') mode = 'full';
+    else if (a === '--full')
+      full = true; // the default, kept for scripts that say so
     else if (a === '--filtered') mode = 'filtered';
+    else if (a === '--without-trailer') withoutTrailer = true;
     else if (a && !a.startsWith('--') && !file) file = a;
     else {
       io.err(`unexpected argument ${a}\n${EVIDENCE_USAGE}`);
       return 2;
     }
+  }
+  if (full && mode === 'filtered') {
+    io.err(`--full and --filtered: choose one\n${EVIDENCE_USAGE}`);
+    return 2;
   }
   if (!file || (cpFile && !keyFile)) {
     io.err(
@@ -84,7 +92,12 @@ export async function evidenceCli(argv: string[], io: Io = stdio): Promise<numbe
     if (cpFile) checkpoints = parseCheckpoints(JSON.parse(readFileSync(cpFile, 'utf8')));
     return await verifyFile(
       file,
-      { mode, ...(checkpoints ? { checkpoints } : {}), ...(publicKey ? { publicKey } : {}) },
+      {
+        mode,
+        ...(withoutTrailer ? { withoutTrailer } : {}),
+        ...(checkpoints ? { checkpoints } : {}),
+        ...(publicKey ? { publicKey } : {}),
+      },
       io,
     );
   } catch (e) {

@@ -5,4 +5,10 @@ export { openEvidenceStore } from './open-store.ts';
 export { EvidenceRecorder } from './recorder.ts';
 export { loadSigningKey, signingKeyPath, type Checkpoint } from './signing.ts';
 export { type EvidenceQuery, type EvidenceStore } from './store.ts';
-export { describeResult, ExportVerifier, parseCheckpoints, type OfflineOptions } from './offline-verify.ts';
+export {
+  describeResult,
+  ExportVerifier,
+  parseCheckpoints,
+  verifyExportStream,
+  type OfflineOptions,
+} from './offline-verify.ts';

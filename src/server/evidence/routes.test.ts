@@ -1,8 +1,10 @@
 // The browser's page of visible events: the per-grant filter runs after the query, so short pages read on.
+import type { FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { parseGrant } from '../../domain/access.ts';
 import type { EvidenceEvent } from '../../domain/evidence.ts';
 import type { EvidenceQuery } from './store.ts';
-import { storeFilter, visiblePage } from './routes.ts';
+import { readerFilter, storeFilter, visiblePage } from './routes.ts';
 
 const N = 100;
 const events: EvidenceEvent[] = Array.from({ length: N }, (_, i) => ({
@@ -57,5 +59,27 @@ describe('visiblePage', () => {
 
   it('storeFilter maps the query string names (q → text) and drops empty ones', () => {
     expect(storeFilter({ q: '  deploy ', type: [], env: 'prod' })).toEqual({ env: 'prod', text: 'deploy' });
+  });
+});
+
+describe('readerFilter (the export)', () => {
+  const reader = (...grants: string[]) =>
+    ({
+      principal: { name: 'u', source: 'local', groups: [], grants: grants.map(parseGrant) },
+    }) as unknown as FastifyRequest;
+
+  it('none for a reader whose grants cover every cluster and environment: the export is full', () => {
+    expect(readerFilter(reader('auditor'))).toBeUndefined();
+    expect(readerFilter(reader('viewer', 'admin'))).toBeUndefined();
+  });
+
+  it('a reader limited to some clusters or environments: the events they may see, and the grants named', () => {
+    const f = readerFilter(reader('reviewer@nonprod/dev', 'viewer', 'oncall@prod'));
+    expect(f?.grants).toEqual(['reviewer@nonprod/dev', 'oncall@prod/*']);
+    expect(f?.test({ cluster: 'nonprod', env: 'dev' })).toBe(true);
+    expect(f?.test({ cluster: 'prod', env: 'prod' })).toBe(true);
+    expect(f?.test({ cluster: 'nonprod', env: 'staging' })).toBe(false);
+    // events with no cluster (sign-ins, console start) only for grants on everything
+    expect(f?.test({ cluster: null, env: null })).toBe(false);
   });
 });

@@ -8,11 +8,12 @@ import {
   VerifyResponse,
   type EvidenceFilter,
 } from '../../api/schemas.ts';
+import { can, formatGrant } from '../../domain/access.ts';
 import type { EvidenceEvent } from '../../domain/evidence.ts';
 import { parsed, validated } from '../http/respond.ts';
 import type { AppDeps } from '../deps.ts';
 import { allowed } from '../auth/index.ts';
-import { exportChunks } from './export.ts';
+import { exportChunks, exportFilter } from './export.ts';
 import { loadSigningKey, signingKeyPath, type SigningKey } from './signing.ts';
 import { HttpError } from '../http/errors.ts';
 import type { EvidenceQuery } from './store.ts';
@@ -41,6 +42,19 @@ const visibleTo =
   (req: FastifyRequest) =>
   (e: { cluster?: string | null; env?: string | null }): boolean =>
     allowed(req, 'evidence.read', { cluster: e.cluster ?? NOWHERE, env: e.env ?? NOWHERE });
+
+/**
+ * The export's per-grant filter: undefined when the reader's grants cover every event (a grant on every cluster
+ * and every environment sees the events with neither too), else the test and the grants it stands for.
+ */
+export function readerFilter(
+  req: FastifyRequest,
+): { grants: string[]; test(e: { cluster: string | null; env: string | null }): boolean } | undefined {
+  const test = visibleTo(req);
+  if (test({ cluster: null, env: null })) return undefined;
+  const grants = (req.principal?.grants ?? []).filter((g) => can([g], 'evidence.read')).map(formatGrant);
+  return { grants, test };
+}
 
 /**
  * One page, newest first, of the events the reader may see. The visibility filter runs after the query, so
@@ -78,6 +92,11 @@ export const evidenceRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => 
     return loadSigningKey(signingKeyPath(deps.dataDir ?? ''));
   };
 
+  // the trailer of an export is signed with the checkpoint key; a console without one (tests with no data
+  // dir) writes it unsigned, which `cli evidence verify --public-key` refuses
+  const exportKey = (): SigningKey | undefined =>
+    deps.dataDir || process.env.CONSOLE_EVIDENCE_SIGNING_KEY_FILE ? signingKey() : undefined;
+
   app.get('/api/evidence', { config: { access: { action: 'evidence.read', scope: 'anywhere' } } }, async (req) => {
     const q = parsed(EvidenceQuerySchema, req.query);
     const page = await visiblePage(
@@ -97,9 +116,12 @@ export const evidenceRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => 
       const q = parsed(EvidenceExportQuery, req.query);
       const stamp = new Date().toISOString().replace(/[:.]/g, '-');
       const filter = storeFilter(q);
-      // a filtered export is verified event by event (`cli evidence verify --filtered`): its name says so
-      const filtered = Object.keys(filter).length > 0;
-      const chunks = exportChunks(deps.store, filter, { format: q.format, visible: visibleTo(req) });
+      const visible = readerFilter(req);
+      // the trailer says what was left out (the query's filters, the reader's grants); `cli evidence verify`
+      // accepts such an export only with --filtered, and its name says so
+      const filtered = exportFilter(filter, visible?.grants) !== null;
+      const key = exportKey();
+      const chunks = exportChunks(deps.store, filter, { format: q.format, visible, key });
       return rep
         .header('Content-Type', q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
         .header(
