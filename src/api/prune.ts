@@ -22,6 +22,17 @@ export const PruneCandidateSchema = z.object({
   resourceVersion: z.string().nullable(),
   /** the annotation/label that protects it, verbatim: listed, never deleted */
   protectedBy: z.string().nullable(),
+  /**
+   * a protected object its deletion would take with it ("its Pod dev/x is protected (…)"): listed, not deleted;
+   * absent in previews stored before this existed
+   */
+  blockedBy: z.string().nullable().optional(),
+  /**
+   * why what its deletion would take with it is not fully known ("cannot list secrets in ns x: the namespace's
+   * contents are unknown"): listed, not deleted; absent in older previews
+   */
+  cascadesUnknown: z.string().nullable().optional(),
+  /** what its deletion takes with it: ownerReferences children, a Namespace's contents (every kind listed), a CRD's custom resources */
   cascades: z.array(ObjectRefSchema),
   finalizers: z.array(z.string()),
   createdAt: z.string().nullable(),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cascadeWalk, planPrune, protectionOf, type CascadeLookups, type PruneLimits } from './prune.ts';
+import { cascadeWalk, deletionCount, planPrune, protectionOf, type CascadeLookups, type PruneLimits } from './prune.ts';
 import type { ObjectRef } from './refs.ts';
 
 const C = 'nonprod';
@@ -54,7 +54,16 @@ describe('planPrune', () => {
       limits: LOOSE,
     });
     expect(p.state).toBe('ready');
-    expect(p.candidates).toEqual([{ ref: cm, protectedBy: null, cascades: [], finalizers: ['example.com/keep'] }]);
+    expect(p.candidates).toEqual([
+      {
+        ref: cm,
+        protectedBy: null,
+        blockedBy: null,
+        cascadesUnknown: null,
+        cascades: [],
+        finalizers: ['example.com/keep'],
+      },
+    ]);
   });
 
   it('an empty render of a non-empty inventory needs an override', () => {
@@ -149,6 +158,178 @@ describe('planPrune', () => {
   });
 });
 
+describe('planPrune: what a deletion takes with it is governed', () => {
+  const PROTECT = { annotations: { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' } };
+  const ARGO_KEEP = { annotations: { 'argocd.argoproj.io/sync-options': 'Delete=false' } };
+  const rs = ref('ReplicaSet', 'render-worker-7d9', 'dev', 'apps');
+  const pod = (n: string) => ref('Pod', `render-worker-7d9-${n}`, 'dev');
+  const owned = (uid: string, md: Record<string, unknown> = {}) => ({ ownerReferences: [{ uid }], ...md });
+  const team = ref('Namespace', 'team-a');
+  const inTeam = ref('ConfigMap', 'x', 'team-a');
+  const crd = ref('CustomResourceDefinition', 'widgets.example.com', undefined, 'apiextensions.k8s.io');
+  const crdLive = live(crd, {}, { spec: { group: 'example.com', names: { kind: 'Widget' } } });
+  const widget = ref('Widget', 'w1', 'dev', 'example.com');
+  /** a Deployment with one ReplicaSet and `pods` Pods; `podMd` on the first Pod */
+  const deployment = (pods: number, podMd: Record<string, unknown> = {}) => [
+    live(deploy),
+    live(rs, owned('uid-Deployment-render-worker')),
+    ...Array.from({ length: pods }, (_, i) =>
+      live(pod(String(i)), owned('uid-ReplicaSet-render-worker-7d9', i === 0 ? podMd : {})),
+    ),
+  ];
+
+  it.each([
+    [
+      'a Deployment whose Pod (through its ReplicaSet) is protected',
+      [deploy, svc],
+      [...deployment(2, PROTECT), live(svc)],
+      'Deployment',
+      'its Pod dev/render-worker-7d9-0 is protected (kustomize.toolkit.fluxcd.io/prune: disabled)',
+    ],
+    [
+      'a Namespace holding a protected ConfigMap (Argo CD Delete=false)',
+      [team, svc],
+      [live(team), live(inTeam, ARGO_KEEP), live(svc)],
+      'Namespace',
+      'its ConfigMap team-a/x is protected (argocd.argoproj.io/sync-options: Delete=false)',
+    ],
+    [
+      'a CRD one of whose custom resources is protected',
+      [crd, svc],
+      [crdLive, live(widget, { labels: { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' } }), live(svc)],
+      'CustomResourceDefinition',
+      'its Widget dev/w1 is protected (kustomize.toolkit.fluxcd.io/prune: disabled (label))',
+    ],
+    [
+      'two protected objects: the first named, the other counted',
+      [deploy, svc],
+      [...deployment(1, PROTECT), live(pod('9'), owned('uid-ReplicaSet-render-worker-7d9', PROTECT)), live(svc)],
+      'Deployment',
+      'its Pod dev/render-worker-7d9-0 is protected (kustomize.toolkit.fluxcd.io/prune: disabled), and 1 more object it takes with it is',
+    ],
+  ] as const)('%s: blocked, named, not deleted', (_what, inv, liveObjs, kind, blocked) => {
+    const p = planPrune({
+      controller: 'flux',
+      inventory: [...inv],
+      desired: [svc],
+      live: [...liveObjs],
+      limits: LOOSE,
+    });
+    const c = p.candidates.find((x) => x.ref.kind === kind);
+    expect(c).toMatchObject({ protectedBy: null, blockedBy: blocked, cascadesUnknown: null });
+    // nothing else would be deleted: the plan says so
+    expect(p.state).toBe('nothing');
+  });
+
+  it('a blocked candidate is left out, the others still deleted', () => {
+    const p = planPrune({
+      controller: 'flux',
+      inventory: [deploy, cm, svc],
+      desired: [svc],
+      live: [...deployment(1, PROTECT), live(cm), live(svc)],
+      limits: LOOSE,
+    });
+    expect(p.state).toBe('ready');
+    expect(p.candidates.map((c) => [c.ref.name, c.blockedBy !== null])).toEqual([
+      ['render-config', false],
+      ['render-worker', true],
+    ]);
+  });
+
+  it.each([
+    // 1 Deployment + its ReplicaSet + 3 Pods = 5 deletions
+    [
+      { maxDeletions: 4, maxFraction: 1 },
+      ['5 deletions (1 object and 4 that their deletion takes with it) exceed the limit of 4'],
+    ],
+    [{ maxDeletions: 5, maxFraction: 1 }, []],
+  ] as const)('the count limit counts cascaded objects (%j)', (limits, reasons) => {
+    const p = planPrune({ controller: 'flux', inventory, desired: [cm, svc], live: deployment(3), limits });
+    expect(p.reasons).toEqual(reasons);
+    expect(p.state).toBe(reasons.length ? 'needs-override' : 'ready');
+    expect(deletionCount(p.candidates)).toBe(5);
+  });
+
+  it('an object two deletions take is counted once (a ConfigMap candidate inside a Namespace candidate)', () => {
+    const p = planPrune({
+      controller: 'flux',
+      inventory: [team, inTeam, svc],
+      desired: [svc],
+      live: [live(team), live(inTeam), live(ref('Secret', 's', 'team-a'))],
+      limits: { maxDeletions: 2, maxFraction: 1 },
+    });
+    expect(deletionCount(p.candidates)).toBe(3);
+    expect(p.reasons).toEqual([
+      '3 deletions (2 objects and 1 that their deletion takes with it) exceed the limit of 2',
+    ]);
+  });
+
+  it('protected or blocked candidates take nothing off the count', () => {
+    const p = planPrune({
+      controller: 'flux',
+      inventory: [deploy, cm, svc],
+      desired: [svc],
+      live: [...deployment(30, PROTECT), live(cm)],
+      limits: { maxDeletions: 1, maxFraction: 1 },
+    });
+    expect(p.state).toBe('ready');
+    expect(deletionCount(p.candidates)).toBe(1);
+  });
+
+  const why =
+    "cannot list secrets, rbac.authorization.k8s.io/rolebindings in ns team-a: the namespace's contents are unknown";
+  it('a Namespace whose contents are unknown: not deleted, said; the plan is unknown when nothing else is', () => {
+    const p = planPrune({
+      controller: 'flux',
+      inventory: [team, svc],
+      desired: [svc],
+      live: [live(team), live(inTeam)],
+      unknown: { namespaces: new Map([['team-a', why]]) },
+      limits: LOOSE,
+    });
+    expect(p.candidates[0]).toMatchObject({ blockedBy: null, cascadesUnknown: why });
+    // what is known is still listed
+    expect(p.candidates[0]?.cascades.map((r) => r.name)).toEqual(['x']);
+    expect(p.state).toBe('unknown');
+    expect(p.reasons).toEqual([`Namespace team-a is not deleted: ${why}`]);
+  });
+
+  it('an unknown candidate beside deletable ones: the plan goes on without it and names it', () => {
+    const p = planPrune({
+      controller: 'flux',
+      inventory: [team, cm, crd, svc],
+      desired: [svc],
+      live: [live(team), live(cm), crdLive],
+      unknown: {
+        namespaces: new Map([['team-a', why]]),
+        kinds: new Map([
+          ['example.com/Widget', "cannot list example.com/widgets: the CRD's custom resources are unknown"],
+        ]),
+      },
+      limits: { maxDeletions: 1, maxFraction: 1 },
+    });
+    expect(p.state).toBe('ready');
+    expect(deletionCount(p.candidates)).toBe(1);
+    expect(p.reasons).toEqual([
+      `Namespace team-a is not deleted: ${why}`,
+      "CustomResourceDefinition widgets.example.com is not deleted: cannot list example.com/widgets: the CRD's custom resources are unknown",
+    ]);
+  });
+
+  it('a protected candidate with unknown contents stays protected (not an unknown plan)', () => {
+    const p = planPrune({
+      controller: 'flux',
+      inventory: [team, svc],
+      desired: [svc],
+      live: [live(team, PROTECT)],
+      unknown: { namespaces: new Map([['team-a', why]]) },
+      limits: LOOSE,
+    });
+    expect(p.state).toBe('nothing');
+    expect(p.candidates[0]).toMatchObject({ protectedBy: 'kustomize.toolkit.fluxcd.io/prune: disabled' });
+  });
+});
+
 describe('cascadeWalk: the one walk of what a deletion takes with it', () => {
   const dep = live(deploy);
   const rs = live(ref('ReplicaSet', 'rw-1', 'dev', 'apps'), {
@@ -197,7 +378,21 @@ describe('cascadeWalk: the one walk of what a deletion takes with it', () => {
     ['a root another root reaches is listed', [dep, rs], full, [], ['ReplicaSet/rw-1', 'Widget/w1', 'Pod/rw-1-a']],
     ['an excluded key is neither listed nor walked', [dep], full, ['apps/ReplicaSet/dev/rw-1'], ['Widget/w1']],
     ['nothing owned: nothing', [inTeam], full, [], []],
-  ] as const)('%s', (_what, roots, lookups, exclude, want) =>
-    expect(cascadeWalk([...roots], lookups, new Set(exclude)).map(name)).toEqual(want),
-  );
+  ] as const)('%s', (_what, roots, lookups, exclude, want) => {
+    const walk = cascadeWalk([...roots], lookups, new Set(exclude));
+    expect(walk.objects.map(name)).toEqual(want);
+    expect(walk.unknown).toEqual([]);
+  });
+
+  it('a namespace or a kind its lookups say is unknown: listed as far as known, with each sentence once', () => {
+    const why = "cannot list secrets in ns team-a: the namespace's contents are unknown";
+    const kindWhy = "cannot list example.com/widgets: the CRD's custom resources are unknown";
+    const walk = cascadeWalk([ns, crd, ns], {
+      ...full,
+      namespaceUnknown: (n) => (n === 'team-a' ? why : undefined),
+      kindUnknown: (g, k) => (g === 'example.com' && k === 'Widget' ? kindWhy : undefined),
+    });
+    expect(walk.objects.map(name)).toEqual(['ConfigMap/x', 'Widget/w1']);
+    expect(walk.unknown).toEqual([why, kindWhy]);
+  });
 });

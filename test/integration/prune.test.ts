@@ -231,6 +231,11 @@ describe('prune previews (prod: Flux prune: false, the console deletes)', () => 
     expect(p.statusReason).toMatch(/no longer matches/);
     expect(live(PLAIN) && live(STALE)).toBe(true);
     expect((await evidence('prune.voided')).some((e) => e.data.previewId === first.id)).toBe(true);
+    // the refused approval is no approval: no prune.approved, one action.refused naming why
+    expect((await evidence('prune.approved')).some((e) => e.data.previewId === first.id)).toBe(false);
+    expect(
+      (await evidence('action.refused')).filter((e) => e.data.previewId === first.id).map((e) => e.data.reason),
+    ).toEqual([expect.stringMatching(/^approval void: .*changed since the preview/)]);
   });
 
   it('concurrent approvals by two reviewers: one execution; deleted with preconditions; evidence chain', async () => {
@@ -242,6 +247,14 @@ describe('prune previews (prod: Flux prune: false, the console deletes)', () => 
       ),
     );
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    // the loser was refused before any intent: one prune.approved, and one action.refused saying why
+    const mine = (es: EvidenceEvent[]) => es.filter((e) => e.data.previewId === preview.id);
+    expect(mine(await evidence('prune.approved'))).toHaveLength(1);
+    expect(mine(await evidence('action.refused'))).toEqual([
+      expect.objectContaining({
+        data: expect.objectContaining({ action: 'prune.approved', reason: expect.any(String) }),
+      }),
+    ]);
     const done = await settledPreview(preview.id);
     expect(done.status, JSON.stringify({ reason: done.statusReason, journal: done.journal })).toBe('done');
     expect(done.journal.map((j) => j.state)).toEqual(['deleted', 'deleted']);
@@ -308,5 +321,274 @@ describe('prune previews (prod: Flux prune: false, the console deletes)', () => 
     expect(kubectl(CLUSTER, ['-n', 'prod', 'get', 'deployment', 'render-worker', '-o', 'name']).trim()).toBe(
       'deployment.apps/render-worker',
     );
+  });
+});
+
+// Issue #21 item 6, "cascades governed": what a deletion takes with it is judged like the candidate itself. A
+// Flux Kustomization of its own in prod (`prune: false`), applied once, then suspended and pointed at smaller
+// directories: its inventory keeps what left the render, so those are candidates. The console runs as its
+// shipped least-privilege identity; where it may not list, the plan says unknown. The operator's extra grants
+// the test adds (a Role in one namespace, a ClusterRole for one CRD) are removed at the end, with everything else.
+describe('cascades governed: a protected Pod child blocks, a Namespace is listed live, a CRD counts its resources', () => {
+  const KS2 = `cascade-probe-${suffix}`;
+  const APP2 = `${CLUSTER}/flux-system/kustomization/${KS2}`;
+  const DIR = `cascade-probe-${suffix}`;
+  // a Namespace in Git; a ConfigMap, a Secret, a RoleBinding and a custom resource made in it by someone else
+  const NS_A = `cprobe-a-${suffix}`;
+  // not in Git: where the Deployment (its Pods protected) and the ConfigMaps live
+  const NS_B = `cprobe-b-${suffix}`;
+  const GROUP = `c${suffix}.probe.gitops-console.dev`;
+  const CRD = `widgets.${GROUP}`;
+  const GRANT = `cascade-probe-${suffix}`;
+  const PROTECTED_BY = 'kustomize.toolkit.fluxcd.io/prune: disabled';
+
+  type CRef = { kind: string; name: string; namespace?: string };
+  type Candidate = {
+    ref: CRef;
+    deletable: boolean;
+    blockedBy?: string | null;
+    cascadesUnknown?: string | null;
+    cascades: CRef[];
+  };
+  type CascadePreview = { plan: string; reasons: string[]; candidates: Candidate[] };
+
+  const files = {
+    ns: `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${NS_A}\n`,
+    crd: `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ${CRD}
+spec:
+  group: ${GROUP}
+  scope: Namespaced
+  names: { plural: widgets, singular: widget, kind: Widget, listKind: WidgetList }
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true }
+`,
+    deploy: `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: guarded
+  namespace: ${NS_B}
+spec:
+  replicas: 1
+  selector: { matchLabels: { app: guarded } }
+  template:
+    metadata:
+      labels: { app: guarded }
+      annotations: { ${PROTECTED_BY.replace(': ', ': "')}" }
+    spec:
+      containers: [{ name: main, image: registry.example.com/digital-human/session-cache:7.2 }]
+`,
+    plain: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n  namespace: ${NS_B}\ndata: { a: "1" }\n`,
+    keep: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep\n  namespace: ${NS_B}\ndata: { a: "1" }\n`,
+  };
+  // before: everything; mid: the CRD and `keep` (the Namespace, the Deployment and `plain` are candidates);
+  // after: `keep` only (the CRD is a candidate too)
+  const dirs: Record<string, Array<keyof typeof files>> = {
+    before: ['ns', 'crd', 'deploy', 'plain', 'keep'],
+    mid: ['crd', 'keep'],
+    after: ['keep'],
+  };
+  const apply = (yaml: string) => kubectl(CLUSTER, ['apply', '-f', '-'], yaml);
+  const setPath = (dir: string) =>
+    kubectl(CLUSTER, [
+      ...['-n', 'flux-system', 'patch', 'kustomization', KS2, '--type', 'merge'],
+      ...['-p', JSON.stringify({ spec: { suspend: true, path: `./${DIR}/${dir}` } })],
+    ]);
+  const key = (r: CRef) => `${r.kind}/${r.namespace ? `${r.namespace}/` : ''}${r.name}`;
+
+  /** A preview of the probe app once the console plans it with `want` as the candidates (it follows the path). */
+  async function cascadePreview(want: string[], unknownRead = false): Promise<CascadePreview> {
+    let p: CascadePreview | undefined;
+    await waitFor(
+      `a preview of ${KS2} with ${want.join(', ')}`,
+      async () => {
+        const r = await as(con.admin, con.url, `/api/apps/${APP2}/prune-previews`, { method: 'POST' });
+        if (r.status !== 200) return false;
+        p = (r.body as unknown as { preview: CascadePreview }).preview;
+        if (unknownRead) return p.plan === 'unknown' && !p.candidates.length;
+        return JSON.stringify(p.candidates.map((c) => key(c.ref)).sort()) === JSON.stringify(want);
+      },
+      { timeoutMs: 90_000, intervalMs: 2000 },
+    );
+    return p as CascadePreview;
+  }
+  const byKind = (p: CascadePreview, kind: string) => p.candidates.find((c) => c.ref.kind === kind) as Candidate;
+
+  beforeAll(async () => {
+    kubectl(CLUSTER, ['create', 'namespace', NS_B]);
+    const sha = push('cascade probe: add', (w) => {
+      for (const [dir, names] of Object.entries(dirs)) {
+        for (const n of names) writeRepoFile(w, `${DIR}/${dir}/${n}.yaml`, files[n]);
+        writeRepoFile(
+          w,
+          `${DIR}/${dir}/kustomization.yaml`,
+          `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n${names.map((n) => `  - ${n}.yaml\n`).join('')}`,
+        );
+      }
+    });
+    apply(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: ${KS2}
+  namespace: flux-system
+  labels: { env: prod }
+spec:
+  interval: 15s
+  retryInterval: 5s
+  timeout: 2m
+  path: ./${DIR}/before
+  prune: false
+  wait: false
+  sourceRef: { kind: GitRepository, name: digital-human }
+`);
+    await waitForKustomizationRevision(CLUSTER, KS2, sha, 180_000);
+    // made in the Namespace by someone else (not in Git): only a live list finds them
+    kubectl(CLUSTER, ['-n', NS_A, 'create', 'configmap', 'c1', '--from-literal=a=1']);
+    kubectl(CLUSTER, ['-n', NS_A, 'create', 'secret', 'generic', 's1', '--from-literal=password=not-read']);
+    kubectl(CLUSTER, ['-n', NS_A, 'create', 'rolebinding', 'rb1', '--clusterrole=view', `--user=nobody-${suffix}`]);
+    await waitFor(
+      'a custom resource made',
+      async () => {
+        try {
+          apply(`apiVersion: ${GROUP}/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: ${NS_A}\n`);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { timeoutMs: 60_000, intervalMs: 1000 },
+    );
+    await waitFor(
+      'the protected Pod made',
+      async () => kubectl(CLUSTER, ['-n', NS_B, 'get', 'pods', '-l', 'app=guarded', '-o', 'name']).trim() !== '',
+      { timeoutMs: 60_000 },
+    );
+    setPath('mid');
+  }, 600_000);
+
+  afterAll(async () => {
+    const quiet = (args: string[]) => {
+      try {
+        kubectl(CLUSTER, args);
+      } catch {
+        /* gone already */
+      }
+    };
+    quiet(['-n', 'flux-system', 'delete', 'kustomization', KS2, '--ignore-not-found', '--wait=false']);
+    quiet(['delete', 'clusterrolebinding,clusterrole', GRANT, '--ignore-not-found']);
+    quiet(['delete', 'namespace', NS_A, NS_B, '--ignore-not-found', '--wait=false']);
+    quiet(['delete', 'customresourcedefinition', CRD, '--ignore-not-found', '--wait=false']);
+    push('cascade probe: remove', (w) => rmSync(join(w, DIR), { recursive: true, force: true }));
+  }, 300_000);
+
+  it('a Deployment whose Pod is protected is blocked, named; a Namespace the console cannot list is unknown', async () => {
+    const p = await cascadePreview(
+      [`Deployment/${NS_B}/guarded`, `ConfigMap/${NS_B}/plain`, `Namespace/${NS_A}`].sort(),
+    );
+    const deploy = byKind(p, 'Deployment');
+    expect(deploy.deletable).toBe(false);
+    expect(deploy.blockedBy).toMatch(
+      new RegExp(`^its Pod ${NS_B}/guarded-[a-z0-9]+-[a-z0-9]+ is protected \\(${PROTECTED_BY}\\)$`),
+    );
+    // the shipped RBAC lets the console list neither Secrets nor RoleBindings: unknown, never "nothing else"
+    const ns = byKind(p, 'Namespace');
+    expect(ns.deletable).toBe(false);
+    expect(ns.cascadesUnknown).toMatch(
+      new RegExp(
+        `^cannot list .*\\bsecrets\\b.*rbac\\.authorization\\.k8s\\.io/rolebindings.* in ns ${NS_A}: the namespace's contents are unknown$`,
+      ),
+    );
+    expect(p.reasons).toContain(`Namespace ${NS_A} is not deleted: ${ns.cascadesUnknown}`);
+    // the plan goes on with what is known and safe
+    expect(byKind(p, 'ConfigMap')).toMatchObject({ deletable: true, blockedBy: null, cascadesUnknown: null });
+    expect(p.plan).toBe('ready');
+  });
+
+  it("where the operator lets it list a Namespace's kinds, its Secrets and RoleBindings are counted", async () => {
+    apply(`apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: { name: ${GRANT}, namespace: ${NS_A} }
+rules: [{ apiGroups: ['*'], resources: ['*'], verbs: [list] }]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: { name: ${GRANT}, namespace: ${NS_A} }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: Role, name: ${GRANT} }
+subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: gitops-console }]
+`);
+    let ns: Candidate | undefined;
+    await waitFor(
+      'the Namespace listed in full',
+      async () => {
+        ns = byKind(
+          await cascadePreview([`Deployment/${NS_B}/guarded`, `ConfigMap/${NS_B}/plain`, `Namespace/${NS_A}`].sort()),
+          'Namespace',
+        );
+        return ns.cascadesUnknown === null;
+      },
+      { timeoutMs: 30_000, intervalMs: 1000 },
+    );
+    const listed = (ns as Candidate).cascades.map(key);
+    for (const o of [`Secret/${NS_A}/s1`, `RoleBinding/${NS_A}/rb1`, `ConfigMap/${NS_A}/c1`, `Widget/${NS_A}/w1`])
+      expect(listed).toContain(o);
+    expect(ns?.deletable).toBe(true);
+  });
+
+  it('a CRD candidate counts its custom resources (unknown while the console may not list them)', async () => {
+    setPath('after');
+    const want = [
+      `Deployment/${NS_B}/guarded`,
+      `ConfigMap/${NS_B}/plain`,
+      `Namespace/${NS_A}`,
+      `CustomResourceDefinition/${CRD}`,
+    ].sort();
+    // the shipped role may not even read a CRD: the plan is unknown, nothing can be approved
+    const unreadable = await cascadePreview(want, true);
+    expect(unreadable.plan).toBe('unknown');
+    expect(unreadable.reasons.join(' ')).toMatch(/reading the candidates live failed.*forbidden/);
+    const grant = (rules: string) =>
+      apply(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: { name: ${GRANT} }
+rules: ${rules}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: { name: ${GRANT} }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ${GRANT} }
+subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: gitops-console }]
+`);
+    const readCrd = `{ apiGroups: [apiextensions.k8s.io], resources: [customresourcedefinitions], resourceNames: [${CRD}], verbs: [get] }`;
+    grant(`[${readCrd}]`);
+    let crd: Candidate | undefined;
+    await waitFor(
+      'the CRD read',
+      async () => {
+        const p = await cascadePreview(want);
+        crd = p.candidates.find((c) => c.ref.kind === 'CustomResourceDefinition');
+        return !!crd;
+      },
+      { timeoutMs: 30_000, intervalMs: 1000 },
+    );
+    expect(crd).toMatchObject({
+      deletable: false,
+      cascadesUnknown: `cannot list ${GROUP}/widgets: the CRD's custom resources are unknown`,
+    });
+    grant(`[${readCrd}, { apiGroups: [${GROUP}], resources: [widgets], verbs: [list] }]`);
+    await waitFor(
+      'the custom resources listed',
+      async () => {
+        crd = byKind(await cascadePreview(want), 'CustomResourceDefinition');
+        return crd.cascadesUnknown === null;
+      },
+      { timeoutMs: 30_000, intervalMs: 1000 },
+    );
+    expect(crd?.cascades.map(key)).toEqual([`Widget/${NS_A}/w1`]);
   });
 });

@@ -8,7 +8,7 @@ import { fieldDiff, flattenObject, type FieldChange } from '../../domain/field-d
 import { controllerManagersOf, isGitOpsControllerManager } from '../../domain/field-managers.ts';
 import { ownersByPath } from '../../domain/managed-fields.ts';
 import { refOf } from '../../domain/tree.ts';
-import { DEFAULT_PRUNE_LIMITS, planPrune, type PruneLimits, type PruneState } from '../../domain/prune.ts';
+import { DEFAULT_PRUNE_LIMITS, planPrune, willDelete, type PruneLimits, type PruneState } from '../../domain/prune.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import { KubeError } from '../kube/connection.ts';
@@ -302,7 +302,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
     live: tracked,
     limits: deps.pruneLimits ?? DEFAULT_PRUNE_LIMITS,
   });
-  const deletions = plan.candidates.filter((c) => !c.protectedBy).length;
+  const deletions = plan.candidates.filter(willDelete).length;
   const prune = {
     state: plan.state,
     reasons: plan.reasons,

@@ -20,6 +20,13 @@ export interface PreviewCandidate {
   uid: string | null;
   resourceVersion: string | null;
   protectedBy: string | null;
+  /**
+   * a protected object its deletion would take with it ("its Pod dev/x is protected (…)"): not deleted; absent in
+   * previews stored before this existed
+   */
+  blockedBy?: string | null;
+  /** why what its deletion would take with it is not fully known: not deleted; absent in older previews */
+  cascadesUnknown?: string | null;
   cascades: ObjectRef[];
   finalizers: string[];
   createdAt: string | null;
@@ -79,6 +86,9 @@ export interface PruneServiceDeps {
   listed(cluster: string): boolean;
   /** the app's desired state at its source revision (the diff's renderer); throws when it cannot render */
   render(a: App, user: Principal): Promise<RenderResult>;
-  /** the cached objects of a namespace (what deleting the Namespace takes with it) */
+  /**
+   * Unused: a Namespace's contents are listed live across every kind (cascades.ts, cascade-live.ts), not taken
+   * from the cache. Kept so callers that still pass it compile; nothing reads it.
+   */
   inNamespace?(cluster: string, namespace: string): Obj[];
 }

@@ -3,26 +3,18 @@
 import { randomUUID } from 'node:crypto';
 import type { App } from '../../domain/app.ts';
 import { lastWriter, metaOf, type Obj } from '../../domain/object-meta.ts';
-import { cascadeWalk, planPrune, pruneKey } from '../../domain/prune.ts';
+import { planPrune, pruneKey, willDelete } from '../../domain/prune.ts';
 import { refId, type ObjectRef } from '../../domain/refs.ts';
 import { refOf } from '../../domain/tree.ts';
 import type { Principal } from '../auth/index.ts';
 import type { RenderResult } from '../diff/index.ts';
 import { trackerOf } from '../tree/index.ts';
+import { gatherCascades } from './cascades.ts';
 import type { PruneContext } from './context.ts';
 import { identityOf } from './identity.ts';
 import type { PreviewCandidate, PreviewDoc } from './model.ts';
 import { snapshotHash } from './snapshot.ts';
 import type { PreviewStatus } from './store.ts';
-
-/** What deleting `roots` takes with it, from the cache: owner-reference descendants and a Namespace's contents. */
-function descendants(ctx: PruneContext, cluster: string, roots: Obj[]): Obj[] {
-  const { deps } = ctx;
-  return cascadeWalk(roots, {
-    childrenOf: (uid) => deps.index.childrenOf(cluster, uid),
-    ...(deps.inNamespace ? { inNamespace: (ns: string) => deps.inNamespace?.(cluster, ns) ?? [] } : {}),
-  });
-}
 
 /** Plans a prune of the app now (no store, no evidence): what a preview stores. */
 export async function planPreview(ctx: PruneContext, a: App, user: Principal): Promise<PreviewDoc> {
@@ -76,12 +68,24 @@ export async function planPreview(ctx: PruneContext, a: App, user: Principal): P
       render,
     );
   }
+  // what their deletion takes with it: owner-reference children, a Namespace's contents and a CRD's custom
+  // resources listed live (metadata only), and which of those are unknown (a kind the console cannot list)
   const roots = [...liveByKey.values()];
+  let cascades: Awaited<ReturnType<typeof gatherCascades>>;
+  try {
+    cascades = await gatherCascades(ctx, a.cluster, roots);
+  } catch (e) {
+    return unknown(
+      `reading what the deletions would take with them failed, so nothing can be planned: ${e instanceof Error ? e.message : String(e)}`,
+      render,
+    );
+  }
   const plan = planPrune({
     controller: a.controller,
     inventory: [...inventory.values()],
     desired,
-    live: [...roots, ...descendants(ctx, a.cluster, roots)],
+    live: [...roots, ...cascades.live],
+    unknown: cascades.unknown,
     limits: ctx.limits,
   });
   const out: PreviewCandidate[] = plan.candidates.map((c) => {
@@ -93,11 +97,13 @@ export async function planPreview(ctx: PruneContext, a: App, user: Principal): P
       uid: m?.uid ?? null,
       resourceVersion: m?.resourceVersion ?? null,
       protectedBy: c.protectedBy,
+      blockedBy: c.blockedBy,
+      cascadesUnknown: c.cascadesUnknown,
       cascades: c.cascades,
       finalizers: c.finalizers,
       createdAt: m?.creationTimestamp ?? null,
       lastWriter: o ? (lastWriter(o) ?? null) : null,
-      deletable: !c.protectedBy && !!m?.uid && !!m.resourceVersion,
+      deletable: willDelete(c) && !!m?.uid && !!m.resourceVersion,
     };
   });
   return {
@@ -143,6 +149,8 @@ export async function requestPreview(ctx: PruneContext, a: App, user: Principal)
           uid: c.uid,
           resourceVersion: c.resourceVersion,
           protectedBy: c.protectedBy,
+          blockedBy: c.blockedBy ?? null,
+          cascadesUnknown: c.cascadesUnknown ?? null,
           cascades: c.cascades.length,
         })),
       },

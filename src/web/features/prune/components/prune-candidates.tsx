@@ -4,7 +4,18 @@ import { age } from '../lib/prune-risk.ts';
 const where = (r: { namespace?: string | undefined; name: string }) =>
   r.namespace ? `${r.namespace}/${r.name}` : r.name;
 
-/** Per object: kind, name, age, last writer, finalizers, what cascades, and whether it will be deleted. */
+/** "3 objects: 1 RoleBinding, 2 Secret" — what a deletion takes with it, by kind. */
+function byKind(refs: Array<{ kind: string }>): string {
+  const n = new Map<string, number>();
+  for (const r of refs) n.set(r.kind, (n.get(r.kind) ?? 0) + 1);
+  const kinds = [...n].sort(([a], [b]) => a.localeCompare(b)).map(([k, c]) => `${c} ${k}`);
+  return `${refs.length} object${refs.length === 1 ? '' : 's'}: ${kinds.join(', ')}`;
+}
+
+/**
+ * Per object: kind, name, age, last writer, finalizers, what cascades, and whether it will be deleted: not when it
+ * is protected, when a protected object goes with it (blocked), or when what goes with it is unknown.
+ */
 export function PruneCandidates({ preview }: { preview: PrunePreview }) {
   if (!preview.candidates.length) return null;
   const state = new Map(preview.journal.map((j) => [j.object, j]));
@@ -38,9 +49,15 @@ export function PruneCandidates({ preview }: { preview: PrunePreview }) {
               <td className="py-1 pr-3 font-mono">{c.lastWriter ?? '—'}</td>
               <td className="py-1 pr-3 font-mono">{c.finalizers.length ? c.finalizers.join(', ') : '—'}</td>
               <td className="py-1 pr-3">
+                {c.cascadesUnknown && (
+                  <p className="text-amber-800" data-testid="cascades-unknown">
+                    unknown: {c.cascadesUnknown}
+                    {c.cascades.length ? ` (${c.cascades.length} objects known)` : ''}
+                  </p>
+                )}
                 {c.cascades.length ? (
                   <details>
-                    <summary className="cursor-pointer">{c.cascades.length} objects</summary>
+                    <summary className="cursor-pointer">{byKind(c.cascades)}</summary>
                     <ul className="font-mono text-xs">
                       {c.cascades.map((r) => (
                         <li key={`${r.kind}/${where(r)}`}>
@@ -49,7 +66,7 @@ export function PruneCandidates({ preview }: { preview: PrunePreview }) {
                       ))}
                     </ul>
                   </details>
-                ) : (
+                ) : c.cascadesUnknown ? null : (
                   '—'
                 )}
               </td>
@@ -57,6 +74,14 @@ export function PruneCandidates({ preview }: { preview: PrunePreview }) {
                 {c.protectedBy ? (
                   <span className="text-emerald-800" data-testid="protected">
                     protected: <code>{c.protectedBy}</code> — never deleted
+                  </span>
+                ) : c.blockedBy ? (
+                  <span className="text-emerald-800" data-testid="blocked">
+                    blocked: {c.blockedBy} — not deleted
+                  </span>
+                ) : c.cascadesUnknown ? (
+                  <span className="text-amber-800" data-testid="unknown-outcome">
+                    not deleted: what it would take with it is unknown
                   </span>
                 ) : !c.deletable ? (
                   <span className="text-slate-500">not live: nothing to delete</span>

@@ -97,6 +97,43 @@ describe('PrunePreviewPage', () => {
     expect(screen.getByTestId('protected').textContent).toContain('never deleted');
   });
 
+  it('a blocked candidate names the protected object it would take; an unknown one says what could not be listed', async () => {
+    const ns = (name: string, over: Record<string, unknown>) => ({
+      ...candidate(name),
+      ref: { cluster: 'prod', group: '', version: 'v1', kind: 'Namespace', name },
+      id: `prod/core/Namespace/_/${name}`,
+      deletable: false,
+      ...over,
+    });
+    renderPage(
+      preview({
+        candidates: [
+          candidate('old-config'),
+          ns('team-a', {
+            blockedBy: 'its Pod team-a/x is protected (kustomize.toolkit.fluxcd.io/prune: disabled)',
+            cascades: [{ ...ref('x'), kind: 'Pod', namespace: 'team-a' }],
+          }),
+          ns('team-b', {
+            cascadesUnknown: "cannot list secrets in ns team-b: the namespace's contents are unknown",
+            cascades: [
+              { ...ref('c1'), namespace: 'team-b' },
+              { ...ref('rb'), group: 'rbac.authorization.k8s.io', kind: 'RoleBinding', namespace: 'team-b' },
+            ],
+          }),
+        ],
+        summary: { candidates: 3, protected: 0, deletions: 1, cascades: 0 },
+      }),
+    );
+    expect((await screen.findByTestId('prune-risk')).textContent).toBe(
+      '1 object to delete, 1 blocked, 1 unknown (kept)',
+    );
+    expect(screen.getByTestId('blocked').textContent).toBe(
+      'blocked: its Pod team-a/x is protected (kustomize.toolkit.fluxcd.io/prune: disabled) — not deleted',
+    );
+    expect(screen.getByTestId('cascades-unknown').textContent).toContain('cannot list secrets in ns team-b');
+    expect(screen.getByText('2 objects: 1 ConfigMap, 1 RoleBinding')).toBeTruthy();
+  });
+
   it('the requester sees a disabled approve button and why', async () => {
     renderPage(
       preview({}, { canApprove: false, reason: 'You requested this prune: a different person must approve it' }),

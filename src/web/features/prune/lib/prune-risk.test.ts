@@ -18,6 +18,43 @@ describe('riskSummary', () => {
   ] as const)('%s %o → %s', (plan, summary, text) => {
     expect(riskSummary({ plan, summary })).toBe(text);
   });
+
+  const c = (over: { protectedBy?: string; blockedBy?: string; cascadesUnknown?: string }) => ({
+    ref: { cluster: 'c', group: '', version: 'v1', kind: 'Namespace', name: 'n' },
+    id: 'c/core/Namespace/_/n',
+    uid: 'u',
+    resourceVersion: '1',
+    protectedBy: over.protectedBy ?? null,
+    blockedBy: over.blockedBy ?? null,
+    cascadesUnknown: over.cascadesUnknown ?? null,
+    cascades: [],
+    finalizers: [],
+    createdAt: null,
+    lastWriter: null,
+    deletable: !over.protectedBy && !over.blockedBy && !over.cascadesUnknown,
+  });
+  it.each([
+    [
+      'ready',
+      s(2, 0, 0),
+      [c({}), c({}), c({ blockedBy: 'its Pod x is protected' }), c({ cascadesUnknown: 'cannot list secrets' })],
+      '2 objects to delete, 1 blocked, 1 unknown (kept)',
+    ],
+    [
+      'nothing',
+      s(0, 1, 0),
+      [c({ protectedBy: 'p' }), c({ blockedBy: 'its Pod x is protected' })],
+      'Nothing will be deleted (1 protected object kept, 1 blocked by a protected object that would go with it)',
+    ],
+    [
+      'unknown',
+      s(0, 0, 0),
+      [c({ cascadesUnknown: 'cannot list secrets' })],
+      'Unknown: what 1 object would take with it could not be listed, so nothing can be deleted',
+    ],
+  ] as const)('with candidates: %s → %s', (plan, summary, candidates, text) => {
+    expect(riskSummary({ plan, summary, candidates: [...candidates] })).toBe(text);
+  });
 });
 
 describe('batchProgress', () => {
