@@ -53,23 +53,23 @@ describe('git show', () => {
 });
 
 describe('review without a forge', () => {
+  // a merge commit or a trailer is what the commit claims: its own author can write both, so never ok
   it.each([
-    [{ parents: ['a', 'b'], message: 'Merge pull request #3' }, true, 'ok', false, []],
+    ['a merge commit only', { parents: ['a', 'b'], message: 'Merge pull request #3' }, true, []],
     [
+      'a trailer naming someone else',
       { parents: ['a'], message: 'fix\n\nReviewed-by: Rita Reviewer <rita@example.com>' },
-      true,
-      'ok',
       false,
       ['Rita Reviewer'],
     ],
-    [{ parents: ['a'], message: 'hotfix' }, false, 'ok', true, []],
-    [{ parents: ['a'], message: 'hotfix' }, true, 'failed', true, []],
-    [{ parents: ['a'], message: 'x\nApproved-by: sam\nreviewed-by: sam' }, true, 'ok', false, ['sam']],
-  ] as const)('%j required=%s → %s', (c, required, status, directPush, approvers) => {
-    const r = reviewFromCommit({ parents: [...c.parents], message: c.message }, required);
-    expect(r.status).toBe(status);
-    expect(r.directPush).toBe(directPush);
-    expect(r.approvers).toEqual(approvers);
-    if (status === 'failed') expect(r.reason).toMatch(/direct push/);
+    ['a direct push', { parents: ['a'], message: 'hotfix' }, false, []],
+    ['trailers, deduplicated', { parents: ['a'], message: 'x\nApproved-by: sam\nreviewed-by: sam' }, false, ['sam']],
+  ] as const)('%s → unknown', (_, c, merge, trailers) => {
+    const r = reviewFromCommit({ parents: [...c.parents], message: c.message });
+    expect(r.status).toBe('unknown');
+    expect(r.reviewed).toBe(false);
+    expect(r.reason).toBe('no forge configured: a commit message cannot prove a review');
+    expect(r.merge).toBe(merge);
+    expect(r.trailers).toEqual(trailers);
   });
 });

@@ -1,5 +1,6 @@
-// The commit of a release: revisions → commit shas, `git show` parsing, and the review state read from the
-// commit itself (a merge commit and its review trailers, or a direct push) when no forge answers for the repo.
+// The commit of a release: revisions → commit shas, `git show` parsing, and what the commit itself claims about
+// its review (a merge commit, review trailers) — unknown without a forge: a commit message proves no review
+// (the review a forge proves is decided in release-review.ts).
 
 /** A commit sha from a controller's revision: Flux `main@sha1:<sha>` / `sha1:<sha>`, Argo CD a plain sha. */
 export function shaOf(revision: string | undefined | null): string | undefined {
@@ -55,24 +56,25 @@ export function reviewTrailers(message: string): string[] {
   return out;
 }
 
+/** Why a review read from the commit alone is unknown: anyone who can push can write a trailer or a merge. */
+export const NO_FORGE_REVIEW = 'no forge configured: a commit message cannot prove a review';
+
 /**
- * The review state without a forge: a merge commit (and its review trailers), or a direct push. A direct push
- * (no merge commit, no review trailer) to an environment that requires review fails; elsewhere it is flagged.
+ * The review state without a forge: always unknown. A merge commit and `Reviewed-by:`/`Approved-by:` trailers
+ * are kept as what the commit claims (its own author can write both), never as a review.
  */
-export function reviewFromCommit(
-  c: Pick<CommitInfo, 'parents' | 'message'>,
-  reviewRequired: boolean,
-): { status: 'ok' | 'failed'; merge: boolean; directPush: boolean; approvers: string[]; reason?: string } {
-  const merge = c.parents.length > 1;
-  const approvers = reviewTrailers(c.message);
-  const directPush = !merge && approvers.length === 0;
-  if (directPush && reviewRequired)
-    return {
-      status: 'failed',
-      merge,
-      directPush,
-      approvers,
-      reason: 'direct push to a branch of an environment that requires review: no merge commit, no review trailer',
-    };
-  return { status: 'ok', merge, directPush, approvers };
+export function reviewFromCommit(c: Pick<CommitInfo, 'parents' | 'message'>): {
+  status: 'unknown';
+  reviewed: false;
+  merge: boolean;
+  trailers: string[];
+  reason: string;
+} {
+  return {
+    status: 'unknown',
+    reviewed: false,
+    merge: c.parents.length > 1,
+    trailers: reviewTrailers(c.message),
+    reason: NO_FORGE_REVIEW,
+  };
 }

@@ -12,10 +12,13 @@ import { mustState } from '../../sandbox/sandbox.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import {
   approvePullRequest,
+  closePullRequest,
   commitAndPush,
+  forgeApi,
   mergePullRequest,
   openForgePullRequest,
   readRepoFile,
+  sandboxForge,
   waitForKustomizationRevision,
   writeRepoFile,
 } from '../../sandbox/scenario.ts';
@@ -43,8 +46,10 @@ let original: string;
 let originalStaging: string;
 let pushed = false;
 
-const releases = async (): Promise<ReleasesResponse> => {
-  const r = await as(con.admin, con.url, `/api/apps/${APP}/releases`);
+const PROD_APP = 'prod/flux-system/kustomization/digital-human-prod';
+
+const releases = async (app = APP, c = con): Promise<ReleasesResponse> => {
+  const r = await as(c.admin, c.url, `/api/apps/${app}/releases`);
   if (r.status !== 200) throw new Error(`releases: ${r.status} ${r.text}`);
   return r.body as ReleasesResponse;
 };
@@ -229,8 +234,19 @@ describe('release evidence (issue 16)', () => {
     expect(review).toMatchObject({ status: 'ok', actor: 'developer', value: `PR #${pr.number} approved by reviewer` });
     expect(review?.data).toMatchObject({
       source: 'forge',
-      pullRequest: { number: pr.number, mergedBy: 'developer', baseBranch: 'main', headBranch: branch },
+      reviewed: true,
+      branch: 'main',
+      pullRequest: {
+        number: pr.number,
+        author: 'developer',
+        mergedBy: 'developer',
+        baseBranch: 'main',
+        headBranch: branch,
+        headCommit: pr.headSha,
+      },
       approvers: ['reviewer'],
+      approvals: [{ login: 'reviewer', commit: pr.headSha }],
+      notCounted: [],
     });
     expect(String(review?.data?.mergeTime)).toMatch(/^\d{4}-/);
   }, 300_000);
@@ -262,5 +278,160 @@ describe('release evidence (issue 16)', () => {
     expect(r?.blocked?.state).toBe('render');
     expect(res?.notLive?.why).toMatch(/BuildFailed/);
     expect(state(r, 'health')?.status).toBe('pending');
+  }, 300_000);
+});
+
+/** The review state of release `sha` of `app` once recorded (not pending). */
+async function reviewOf(app: string, sha: string, c = con, timeoutMs = 180_000) {
+  let r: ReleasesResponse['releases'][number] | undefined;
+  let seen = '';
+  try {
+    await waitFor(
+      `review of ${sha.slice(0, 8)} on ${app}`,
+      async () => {
+        const all = (await releases(app, c)).releases;
+        seen = all
+          .map((x) => `${x.sha.slice(0, 8)}: ${state(x, 'change')?.status}/${state(x, 'review')?.status}`)
+          .join(', ');
+        r = all.find((x) => x.sha === sha);
+        return !!r && state(r, 'review')?.status !== 'pending';
+      },
+      { timeoutMs, intervalMs: 1000 },
+    );
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; releases seen (change/review): ${seen || 'none'}`);
+  }
+  return state(r, 'review');
+}
+
+const repoApi = () => `/repos/${sandboxForge().repo.owner}/${sandboxForge().repo.name}`;
+const NO_FORGE = 'no forge configured: a commit message cannot prove a review';
+
+describe('review that is real (issue 21)', () => {
+  it('a direct push whose message says Reviewed-by: unknown without a forge, failed in prod with one', async () => {
+    // a console with no forge configured (and the suite's console, which has the sandbox's Gitea)
+    const bare = await startTestConsole({ CONSOLE_FORGE_TOKENS_FILE: '' });
+    try {
+      const sha = commitAndPush(
+        'Direct push claiming a review (releases test)\n\nReviewed-by: Reviewer <reviewer@sandbox.invalid>',
+        () => undefined,
+      );
+      pushed = true;
+      for (const app of [APP, PROD_APP]) {
+        const review = await reviewOf(app, sha, bare);
+        expect(review).toMatchObject({ status: 'unknown', why: expect.stringContaining(NO_FORGE) });
+        expect(review?.data).toMatchObject({ source: 'commit', reviewed: false, approvers: [] });
+        if (review?.data?.trailers !== undefined && String(review.why) === NO_FORGE)
+          expect(review.data.trailers).toEqual(['Reviewer']); // the commit was read: its claim is kept, as a claim
+      }
+      const prod = await reviewOf(PROD_APP, sha);
+      expect(prod).toMatchObject({ status: 'failed', why: expect.stringMatching(/^direct push: no pull request on /) });
+      expect(prod?.why).toMatch(/names Reviewer as reviewer\(s\), which a commit message cannot prove/);
+      expect(prod?.why).toMatch(/prod requires review$/);
+      expect(prod?.data).toMatchObject({
+        source: 'forge',
+        directPush: true,
+        reviewed: false,
+        reviewRequired: true,
+        approvers: [],
+        trailers: ['Reviewer'],
+        notCounted: [{ login: 'Reviewer', why: expect.stringMatching(/trailer/) }],
+      });
+      // dev does not require review: flagged, not reviewed
+      const dev = await reviewOf(APP, sha);
+      expect(dev).toMatchObject({ status: 'ok', value: expect.stringMatching(/direct push/) });
+      expect(dev?.data).toMatchObject({ directPush: true, reviewed: false, reviewRequired: false });
+    } finally {
+      await bare.close();
+    }
+  }, 300_000);
+
+  it('a pull request approved before a later push, then merged: not reviewed (failed in prod)', async () => {
+    // Gitea's default: a push does not dismiss earlier approvals, so the forge itself lets this merge through
+    const protection = `${repoApi()}/branch_protections/main`;
+    const before = await forgeApi('admin', 'GET', protection);
+    if (before.status !== 200) throw new Error(`branch protection: HTTP ${before.status}`);
+    const dismissed = before.json.dismiss_stale_approvals === true;
+    const setDismiss = async (on: boolean) => {
+      const r = await forgeApi('admin', 'PATCH', protection, { dismiss_stale_approvals: on });
+      if (r.status !== 200) throw new Error(`branch protection: HTTP ${r.status}`);
+    };
+    await setDismiss(false);
+    let unmerged: number | undefined;
+    try {
+      const branch = `releases-stale-${Date.now().toString(36)}`;
+      const file = `releases-test/${branch}.txt`;
+      const pr = await openForgePullRequest({
+        branch,
+        title: 'Approved, then changed (releases test)',
+        edit: (w) => writeRepoFile(w, file, 'approved content\n'),
+      });
+      unmerged = pr.number;
+      await approvePullRequest(pr.number, 'reviewer');
+      // the later push: the developer changes the branch after the approval
+      const blob = await forgeApi('developer', 'GET', `${repoApi()}/contents/${file}?ref=${branch}`);
+      const later = await forgeApi('developer', 'PUT', `${repoApi()}/contents/${file}`, {
+        branch,
+        sha: blob.json.sha,
+        message: 'Changed after the approval (releases test)',
+        content: Buffer.from('content nobody approved\n').toString('base64'),
+      });
+      if (later.status !== 200) throw new Error(`later push: HTTP ${later.status}`);
+      const laterSha = String((later.json.commit as { sha?: string } | undefined)?.sha ?? '');
+      expect(laterSha).toMatch(/^[0-9a-f]{40}$/);
+      // the forge moves the pull request's head (asynchronously), then merges what it has
+      await waitFor(
+        `PR #${pr.number} head at the later push`,
+        async () => {
+          const ref = await forgeApi('developer', 'GET', `${repoApi()}/git/refs/pull/${pr.number}/head`);
+          const refs = (Array.isArray(ref.json) ? ref.json : [ref.json]) as Array<{ object?: { sha?: string } }>;
+          return refs[0]?.object?.sha === laterSha;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      let merged: Awaited<ReturnType<typeof mergePullRequest>> | undefined;
+      await waitFor(
+        `PR #${pr.number} merged`,
+        async () => {
+          merged = await mergePullRequest(pr.number, 'developer');
+          return merged.ok || merged.status !== 405; // 405: Gitea is still checking mergeability
+        },
+        { timeoutMs: 60_000, intervalMs: 1000 },
+      );
+      if (!merged?.ok) throw new Error(`merge: ${merged?.status} ${merged?.message}`);
+      unmerged = undefined;
+      pushed = true;
+      const mergeCommit = merged.mergeCommit;
+
+      const notCounted = [
+        {
+          login: 'reviewer',
+          commit: pr.headSha,
+          why: expect.stringMatching(
+            new RegExp(`^approved ${pr.headSha.slice(0, 8)}, not the merged head ${laterSha.slice(0, 8)}`),
+          ),
+        },
+      ];
+      const dev = await reviewOf(APP, mergeCommit);
+      expect(dev).toMatchObject({ status: 'ok', value: `PR #${pr.number} (no approval)` });
+      expect(dev?.data).toMatchObject({
+        reviewed: false,
+        reviewRequired: false,
+        approvers: [],
+        notCounted,
+        pullRequest: { number: pr.number, author: 'developer', headCommit: laterSha },
+      });
+      const prod = await reviewOf(PROD_APP, mergeCommit);
+      expect(prod).toMatchObject({
+        status: 'failed',
+        why: expect.stringMatching(
+          new RegExp(`^pull request #${pr.number} has no approval that counts: reviewer \\(approved`),
+        ),
+      });
+      expect(prod?.data).toMatchObject({ reviewed: false, reviewRequired: true, approvers: [], notCounted });
+    } finally {
+      await setDismiss(dismissed);
+      if (unmerged !== undefined) await closePullRequest(unmerged);
+    }
   }, 300_000);
 });

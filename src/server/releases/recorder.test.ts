@@ -16,7 +16,7 @@ import type { EvidenceStore } from '../evidence/store.ts';
 import { EvidenceRecorder } from '../evidence/recorder.ts';
 import type { ReleaseRecorderOptions } from './recorder-options.ts';
 import { ReleaseRecorder } from './recorder.ts';
-import type { Forge, ForgeResult, MergedPullRequest } from '../forge/forge.ts';
+import type { Forge, ForgeResult } from '../forge/forge.ts';
 import type { ForgeDirectory } from '../forge/forge-directory.ts';
 
 const SHA = 'c'.repeat(40);
@@ -190,24 +190,39 @@ describe('release recorder', () => {
     dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
     store = await openEvidenceStore({ dataDir: dir });
     let up = false;
-    const pr: MergedPullRequest = {
-      number: 12,
-      url: 'http://forge/p/r/pulls/12',
-      title: 'bump web',
-      author: 'dev',
-      mergedAt: '2026-12-01T10:00:00Z',
-      mergedBy: 'rita',
-      mergeCommit: SHA,
-      baseBranch: 'main',
-      headBranch: 'bump',
-      approvers: [{ login: 'rita', at: '2026-12-01T09:59:00Z' }],
+    // the Gitea API as the review reader asks it: PR #12 by dev, approved by rita on its head, merged by rita
+    const HEAD = 'e'.repeat(40);
+    const gitea: Record<string, unknown> = {
+      [`/repos/p/r/commits/${SHA}/pull`]: {
+        number: 12,
+        html_url: 'http://forge/p/r/pulls/12',
+        title: 'bump web',
+        user: { login: 'dev' },
+        merged: true,
+        merged_at: '2026-12-01T10:00:00Z',
+        merged_by: { login: 'rita' },
+        merge_commit_sha: SHA,
+        base: { ref: 'main' },
+        head: { ref: 'bump' },
+      },
+      '/repos/p/r/git/refs/pull/12/head': { ref: 'refs/pull/12/head', object: { sha: HEAD } },
+      '/repos/p/r/pulls/12/reviews?page=1&limit=50': [
+        { user: { login: 'rita' }, state: 'APPROVED', commit_id: HEAD, submitted_at: '2026-12-01T09:59:00Z' },
+      ],
+      '/repos/p/r/pulls/12/commits?verification=false&files=false&page=1&limit=50': [
+        { sha: HEAD, author: { login: 'dev' }, committer: { login: 'dev' } },
+      ],
     };
     const forge = {
       kind: 'gitea',
-      mergedPullRequest: async (): Promise<ForgeResult<MergedPullRequest | null>> =>
-        up
-          ? { ok: true, value: pr }
-          : { ok: false, state: 'forge-unreachable', message: 'forge unreachable: connect ECONNREFUSED' },
+      getJson: async (path: string): Promise<ForgeResult<unknown>> =>
+        !up
+          ? { ok: false, state: 'forge-unreachable', message: 'forge unreachable: connect ECONNREFUSED' }
+          : path in gitea
+            ? { ok: true, value: gitea[path] }
+            : path.includes('page=')
+              ? { ok: true, value: [] }
+              : { ok: false, state: 'not-found', message: 'not found on the forge' },
     } as unknown as Forge;
     const forges = {
       forRepoUrl: () => ({ ok: true, value: { forge, repo: { host: 'forge', owner: 'p', name: 'r' } } }),
@@ -242,8 +257,9 @@ describe('release recorder', () => {
     expect(review?.actor).toBe('rita');
     expect(review?.data).toMatchObject({
       source: 'forge',
-      pullRequest: { number: 12, mergedBy: 'rita' },
+      pullRequest: { number: 12, author: 'dev', mergedBy: 'rita', headCommit: HEAD },
       approvers: ['rita'],
+      reviewed: true,
       mergeTime: '2026-12-01T10:00:00Z',
     });
     expect(review?.data.status).toBe('ok');

@@ -1,9 +1,9 @@
 // The release recorder (issue 16): for every app, whether or not anyone looks, records the states of each
 // release — a new source revision — as evidence observations, as they happen:
 //   1 change        the commit, read with `git` from a cached bare mirror under the data dir
-//   2 review        the pull request that merged it and its approvers (the forge of the repo host), or without a
-//                   forge the merge commit and its review trailers; a direct push is flagged (fails where the
-//                   environment requires review)
+//   2 review        the pull request that merged it and the approvals that count (someone other than its authors,
+//                   on the merged head, into the app's branch: the forge of the repo host); without a forge
+//                   `unknown` (a commit message proves no review); a direct push fails where review is required
 //   3 artifact      the source artifact digest; each container image the render names (mutable tags flagged,
 //                   tags resolved to digests through configured registry mirrors)
 //   4 render        renderer, version, render hash, object count (DiffService.desired: the diff's renderer)
