@@ -12,6 +12,11 @@ export const SessionResponse = z.object({
   user: z.object({
     name: z.string(),
     source: z.enum(['local', 'oidc']),
+    /** who issued the identity (`console:local`, or the OIDC issuer) and the identity there (account id, `sub`) */
+    issuer: z.string().optional(),
+    subject: z.string().optional(),
+    /** the person behind it: identities linked by a verified email or by an admin share it */
+    person: z.string().optional(),
     groups: z.array(z.string()),
     grants: z.array(GrantSchema),
   }),

@@ -31,6 +31,8 @@ export const EVIDENCE_TYPES = [
   // the approval stamped on an object the controller itself prunes, and Argo CD's deletion-approved (Prune=confirm)
   'prune.stamp',
   'prune.deletion-approved',
+  // an approved prune whose execution never started (the request that completed it stopped first), resumed
+  'prune.resumed',
   'drift.detected',
   'drift.reverted',
   'drift.adopted',
@@ -52,6 +54,9 @@ export const EVIDENCE_TYPES = [
   // the outcome of an action whose intent was recorded first (data.intentSeq names it)
   'action.completed',
   'action.failed',
+  // an attempt at a governed action refused by a check before its intent (data.action, data.reason): one record,
+  // never the action's own type
+  'action.refused',
 ] as const;
 export type EvidenceType = (typeof EVIDENCE_TYPES)[number];
 

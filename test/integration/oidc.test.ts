@@ -1,10 +1,12 @@
 // OIDC sign-in against a real (test) OpenID provider on loopback: the console signs people in
 // with the authorization code flow and refuses every mis-built or misdirected ID token.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppsResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { freePort, waitFor } from '../../sandbox/procs.ts';
-import { as, type Signed } from '../support/auth.ts';
+import { as, signIn, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
 import { startOidcProvider, type OidcMode, type TestOidcProvider } from '../support/oidc-provider.ts';
 
@@ -159,6 +161,65 @@ describe('OIDC sign-in', () => {
       body: { current: 'whatever-it-is', next: 'a-brand-new-password' },
     });
     expect(pw.status).toBe(400);
+  });
+
+  it('people, not names: an SSO session is its issuer and subject; a verified email or an admin link makes it a local account’s person', async () => {
+    idp.setMode('ok');
+    // the admin gives the local "viewer" an email and links the SSO identity "aud-7" to the local "auditor"
+    const authFile = join(con.dataDir, 'auth.json');
+    const file = JSON.parse(readFileSync(authFile, 'utf8')) as { users: Array<Record<string, unknown>> };
+    const account = (name: string) => file.users.find((u) => u.name === name) as Record<string, unknown>;
+    account('viewer').email = 'Vera@Example.com';
+    account('auditor').identities = [{ issuer: idp.issuer, subject: 'aud-7' }];
+    writeFileSync(authFile, JSON.stringify(file));
+    const viewerId = String(account('viewer').id);
+    const auditorId = String(account('auditor').id);
+    expect(viewerId).toMatch(/^[0-9a-f-]{36}$/);
+    const ssoSession = async (u: Parameters<TestOidcProvider['setUser']>[0]) => {
+      idp.setUser(u);
+      const { callback, stateCookie } = await start();
+      const r = await finish(callback, stateCookie);
+      expect(r.status, r.text).toBe(200);
+      return (await signedIn(r.session ?? '')).body.user as Record<string, unknown>;
+    };
+    const seq = await lastEvidenceSeq();
+    const verified = await ssoSession({
+      sub: 'vera-1',
+      email: 'vera@example.com',
+      emailVerified: true,
+      groups: ['nonprod-viewers'],
+    });
+    expect(verified).toMatchObject({
+      name: 'oidc:vera-1',
+      issuer: idp.issuer,
+      subject: 'vera-1',
+      person: 'email:vera@example.com',
+    });
+    const local = await signIn(con.url, 'viewer');
+    const localUser = (await signedIn(local.cookie)).body.user;
+    expect(localUser).toMatchObject({ issuer: 'console:local', subject: viewerId, person: 'email:vera@example.com' });
+    // the same address, not verified by the issuer: another person
+    const unverified = await ssoSession({ sub: 'vera-2', email: 'vera@example.com', groups: ['nonprod-viewers'] });
+    expect(unverified.person).toBe(`${idp.issuer}#vera-2`);
+    // the admin's link
+    const linked = await ssoSession({ sub: 'aud-7', groups: ['nonprod-viewers'] });
+    expect(linked).toMatchObject({ subject: 'aud-7', person: `console:local#${auditorId}` });
+    // a name alone links nothing: SSO "viewer" is not the local viewer
+    const namesake = await ssoSession({ sub: 'viewer', groups: ['nonprod-viewers'] });
+    expect(namesake.person).toBe(`${idp.issuer}#viewer`);
+    const ev = await evidenceSince(seq, 'auth.signed-in');
+    expect(ev.find((e) => e.actor === 'oidc:vera-1')?.data).toMatchObject({
+      issuer: idp.issuer,
+      subject: 'vera-1',
+      person: 'email:vera@example.com',
+      emailVerified: true,
+    });
+    expect(ev.find((e) => e.actor === 'viewer')?.data).toMatchObject({
+      issuer: 'console:local',
+      subject: viewerId,
+      person: 'email:vera@example.com',
+    });
+    expect(ev.find((e) => e.actor === 'oidc:vera-2')?.data).not.toHaveProperty('emailVerified');
   });
 
   const refused: Array<[OidcMode, string, RegExp]> = [

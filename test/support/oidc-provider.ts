@@ -13,6 +13,8 @@ export interface OidcUser {
   sub: string;
   name?: string;
   email?: string;
+  /** the `email_verified` claim (absent unless set) */
+  emailVerified?: boolean;
   groups?: string[];
 }
 
@@ -42,7 +44,7 @@ const TOKEN_TTL_S = 300;
 const CODE_TTL_MS = 60_000;
 const MAX_BODY = 64 * 1024;
 const SCOPES = ['openid', 'profile', 'email', 'groups'];
-const CLAIMS = ['iss', 'sub', 'aud', 'iat', 'exp', 'nonce', 'name', 'email', 'groups'];
+const CLAIMS = ['iss', 'sub', 'aud', 'iat', 'exp', 'nonce', 'name', 'email', 'email_verified', 'groups'];
 const PKCE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 
 const random = (bytes = 32): string => randomBytes(bytes).toString('base64url');
@@ -113,6 +115,7 @@ export async function startOidcProvider(opts: { clientId?: string } = {}): Promi
       nonce: mode === 'wrong-nonce' ? 'not-the-nonce' : code.nonce,
       name: code.user.name,
       email: code.user.email,
+      email_verified: code.user.emailVerified,
       groups: code.user.groups,
     };
     for (const k of Object.keys(claims)) if (claims[k] === undefined) delete claims[k];

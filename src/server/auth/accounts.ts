@@ -1,6 +1,10 @@
 // Local accounts and role grants: one JSON file (default <dataDir>/auth.json,
 // mode 0600). On first start it holds one admin whose one-time password is
 // printed once to stdout and must be changed at the first sign-in.
+// Who is the same person (personOf): every local account has a stable id (assigned and saved when absent, kept
+// through renames); an account may name its email (an SSO identity whose issuer verified that address is the
+// same person) and the SSO identities an admin linked to it (issuer + subject).
+import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
@@ -13,20 +17,72 @@ const GrantSchema = z.object({
   envs: z.array(z.string().min(1)).min(1).default(['*']),
 });
 
+/** The issuer of local accounts (their subject is the account id). */
+export const LOCAL_ISSUER = 'console:local';
+
+const LinkSchema = z.object({
+  issuer: z
+    .string()
+    .min(1)
+    .refine((i) => i !== LOCAL_ISSUER, 'a linked identity is an SSO one (another issuer than console:local)'),
+  subject: z.string().min(1),
+});
+
 const UserSchema = z.object({
+  /** stable across renames; assigned (and saved) when the file has none */
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,100}$/, 'account ids are 1–100 of a-z A-Z 0-9 . _ : -')
+    .optional(),
   name: z.string().regex(/^[a-zA-Z0-9._@-]{1,64}$/, 'user names are 1–64 of a-z A-Z 0-9 . _ @ -'),
+  /** an address the admin vouches for: an SSO identity whose issuer verified it is this person */
+  email: z
+    .string()
+    .regex(/^[^\s@]+@[^\s@]+$/, 'not an email address')
+    .max(254)
+    .optional(),
+  /** SSO identities (issuer + subject) an admin linked to this account: the same person */
+  identities: z.array(LinkSchema).optional(),
   passwordHash: z.string().startsWith('scrypt$'),
   grants: z.array(GrantSchema).default([]),
   mustChangePassword: z.boolean().default(false),
 });
 
-export const AuthFileSchema = z.object({
-  users: z.array(UserSchema).default([]),
-  /** OIDC (and local) groups → grants */
-  groups: z.array(z.object({ group: z.string().min(1), grants: z.array(GrantSchema) })).default([]),
-});
+export const AuthFileSchema = z
+  .object({
+    users: z.array(UserSchema).default([]),
+    /** OIDC (and local) groups → grants */
+    groups: z.array(z.object({ group: z.string().min(1), grants: z.array(GrantSchema) })).default([]),
+  })
+  .superRefine((f, ctx) => {
+    // one account per id, per email and per linked identity: a person is never two accounts' at once
+    const seen = new Map<string, string>();
+    const once = (key: string, name: string, what: string, i: number) => {
+      const other = seen.get(key);
+      if (other !== undefined && other !== name)
+        ctx.addIssue({ code: 'custom', path: ['users', i], message: `${what} is also ${other}'s` });
+      seen.set(key, name);
+    };
+    f.users.forEach((u, i) => {
+      if (f.users.findIndex((x) => x.name === u.name) !== i)
+        ctx.addIssue({ code: 'custom', path: ['users', i, 'name'], message: `user ${u.name} is listed twice` });
+      if (u.id) once(`id ${u.id}`, u.name, `the id ${u.id}`, i);
+      if (u.email) once(`email ${u.email.toLowerCase()}`, u.name, `the email ${u.email}`, i);
+      for (const l of u.identities ?? [])
+        once(`link ${l.issuer}#${l.subject}`, u.name, `the identity ${l.subject} of ${l.issuer}`, i);
+    });
+  });
 export type AuthFile = z.infer<typeof AuthFileSchema>;
-export type LocalUser = z.infer<typeof UserSchema>;
+export type LocalUser = z.infer<typeof UserSchema> & { id: string };
+
+/** An identity as a sign-in proved it (OIDC: `iss`, `sub`, and the email only when the issuer verified it). */
+export interface ProvenIdentity {
+  issuer: string;
+  subject: string;
+  email?: string | undefined;
+}
+
+const personOfEmail = (email: string) => `email:${email.toLowerCase()}`;
 
 export class Accounts {
   private data: AuthFile;
@@ -66,8 +122,29 @@ export class Accounts {
       if (m === this.mtime) return;
       this.data = Accounts.read(this.path);
       this.mtime = m;
+      this.assignIds();
     } catch {
       /* keep what we have */
+    }
+  }
+
+  /**
+   * Gives every account without an id a new one and saves the file: the id is who the account is from then on
+   * (through renames). A file the console cannot write (mounted read-only) gets ids derived from the names
+   * instead — stable while the names are, so add ids to such a file to keep people through renames.
+   */
+  private assignIds(warn?: (line: string) => void): void {
+    const missing = this.data.users.filter((u) => !u.id);
+    if (!missing.length) return;
+    for (const u of missing) u.id = randomUUID();
+    try {
+      this.save();
+    } catch (e) {
+      for (const u of missing) u.id = `name.${u.name}`;
+      warn?.(
+        `Accounts in ${this.path} have no ids and the file cannot be written (${e instanceof Error ? e.message : String(e)}): ` +
+          'their names stand in for ids, so a renamed account is a new person. Add an "id" to each account.\n',
+      );
     }
   }
 
@@ -75,12 +152,14 @@ export class Accounts {
     if (existsSync(path)) {
       const a = new Accounts(path, Accounts.read(path));
       a.mtime = statSync(path).mtimeMs;
+      a.assignIds(announce);
       return a;
     }
     const password = generatePassword();
     const data: AuthFile = {
       users: [
         {
+          id: randomUUID(),
           name: 'admin',
           passwordHash: await hashPassword(password),
           grants: [{ role: 'admin', clusters: ['*'], envs: ['*'] }],
@@ -109,7 +188,32 @@ export class Accounts {
 
   user(name: string): LocalUser | undefined {
     this.refresh();
-    return this.data.users.find((u) => u.name === name);
+    return this.data.users.find((u): u is LocalUser => u.name === name && !!u.id);
+  }
+
+  /** The account with this stable id (whatever it is called now). */
+  userById(id: string): LocalUser | undefined {
+    this.refresh();
+    return this.data.users.find((u): u is LocalUser => u.id === id);
+  }
+
+  /**
+   * The person behind an identity. A local account: its email when the admin set one, else the account itself.
+   * An SSO identity: the account an admin linked it to, else its verified email (so it is the local account with
+   * that email, and any other SSO identity with it), else the identity itself (`<issuer>#<subject>`).
+   * Linking only ever makes two identities one person — it grants nothing.
+   */
+  personOf(who: ProvenIdentity): string {
+    this.refresh();
+    if (who.issuer === LOCAL_ISSUER) {
+      const u = this.data.users.find((x) => x.id === who.subject);
+      return u?.email ? personOfEmail(u.email) : `${LOCAL_ISSUER}#${who.subject}`;
+    }
+    const linked = this.data.users.find((u) =>
+      (u.identities ?? []).some((l) => l.issuer === who.issuer && l.subject === who.subject),
+    );
+    if (linked?.id) return this.personOf({ issuer: LOCAL_ISSUER, subject: linked.id });
+    return who.email ? personOfEmail(who.email) : `${who.issuer}#${who.subject}`;
   }
 
   /** The user when the password matches; the same work is done for unknown names. */
@@ -130,7 +234,13 @@ export class Accounts {
   async addUser(name: string, password: string, grants: Grant[], mustChangePassword = true): Promise<void> {
     if (this.user(name)) throw new Error(`user ${name} exists`);
     this.data.users.push(
-      UserSchema.parse({ name, passwordHash: await hashPassword(password), grants, mustChangePassword }),
+      UserSchema.parse({
+        id: randomUUID(),
+        name,
+        passwordHash: await hashPassword(password),
+        grants,
+        mustChangePassword,
+      }),
     );
     this.save();
   }

@@ -54,7 +54,7 @@ async function setup() {
 
 describe('auth actions: evidence fails closed', () => {
   it('a sign-in records auth.signed-in before the session exists, then its outcome', async () => {
-    const { auth, store, create, sessions } = await setup();
+    const { auth, store, create, sessions, accounts } = await setup();
     create.mockImplementation((user, now) => {
       // the intent is already in the chain when the session is made
       expect(store.events.map((e) => e.type)).toEqual(['auth.signed-in']);
@@ -67,7 +67,17 @@ describe('auth actions: evidence fails closed', () => {
       ['auth.signed-in', 'alice'],
       ['action.completed', 'alice'],
     ]);
-    expect(store.events[0]?.data).toEqual({ method: 'local', address: '10.0.0.7' });
+    // who: the console's own issuer and the account's stable id, and the person (the account, no email set)
+    const id = accounts.user('alice')?.id ?? '';
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(store.events[0]?.data).toEqual({
+      method: 'local',
+      address: '10.0.0.7',
+      issuer: 'console:local',
+      subject: id,
+      person: `console:local#${id}`,
+    });
+    expect(sessions.get(started.id)?.user).toMatchObject({ issuer: 'console:local', subject: id });
   });
 
   it('store down: the right password gets 503 EvidenceUnavailable and no session is created', async () => {

@@ -5,7 +5,7 @@
 // hash is saved; when the evidence store cannot write, both are refused (503 EvidenceUnavailable) and
 // nothing happens (no session, the old password stays). Failed sign-ins and sign-outs are observations:
 // the 401/429 answers and the end of a session never wait for a failing store; their records are retried.
-import type { Accounts, LocalUser } from './accounts.ts';
+import { LOCAL_ISSUER, type Accounts, type LocalUser } from './accounts.ts';
 import { UnknownSignIn, type OidcLogin } from './oidc.ts';
 import { Busy } from './passwords.ts';
 import { clientKey, RateLimiter } from './rate-limit.ts';
@@ -68,15 +68,24 @@ export class AuthActions {
       });
       throw new HttpError(401, 'BadCredentials', 'wrong user name or password');
     }
+    const person = this.d.accounts.personOf({ issuer: LOCAL_ISSUER, subject: u.id });
     const user: Principal = {
       name: u.name,
       source: 'local',
+      issuer: LOCAL_ISSUER,
+      subject: u.id,
+      person,
       groups: [],
       grants: u.grants,
       ...(u.mustChangePassword ? { mustChangePassword: true } : {}),
     };
     return this.d.recorder.act(
-      { time: now(), type: 'auth.signed-in', actor: u.name, data: { method: 'local', address: ip } },
+      {
+        time: now(),
+        type: 'auth.signed-in',
+        actor: u.name,
+        data: { method: 'local', address: ip, issuer: LOCAL_ISSUER, subject: u.id, person },
+      },
       async () => this.d.sessions.start(user),
     );
   }
@@ -144,7 +153,17 @@ export class AuthActions {
       const grants = this.d.accounts.grantsForGroups(who.idpGroups);
       if (!grants.length)
         throw new Error(`no console role is granted to ${who.name} (groups: ${who.idpGroups.join(', ') || 'none'})`);
-      user = { name: who.name, source: 'oidc', groups: who.groups, idpGroups: who.idpGroups, grants };
+      user = {
+        name: who.name,
+        source: 'oidc',
+        issuer: who.issuer,
+        subject: who.subject,
+        person: this.d.accounts.personOf(who),
+        ...(who.email ? { email: who.email } : {}),
+        groups: who.groups,
+        idpGroups: who.idpGroups,
+        grants,
+      };
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       // only sign-ins this console started are evidence; stray callbacks would just flood the chain
@@ -158,7 +177,20 @@ export class AuthActions {
       throw new OidcSignInFailed(message);
     }
     const started = await this.d.recorder.act(
-      { time: now(), type: 'auth.signed-in', actor: who.name, data: { method: 'oidc', groups: who.idpGroups } },
+      {
+        time: now(),
+        type: 'auth.signed-in',
+        actor: who.name,
+        data: {
+          method: 'oidc',
+          groups: who.idpGroups,
+          issuer: who.issuer,
+          subject: who.subject,
+          person: user.person,
+          // how the person was found: an email counts only when the issuer verified it
+          ...(who.email ? { emailVerified: true } : {}),
+        },
+      },
       async () => this.d.sessions.start(user),
     );
     return { ...started, next: who.next };

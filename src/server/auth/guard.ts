@@ -13,7 +13,7 @@ import { trackerOf } from '../tree/index.ts';
 import { trackersOf, type ObjectIndex } from '../kube/object-index.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
 import type { Principal, Session, SessionStore } from './sessions.ts';
-import type { Accounts } from './accounts.ts';
+import { LOCAL_ISSUER, type Accounts } from './accounts.ts';
 
 export type ScopeFrom =
   /** :cluster/:namespace/:kind/:name of an app → its cluster and environment */
@@ -113,14 +113,24 @@ function deny(rep: FastifyReply, status: number, code: string, message: string):
   return rep.code(status).type('application/json').send({ error: { code, message } });
 }
 
-/** Current grants of a signed-in user; false when the account is gone or (OIDC) no group grants a role any more. */
+/**
+ * Current grants and person of a signed-in user; false when the account is gone or renamed (sign in again), or
+ * (OIDC) no group grants a role any more or the session does not say which identity it is. The person is found
+ * again on every request: a link an admin adds to `auth.json` applies at once.
+ */
 export function refreshGrants(user: Principal, accounts: Accounts): boolean {
   if (user.source === 'local') {
-    const u = accounts.user(user.name);
-    if (!u) return false;
+    // the account this session signed in to (its stable id), still under the name the session shows
+    const u = user.subject ? accounts.userById(user.subject) : accounts.user(user.name);
+    if (!u || u.name !== user.name) return false;
     user.grants = u.grants;
+    user.issuer = LOCAL_ISSUER;
+    user.subject = u.id;
+    user.person = accounts.personOf({ issuer: LOCAL_ISSUER, subject: u.id });
     return true;
   }
+  if (!user.issuer || !user.subject) return false;
+  user.person = accounts.personOf({ issuer: user.issuer, subject: user.subject, email: user.email });
   user.grants = accounts.grantsForGroups(user.idpGroups ?? []);
   return user.grants.length > 0;
 }
@@ -261,6 +271,7 @@ export function recordDenial(
       method: req.method,
       route: req.routeOptions.url ?? '',
       reason,
+      ...(req.principal?.person ? { person: req.principal.person } : {}),
       ...(repeated ? { repeatedSinceLastRecord: repeated } : {}),
     },
   });

@@ -24,6 +24,11 @@ interface Pending {
 }
 
 export interface OidcIdentity {
+  /** the ID token's `iss` and `sub`: who this identity is, whatever its name (accounts.ts personOf) */
+  issuer: string;
+  subject: string;
+  /** the `email` claim, only when the issuer verified it (`email_verified: true`): it may link identities */
+  email?: string | undefined;
   /** prefixed user name: what the console and Kubernetes (impersonation) call this person */
   name: string;
   /** prefixed groups, for Impersonate-Group */
@@ -138,6 +143,10 @@ export class OidcLogin {
     // Impersonate-Group (even with the prefixes configured empty)
     if (isReservedName(name)) throw new Error(`the user name ${name} is reserved for Kubernetes (system:)`);
     const groups = idpGroups.map((g) => `${groupsPrefix}${g}`).filter((g) => !isReservedName(g));
-    return { name, groups, idpGroups, next: p.next };
+    // openid-client checked `iss` against the issuer's metadata and requires `sub`
+    const issuer = typeof c.iss === 'string' ? c.iss : this.settings.issuer;
+    const subject = String(c.sub);
+    const email = c.email_verified === true && typeof c.email === 'string' && c.email ? c.email : undefined;
+    return { issuer, subject, email, name, groups, idpGroups, next: p.next };
   }
 }

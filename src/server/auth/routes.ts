@@ -28,7 +28,15 @@ function cookie(name: string, value: string, attrs: string[]): string {
 
 export function sessionBody(s: Session, oidc: boolean, absoluteMs: number) {
   return {
-    user: { name: s.user.name, source: s.user.source, groups: s.user.groups, grants: s.user.grants },
+    user: {
+      name: s.user.name,
+      source: s.user.source,
+      ...(s.user.issuer ? { issuer: s.user.issuer } : {}),
+      ...(s.user.subject ? { subject: s.user.subject } : {}),
+      ...(s.user.person ? { person: s.user.person } : {}),
+      groups: s.user.groups,
+      grants: s.user.grants,
+    },
     csrfToken: s.csrf,
     mustChangePassword: !!s.user.mustChangePassword,
     expiresAt: new Date(s.createdAt + absoluteMs).toISOString(),

@@ -27,6 +27,9 @@ export class DbSessionBackend implements SessionBackend {
     const r = rows[0];
     if (!r) return undefined;
     const doc = JSON.parse(r.doc) as { user: Principal; csrf: string };
+    // a session an older version stored does not say which identity (issuer, subject) and person it is: it is
+    // not served (the browser signs in again, once)
+    if (!doc.user.issuer || !doc.user.subject || !doc.user.person) return undefined;
     return {
       key: r.key,
       user: doc.user,

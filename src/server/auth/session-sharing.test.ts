@@ -8,8 +8,17 @@ import { LocalStateBus, type StateBus, type StateEvent } from '../store/state-bu
 import { DbSessionBackend, type SessionBackend } from './session-backend.ts';
 import { SessionStore } from './sessions.ts';
 
-const alice = { name: 'alice', source: 'local' as const, groups: [], grants: [] };
-const bob = { name: 'bob', source: 'local' as const, groups: [], grants: [] };
+const local = (name: string) => ({
+  name,
+  source: 'local' as const,
+  issuer: 'console:local',
+  subject: `id-${name}`,
+  person: `console:local#id-${name}`,
+  groups: [],
+  grants: [],
+});
+const alice = local('alice');
+const bob = local('bob');
 const cleanup: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
@@ -84,6 +93,16 @@ describe('sessions shared in the database', () => {
     expect(await a.find(s1.id)).toBeUndefined();
     expect(await a.find(s2.id)).toBeUndefined();
     expect((await a.find(other.id))?.user.name).toBe('bob');
+  });
+
+  it('a session stored by an older version (no issuer, subject or person) is not served: sign in again', async () => {
+    const { a, store } = await replicas();
+    const { id } = await a.start({ name: 'alice', source: 'oidc', groups: [], grants: [] });
+    const restarted = new SessionStore(60_000, 3_600_000);
+    cleanup.push(restarted.share({ backend: new DbSessionBackend(store) }));
+    expect(await restarted.find(id)).toBeUndefined();
+    const current = await a.start(alice);
+    expect((await restarted.find(current.id))?.user).toMatchObject({ subject: 'id-alice', person: alice.person });
   });
 
   it('idle on this replica but used on another: the database decides', async () => {

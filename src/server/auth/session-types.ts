@@ -5,6 +5,20 @@ import type { Grant } from '../../domain/access.ts';
 export interface Principal {
   name: string;
   source: 'local' | 'oidc';
+  /**
+   * Who issued the identity: `console:local` for a local account, the ID token's `iss` for OIDC. Set on every
+   * session this version starts (a session stored by an older version, without it, is not loaded: sign in again).
+   */
+  issuer?: string;
+  /** the identity at its issuer: a local account's stable id (survives renames), the ID token's `sub` */
+  subject?: string;
+  /**
+   * The person behind the identity (accounts.ts personOf): local and SSO identities linked by a verified email
+   * or by an admin in `auth.json` share it. Every "not the same person" rule compares this, never names.
+   */
+  person?: string;
+  /** OIDC: the email address the issuer verified (`email_verified: true`), which may link this identity */
+  email?: string;
   groups: string[];
   grants: Grant[];
   /** OIDC: the issuer's group names, mapped to grants again on every request */

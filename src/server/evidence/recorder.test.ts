@@ -139,6 +139,58 @@ describe('EvidenceRecorder: actions fail closed', () => {
   });
 });
 
+describe('EvidenceRecorder: refusals', () => {
+  it('a refused attempt is one action.refused naming the action and why; the same one again within a minute is counted', async () => {
+    const store = new FlakyStore();
+    const r = new EvidenceRecorder(store, log());
+    const refusal = {
+      time: new Date().toISOString(),
+      actor: 'bob',
+      app: 'prod/flux-system/kustomization/web',
+      action: 'prune.approved' as const,
+      reason: 'you already decided on this prune',
+      data: { previewId: 'p1' },
+    };
+    await r.refuse(refusal);
+    await r.refuse(refusal);
+    await r.refuse(refusal);
+    // another target, another person: their own records
+    await r.refuse({ ...refusal, data: { previewId: 'p2' } });
+    await r.refuse({ ...refusal, actor: 'carol' });
+    expect(store.events.map((e) => [e.type, e.actor, e.data.previewId])).toEqual([
+      ['action.refused', 'bob', 'p1'],
+      ['action.refused', 'bob', 'p2'],
+      ['action.refused', 'carol', 'p1'],
+    ]);
+    expect(store.events[0]?.data).toEqual({
+      previewId: 'p1',
+      action: 'prune.approved',
+      reason: 'you already decided on this prune',
+    });
+    // a minute later the next one is written, carrying the count of those left out
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(Date.now() + 61_000);
+    try {
+      await r.refuse(refusal);
+    } finally {
+      clock.mockRestore();
+    }
+    expect(store.events.at(-1)?.data).toMatchObject({ previewId: 'p1', repeatedSinceLastRecord: 2 });
+    expect(store.types()).not.toContain('prune.approved');
+  });
+
+  it('a refusal stands when the store is down: its record is queued and written later', async () => {
+    const store = new FlakyStore();
+    const r = new EvidenceRecorder(store, log(), { retryBaseMs: 60_000 });
+    store.down = true;
+    await r.refuse({ time: new Date().toISOString(), actor: 'bob', action: 'freeze.extended', reason: 'ended' });
+    expect(r.status()).toMatchObject({ pending: 1, refused: 0 });
+    store.down = false;
+    r.retryNow();
+    await until(() => store.events.length === 1);
+    expect(store.events[0]).toMatchObject({ type: 'action.refused', data: { action: 'freeze.extended' } });
+  });
+});
+
 describe('EvidenceRecorder: observations are retried, in order, never lost', () => {
   it('keeps observations in order while the store fails, backs off, and writes them all when it recovers', async () => {
     const store = new FlakyStore();

@@ -7,8 +7,10 @@
 // Observations (what the console saw happen) never block anything: they are queued in order and retried
 // with back-off until the store takes them; the counts of pending and failed appends are visible (health
 // endpoint, UI banner), nothing is dropped silently.
+// Refusals: an attempt refused by a check that needs no write is one `action.refused` record (`refuse()`), never
+// the action's intent; only what passes those checks records its intent.
 import { EventEmitter } from 'node:events';
-import type { EvidenceEvent, EvidenceInput } from '../../domain/evidence.ts';
+import type { EvidenceEvent, EvidenceInput, EvidenceType } from '../../domain/evidence.ts';
 import { HttpError } from '../http/errors.ts';
 import type { EvidenceStore } from './store.ts';
 
@@ -32,6 +34,24 @@ export interface RecorderStatus {
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
+/** An attempt at a governed action that a check refused before its intent was recorded. */
+export interface Refusal {
+  time: string;
+  actor: string;
+  app?: string | null;
+  cluster?: string | null;
+  env?: string | null;
+  /** the action refused: the evidence type its intent would have had (`prune.approved`, `freeze.extended`, …) */
+  action: EvidenceType;
+  /** why, as the person was told */
+  reason: string;
+  /** what the attempt named (a preview, a freeze) and who made it (issuer, subject, person) */
+  data?: Record<string, unknown>;
+}
+
+/** The same refusal repeated within this long is counted, not appended again. */
+const REFUSAL_WINDOW_MS = 60_000;
+
 export interface RecorderOptions {
   retryBaseMs?: number;
   retryMaxMs?: number;
@@ -47,6 +67,7 @@ export class EvidenceRecorder extends EventEmitter {
   private retryRequested = false;
   private closed = false;
   private readonly st: RecorderStatus = { pending: 0, failedAttempts: 0, refused: 0, failing: false };
+  private readonly refusals = new Map<string, { until: number; repeated: number }>();
 
   constructor(
     readonly store: EvidenceStore,
@@ -145,6 +166,38 @@ export class EvidenceRecorder extends EventEmitter {
       });
       throw error;
     }
+  }
+
+  /**
+   * A refused attempt: ONE `action.refused` record naming the action and the reason, written like an observation
+   * (the refusal stands when the store is down; the record is retried). The same refusal (who, what, on what, why)
+   * repeated within a minute is counted and carried by its next record (`repeatedSinceLastRecord`), not appended
+   * again: nobody fills the chain by retrying.
+   */
+  async refuse(r: Refusal): Promise<void> {
+    const key = JSON.stringify([r.actor, r.action, r.app ?? null, r.cluster ?? null, r.env ?? null, r.reason, r.data]);
+    const now = Date.now();
+    const seen = this.refusals.get(key);
+    if (seen && seen.until > now) {
+      seen.repeated++;
+      return;
+    }
+    if (this.refusals.size > 10_000) for (const [k, v] of this.refusals) if (v.until <= now) this.refusals.delete(k);
+    this.refusals.set(key, { until: now + REFUSAL_WINDOW_MS, repeated: 0 });
+    await this.record({
+      time: r.time,
+      type: 'action.refused',
+      actor: r.actor,
+      app: r.app ?? null,
+      cluster: r.cluster ?? null,
+      env: r.env ?? null,
+      data: {
+        ...r.data,
+        action: r.action,
+        reason: r.reason,
+        ...(seen?.repeated ? { repeatedSinceLastRecord: seen.repeated } : {}),
+      },
+    });
   }
 
   /** An observation: appended in order, retried with back-off while the store fails. */

@@ -1,6 +1,11 @@
 // The second step of a prune: who may see a preview and who may decide on it (a reviewer who is not the
 // requester; `needs-override` needs two approvers and the typed confirmation), voiding it when it expired or the
 // live state moved, and the decision itself; an approval that completes the preview starts the execution.
+// "Not the same person" compares people (identity.ts), never names. Intent only for what may happen: every check
+// that needs no write (role, same person, already decided, state, expiry, snapshot) runs first, and a refusal is
+// one `action.refused` record (or `access.denied` for the role and the requester), never a `prune.approved`; then
+// the store holds the decision (the same checks, in one transaction with every other decider), the intent is
+// recorded, and the decision is recorded in one transaction with its checks (a lost race there is `action.failed`).
 // In impersonation mode a preview (planned with the console's identity) is shown as the reader's Kubernetes RBAC
 // lets it be seen (previewSeenBy), and only a reviewer who can see all of it may approve it (mustSeeAllToApprove).
 import { can, whyNot } from '../../domain/access.ts';
@@ -12,7 +17,29 @@ import { startExecution } from './executor.ts';
 import { identityOf, samePerson } from './identity.ts';
 import type { PreviewView, StoredPreview } from './model.ts';
 import { snapshotMatches } from './snapshot.ts';
-import type { PreviewStatus } from './store.ts';
+import type { DecideRefusal, PreviewStatus } from './store.ts';
+
+const REQUESTER = 'the requester of a prune cannot approve or reject it: a different person must';
+
+/** A refusal by the store's deciding transaction, as the person is told. */
+function refusalText(r: { reason: DecideRefusal; status?: PreviewStatus | undefined }): string {
+  switch (r.reason) {
+    case 'not-found':
+      return 'this prune is gone';
+    case 'not-pending':
+      return `this prune is ${r.status ?? 'decided'}`;
+    case 'expired':
+      return 'this preview expired: request a new one';
+    case 'requester':
+      return REQUESTER;
+    case 'already-decided':
+      return 'you already decided on this prune';
+    case 'deciding':
+      return 'your decision on this prune is being recorded (another session or identity of yours sent one)';
+    case 'enough-approvals':
+      return 'this prune has the approvals it needs (they are being recorded)';
+  }
+}
 
 /** Why this user may not approve this preview now (undefined: may). */
 function whyNotApprove(p: StoredPreview, user: Principal): string | undefined {
@@ -124,7 +151,8 @@ async function voidPreview(ctx: PruneContext, p: StoredPreview, reason: string, 
 }
 
 /**
- * An approval or a rejection by `user`. `onDenied` records a refusal (role, requester) as evidence.
+ * An approval or a rejection by `user`. `onDenied` records a refusal for the role or the requester as evidence
+ * (`access.denied`); every other refusal before the intent is one `action.refused` record.
  * Returns the preview as it is after the decision (an approval that completes it starts the execution).
  */
 export async function decide(
@@ -143,64 +171,78 @@ export async function decide(
     throw new HttpError(403, 'Forbidden', role);
   }
   const me = identityOf(user);
-  if (samePerson(me, p.requester)) {
-    const reason = 'the requester of a prune cannot approve or reject it: a different person must';
-    onDenied(reason, scope);
-    throw new HttpError(403, 'Forbidden', reason);
-  }
-  if (p.status !== 'pending')
-    throw new HttpError(409, 'Conflict', `this prune is ${p.status}${p.statusReason ? `: ${p.statusReason}` : ''}`);
+  const person = me.person ?? `${me.issuer}#${me.subject}`;
+  const denied = (): never => {
+    onDenied(REQUESTER, scope);
+    throw new HttpError(403, 'Forbidden', REQUESTER);
+  };
+  if (samePerson(me, p.requester)) denied();
+  const action = input.decision === 'approve' ? 'prune.approved' : 'prune.rejected';
+  const refuse = async (reason: string): Promise<never> => {
+    await ctx.deps.recorder.refuse({
+      time: new Date().toISOString(),
+      actor: user.name,
+      ...scope,
+      action,
+      reason,
+      data: { previewId: p.id, snapshotHash: p.snapshotHash, decision: input.decision, who: me },
+    });
+    throw new HttpError(409, 'Conflict', reason);
+  };
+  if (p.decisions.some((d) => samePerson(d, me))) return refuse(refusalText({ reason: 'already-decided' }));
+  if (p.status !== 'pending') return refuse(`this prune is ${p.status}${p.statusReason ? `: ${p.statusReason}` : ''}`);
   if (Date.parse(p.expiresAt) <= Date.now()) {
     await voidPreview(ctx, p, 'the preview expired', user.name);
-    throw new HttpError(409, 'Conflict', 'this preview expired: request a new one');
+    return refuse(refusalText({ reason: 'expired' }));
   }
   if (input.decision === 'approve') {
+    // bad input, not a decision: said, nothing recorded
     if (p.doc.planState === 'needs-override' && input.confirmation !== p.doc.confirmation)
       throw new HttpError(400, 'BadRequest', `this prune needs an override: type "${p.doc.confirmation}" to confirm`);
     const snap = await snapshotMatches(ctx, p);
     if (!snap.ok) {
       await voidPreview(ctx, p, `the live state no longer matches the preview: ${snap.reason}`, user.name);
-      throw new HttpError(409, 'Conflict', `approval void: ${snap.reason}; request a new preview`);
+      return refuse(`approval void: ${snap.reason}; request a new preview`);
     }
   }
+  // the same checks in one transaction with every other decider: only a decision that will count goes on
+  const held = await ctx.deps.store.hold(id, { ...me, person, decision: input.decision });
+  if (!held.ok) return held.reason === 'requester' ? denied() : refuse(refusalText(held));
   const time = new Date().toISOString();
-  const result = await ctx.deps.recorder.act(
-    {
-      time,
-      type: input.decision === 'approve' ? 'prune.approved' : 'prune.rejected',
-      actor: user.name,
-      app: p.app,
-      cluster: p.cluster,
-      env: p.env,
-      data: {
-        previewId: p.id,
-        snapshotHash: p.snapshotHash,
-        approver: me,
-        requester: p.requester,
-        comment: input.comment,
-        ...(p.doc.planState === 'needs-override' ? { override: true, reasons: p.doc.reasons } : {}),
-      },
-    },
-    async (intent) => {
-      const r = await ctx.deps.store.decide(id, {
-        ...me,
-        decision: input.decision,
-        comment: input.comment,
+  let result: Awaited<ReturnType<typeof ctx.deps.store.decide>> & { ok: true };
+  try {
+    result = await ctx.deps.recorder.act(
+      {
         time,
-        evidenceSeq: intent.seq,
-      });
-      if (!r.ok)
-        throw new HttpError(
-          409,
-          'Conflict',
-          r.reason === 'already-decided'
-            ? 'you already decided on this prune'
-            : `this prune is ${r.reason === 'not-pending' ? (r.status ?? 'decided') : 'gone'}`,
+        type: action,
+        actor: user.name,
+        ...scope,
+        data: {
+          previewId: p.id,
+          snapshotHash: p.snapshotHash,
+          approver: me,
+          requester: p.requester,
+          comment: input.comment,
+          ...(p.doc.planState === 'needs-override' ? { override: true, reasons: p.doc.reasons } : {}),
+        },
+      },
+      async (intent) => {
+        const r = await ctx.deps.store.decide(
+          id,
+          { ...me, person, decision: input.decision, comment: input.comment, time, evidenceSeq: intent.seq },
+          ctx.executor,
         );
-      return r;
-    },
-    (o) => (o.ok ? { previewId: id, status: o.value.preview.status } : { previewId: id }),
-  );
+        // a race lost after the intent (the preview was voided or rejected meanwhile): action.failed
+        if (!r.ok) throw new HttpError(409, 'Conflict', refusalText(r));
+        return r;
+      },
+      (o) => (o.ok ? { previewId: id, status: o.value.preview.status } : { previewId: id }),
+    );
+  } catch (e) {
+    // not recorded (the intent could not be written, or the race was lost): the hold goes
+    await ctx.deps.store.release(id, person).catch(() => undefined);
+    throw e;
+  }
   if (result.preview.status === 'approved') await startExecution(ctx, id);
   return viewPreview(ctx, id, user);
 }

@@ -1,24 +1,43 @@
-// Who someone is for the two-person rule: an identity of a principal, and whether two identities are the same
-// person (a requester never approves their own prune).
-import type { Principal } from '../auth/index.ts';
-import type { Identity } from './store.ts';
+// Who someone is for the two-person rule: the identity (issuer + subject) and the person behind it
+// (auth/accounts.ts personOf: identities linked by a verified email or by an admin are one person), and whether
+// two of them are the same person (a requester never approves their own prune, nobody decides twice).
+import { LOCAL_ISSUER as LOCAL, type Principal } from '../auth/index.ts';
 
-/** Who someone is, for "not the requester": the issuer and subject of the identity, and the console's name. */
+export interface Identity {
+  /** who issued the identity: `console:local` for local accounts, the OIDC issuer otherwise */
+  issuer: string;
+  subject: string;
+  /** the console's name for the person */
+  name: string;
+  /** the person behind the identity (absent in rows stored before people were kept) */
+  person?: string;
+}
+
+/** The issuers rows stored before people were kept carry (local accounts: `console`; SSO: `oidc`). */
+const LEGACY = new Set(['console', 'oidc']);
+
+/** Who someone is, for "not the same person": issuer, subject and person of the session, and its name. */
 export function identityOf(p: Principal): Identity {
-  // OIDC principals may carry the ID token's issuer and subject; local accounts are issued by the console
-  const x = p as Principal & { issuer?: string; subject?: string };
-  return {
-    issuer: x.issuer ?? (p.source === 'local' ? 'console' : 'oidc'),
-    subject: x.subject ?? p.name,
-    name: p.name,
-  };
+  const issuer = p.issuer ?? (p.source === 'local' ? LOCAL : 'oidc');
+  const subject = p.subject ?? p.name;
+  return { issuer, subject, name: p.name, person: p.person ?? `${issuer}#${subject}` };
 }
 
 /**
- * The same person: the same identity, or the same name through another provider (a local account "alice"
- * and the OIDC user "oidc:alice" are treated as one person: refusing a real second person is the safe error).
+ * The same person: the same person id (linked identities), or the same identity; two local accounts with the
+ * same name are one person too (each replica may hold its own auth.json, with its own ids). Names of different
+ * issuers never make a person: local `alice` and SSO `oidc:alice` are one person only when linked. Rows stored
+ * before people were kept (issuer `console`/`oidc`, no person) are compared as then: by the name without its
+ * prefix — refusing a real second person is the safe error.
  */
 export function samePerson(a: Identity, b: Identity): boolean {
-  const bare = (n: string) => n.toLowerCase().replace(/^[a-z0-9-]*:/, '');
-  return (a.issuer === b.issuer && a.subject === b.subject) || bare(a.name) === bare(b.name);
+  if (a.person && b.person && a.person === b.person) return true;
+  if (a.issuer === b.issuer && a.subject === b.subject) return true;
+  const local = (x: Identity) => x.issuer === LOCAL || x.issuer === 'console';
+  if (local(a) && local(b) && a.name === b.name) return true;
+  if (LEGACY.has(a.issuer) || LEGACY.has(b.issuer)) {
+    const bare = (n: string) => n.toLowerCase().replace(/^[a-z0-9-]*:/, '');
+    return bare(a.name) === bare(b.name);
+  }
+  return false;
 }

@@ -1,7 +1,9 @@
-// Recovery after a crash mid-batch: the journal says exactly what was deleted; nothing is deleted twice.
+// Recovery after a crash mid-batch: the journal says exactly what was deleted; nothing is deleted twice. And an
+// approved preview whose execution was never claimed is executed or voided after the snapshot is checked again.
 // Against the in-memory cluster of test-fixture.ts and a real SQLite evidence store.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { identityOf } from './identity.ts';
@@ -52,5 +54,74 @@ describe('PruneService recovery', () => {
     expect(v.journal.map((j) => j.state)).toEqual(['deleted', 'deleted', 'not-deleted']);
     expect(t.cluster.deletes).toEqual([]);
     expect(t.cluster.objects.has('c')).toBe(true);
+  });
+});
+
+/** A pid no process of this host has any more. */
+const deadPid = (): number => spawnSync(process.execPath, ['-e', '0']).pid ?? 0;
+
+describe('PruneService recovery of approvals never executed', () => {
+  /** What a request leaves when it dies between the last approval and the claim: approved, nothing claimed. */
+  async function stranded(liveNames: string[], executor: string) {
+    const t = setup(dir, { inGit: [], live: liveNames });
+    const { preview } = await t.service.create(t.app, dev);
+    for (const who of [rev1, rev2])
+      await t.deps.store.decide(
+        preview.id,
+        { ...identityOf(who), decision: 'approve', comment: 'ok', time: new Date().toISOString() },
+        executor,
+      );
+    expect((await t.deps.store.get(preview.id))?.status).toBe('approved');
+    return { t, id: preview.id };
+  }
+
+  it('this host’s dead process: the snapshot is checked again and the prune executes, with evidence', async () => {
+    const { t, id } = await stranded(['a', 'b'], `${hostname()}/${deadPid()}/gone`);
+    const restarted = new PruneService(t.deps, { staleExecutionMs: 60_000 });
+    expect(await restarted.recover()).toEqual([id]);
+    await restarted.settled();
+    const v = await restarted.view(id, rev3);
+    expect(v.preview.status).toBe('done');
+    expect(v.journal.map((j) => j.state)).toEqual(['deleted', 'deleted']);
+    expect(t.cluster.objects.size).toBe(0);
+    const ev = (await t.ev.list({ limit: 100, order: 'asc' })).filter((e) => e.data.previewId === id);
+    const resumed = ev.find((e) => e.type === 'prune.resumed');
+    expect(resumed).toMatchObject({
+      actor: 'console',
+      data: { recovered: true, snapshotHash: v.preview.snapshotHash },
+    });
+    expect(ev.find((e) => e.type === 'action.completed' && e.data.intentSeq === resumed?.seq)?.data).toMatchObject({
+      claimed: true,
+    });
+    expect(ev.filter((e) => e.type === 'prune.executed').map((e) => e.data.status)).toEqual(['done']);
+    // and only once
+    expect(await restarted.recover()).toEqual([]);
+  });
+
+  it('the live state changed since the approval: voided at restart, nothing deleted', async () => {
+    const { t, id } = await stranded(['a', 'b'], `${hostname()}/${deadPid()}/gone`);
+    t.cluster.touch('b');
+    const restarted = new PruneService(t.deps, { staleExecutionMs: 60_000 });
+    expect(await restarted.recover()).toEqual([id]);
+    const v = await restarted.view(id, rev3);
+    expect(v.preview.status).toBe('void');
+    expect(v.preview.statusReason).toMatch(
+      /never started and the live state no longer matches: .*changed since the preview/,
+    );
+    expect(t.cluster.deletes).toEqual([]);
+    const voided = (await t.ev.list({ type: ['prune.voided'], limit: 10 })).filter((e) => e.data.previewId === id);
+    expect(voided).toEqual([
+      expect.objectContaining({ actor: 'console', data: expect.objectContaining({ recovered: true }) }),
+    ]);
+  });
+
+  it('approved by another replica just now: left to it; once stale, taken over', async () => {
+    const { t, id } = await stranded(['a', 'b'], 'another-host/1234/x');
+    expect(await new PruneService(t.deps, { staleExecutionMs: 60_000 }).recover()).toEqual([]);
+    expect((await t.deps.store.get(id))?.status).toBe('approved');
+    const later = new PruneService(t.deps, { staleExecutionMs: 0 });
+    expect(await later.recover()).toEqual([id]);
+    await later.settled();
+    expect((await t.deps.store.get(id))?.status).toBe('done');
   });
 });

@@ -1,8 +1,13 @@
 // After a crash: executions left mid-way (this host's earlier process, or another replica whose journal went
 // idle) are taken over and reported exactly from the journal and the live state; nothing is deleted again.
+// Approved previews whose execution was never claimed (the request that gave the last approval stopped before
+// its claim) are taken over the same way: the snapshot is checked again, then they are executed or voided.
 import { hostname } from 'node:os';
 import { metaOf, type Obj } from '../../domain/object-meta.ts';
 import type { PruneContext } from './context.ts';
+import { startExecution } from './executor.ts';
+import type { StoredPreview } from './model.ts';
+import { snapshotMatches } from './snapshot.ts';
 import { carriesStamp } from './stamps.ts';
 
 /** Whether a process of this host still runs (signal 0 only checks). */
@@ -17,6 +22,75 @@ function alive(pid: number): boolean {
 }
 
 /**
+ * Whether a preview left in `approved` or `executing` by `p.executor` is this process's to take over: that
+ * process was an earlier one of this host (gone), or nothing happened to the preview for `staleExecutionMs`.
+ */
+function abandoned(ctx: PruneContext, p: StoredPreview, last: number): boolean {
+  const [exHost, exPid] = (p.executor ?? '').split('/');
+  const ownDead = `${exHost}/` === `${hostname()}/` && Number(exPid) !== process.pid && !alive(Number(exPid));
+  return ownDead || Date.now() - last >= ctx.staleExecutionMs;
+}
+
+/**
+ * At start (and periodically): approved previews whose execution nobody claimed — the process that gave the last
+ * approval stopped before its claim (this host's earlier process at once; another replica's once the preview has
+ * been approved for `staleExecutionMs`). The snapshot is checked again (and the preview's expiry): still the
+ * same, the execution is resumed (`prune.resumed`, then the usual batches and `prune.executed`); changed or
+ * expired, the approval is void (`prune.voided`, `recovered: true`). Returns the ids taken over.
+ */
+export async function recoverApprovals(ctx: PruneContext): Promise<string[]> {
+  const { deps } = ctx;
+  const taken: string[] = [];
+  for (const p of await deps.store.list('approved', 1000)) {
+    if (ctx.running.has(p.id) || !abandoned(ctx, p, Date.parse(p.updatedAt))) continue;
+    // the app's source revision is part of the snapshot: while the cluster is not listed yet (a start) that is
+    // unknown, and the preview waits for the next round; an app that is gone voids it
+    if (!deps.listed(p.cluster)) continue;
+    const base = { actor: 'console', app: p.app, cluster: p.cluster, env: p.env };
+    const stranded = { previewId: p.id, snapshotHash: p.snapshotHash, approvedAt: p.updatedAt, recovered: true };
+    const snap =
+      Date.parse(p.expiresAt) <= Date.now()
+        ? { ok: false, reason: 'the preview expired before its execution started' }
+        : !deps.app(p.app)
+          ? { ok: false, reason: 'the app is gone' }
+          : await snapshotMatches(ctx, p);
+    const now = new Date().toISOString();
+    if (!snap.ok) {
+      const reason = `approved, but its execution never started and the live state no longer matches: ${snap.reason ?? 'changed'}`;
+      if (await deps.store.transition(p.id, ['approved'], 'void', reason, now)) {
+        taken.push(p.id);
+        await deps.recorder.record({ ...base, time: now, type: 'prune.voided', data: { ...stranded, reason } });
+      }
+      continue;
+    }
+    // the intent first (fail closed: a store that cannot write leaves it approved for the next round)
+    try {
+      const claimed = await deps.recorder.act(
+        {
+          ...base,
+          time: now,
+          type: 'prune.resumed',
+          data: {
+            ...stranded,
+            reason: 'approved, but its execution never started (the console stopped first); the snapshot still matches',
+          },
+        },
+        async () => {
+          await startExecution(ctx, p.id);
+          // another replica may have claimed it meanwhile: then that one runs it
+          return (await deps.store.get(p.id))?.executor === ctx.executor;
+        },
+        (o) => (o.ok ? { previewId: p.id, claimed: o.value } : { previewId: p.id }),
+      );
+      if (claimed) taken.push(p.id);
+    } catch {
+      // not resumed now (the outcome says why): still approved, tried again at the next round
+    }
+  }
+  return taken;
+}
+
+/**
  * At start: executions that were interrupted (this host's earlier process, or a journal idle longer than
  * `staleExecutionMs`) are reported exactly: each object whose delete was in flight is read live (gone or
  * another uid: deleted; the same uid: not deleted); nothing is deleted again.
@@ -24,16 +98,12 @@ function alive(pid: number): boolean {
 export async function recoverExecutions(ctx: PruneContext): Promise<string[]> {
   const { deps } = ctx;
   const recovered: string[] = [];
-  const host = `${hostname()}/`;
-  const staleMs = ctx.staleExecutionMs;
   for (const p of await deps.store.list('executing', 1000)) {
     if (ctx.running.has(p.id)) continue;
     const journal = await deps.store.journal(p.id);
     const last = Math.max(Date.parse(p.updatedAt), ...journal.map((j) => Date.parse(j.updatedAt)));
     // this host's earlier process (gone) is recovered at once; another replica's only once its journal is stale
-    const [exHost, exPid] = (p.executor ?? '').split('/');
-    const ownDead = `${exHost}/` === host && Number(exPid) !== process.pid && !alive(Number(exPid));
-    if (!ownDead && Date.now() - last < staleMs) continue;
+    if (!abandoned(ctx, p, last)) continue;
     const now = new Date().toISOString();
     let deleted = 0;
     const notDeleted: string[] = [];

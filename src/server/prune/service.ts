@@ -1,7 +1,8 @@
 // Prune previews approved by a second person, executed by the BFF in bounded batches. This class only composes
 // the steps; one preview id goes through them in this order:
 //   requestPreview (plan-service.ts) → decide (approvals.ts; snapshot.ts checks the live state) →
-//   startExecution (executor.ts: deletes, or stamps.ts: stamps) → recoverExecutions (recovery.ts) after a crash.
+//   startExecution (executor.ts: deletes, or stamps.ts: stamps) → recoverExecutions and recoverApprovals
+//   (recovery.ts) after a crash.
 //
 // Preview: pin the app's source revision and render it with the controller's renderer (the diff's), take
 // the controller's inventory (app.inventory plus the live objects that carry its tracking labels: a Flux
@@ -9,9 +10,10 @@
 // candidates live and what their deletion cascades to, plan (domain/prune.ts), and store the plan with a
 // snapshot hash over the revision and each candidate's uid and resourceVersion. Unknown is never empty: a
 // failed render or a failed read gives `unknown` and nothing to approve.
-// Approval: a reviewer who is not the requester (another identity, and not the same person through another
-// provider); `needs-override` needs two approvers and a typed confirmation; an approval is void when the
-// preview expired or the snapshot no longer matches the live state.
+// Approval: a reviewer who is not the requester (another person: identities linked by a verified email or by an
+// admin are one person, names never are); `needs-override` needs two approvers and a typed confirmation; an
+// approval is void when the preview expired or the snapshot no longer matches the live state. Every check that
+// needs no write runs before the intent; a refusal is one `action.refused` record, never a `prune.approved`.
 // Execution: exactly once (a row transition in the store), batches with DELETE preconditions (uid +
 // resourceVersion), stop on the first failure or a health regression; an intent journal in the store says
 // after a crash what was and was not deleted. Evidence before each action (fail closed) and after it.
@@ -29,7 +31,7 @@ import { pruneContext, type PruneContext } from './context.ts';
 import { executionsSettled } from './executor.ts';
 import type { PreviewDoc, PreviewView, PruneServiceDeps, PruneServiceOptions, StoredPreview } from './model.ts';
 import { planPreview, requestPreview } from './plan-service.ts';
-import { recoverExecutions } from './recovery.ts';
+import { recoverApprovals, recoverExecutions } from './recovery.ts';
 import type { PreviewStatus } from './store.ts';
 
 export class PruneService {
@@ -63,7 +65,8 @@ export class PruneService {
   }
 
   /**
-   * An approval or a rejection by `user`. `onDenied` records a refusal (role, requester) as evidence.
+   * An approval or a rejection by `user`. `onDenied` records a refusal for the role or the requester as evidence
+   * (`access.denied`); any other refusal before the intent is one `action.refused` record.
    * Returns the preview as it is after the decision (an approval that completes it starts the execution).
    */
   decide(
@@ -80,8 +83,12 @@ export class PruneService {
     return executionsSettled(this.ctx);
   }
 
-  /** At start (and periodically): reports interrupted executions exactly; nothing is deleted again. */
-  recover(): Promise<string[]> {
-    return recoverExecutions(this.ctx);
+  /**
+   * At start (and periodically): reports interrupted executions exactly (nothing is deleted again), and executes
+   * or voids approved previews whose execution was never claimed (the snapshot checked again).
+   */
+  async recover(): Promise<string[]> {
+    const executions = await recoverExecutions(this.ctx);
+    return [...executions, ...(await recoverApprovals(this.ctx))];
   }
 }

@@ -3,20 +3,20 @@
 //
 // State changes are row transitions guarded by the current state (`UPDATE … WHERE status = 'approved'`):
 // whoever changes the row runs the prune, so concurrent approvals and several BFF replicas execute a
-// preview at most once. One decision per identity per preview (primary key issuer + subject).
+// preview at most once. One decision per person per preview (identity.ts samePerson), checked in the transaction
+// that records it. A decision is held first (`hold`, migration 7): the same checks in one transaction with every
+// other decider, so that only decisions that will count get their intent recorded (approvals.ts).
 import type { PRUNE_PREVIEW_STATUSES } from '../../api/schemas.ts';
 import type { EvidenceStore } from '../evidence/index.ts';
 import { all, dialectOf, run, type Dialect, type Work } from '../store/dialect.ts';
+import { samePerson, type Identity } from './identity.ts';
+
+export type { Identity };
 
 export type PreviewStatus = (typeof PRUNE_PREVIEW_STATUSES)[number];
 
-export interface Identity {
-  /** who issued the identity: 'console' for local accounts, the OIDC issuer otherwise */
-  issuer: string;
-  subject: string;
-  /** the console's name for the person */
-  name: string;
-}
+/** A held decision is given up after this long (its process died between the hold and the decision). */
+export const HOLD_MS = 30_000;
 
 export interface Decision extends Identity {
   decision: 'approve' | 'reject';
@@ -65,13 +65,22 @@ export interface JournalEntry {
   updatedAt: string;
 }
 
+/**
+ * Why a decision cannot be taken: no such preview, not pending, expired, by its requester, by someone who decided
+ * already, by someone whose decision is being recorded now, or an approval when enough are given or being given.
+ */
+export type DecideRefusal =
+  'not-found' | 'not-pending' | 'expired' | 'requester' | 'already-decided' | 'deciding' | 'enough-approvals';
+
 export type DecideResult<Doc> =
   | {
       ok: true;
       preview: PreviewRow<Doc>;
       /** this decision moved the preview to approved or rejected */ decided: boolean;
     }
-  | { ok: false; reason: 'not-found' | 'not-pending' | 'already-decided'; status?: PreviewStatus };
+  | { ok: false; reason: DecideRefusal; status?: PreviewStatus };
+
+export type HoldResult = { ok: true } | { ok: false; reason: DecideRefusal; status?: PreviewStatus };
 
 interface SqlPreview {
   id: string;
@@ -85,6 +94,7 @@ interface SqlPreview {
   requester_name: string;
   requester_issuer: string;
   requester_subject: string;
+  requester_person: string | null;
   created_at: string;
   expires_at: string;
   updated_at: string;
@@ -96,6 +106,7 @@ interface SqlDecision {
   issuer: string;
   subject: string;
   name: string;
+  person: string | null;
   decision: string;
   comment: string;
   time: string;
@@ -112,10 +123,20 @@ interface SqlJournal {
   updated_at: string;
 }
 
+interface SqlHold {
+  issuer: string;
+  subject: string;
+  name: string;
+  person: string;
+  decision: string;
+  taken_at: number | string;
+}
+
 const toDecision = (r: SqlDecision): Decision => ({
   issuer: r.issuer,
   subject: r.subject,
   name: r.name,
+  ...(r.person !== null ? { person: r.person } : {}),
   decision: r.decision as Decision['decision'],
   comment: r.comment,
   time: r.time,
@@ -133,6 +154,38 @@ const toJournal = (r: SqlJournal): JournalEntry => ({
   updatedAt: r.updated_at,
 });
 
+const requesterOf = (r: SqlPreview): Identity => ({
+  name: r.requester_name,
+  issuer: r.requester_issuer,
+  subject: r.requester_subject,
+  ...(r.requester_person !== null ? { person: r.requester_person } : {}),
+});
+
+/**
+ * Why `who` may not decide on this preview now (undefined: may), from the row, its decisions and the decisions
+ * being recorded, read in the deciding transaction: the one rule both `hold` and `decide` apply.
+ */
+function refusalOf(
+  row: SqlPreview | undefined,
+  decisions: SqlDecision[],
+  holds: SqlHold[],
+  who: Identity & { decision: Decision['decision'] },
+  nowMs: number,
+): { reason: DecideRefusal; status?: PreviewStatus } | undefined {
+  if (!row) return { reason: 'not-found' };
+  if (row.status !== 'pending') return { reason: 'not-pending', status: row.status as PreviewStatus };
+  if (Date.parse(row.expires_at) <= nowMs) return { reason: 'expired' };
+  if (samePerson(requesterOf(row), who)) return { reason: 'requester' };
+  if (decisions.some((d) => samePerson(toDecision(d), who))) return { reason: 'already-decided' };
+  if (holds.some((h) => samePerson(h, who))) return { reason: 'deciding' };
+  if (who.decision === 'approve') {
+    const given = decisions.filter((d) => d.decision === 'approve').length;
+    const coming = holds.filter((h) => h.decision === 'approve').length;
+    if (given + coming >= Number(row.required_approvals)) return { reason: 'enough-approvals' };
+  }
+  return undefined;
+}
+
 function toPreview<Doc>(r: SqlPreview, ds: SqlDecision[]): PreviewRow<Doc> {
   return {
     id: r.id,
@@ -143,7 +196,7 @@ function toPreview<Doc>(r: SqlPreview, ds: SqlDecision[]): PreviewRow<Doc> {
     statusReason: r.status_reason,
     snapshotHash: r.snapshot_hash,
     requiredApprovals: Number(r.required_approvals),
-    requester: { name: r.requester_name, issuer: r.requester_issuer, subject: r.requester_subject },
+    requester: requesterOf(r),
     createdAt: r.created_at,
     expiresAt: r.expires_at,
     updatedAt: r.updated_at,
@@ -184,8 +237,9 @@ export class PruneStore<Doc> {
     await this.d.exec(
       run(
         `INSERT INTO prune_previews (id, app, cluster, env, status, status_reason, snapshot_hash, required_approvals,
-          requester_name, requester_issuer, requester_subject, created_at, expires_at, updated_at, executor, doc)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+          requester_name, requester_issuer, requester_subject, requester_person, created_at, expires_at, updated_at,
+          executor, doc)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
         [
           p.id,
           p.app,
@@ -198,6 +252,7 @@ export class PruneStore<Doc> {
           p.requester.name,
           p.requester.issuer,
           p.requester.subject,
+          p.requester.person ?? null,
           p.createdAt,
           p.expiresAt,
           p.createdAt,
@@ -236,40 +291,69 @@ export class PruneStore<Doc> {
   }
 
   /**
-   * One approval or rejection, in one transaction holding the preview row: the preview must still be pending
-   * and the identity must not have decided before; a rejection rejects, enough approvals approve.
+   * Holds a decision about to be recorded: in one transaction holding the preview row, the checks `decide` makes
+   * (pending, not expired, not the requester, not decided or being decided by the same person) and, for an
+   * approval, room for it (the approvals given and held stay within the number needed). Exactly the decisions
+   * that can count pass, across requests and replicas; the caller records the intent only then, and `decide`
+   * (or `release`) ends the hold. A hold older than HOLD_MS is given up.
    */
-  async decide(id: string, d: Decision): Promise<DecideResult<Doc>> {
+  async hold(id: string, who: Identity & { person: string; decision: Decision['decision'] }): Promise<HoldResult> {
     const lock = `SELECT * FROM prune_previews WHERE id = ?${this.d.forUpdate}`;
+    const nowMs = Date.now();
+    return this.d.tx(function* (): Work<HoldResult> {
+      const row = ((yield all(lock, [id])) as SqlPreview[])[0];
+      yield run('DELETE FROM prune_decision_holds WHERE preview_id = ? AND taken_at < ?', [id, nowMs - HOLD_MS]);
+      const decisions = (yield all('SELECT * FROM prune_approvals WHERE preview_id = ?', [id])) as SqlDecision[];
+      const holds = (yield all('SELECT * FROM prune_decision_holds WHERE preview_id = ?', [id])) as SqlHold[];
+      const refused = refusalOf(row, decisions, holds, who, nowMs);
+      if (refused) return { ok: false, ...refused };
+      yield run(
+        `INSERT INTO prune_decision_holds (preview_id, person, issuer, subject, name, decision, taken_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [id, who.person, who.issuer, who.subject, who.name, who.decision, nowMs],
+      );
+      return { ok: true };
+    });
+  }
+
+  /** Ends a hold whose decision was not recorded (its intent could not be written, or it lost a race). */
+  async release(id: string, person: string): Promise<void> {
+    await this.d.exec(run('DELETE FROM prune_decision_holds WHERE preview_id = ? AND person = ?', [id, person]));
+  }
+
+  /**
+   * One approval or rejection, in one transaction holding the preview row: the preview must still be pending and
+   * unexpired, and the person must be neither its requester nor someone who decided before (any of their
+   * identities); a rejection rejects, enough approvals approve (and name `executor`, the process that is to claim
+   * the execution: recovery.ts picks the preview up if it never does). Ends the person's hold.
+   */
+  async decide(id: string, d: Decision, executor?: string): Promise<DecideResult<Doc>> {
+    const lock = `SELECT * FROM prune_previews WHERE id = ?${this.d.forUpdate}`;
+    const nowMs = Date.now();
+    const person = d.person ?? `${d.issuer}#${d.subject}`;
     const r = await this.d.tx(function* (): Work<DecideResult<Doc>> {
       const row = ((yield all(lock, [id])) as SqlPreview[])[0];
-      if (!row) return { ok: false, reason: 'not-found' };
-      if (row.status !== 'pending') return { ok: false, reason: 'not-pending', status: row.status as PreviewStatus };
-      const prior = (yield all('SELECT * FROM prune_approvals WHERE preview_id = ? AND issuer = ? AND subject = ?', [
-        id,
-        d.issuer,
-        d.subject,
-      ])) as SqlDecision[];
-      if (prior.length) return { ok: false, reason: 'already-decided' };
+      const decisions = (yield all('SELECT * FROM prune_approvals WHERE preview_id = ?', [id])) as SqlDecision[];
+      // the decider's own hold is what let it this far: the other checks apply again
+      const refused = refusalOf(row, decisions, [], d, nowMs);
+      if (refused || !row) return { ok: false, ...(refused ?? { reason: 'not-found' as const }) };
       yield run(
-        `INSERT INTO prune_approvals (preview_id, issuer, subject, name, decision, comment, time, evidence_seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        [id, d.issuer, d.subject, d.name, d.decision, d.comment, d.time, d.evidenceSeq ?? null],
+        `INSERT INTO prune_approvals (preview_id, issuer, subject, name, person, decision, comment, time, evidence_seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [id, d.issuer, d.subject, d.name, person, d.decision, d.comment, d.time, d.evidenceSeq ?? null],
       );
-      const approvals = (
-        (yield all("SELECT COUNT(*) AS n FROM prune_approvals WHERE preview_id = ? AND decision = 'approve'", [
-          id,
-        ])) as Array<{ n: number | string }>
-      )[0];
+      yield run('DELETE FROM prune_decision_holds WHERE preview_id = ? AND person = ?', [id, person]);
+      const approvals = decisions.filter((x) => x.decision === 'approve').length + (d.decision === 'approve' ? 1 : 0);
       let next: PreviewStatus | undefined;
       if (d.decision === 'reject') next = 'rejected';
-      else if (Number(approvals?.n ?? 0) >= Number(row.required_approvals)) next = 'approved';
-      if (next)
-        yield run("UPDATE prune_previews SET status = ?, updated_at = ? WHERE id = ? AND status = 'pending'", [
-          next,
-          d.time,
-          id,
-        ]);
+      else if (approvals >= Number(row.required_approvals)) next = 'approved';
+      if (next) {
+        yield run(
+          "UPDATE prune_previews SET status = ?, updated_at = ?, executor = ? WHERE id = ? AND status = 'pending'",
+          [next, d.time, next === 'approved' ? (executor ?? null) : row.executor, id],
+        );
+        yield run('DELETE FROM prune_decision_holds WHERE preview_id = ?', [id]);
+      }
       const fresh = (yield all('SELECT * FROM prune_previews WHERE id = ?', [id])) as SqlPreview[];
       const [preview] = yield* withDecisions<Doc>(fresh);
       return { ok: true, preview: preview as PreviewRow<Doc>, decided: !!next };

@@ -170,4 +170,35 @@ export const MIGRATIONS: Migration[] = [
     id: 6,
     sql: ['ALTER TABLE freezes ADD COLUMN version INTEGER NOT NULL DEFAULT 0'],
   },
+  {
+    // the claim of a freeze's end (freeze/claim.ts): the process ending it renews claimed_until every few seconds,
+    // and every write it makes names claim_token (fencing); another replica takes over only a claim left to expire
+    id: 7,
+    sql: [
+      'ALTER TABLE freezes ADD COLUMN claimed_by TEXT',
+      'ALTER TABLE freezes ADD COLUMN claim_token TEXT',
+      'ALTER TABLE freezes ADD COLUMN claimed_until TEXT',
+    ],
+  },
+  {
+    // people, not names (prune/identity.ts): the person behind a preview's requester and each decision, one
+    // decision per person per preview, and the decisions being recorded (prune/store.ts hold: only a decision
+    // that will count gets its intent recorded). Rows from before keep a NULL person (compared as then).
+    id: 8,
+    sql: [
+      'ALTER TABLE prune_previews ADD COLUMN requester_person TEXT',
+      'ALTER TABLE prune_approvals ADD COLUMN person TEXT',
+      'CREATE UNIQUE INDEX IF NOT EXISTS prune_approvals_person ON prune_approvals (preview_id, person)',
+      `CREATE TABLE IF NOT EXISTS prune_decision_holds (
+        preview_id TEXT NOT NULL REFERENCES prune_previews (id),
+        person TEXT NOT NULL,
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        name TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        taken_at BIGINT NOT NULL,
+        PRIMARY KEY (preview_id, person)
+      )`,
+    ],
+  },
 ];
