@@ -69,6 +69,21 @@ describe('evidenceText', () => {
     );
   });
 
+  it('a refusal says what was refused and why; a resumed prune says why it resumed', () => {
+    expect(
+      evidenceText({
+        type: 'action.refused',
+        data: { action: 'prune.approved', reason: 'you already decided on this preview', repeatedSinceLastRecord: 3 },
+      }),
+    ).toBe('refused: prune.approved: you already decided on this preview; 3 more times since');
+    expect(evidenceText({ type: 'action.refused', data: { action: 'freeze.extended', reason: 'not active' } })).toBe(
+      'refused: freeze.extended: not active',
+    );
+    expect(evidenceText({ type: 'prune.resumed', data: { reason: 'the snapshot still matches' } })).toBe(
+      'resumed after a restart: the snapshot still matches',
+    );
+  });
+
   it('freeze records read as sentences', () => {
     expect(
       evidenceText(

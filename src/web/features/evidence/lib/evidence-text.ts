@@ -75,6 +75,14 @@ export function evidenceText(e: { type: string; data: Record<string, unknown> },
       return `automation restored${d.resumedAfterRestart ? ' (after a restart)' : ''}`;
     case 'freeze.interfered':
       return str(d.message);
+    case 'action.refused': {
+      // "refused: prune.approved: you already decided on this preview; 3 more times since"
+      const repeated =
+        typeof d.repeatedSinceLastRecord === 'number' ? `; ${d.repeatedSinceLastRecord} more times since` : '';
+      return `refused: ${str(d.action)}${d.reason ? `: ${str(d.reason)}` : ''}${repeated}`;
+    }
+    case 'prune.resumed':
+      return `resumed after a restart${d.reason ? `: ${str(d.reason)}` : ''}`;
     case 'action.completed':
     case 'action.failed':
       return `${str(d.action)} #${String(d.intentSeq ?? '?')}${d.error ? `: ${str(d.error)}` : ''}${d.commit ? ` commit ${str(d.commit).slice(0, 7)}` : ''}`;
