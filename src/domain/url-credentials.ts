@@ -1,8 +1,11 @@
 // Credentials in URLs: one rule for what counts as a URL's user info, so that no log line, error message or
 // evidence record carries a token that came in a repository or database URL.
 
-/** `scheme://anything-up-to-@` with no `/`, `@` or white space in the user-info part. */
-const USER_INFO = /([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi;
+/**
+ * `scheme://…@`: everything up to the authority's last `@` (a password may hold `@`, as URL parsers read it), no
+ * `/`, `?`, `#` or white space in between.
+ */
+const USER_INFO = /([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi;
 
 /**
  * Every URL's user info in free text (git's stderr, a forge's message, a config error) replaced by `mark`

@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { redactUrlCredentials } from '../domain/url-credentials.ts';
+import { listSetting, parseAllowHosts } from './git/url-policy.ts';
 
 const ConfigSchema = z.object({
   kubeconfig: z.string().optional(),
@@ -50,6 +51,25 @@ const ConfigSchema = z.object({
   metricsToken: z.string().min(1).optional(),
   /** JSON file of forge tokens per repo host (src/server/forge/forge-directory.ts) */
   forgeTokensFile: z.string().min(1).optional(),
+  /** the Git URL policy (src/server/git/url-policy.ts): CONSOLE_GIT_ALLOW_HOSTS, CONSOLE_GIT_ALLOW_SSH */
+  git: z
+    .object({
+      allowHosts: z
+        .array(z.string().min(1))
+        .default([])
+        .superRefine((entries, ctx) => {
+          try {
+            parseAllowHosts(entries);
+          } catch (e) {
+            ctx.addIssue({ code: 'custom', message: e instanceof Error ? e.message : String(e) });
+          }
+        }),
+      allowSsh: z
+        .enum(['0', '1', 'true', 'false'], { error: 'CONSOLE_GIT_ALLOW_SSH must be 1 or 0' })
+        .transform((v) => v === '1' || v === 'true')
+        .default(false),
+    })
+    .default({ allowHosts: [], allowSsh: false }),
   /** a prune journal idle this long belongs to a dead replica: another replica reports it (default 120 s) */
   /** the Secret-mask key as a file (every replica the same); default <dataDir>/mask.key */
   maskKeyFile: z.string().min(1).optional(),
@@ -118,6 +138,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     trustProxy: list(env.CONSOLE_TRUST_PROXY),
     metricsToken: env.CONSOLE_METRICS_TOKEN?.trim() || undefined,
     forgeTokensFile: env.CONSOLE_FORGE_TOKENS_FILE?.trim() || undefined,
+    git: Object.fromEntries(
+      Object.entries({
+        allowHosts: listSetting(env.CONSOLE_GIT_ALLOW_HOSTS),
+        allowSsh: env.CONSOLE_GIT_ALLOW_SSH?.trim() || undefined,
+      }).filter(([, v]) => v !== undefined),
+    ),
     pruneStaleSeconds: env.CONSOLE_PRUNE_STALE_SECONDS || undefined,
     maskKeyFile: env.CONSOLE_MASK_KEY_FILE?.trim() || undefined,
     releases: Object.fromEntries(

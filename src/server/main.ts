@@ -23,6 +23,8 @@ import type pg from 'pg';
 import { AccessReviewer } from './auth/index.ts';
 import { startStartupServer } from './startup-page.ts';
 import { loadForgeDirectory } from './forge/forge-directory.ts';
+import { configureUrlPolicy } from './git/url-policy.ts';
+import { sandboxGitHosts } from './sandbox-git-hosts.ts';
 import { join } from 'node:path';
 import { parseRegistryMirrors, ReleaseRecorder, validateRender } from './releases/index.ts';
 import { LeaseElector } from './kube/lease.ts';
@@ -46,6 +48,7 @@ export interface StartOptions {
 
 export async function startConsole(cfg: Config, opts: StartOptions = {}): Promise<RunningConsole> {
   let kubeconfig = cfg.kubeconfig;
+  let gitAllowHosts = cfg.git.allowHosts;
   if (cfg.sandbox) {
     // the embedded default: a local sandbox cluster pair, started (or reused) here
     const { startSandbox, KUBECONFIG_PATH, REPO_ROOT } = await import('../../sandbox/sandbox.ts');
@@ -59,13 +62,16 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     if (page) process.stderr.write(`the console's start-up page: http://${cfg.host}:${cfg.port}/\n`);
     const ticker = setInterval(() => process.stderr.write(`${progress.summary()}\n`), 30_000);
     try {
-      await startSandbox({
+      const st = await startSandbox({
         reuse: true,
         onBuildLine: (line) => {
           if (progress.line(line)) process.stderr.write(`${progress.summary()}\n`);
           if (/assets ready/.test(line)) progress.finishBuild();
         },
       });
+      // the sandbox's forge (Git and API) and each cluster's Flux artifact server listen on 127.0.0.1: those
+      // host:ports, and no other loopback address, pass the Git URL policy (src/server/git/url-policy.ts)
+      gitAllowHosts = [...gitAllowHosts, ...sandboxGitHosts(st)];
       progress.ready();
     } catch (e) {
       progress.failed(e instanceof Error ? e.message : String(e));
@@ -76,6 +82,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     }
     kubeconfig = KUBECONFIG_PATH;
   }
+  configureUrlPolicy({ ...cfg.git, allowHosts: gitAllowHosts });
   if (!kubeconfig) throw new ConfigError('no kubeconfig');
   const contexts = ClusterManager.loadContexts(kubeconfig, cfg.contexts);
   loadMaskKey(cfg.dataDir, cfg.maskKeyFile); // Secret masks and render hashes stay equal across restarts

@@ -8,6 +8,13 @@ import { REPO_ROOT } from '../../sandbox/sandbox.ts';
 import { freePort, waitFor } from '../../sandbox/procs.ts';
 import { bffKubeconfig, sandboxForgeEnv } from './kubeconfig.ts';
 
+/**
+ * The Git URL policy's allow-list for a console under test (src/server/git/url-policy.ts): the sandbox's forge,
+ * its Flux artifact servers and the tests' own Git and forge stand-ins all listen on 127.0.0.1. Only that address
+ * is allowed — `localhost`, other loopback addresses, private and metadata addresses are still refused.
+ */
+export const SANDBOX_GIT_ENV = { CONSOLE_GIT_ALLOW_HOSTS: '127.0.0.1' } as const;
+
 /** Debian chromium, headless, no sandbox (root), and no background traffic to the closed network. */
 export const CHROMIUM_ARGS = [
   '--headless',
@@ -50,6 +57,7 @@ export async function spawnBff(
       CONSOLE_DATA_DIR: dataDir,
       CONSOLE_STATIC_DIR: join(REPO_ROOT, 'dist/web'),
       LOG_LEVEL: 'warn',
+      ...SANDBOX_GIT_ENV,
       ...sandboxForgeEnv(),
       ...opts.env,
     },

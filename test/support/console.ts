@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/server/config.ts';
 import { startConsole, type RunningConsole, type StartOptions } from '../../src/server/main.ts';
 import { signIn, writeTestAccounts, type Signed } from './auth.ts';
+import { SANDBOX_GIT_ENV } from './bff-process.ts';
 import { bffKubeconfig, sandboxForgeEnv } from './kubeconfig.ts';
 
 /** The admin session of each test console (by base URL): plain reads in tests go through it. */
@@ -25,6 +26,7 @@ export async function startTestConsole(
       CONSOLE_PORT: '0',
       CONSOLE_DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
+      ...SANDBOX_GIT_ENV,
       ...sandboxForgeEnv(),
       ...extraEnv,
     },

@@ -4,10 +4,13 @@
 import { formatGrant, parseGrant, type Grant } from '../../domain/access.ts';
 import { Accounts } from '../auth/index.ts';
 import { generatePassword } from '../auth/index.ts';
+import { readState } from '../../../sandbox/state.ts';
 import { loadConfig } from '../config.ts';
+import { configureUrlPolicy } from '../git/url-policy.ts';
+import { sandboxGitHosts } from '../sandbox-git-hosts.ts';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { App } from '../../domain/app.ts';
 import { parseFluxInventoryId } from '../../domain/refs.ts';
 import { applicationToApp } from '../gitops/argocd.ts';
@@ -94,6 +97,14 @@ async function main(argv: string[]): Promise<number> {
     (existsSync(sandboxKc) ? sandboxKc : join(process.env.HOME ?? '', '.kube/config'));
   const [ctx] = ClusterManager.loadContexts(kubeconfig, [cluster]);
   if (!ctx) return 2;
+  // the Git URL policy as the console applies it (src/server/git/url-policy.ts); against the sandbox, its own
+  // loopback Git endpoints are allowed by host and port
+  const cfg = loadConfig(process.env, []);
+  const sandbox = resolve(kubeconfig) === resolve(sandboxKc) ? readState() : undefined;
+  configureUrlPolicy({
+    ...cfg.git,
+    allowHosts: [...(cfg.git?.allowHosts ?? []), ...(sandbox ? sandboxGitHosts(sandbox) : [])],
+  });
   const conn = new ClusterConnection(cluster, ctx.kc);
   const discovery = new Discovery(conn);
   const get = async (path: string): Promise<Obj | undefined> => {

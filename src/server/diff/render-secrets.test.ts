@@ -81,8 +81,11 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const addr = server.address();
   base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  // this artifact server is on loopback: allow exactly its host:port through the Git URL policy
+  process.env.CONSOLE_GIT_ALLOW_HOSTS = new URL(base).host;
 });
 afterAll(() => {
+  delete process.env.CONSOLE_GIT_ALLOW_HOSTS;
   server.close();
   rmSync(work, { recursive: true, force: true });
 });

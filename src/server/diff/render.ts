@@ -25,7 +25,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { canonicalJson } from '../../domain/evidence.ts';
 import { maskSecrets, maskSecretsInText } from '../kube/secret-mask.ts';
-import { assertFetchableUrl as assertFetchable, GitRunError, runGit, UnfetchableUrlError } from '../git/run.ts';
+import { GitRunError, runGit } from '../git/run.ts';
+import { checkUrl, checkUrlSync, UnfetchableUrlError } from '../git/url-policy.ts';
 
 export type Obj = Record<string, unknown>;
 
@@ -66,19 +67,27 @@ export interface RenderTools {
 
 const sha256hex = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
-/** Rejects URLs the BFF must never fetch (src/server/git/run.ts): a RenderError of the source. */
-export function assertFetchableUrl(raw: string): URL {
+/**
+ * Rejects URLs the BFF must not fetch, by the one URL policy (src/server/git/url-policy.ts) without a lookup:
+ * a Flux artifact URL (`http`) or an Argo CD repository (`git`). A RenderError of the source.
+ */
+export function assertFetchableUrl(raw: string, use: 'git' | 'http' = 'http'): URL {
   try {
-    return assertFetchable(raw);
+    return new URL(checkUrlSync(raw, use).href);
   } catch (e) {
-    throw e instanceof UnfetchableUrlError ? new RenderError(e.message, 'source') : e;
+    throw sourceError(e);
   }
 }
 
+const sourceError = (e: unknown) => (e instanceof UnfetchableUrlError ? new RenderError(e.message, 'source') : e);
+
 /** git through the one runner (src/server/git/run.ts); a failure is a RenderError with git's last lines. */
-function gitRun(args: string[], opts: { cwd?: string; timeoutMs: number; maxBytes: number }): Promise<string> {
+function gitRun(
+  args: string[],
+  opts: { cwd?: string; timeoutMs: number; maxBytes: number; remote?: string },
+): Promise<string> {
   return runGit(args, opts).catch((e: unknown) => {
-    if (!(e instanceof GitRunError)) throw e;
+    if (!(e instanceof GitRunError)) throw sourceError(e);
     const msg = e.timedOut ? e.message : e.stderr.trim().split('\n').slice(-6).join('\n');
     throw new RenderError(msg.length > 2000 ? `${msg.slice(0, 2000)}…` : msg, 'render');
   });
@@ -289,7 +298,7 @@ async function toolVersion(bin: string, args: string[]): Promise<string> {
 const inFlight = new Map<string, Promise<string>>();
 
 async function downloadArtifact(url: string, digest: string | undefined, tools: RenderTools): Promise<string> {
-  const u = assertFetchableUrl(url);
+  assertFetchableUrl(url);
   const key = digest?.replace(/[^a-z0-9:]/gi, '') ?? sha256hex(url);
   privateDir(tools.workDir);
   privateDir(join(tools.workDir, 'artifacts'));
@@ -298,7 +307,13 @@ async function downloadArtifact(url: string, digest: string | undefined, tools: 
   const flightKey = `${dir}\n${url}`;
   let p = inFlight.get(flightKey);
   if (!p) {
-    p = fetchAndExtract(u, key, dir, digest, tools).finally(() => inFlight.delete(flightKey));
+    // the whole policy, the host resolved, before the download connects
+    p = checkUrl(url, 'http')
+      .then(
+        (c) => fetchAndExtract(new URL(c.href), key, dir, digest, tools),
+        (e: unknown) => Promise.reject(sourceError(e)),
+      )
+      .finally(() => inFlight.delete(flightKey));
     inFlight.set(flightKey, p);
   }
   return p;
@@ -411,7 +426,7 @@ export async function renderArgo(
   helm?: ArgoHelmOptions & { appName?: string },
 ): Promise<RenderResult> {
   try {
-    assertFetchableUrl(repoURL);
+    assertFetchableUrl(repoURL, 'git');
   } catch (e) {
     throw maskedRenderError(e, () => []);
   }
@@ -420,7 +435,7 @@ export async function renderArgo(
   try {
     const opts = { cwd: work, timeoutMs: tools.timeoutMs ?? 60_000, maxBytes: 16 << 20 };
     await gitRun(['init', '-q'], opts);
-    await gitRun(['-c', 'protocol.file.allow=never', 'fetch', '-q', '--depth', '1', repoURL, revision], opts).catch(
+    await gitRun(['fetch', '-q', '--depth', '1', repoURL, revision], { ...opts, remote: repoURL }).catch(
       (e: RenderError) => {
         throw new RenderError(`git fetch ${revision} failed: ${e.message}`, 'source');
       },

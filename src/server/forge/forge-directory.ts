@@ -5,11 +5,13 @@
 //   { "git.example.com": { "kind": "gitea", "token": "…", "apiUrl": "https://git.example.com/api/v1" } }
 //
 // `apiUrl` defaults to <scheme of the repo URL>://<host>/api/v1. Without a file, or for a host
-// it does not name, every answer is "no forge configured".
+// it does not name, every answer is "no forge configured". Every request passes the Git URL policy
+// (git/url-policy.ts): the token goes over https only, or to an allow-listed loopback address.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { failure, type Forge, type ForgeResult, type RepoRef } from './forge.ts';
 import { giteaForge } from './gitea.ts';
+import type { UrlPolicy } from '../git/url-policy.ts';
 
 const TokensFileSchema = z.record(
   z.string().min(1),
@@ -48,7 +50,7 @@ export function parseRepoUrl(url: string): (RepoRef & { scheme: 'http' | 'https'
 
 export function forgeDirectory(
   entries: Record<string, { kind: 'gitea'; token: string; apiUrl?: string | undefined }>,
-  opts: { timeoutMs?: number; fetch?: typeof fetch } = {},
+  opts: { timeoutMs?: number; fetch?: typeof fetch; policy?: UrlPolicy } = {},
 ): ForgeDirectory {
   const forges = new Map<string, { apiUrl?: string | undefined; make: (apiUrl: string) => Forge }>();
   const cache = new Map<string, Forge>();
@@ -62,6 +64,7 @@ export function forgeDirectory(
           token,
           ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
           ...(opts.fetch ? { fetch: opts.fetch } : {}),
+          ...(opts.policy ? { policy: opts.policy } : {}),
         }),
     });
   }
@@ -86,7 +89,7 @@ export function forgeDirectory(
 /** Reads the tokens file; no file configured → a directory that answers "no forge configured". */
 export function loadForgeDirectory(
   file: string | undefined,
-  opts: { timeoutMs?: number; fetch?: typeof fetch } = {},
+  opts: { timeoutMs?: number; fetch?: typeof fetch; policy?: UrlPolicy } = {},
 ): ForgeDirectory {
   if (!file) return forgeDirectory({}, opts);
   let raw: unknown;

@@ -76,13 +76,16 @@ export type ForgeFailure =
   | 'forge-unreachable'
   /** the forge refused: bad or insufficient token, protected branch, validation */
   | 'refused'
-  | 'not-found';
+  | 'not-found'
+  /** the console's URL policy (git/url-policy.ts) refused the forge's address, its redirect, or a token over http */
+  | 'url-refused';
 
 export const FORGE_FAILURE_MESSAGES: Record<ForgeFailure, string> = {
   'no-forge-configured': 'no forge configured',
   'forge-unreachable': 'forge unreachable',
   refused: 'the forge refused the request',
   'not-found': 'not found on the forge',
+  'url-refused': 'the console does not send this request',
 };
 
 export type ForgeResult<T> =
@@ -105,6 +108,11 @@ export interface Forge {
   setCommitStatus(repo: RepoRef, sha: string, status: CommitStatus): Promise<ForgeResult<void>>;
   /** The latest status per context. */
   commitStatuses(repo: RepoRef, sha: string): Promise<ForgeResult<CommitStatus[]>>;
+  /**
+   * An authenticated GET of the forge's API (`path` below its API base, e.g. `/repos/o/r/pulls/1/reviews`):
+   * the parsed JSON body. For the readers beside this file (reviews.ts); optional so test stubs may omit it.
+   */
+  getJson?(path: string): Promise<ForgeResult<unknown>>;
 }
 
 export const failure = <T>(state: ForgeFailure, message?: string, status?: number): ForgeResult<T> => ({

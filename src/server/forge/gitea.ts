@@ -1,6 +1,9 @@
 // A Forge over the Gitea API v1 (its shapes follow GitHub's REST v3: pulls, reviews, statuses,
 // `user.login`, `merge_commit_sha`), plain fetch. The token lives only in this object's closure
 // and in the Authorization header; messages carry the forge's own error text, never the token.
+// Every request passes the one URL policy first (git/url-policy.ts: no private or metadata address
+// unless allow-listed, the token over https only unless to an allow-listed loopback address), and a
+// redirect is never followed.
 import {
   failure,
   type Approval,
@@ -13,6 +16,13 @@ import {
   type ProposedChange,
   type RepoRef,
 } from './forge.ts';
+import {
+  assertTokenTransport,
+  checkUrl,
+  currentUrlPolicy,
+  UnfetchableUrlError,
+  type UrlPolicy,
+} from '../git/url-policy.ts';
 
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
@@ -27,6 +37,8 @@ export interface GiteaForgeOptions {
   /** writes (a commit runs Git hooks on the forge); default 30 s */
   writeTimeoutMs?: number;
   fetch?: typeof fetch;
+  /** the URL policy (tests); default the console's, read at each request */
+  policy?: UrlPolicy;
 }
 
 type Answer = { ok: true; status: number; body: unknown } | { ok: false; result: ForgeResult<never> };
@@ -40,9 +52,22 @@ export function giteaForge(opts: GiteaForgeOptions): Forge {
 
   async function call(method: string, path: string, body?: unknown, okStatuses = [200, 201, 204]): Promise<Answer> {
     const timeoutMs = method === 'GET' ? readTimeoutMs : writeTimeoutMs;
+    let target: string;
+    try {
+      const checked = await checkUrl(`${base}${path}`, 'http', opts.policy ?? currentUrlPolicy());
+      assertTokenTransport(checked);
+      target = checked.href;
+    } catch (e) {
+      if (!(e instanceof UnfetchableUrlError)) throw e;
+      const why = e.message.replace(/^refusing /, '');
+      return {
+        ok: false,
+        result: e.reason === 'unresolved' ? failure('forge-unreachable', why) : failure('url-refused', why),
+      };
+    }
     let r: Response;
     try {
-      r = await doFetch(`${base}${path}`, {
+      r = await doFetch(target, {
         method,
         redirect: 'manual',
         headers: {
@@ -61,6 +86,17 @@ export function giteaForge(opts: GiteaForgeOptions): Forge {
         result: failure(
           'forge-unreachable',
           name === 'TimeoutError' ? `no answer in ${timeoutMs} ms` : (cause ?? name),
+        ),
+      };
+    }
+    if (r.status >= 300 && r.status < 400) {
+      await r.body?.cancel().catch(() => undefined);
+      return {
+        ok: false,
+        result: failure(
+          'url-refused',
+          `the forge answered HTTP ${r.status} (a redirect), which is not followed`,
+          r.status,
         ),
       };
     }
@@ -105,6 +141,13 @@ export function giteaForge(opts: GiteaForgeOptions): Forge {
 
   return {
     kind: 'gitea',
+
+    async getJson(path) {
+      if (!/^\/[^?#]*(\?[^#]*)?$/.test(path) || /(^|\/)\.\.?(\/|\?|$)/.test(path))
+        return failure('refused', 'not an API path');
+      const r = await call('GET', path);
+      return r.ok ? { ok: true, value: r.body } : r.result;
+    },
 
     async mergedPullRequest(repo, sha) {
       if (!/^[0-9a-f]{7,64}$/i.test(sha)) return failure('refused', 'not a commit id');

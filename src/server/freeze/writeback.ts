@@ -2,7 +2,9 @@
 // change in the right file (domain/writeback.ts), commit on a new branch with the on-call's identity, and
 // push it — or, when the repository has a forge, open a pull request with the changed files instead.
 // git runs through the BFF's one git runner (git/run.ts: execFile with a timeout, never a shell, no prompt,
-// no change to any git config, one protocol policy); messages never carry the credentials of a URL. The
+// no change to any git config, one protocol policy), and the clone, the branch check and the push each pass
+// the one URL policy first (git/url-policy.ts: no file:, git: or (unless configured) ssh:, no private or
+// metadata address unless allow-listed, no redirect); messages never carry the credentials of a URL. The
 // temporary checkout is always removed.
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -82,13 +84,20 @@ function oneLine(text: string): string {
   return clean.length > 300 ? `${clean.slice(0, 300)}…` : clean;
 }
 
-type Git = (args: string[], what: string) => Promise<string>;
+/** `remote`: the repository URL a clone, ls-remote or push talks to, checked by the URL policy (git/url-policy.ts). */
+type Git = (args: string[], what: string, remote?: string) => Promise<string>;
 
 /** git in `cwd` (as `author` when it commits); a failure is `<what> failed: <one line of git's stderr>`. */
 function gitIn(bin: string, cwd: string, timeoutMs: number, author: { name: string; email: string } | undefined): Git {
-  return async (args, what) => {
+  return async (args, what, remote) => {
     try {
-      return await runGit(args, { cwd, timeoutMs, bin, ...(author ? { author } : {}) });
+      return await runGit(args, {
+        cwd,
+        timeoutMs,
+        bin,
+        ...(author ? { author } : {}),
+        ...(remote !== undefined ? { remote } : {}),
+      });
     } catch (err) {
       const detail =
         err instanceof GitRunError
@@ -168,6 +177,7 @@ export async function writeBackToGit(req: WriteBackRequest, opts: WriteBackOptio
     await outside(
       ['clone', '--quiet', '--depth', '1', '--single-branch', '--branch', req.baseBranch, '--', req.repoUrl, checkout],
       `cloning ${url} (${req.baseBranch})`,
+      req.repoUrl,
     );
     const git = gitIn(bin, checkout, timeoutMs, req.author);
     const baseCommit = (await git(['rev-parse', 'HEAD'], 'reading the base commit')).trim();
@@ -179,6 +189,7 @@ export async function writeBackToGit(req: WriteBackRequest, opts: WriteBackOptio
     const existing = await git(
       ['ls-remote', '--heads', 'origin', `refs/heads/${req.branch}`],
       `checking for branch ${req.branch} on ${url}`,
+      req.repoUrl,
     );
     if (existing.trim() !== '') throw new Error(`branch ${req.branch} already exists on ${url}`);
 
@@ -208,7 +219,11 @@ export async function writeBackToGit(req: WriteBackRequest, opts: WriteBackOptio
     await git(['add', '--', ...written], 'staging the changes');
     await git(['commit', '--quiet', '--no-verify', '-m', req.message], 'committing');
     const commit = (await git(['rev-parse', 'HEAD'], 'reading the new commit')).trim();
-    await git(['push', '--quiet', 'origin', `HEAD:refs/heads/${req.branch}`], `pushing ${req.branch} to ${url}`);
+    await git(
+      ['push', '--quiet', 'origin', `HEAD:refs/heads/${req.branch}`],
+      `pushing ${req.branch} to ${url}`,
+      req.repoUrl,
+    );
     return {
       branch: req.branch,
       commit,

@@ -1,15 +1,17 @@
-// Bare Git mirrors under the data dir, one per repository URL, fetched over http(s) only: the release recorder
-// reads commits from them, the rollback reads trees. Work on one mirror is serialized (git's lock files would
-// make a concurrent fetch fail); a URL's user info is cut from every error message.
+// Bare Git mirrors under the data dir, one per repository URL, fetched under the one URL policy (url-policy.ts:
+// http(s), ssh only when configured, no private or metadata address unless allow-listed, no redirect): the
+// release recorder reads commits from them, the rollback reads trees. Work on one mirror is serialized (git's
+// lock files would make a concurrent fetch fail); a URL's user info is cut from every error message.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertFetchableUrl, GitRunError, runGit } from './run.ts';
+import { GitRunError, runGit } from './run.ts';
+import { checkUrlSync } from './url-policy.ts';
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** git for the mirrors: the one runner (src/server/git/run.ts); a failure is an Error with its last lines. */
-export function git(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<string> {
+export function git(args: string[], opts: { cwd?: string; timeoutMs?: number; remote?: string } = {}): Promise<string> {
   return runGit(args, opts).catch((e: unknown) => {
     throw e instanceof GitRunError ? new Error(e.message) : e;
   });
@@ -33,13 +35,13 @@ export class GitMirrors {
    * when `need` is 'fetch' (the branches as they are now).
    */
   async with<T>(rawUrl: string, need: string | 'fetch', fn: (dir: string) => Promise<T>): Promise<T> {
-    let url: URL;
+    let url: string;
     try {
-      url = assertFetchableUrl(rawUrl);
+      url = checkUrlSync(rawUrl, 'git').href; // the full check (names resolved) runs with the fetch below
     } catch (e) {
-      throw new Error(`not an http(s) Git URL the console fetches (${message(e)})`);
+      throw new Error(`not a Git URL the console fetches (${message(e)})`);
     }
-    const dir = join(this.root, `${createHash('sha256').update(url.toString()).digest('hex').slice(0, 16)}.git`);
+    const dir = join(this.root, `${createHash('sha256').update(url).digest('hex').slice(0, 16)}.git`);
     const prev = this.locks.get(dir) ?? Promise.resolve();
     const run = prev
       .catch(() => undefined)
@@ -58,8 +60,9 @@ export class GitMirrors {
             () => false,
           ));
         if (!has)
-          await git(['-C', dir, 'fetch', '-q', '--prune', '--no-tags', url.toString(), '+refs/heads/*:refs/heads/*'], {
+          await git(['-C', dir, 'fetch', '-q', '--prune', '--no-tags', url, '+refs/heads/*:refs/heads/*'], {
             timeoutMs: 60_000,
+            remote: url,
           });
         return fn(dir);
       });

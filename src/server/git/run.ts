@@ -1,18 +1,24 @@
 // The one way the BFF runs git: execFile (never a shell) with a timeout, no prompt, no system config, no
-// hooks, no signing, and one protocol policy. Every message it produces has the user info of URLs removed.
+// hooks, no signing, one protocol policy, and the one URL policy (./url-policy.ts) for every run that talks to
+// a remote. Every message it produces has the user info of URLs removed.
 import { execFile } from 'node:child_process';
 import { redactUrlCredentials } from '../../domain/url-credentials.ts';
+import { addressKind, parseIp, parseIPv4Forms } from './ip-address.ts';
+import { checkUrl, currentUrlPolicy, gitRemoteConfig, UnfetchableUrlError, type UrlPolicy } from './url-policy.ts';
+
+export { UnfetchableUrlError } from './url-policy.ts';
 
 /**
  * The transports git may use, for every repository the console touches (mirrors, renders, write-backs):
- * http(s) and ssh. `file:` (which would let a repository URL written into a cluster object read this host's
- * files) and the unauthenticated `git:` are refused. Tests that need a local bare repository set
- * CONSOLE_GIT_ALLOW_FILE_URLS=1 (never in production; the README's settings table says so).
+ * http(s), and ssh when CONSOLE_GIT_ALLOW_SSH=1. `file:` (which would let a repository URL written into a
+ * cluster object read this host's files), the unauthenticated `git:` and every other transport are refused.
+ * Tests that need a local bare repository set CONSOLE_GIT_ALLOW_FILE_URLS=1 (never in production; the README's
+ * settings table says so).
  */
-export const GIT_PROTOCOLS = 'http:https:ssh';
+export const GIT_PROTOCOLS = 'http:https';
 
-export const gitProtocols = (): string =>
-  process.env.CONSOLE_GIT_ALLOW_FILE_URLS === '1' ? `${GIT_PROTOCOLS}:file` : GIT_PROTOCOLS;
+export const gitProtocols = (policy: UrlPolicy = currentUrlPolicy()): string =>
+  [GIT_PROTOCOLS, ...(policy.allowSsh ? ['ssh'] : []), ...(policy.allowFile ? ['file'] : [])].join(':');
 
 /** A failed git run: its stderr (URL credentials removed) and whether it was killed by the timeout. */
 export class GitRunError extends Error {
@@ -36,17 +42,44 @@ export interface GitRunOptions {
   author?: { name: string; email: string };
   /** the git binary (tests: a fake); default `git` from PATH */
   bin?: string;
+  /**
+   * The repository URL this run talks to (clone, fetch, ls-remote, push — required for them): checked by the URL
+   * policy first, replaced in `args` by its checked form, its addresses pinned, no redirect followed.
+   */
+  remote?: string;
+  /** the URL policy (tests); default the console's */
+  policy?: UrlPolicy;
 }
 
-export function runGit(args: string[], opts: GitRunOptions = {}): Promise<string> {
+/** Subcommands that talk to a remote: they run only with a checked `remote`. */
+const NETWORK_COMMANDS = new Set(['clone', 'fetch', 'pull', 'push', 'ls-remote', 'fetch-pack', 'send-pack']);
+const OPTIONS_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path']);
+
+/** The git subcommand of an argument list (after `-C dir`, `-c k=v` and other global options). */
+export function gitSubcommand(args: string[]): string | undefined {
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith('-')) i += OPTIONS_WITH_VALUE.has(args[i]!) ? 2 : 1;
+  return args[i];
+}
+
+export async function runGit(args: string[], opts: GitRunOptions = {}): Promise<string> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
+  const policy = opts.policy ?? currentUrlPolicy();
+  const sub = gitSubcommand(args);
+  const talks =
+    sub !== undefined &&
+    (NETWORK_COMMANDS.has(sub) || (sub === 'archive' && args.some((a) => a.startsWith('--remote'))));
+  if (talks && opts.remote === undefined)
+    throw new UnfetchableUrlError(`refusing git ${sub} without a checked remote URL`);
+  const checked = opts.remote !== undefined ? await checkUrl(opts.remote, 'git', policy) : undefined;
+  const finalArgs = checked ? args.map((a) => (a === opts.remote ? checked.href : a)) : args;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     GIT_TERMINAL_PROMPT: '0',
     GIT_ASKPASS: 'true',
     SSH_ASKPASS: '',
     GIT_CONFIG_NOSYSTEM: '1',
-    GIT_ALLOW_PROTOCOL: gitProtocols(),
+    GIT_ALLOW_PROTOCOL: gitProtocols(policy),
     LC_ALL: 'C',
   };
   if (opts.author) {
@@ -58,7 +91,7 @@ export function runGit(args: string[], opts: GitRunOptions = {}): Promise<string
   return new Promise((resolve, reject) => {
     execFile(
       opts.bin ?? 'git',
-      ['-c', 'commit.gpgsign=false', '-c', 'core.hooksPath=/dev/null', ...args],
+      ['-c', 'commit.gpgsign=false', '-c', 'core.hooksPath=/dev/null', ...gitRemoteConfig(checked), ...finalArgs],
       { cwd: opts.cwd, env, timeout: timeoutMs, maxBuffer: opts.maxBytes ?? 16 * 1024 * 1024, encoding: 'utf8' },
       (err, stdout, stderr) => {
         if (!err) return resolve(stdout);
@@ -69,23 +102,24 @@ export function runGit(args: string[], opts: GitRunOptions = {}): Promise<string
   });
 }
 
-/** Refused URLs: not http(s), or a link-local / cloud metadata address. */
-export class UnfetchableUrlError extends Error {
-  override name = 'UnfetchableUrlError';
-}
-
-/** Rejects URLs the BFF must never fetch: non-http(s), and link-local / cloud metadata addresses. */
+/**
+ * The literal floor for URLs the BFF fetches that are not Git or forge URLs (the release verifications' http
+ * checks, which an operator configures): http(s) only, and never a link-local or cloud metadata address, in any
+ * form (decimal/octal/hex IPv4, IPv4-mapped IPv6). Git and forge URLs go through the full policy (url-policy.ts).
+ */
 export function assertFetchableUrl(raw: string): URL {
   let u: URL;
   try {
     u = new URL(raw);
   } catch {
-    throw new UnfetchableUrlError(`not a URL: ${raw}`);
+    throw new UnfetchableUrlError('refusing a string that is not a URL');
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UnfetchableUrlError(`refusing ${u.protocol} URL`);
   const h = u.hostname.replace(/^\[|\]$/g, '');
-  if (/^169\.254\./.test(h) || /^fe80:/i.test(h) || h === 'metadata.google.internal' || h === '100.100.100.200') {
+  const v4 = parseIPv4Forms(h);
+  const ip = parseIp(h) ?? (v4 === 'invalid' ? undefined : v4);
+  const kind = ip ? addressKind(ip) : undefined;
+  if (kind === 'link-local' || kind === 'metadata' || /^metadata\.google\.internal\.?$/i.test(h))
     throw new UnfetchableUrlError(`refusing link-local / metadata address ${h}`);
-  }
   return u;
 }

@@ -1,0 +1,151 @@
+// Forge requests under the URL policy: the token never goes over plain http to anything but an allow-listed
+// loopback address, a forge at a private or metadata address is not asked, and a redirect is not followed (a
+// real local server answering 302, with a second server that must never be reached).
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeUrlPolicy, type Resolver } from '../git/url-policy.ts';
+import { forgeDirectory } from './forge-directory.ts';
+import { giteaForge } from './gitea.ts';
+
+const SHA = 'a'.repeat(40);
+const repo = { host: 'git.example.com', owner: 'platform', name: 'app' };
+const DNS: Record<string, string[]> = {
+  'git.example.com': ['93.184.216.34'],
+  'git.corp': ['10.0.0.7'],
+  'forge.169.254.169.254.nip.io': ['169.254.169.254'],
+};
+const resolve: Resolver = async (h) => {
+  const a = DNS[h];
+  if (!a) throw Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' });
+  return a;
+};
+
+/** A fetch that records what it was asked and answers an empty status list. */
+function recordingFetch() {
+  const asked: Array<{ url: string; authorization: string | undefined; redirect: RequestRedirect | undefined }> = [];
+  const f = (async (input: string | URL | Request, init?: RequestInit) => {
+    asked.push({
+      url: String(input),
+      authorization: (init?.headers as Record<string, string> | undefined)?.authorization,
+      redirect: init?.redirect,
+    });
+    return new Response('[]', { status: 200, headers: { 'content-type': 'application/json' } });
+  }) as typeof fetch;
+  return { f, asked };
+}
+
+describe('forge requests under the URL policy', () => {
+  it.each([
+    ['http://git.example.com/api/v1', 'url-refused', /forge token over http:\/\/git\.example\.com/],
+    ['http://git.corp/api/v1', 'url-refused', /git\.corp: it resolves to 10\.0\.0\.7, a private address/],
+    ['https://forge.169.254.169.254.nip.io/api/v1', 'url-refused', /a cloud metadata address/],
+    ['http://169.254.169.254/api/v1', 'url-refused', /a cloud metadata address/],
+    ['http://[::ffff:a9fe:a9fe]/api/v1', 'url-refused', /a cloud metadata address/],
+    ['http://127.0.0.1:3000/api/v1', 'url-refused', /127\.0\.0\.1: a loopback address/],
+    ['https://nowhere.example.com/api/v1', 'forge-unreachable', /cannot resolve nowhere\.example\.com/],
+  ])('%s: %s, and the token is not sent', async (apiUrl, state, why) => {
+    const { f, asked } = recordingFetch();
+    const forge = giteaForge({ apiUrl, token: 'tok-123', fetch: f, policy: makeUrlPolicy({ resolve }) });
+    const r = await forge.commitStatuses(repo, SHA);
+    expect(r).toMatchObject({ ok: false, state });
+    expect(r.ok ? '' : r.message).toMatch(why);
+    expect(r.ok ? '' : r.message).not.toMatch(/tok-123/);
+    expect(asked).toHaveLength(0);
+  });
+
+  it('sends the token over https, and over http to an allow-listed loopback address', async () => {
+    const cases: Array<[string, string[]]> = [
+      ['https://git.example.com/api/v1', []],
+      ['https://git.corp/api/v1', ['10.0.0.0/8']],
+      ['http://127.0.0.1:3000/api/v1', ['127.0.0.1:3000']],
+    ];
+    for (const [apiUrl, allowHosts] of cases) {
+      const { f, asked } = recordingFetch();
+      const forge = giteaForge({ apiUrl, token: 'tok-123', fetch: f, policy: makeUrlPolicy({ resolve, allowHosts }) });
+      expect(await forge.commitStatuses(repo, SHA)).toEqual({ ok: true, value: [] });
+      expect(asked).toEqual([
+        {
+          url: `${apiUrl}/repos/platform/app/commits/${SHA}/statuses?limit=100`,
+          authorization: 'token tok-123',
+          redirect: 'manual',
+        },
+      ]);
+    }
+  });
+
+  it('a private forge over http is refused even when allow-listed: tokens go over https', async () => {
+    const { f, asked } = recordingFetch();
+    const policy = makeUrlPolicy({ resolve, allowHosts: ['git.corp'] });
+    const r = await giteaForge({ apiUrl: 'http://git.corp/api/v1', token: 't', fetch: f, policy }).commitStatuses(
+      repo,
+      SHA,
+    );
+    expect(r).toMatchObject({ ok: false, state: 'url-refused' });
+    expect(asked).toHaveLength(0);
+  });
+
+  it('the directory derives an http API URL from an http repo URL: refused for a public host', async () => {
+    const { f, asked } = recordingFetch();
+    const dir = forgeDirectory(
+      { 'git.example.com': { kind: 'gitea', token: 'tok-123' } },
+      { fetch: f, policy: makeUrlPolicy({ resolve }) },
+    );
+    const found = dir.forRepoUrl('http://git.example.com/platform/app.git');
+    expect(found.ok).toBe(true);
+    if (!found.ok) return;
+    const r = await found.value.forge.commitStatuses(found.value.repo, SHA);
+    expect(r).toMatchObject({ ok: false, state: 'url-refused' });
+    expect(asked).toHaveLength(0);
+    // the same host over https is asked, with the token
+    const https = dir.forRepoUrl('https://git.example.com/platform/app.git');
+    expect(https.ok && (await https.value.forge.commitStatuses(https.value.repo, SHA)).ok).toBe(true);
+    expect(asked.map((a) => a.url)).toEqual([
+      `https://git.example.com/api/v1/repos/platform/app/commits/${SHA}/statuses?limit=100`,
+    ]);
+  });
+});
+
+describe('a forge that redirects', () => {
+  let forgeServer: Server;
+  let elsewhere: Server;
+  const elsewhereHits: IncomingMessage[] = [];
+  let base = '';
+
+  beforeAll(async () => {
+    elsewhere = createServer((req, res) => {
+      elsewhereHits.push(req);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
+    });
+    await new Promise<void>((r) => elsewhere.listen(0, '127.0.0.1', r));
+    const ePort = (elsewhere.address() as { port: number }).port;
+    forgeServer = createServer((req, res) => {
+      res.writeHead(302, { location: `http://127.0.0.1:${ePort}${req.url ?? '/'}` }).end();
+    });
+    await new Promise<void>((r) => forgeServer.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(forgeServer.address() as { port: number }).port}/api/v1`;
+  });
+  afterAll(() => {
+    forgeServer.close();
+    elsewhere.close();
+  });
+
+  it('is not followed: the answer is a refusal naming the redirect, and the other server sees nothing', async () => {
+    const forge = giteaForge({
+      apiUrl: base,
+      token: 'tok-123',
+      policy: makeUrlPolicy({ allowHosts: ['127.0.0.1'] }),
+    });
+    const r = await forge.commitStatuses(repo, SHA);
+    expect(r).toMatchObject({ ok: false, state: 'url-refused', status: 302 });
+    expect(r.ok ? '' : r.message).toMatch(/HTTP 302 \(a redirect\), which is not followed/);
+    const pr = await forge.openPullRequest(repo, {
+      baseBranch: 'main',
+      branch: 'freeze/x',
+      title: 't',
+      commitMessage: 'm',
+      files: [{ path: 'a.yaml', content: 'a: 1\n' }],
+    });
+    expect(pr).toMatchObject({ ok: false, state: 'url-refused' });
+    expect(elsewhereHits).toHaveLength(0);
+  });
+});
