@@ -30,7 +30,9 @@ export async function writeTestAccounts(
   writeFileSync(
     path,
     JSON.stringify({
+      // ids as an admin gives them when one auth.json serves several replicas: the same person on each
       users: Object.entries(users).map(([name, grants]) => ({
+        id: `test-${name.replace(/@/g, '.')}`,
         name,
         passwordHash: hash,
         grants: grants.map(parseGrant),

@@ -1,13 +1,19 @@
 // The last step of every end (unfreeze, expiry, an end taken over from a dead process): each frozen app's
-// prior automation restored exactly, with evidence per app, then the freeze ended in the store.
+// prior automation restored exactly, with evidence per app, then the freeze ended in the store — all under the
+// end's claim (claim.ts): renewed before the first patch, checked before each, and every write fenced by it.
 import { restorePatch } from '../../domain/freeze.ts';
 import type { Obj } from '../../domain/object-meta.ts';
 import { HttpError } from '../http/errors.ts';
 import { CONCURRENCY, mapLimit, patchObject, readObject } from './app-objects.ts';
+import type { EndClaim } from './claim.ts';
 import type { FreezeDoc, FreezeRow } from './store.ts';
-import type { EndDecision, FreezeActor, FreezeContext } from './types.ts';
+import type { EndDecision, EndProgress, FreezeActor, FreezeContext } from './types.ts';
 
-/** Restores every target's prior automation and ends the freeze (status `ending` → `ended`). */
+/**
+ * Restores every target's prior automation and ends the freeze (status `ending` → `ended`), under `claim`. Call it
+ * only once the write-back's outcome is recorded. A failed restore throws RestoreFailed (the freeze still ending,
+ * under the claim: the caller decides); a lost claim throws ClaimLostError before the next patch.
+ */
 export async function finishFreeze(
   ctx: FreezeContext,
   f: FreezeRow,
@@ -15,16 +21,21 @@ export async function finishFreeze(
   how: string,
   decisions: EndDecision[],
   resumed: boolean,
+  claim: EndClaim,
+  progress: EndProgress = { written: [], restored: [] },
 ): Promise<void> {
   const { deps } = ctx;
   const doc: FreezeDoc = { ...f.doc, targets: f.doc.targets.map((t) => ({ ...t })) };
   const failures: string[] = [];
   const actor = who?.name ?? 'console';
   const conn = deps.conn(f.cluster, who);
+  // the claim renewed now: no other process can take the end over while the patches go out
+  await claim.confirm();
   await mapLimit(
     doc.targets.filter((x) => x.applied && !x.restored?.ok),
     CONCURRENCY,
     async (t) => {
+      if (claim.lost) await claim.confirm();
       try {
         await deps.recorder.act(
           {
@@ -60,6 +71,7 @@ export async function finishFreeze(
           (o) => (o.ok ? { result: o.value } : {}),
         );
         t.restored = { at: new Date(ctx.now()).toISOString(), ok: true };
+        progress.restored.push(t.name);
       } catch (e) {
         const msg = e instanceof HttpError ? e.message : String(e);
         t.restored = { at: new Date(ctx.now()).toISOString(), ok: false, detail: msg };
@@ -67,13 +79,17 @@ export async function finishFreeze(
       }
     },
   );
-  await deps.store.update(f.id, 'ending', { doc: { ...doc, decisions } });
+  // the restore results on the freeze as stored (the write-back outcomes recorded before stay)
+  const targets = new Map(doc.targets.map((t) => [t.appId, t]));
+  await claim.modify((r) => ({
+    doc: { ...r.doc, decisions, targets: r.doc.targets.map((t) => targets.get(t.appId) ?? t) },
+  }));
   if (failures.length)
     throw new HttpError(
       502,
       'RestoreFailed',
-      `the prior automation could not be restored on ${failures.join('; ')}; the freeze stays ending — try again`,
+      `the prior automation could not be restored on ${failures.join('; ')}; the freeze holds — try again`,
     );
-  await deps.store.transition(f.id, 'ending', 'ended', { by: actor, reason: how });
+  await claim.transition('ended', { by: actor, reason: how });
   ctx.dropClaims();
 }

@@ -8,15 +8,22 @@
 // then, with evidence saying so). Out-of-band changes of a frozen app object (resumed by hand, annotations
 // dropped, deleted) are observed from the informers and recorded once each. No Fastify types here.
 //
-// This class holds the state (expiry timers, work in flight, the claims' copy); each job is its own file:
-// start.ts (freeze, extend), read.ts, end.ts (write-back), restore.ts, expiry.ts, out-of-band.ts.
+// Every end (unfreeze, expiry, takeover) holds a claim on the freeze that its process renews while it runs
+// (claim.ts); every replica watches the ends in progress and takes over only one whose claim died (takeover.ts).
+//
+// This class holds the state (expiry timers, the watch of ends, work in flight, the claims' copy); each job is its
+// own file: start.ts (freeze, extend), read.ts, end.ts (write-back), restore.ts, expiry.ts, takeover.ts,
+// out-of-band.ts.
+import { hostname } from 'node:os';
 import type { FreezeRequest } from '../../domain/freeze.ts';
+import { claimTimingFromEnv } from './claim.ts';
 import { endFreeze } from './end.ts';
-import { expireFreeze, rearmAllFreezes, rearmFreeze, recoverFreezes, resumeStaleEnds } from './expiry.ts';
+import { expireFreeze, rearmAllFreezes, rearmFreeze, recoverFreezes } from './expiry.ts';
 import { FreezeClaims, observeApp } from './out-of-band.ts';
 import { freezeChanges, listFreezes, viewFreeze } from './read.ts';
 import { createFreeze, extendFreeze } from './start.ts';
 import type { FreezeRow } from './store.ts';
+import { takeOverDeadEnds } from './takeover.ts';
 import type { AppChange, EndDecision, FreezeActor, FreezeContext, FreezeServiceDeps, FreezeView } from './types.ts';
 
 export type { AppChange, EndDecision, FreezeActor, FreezeServiceDeps, FreezeView, WriteBackOutcome } from './types.ts';
@@ -29,6 +36,9 @@ export class FreezeService {
   private readonly resuming = new Set<string>();
   private readonly running = new Set<Promise<unknown>>();
   private closed = false;
+  /** the watch of ends in progress (takeover.ts), from recover() on */
+  private watch: NodeJS.Timeout | undefined;
+  private watching: Promise<void> | undefined;
   private readonly claims: FreezeClaims;
   /** what the jobs (start.ts, end.ts, expiry.ts, …) use of this service */
   private readonly ctx: FreezeContext;
@@ -46,6 +56,10 @@ export class FreezeService {
       },
       resuming: this.resuming,
       dropClaims: () => this.claims.drop(),
+      timing: deps.timing ?? claimTimingFromEnv(),
+      replica: deps.replica ?? `${hostname()}:${process.pid}`,
+      holding: new Set(),
+      watched: new Map(),
     };
   }
 
@@ -62,6 +76,7 @@ export class FreezeService {
   /** Waits for expiries and out-of-band checks in flight (shutdown, tests). */
   async settled(): Promise<void> {
     this.closed = true;
+    clearInterval(this.watch);
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
     await Promise.allSettled([...this.running]);
@@ -87,14 +102,26 @@ export class FreezeService {
 
   // ---- start ------------------------------------------------------------------------------------------
 
-  /** At start: freezes that expired while the console was down end now; the others get their timers. */
-  recover(): Promise<void> {
-    return recoverFreezes(this.ctx);
+  /**
+   * At start: freezes that expired while the console was down end now; the others get their timers; the ends in
+   * progress are watched from now on (every few seconds), and one whose claim died is taken over (takeover.ts).
+   */
+  async recover(): Promise<void> {
+    if (!this.watch && !this.closed) {
+      this.watch = setInterval(() => void this.resumeStale().catch(() => undefined), this.ctx.timing.watchMs);
+      this.watch.unref();
+    }
+    await recoverFreezes(this.ctx);
+    await this.resumeStale();
   }
 
-  /** Ends that a dead process left half-done and that stayed idle long enough are taken over (expiry.ts). */
+  /** The ends in progress looked at once: one whose claim died is taken over (takeover.ts). */
   resumeStale(): Promise<void> {
-    return resumeStaleEnds(this.ctx);
+    if (this.closed) return Promise.resolve();
+    this.watching ??= this.track(takeOverDeadEnds(this.ctx))
+      .catch((e: unknown) => this.deps.log?.warn({ err: String(e) }, 'freeze: watching the ends in progress failed'))
+      .finally(() => (this.watching = undefined));
+    return this.watching;
   }
 
   /** Another replica changed a freeze: its expiry timer here follows the store (armed, moved or dropped). */

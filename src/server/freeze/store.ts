@@ -7,7 +7,12 @@
 // The details (doc) change by compare-and-set on the row's version (migration 6): modify() reads the row,
 // applies the change to that fresh copy and writes it only if no one wrote in between; a lost race reads again.
 // So an extension and an out-of-band record made at once (here or on another replica) both stay.
-import type { PriorAutomation } from '../../domain/freeze.ts';
+//
+// An end in progress holds a claim on the row (migration 7: claimed_by, claim_token, claimed_until): the process
+// ending it renews claimed_until every few seconds (renewClaim) and names its token in every write it makes
+// (`holder`: fencing), so once another replica has taken a dead end over (claimEnd), the old process can write
+// nothing more. See claim.ts.
+import type { LiveChange, PriorAutomation } from '../../domain/freeze.ts';
 import type { EvidenceStore } from '../evidence/index.ts';
 import { HttpError } from '../http/errors.ts';
 import { all, dialectOf, run, type Dialect } from '../store/dialect.ts';
@@ -30,6 +35,16 @@ export interface FreezeTarget {
   restored?: { at: string; ok: boolean; detail?: string } | undefined;
 }
 
+/** One app's write-back as the end decided it: what a takeover of a dead end redoes, exactly. */
+export interface PlannedWriteBack {
+  appId: string;
+  branch: string;
+  message: string;
+  /** the on-call whose decision it is (the commit's author) */
+  author: string;
+  changes: LiveChange[];
+}
+
 export interface FreezeDoc {
   targets: FreezeTarget[];
   extensions: Array<{ at: string; by: string; reason: string; from: string; to: string }>;
@@ -44,6 +59,26 @@ export interface FreezeDoc {
   }>;
   /** the start of the freeze as the live changes count it (set when the patches were accepted) */
   startedAt: string;
+  /** the end in progress (or the last one tried), written with its claim: how, by whom, and its write-backs */
+  ending?:
+    | {
+        /** 1 for the first end tried; a later one writes back on branches suffixed `-<attempt>` */
+        attempt: number;
+        how: string;
+        by: string;
+        at: string;
+        writeBack: PlannedWriteBack[];
+      }
+    | undefined;
+  /** a takeover could not complete the write-back: the end waits for on-call (automation NOT restored) */
+  stall?: { at: string; by: string; reason: string } | undefined;
+}
+
+/** The claim of an end in progress: who holds it, its fencing token, and until when it holds unless renewed. */
+export interface FreezeClaim {
+  by: string;
+  token: string;
+  until: string;
 }
 
 export interface FreezeRow {
@@ -64,12 +99,25 @@ export interface FreezeRow {
   doc: FreezeDoc;
   /** bumped by every write of the row: what a compare-and-set of the details expects */
   version: number;
+  /** the end's claim (status `ending`): its holder, fencing token and expiry; null when none holds it */
+  claimedBy?: string | null;
+  claimToken?: string | null;
+  claimedUntil?: string | null;
 }
 
 /** A change of a freeze's details: the whole new doc (computed from the row just read), and maybe a new expiry. */
 export interface FreezeChange {
   doc: FreezeDoc;
   expiresAt?: string | undefined;
+  /** the end's reason column (e.g. why an end stalled) */
+  endReason?: string | null | undefined;
+  /** the claim columns set (a claim released: token and until null) */
+  claim?: { by: string | null; token: string | null; until: string | null } | undefined;
+}
+
+/** Whose write this is, for writes of an end in progress: only the claim's current holder may write (fencing). */
+export interface Fence {
+  holder?: string | undefined;
 }
 
 /** how many lost races modify() takes (each one reads the row again) before it gives up */
@@ -92,6 +140,9 @@ interface SqlFreeze {
   end_reason: string | null;
   doc: string;
   version: number | string | null;
+  claimed_by?: string | null;
+  claim_token?: string | null;
+  claimed_until?: string | null;
 }
 
 const toRow = (r: SqlFreeze): FreezeRow => ({
@@ -111,6 +162,9 @@ const toRow = (r: SqlFreeze): FreezeRow => ({
   endReason: r.end_reason,
   doc: JSON.parse(r.doc) as FreezeDoc,
   version: Number(r.version ?? 0),
+  claimedBy: r.claimed_by ?? null,
+  claimToken: r.claim_token ?? null,
+  claimedUntil: r.claimed_until ?? null,
 });
 
 export class FreezeStore {
@@ -224,16 +278,18 @@ export class FreezeStore {
     id: string,
     expect: FreezeStatus,
     change: (row: FreezeRow) => FreezeChange | undefined,
+    fence: Fence = {},
   ): Promise<{ row: FreezeRow; changed: boolean } | undefined> {
     for (let attempt = 0; attempt < MODIFY_ATTEMPTS; attempt++) {
       // after a lost race, a short random pause: writers that collided do not collide again in step
       if (attempt) await new Promise((r) => setTimeout(r, Math.random() * Math.min(20, 2 ** attempt)));
       const row = await this.get(id);
       if (!row || row.status !== expect) return undefined;
+      if (fence.holder !== undefined && row.claimToken !== fence.holder) return undefined;
       const next = change(structuredClone(row));
       if (!next) return { row, changed: false };
       const updatedAt = new Date().toISOString();
-      if (await this.write(id, expect, next, row.version, updatedAt))
+      if (await this.write(id, expect, next, row.version, updatedAt, fence.holder))
         return {
           row: {
             ...row,
@@ -241,6 +297,10 @@ export class FreezeStore {
             expiresAt: next.expiresAt ?? row.expiresAt,
             updatedAt,
             version: row.version + 1,
+            ...(next.endReason !== undefined ? { endReason: next.endReason } : {}),
+            ...(next.claim
+              ? { claimedBy: next.claim.by, claimToken: next.claim.token, claimedUntil: next.claim.until }
+              : {}),
           },
           changed: true,
         };
@@ -253,8 +313,13 @@ export class FreezeStore {
    * `version` is given and the row was written since that version was read. A whole doc computed from an
    * earlier read erases what others wrote meanwhile: a writer that can race another uses modify().
    */
-  async update(id: string, expect: FreezeStatus, change: FreezeChange & { version?: number }): Promise<boolean> {
-    return this.write(id, expect, change, change.version, new Date().toISOString());
+  async update(
+    id: string,
+    expect: FreezeStatus,
+    change: FreezeChange & { version?: number },
+    fence: Fence = {},
+  ): Promise<boolean> {
+    return this.write(id, expect, change, change.version, new Date().toISOString(), fence.holder);
   }
 
   private async write(
@@ -263,18 +328,23 @@ export class FreezeStore {
     change: FreezeChange,
     version: number | undefined,
     now: string,
+    holder?: string,
   ): Promise<boolean> {
+    const endReason = change.endReason !== undefined;
     const n = (await this.d.exec(
       run(
-        `UPDATE freezes SET doc = ?, updated_at = ?, version = version + 1${change.expiresAt ? ', expires_at = ?' : ''}
-         WHERE id = ? AND status = ?${version === undefined ? '' : ' AND version = ?'}`,
+        `UPDATE freezes SET doc = ?, updated_at = ?, version = version + 1${change.expiresAt ? ', expires_at = ?' : ''}${endReason ? ', end_reason = ?' : ''}${change.claim ? ', claimed_by = ?, claim_token = ?, claimed_until = ?' : ''}
+         WHERE id = ? AND status = ?${version === undefined ? '' : ' AND version = ?'}${holder === undefined ? '' : ' AND claim_token = ?'}`,
         [
           JSON.stringify(change.doc),
           now,
           ...(change.expiresAt ? [change.expiresAt] : []),
+          ...(endReason ? [change.endReason ?? null] : []),
+          ...(change.claim ? [change.claim.by, change.claim.token, change.claim.until] : []),
           id,
           expect,
           ...(version === undefined ? [] : [version]),
+          ...(holder === undefined ? [] : [holder]),
         ],
       ),
     )) as number;
@@ -285,30 +355,40 @@ export class FreezeStore {
   /**
    * `from` → `to` exactly once (whoever changes the row does the work). `expect.expiresAt`: only while the
    * expiry is still that one (an extension committed meanwhile wins over an expiry); `expiresAt`: a new one
-   * (a failed expiry's retry time, which every replica's timer then follows).
+   * (a failed expiry's retry time, which every replica's timer then follows). `claim`: the end's claim taken
+   * with the transition (to `ending`); `holder`: only while that token holds the claim (fencing). Leaving
+   * `ending` drops the claim (claimed_by keeps naming its last holder).
    */
   async transition(
     id: string,
     from: FreezeStatus,
     to: FreezeStatus,
     end?: { by: string; reason: string },
-    opts: { expect?: { expiresAt: string }; expiresAt?: string } = {},
+    opts: { expect?: { expiresAt: string }; expiresAt?: string; claim?: FreezeClaim; holder?: string } = {},
   ): Promise<boolean> {
     const now = new Date().toISOString();
     const finished = to === 'ended' || to === 'failed';
+    // leaving `ending`, the claim is dropped (its last holder stays named)
+    const claim = opts.claim
+      ? [opts.claim.by, opts.claim.token, opts.claim.until]
+      : to !== 'ending'
+        ? [null, null]
+        : undefined;
     const ok = await this.d.tx(function* () {
       const n = (yield run(
-        `UPDATE freezes SET status = ?, updated_at = ?, version = version + 1${end ? ', ended_by = ?, end_reason = ?' : ''}${finished ? ', ended_at = ?' : ''}${opts.expiresAt ? ', expires_at = ?' : ''}
-         WHERE id = ? AND status = ?${opts.expect ? ' AND expires_at = ?' : ''}`,
+        `UPDATE freezes SET status = ?, updated_at = ?, version = version + 1${end ? ', ended_by = ?, end_reason = ?' : ''}${finished ? ', ended_at = ?' : ''}${opts.expiresAt ? ', expires_at = ?' : ''}${claim ? `${opts.claim ? ', claimed_by = ?' : ''}, claim_token = ?, claimed_until = ?` : ''}
+         WHERE id = ? AND status = ?${opts.expect ? ' AND expires_at = ?' : ''}${opts.holder !== undefined ? ' AND claim_token = ?' : ''}`,
         [
           to,
           now,
           ...(end ? [end.by, end.reason] : []),
           ...(finished ? [now] : []),
           ...(opts.expiresAt ? [opts.expiresAt] : []),
+          ...(claim ?? []),
           id,
           from,
           ...(opts.expect ? [opts.expect.expiresAt] : []),
+          ...(opts.holder !== undefined ? [opts.holder] : []),
         ],
       )) as number;
       if (n === 1 && finished) yield run('DELETE FROM freeze_claims WHERE freeze_id = ?', [id]);
@@ -316,5 +396,56 @@ export class FreezeStore {
     });
     if (ok) this.changed(id);
     return ok;
+  }
+
+  /**
+   * Takes the end of a freeze: status `from` → `ending` with `claim`, only while the row is still at the version
+   * read and its claim is still the one read (token and expiry; none for a freeze not ending yet, or an end left
+   * unclaimed). `doc`: the details written with it (computed from that same row). False when anything changed.
+   * The end's reason (a stall's) is cleared.
+   */
+  async claimEnd(
+    id: string,
+    from: FreezeStatus,
+    seen: Pick<FreezeRow, 'version' | 'claimToken' | 'claimedUntil'>,
+    claim: FreezeClaim,
+    doc?: FreezeDoc,
+  ): Promise<boolean> {
+    const n = (await this.d.exec(
+      run(
+        `UPDATE freezes SET status = 'ending', updated_at = ?, version = version + 1, claimed_by = ?, claim_token = ?,
+           claimed_until = ?, end_reason = NULL${doc ? ', doc = ?' : ''}
+         WHERE id = ? AND status = ? AND version = ? AND COALESCE(claim_token, '') = ? AND COALESCE(claimed_until, '') = ?`,
+        [
+          new Date().toISOString(),
+          claim.by,
+          claim.token,
+          claim.until,
+          ...(doc ? [JSON.stringify(doc)] : []),
+          id,
+          from,
+          seen.version,
+          seen.claimToken ?? '',
+          seen.claimedUntil ?? '',
+        ],
+      ),
+    )) as number;
+    if (n === 1) this.changed(id);
+    return n === 1;
+  }
+
+  /**
+   * The heartbeat of an end: its claim renewed until `until`, while `token` still holds it. Not a change of the
+   * freeze (no version, no notification); false when the claim was taken over (or the end is over).
+   */
+  async renewClaim(id: string, token: string, until: string): Promise<boolean> {
+    const n = (await this.d.exec(
+      run("UPDATE freezes SET claimed_until = ? WHERE id = ? AND status = 'ending' AND claim_token = ?", [
+        until,
+        id,
+        token,
+      ]),
+    )) as number;
+    return n === 1;
   }
 }

@@ -48,6 +48,18 @@ export interface FreezeServiceDeps {
   ): Promise<WriteBackOutcome>;
   now?(): number;
   log?: { warn(o: unknown, m?: string): void; error(o: unknown, m?: string): void };
+  /** the claim of an end: how long it holds unless renewed (default CONSOLE_FREEZE_CLAIM_SECONDS, 30 s) */
+  timing?: ClaimTiming;
+  /** this process as a claim names it (default host name and pid) */
+  replica?: string;
+}
+
+/** How long an end's claim holds unless renewed, how often it is renewed and how often replicas look for dead ones. */
+export interface ClaimTiming {
+  ttlMs: number;
+  renewMs: number;
+  /** how often a replica looks for ends whose claim died */
+  watchMs: number;
 }
 
 export interface FreezeView extends FreezeRow {
@@ -61,6 +73,12 @@ export type AppChange = LiveChange & { appId: string };
 export interface EndDecision {
   change: string;
   action: 'write-back' | 'git-wins';
+}
+
+/** What one end did so far (what it reports truthfully when another process took it over). */
+export interface EndProgress {
+  written: string[];
+  restored: string[];
 }
 
 /** What the service's jobs share: its dependencies and clock, its expiry timers, its copy of the claims. */
@@ -77,4 +95,12 @@ export interface FreezeContext {
   readonly resuming: Set<string>;
   /** drops the copy of the freeze claims (a freeze made or ended here counts at once) */
   dropClaims(): void;
+  /** the claim of an end (claim.ts) */
+  readonly timing: ClaimTiming;
+  /** this process as a claim names it */
+  readonly replica: string;
+  /** ends this process holds the claim of (never taken over here) */
+  readonly holding: Set<string>;
+  /** the claims of ends run elsewhere as this process last saw them, and since when (claim.ts claimIsDead) */
+  readonly watched: Map<string, { key: string; since: number }>;
 }

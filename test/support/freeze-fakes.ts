@@ -1,0 +1,165 @@
+// Fakes for the freeze service's unit tests of an end's claim and takeover (src/server/freeze/*.test.ts): one
+// in-memory apiserver for Flux Kustomizations shared by several "replicas" (FreezeService instances on one
+// database), that records every patch with the time, the replica that sent it and whether it left the app
+// suspended; an app; a diff showing one live change; and a replica wired like routes.ts does.
+import type { App } from '../../src/domain/app.ts';
+import type { FieldChange } from '../../src/domain/field-diff.ts';
+import { EvidenceRecorder } from '../../src/server/evidence/recorder.ts';
+import type { EvidenceStore } from '../../src/server/evidence/store.ts';
+import { KubeError, type ClusterConnection } from '../../src/server/kube/connection.ts';
+import { FreezeService, type FreezeActor, type FreezeServiceDeps } from '../../src/server/freeze/service.ts';
+import { FreezeStore } from '../../src/server/freeze/store.ts';
+import type { ClaimTiming } from '../../src/server/freeze/types.ts';
+
+type Obj = Record<string, unknown>;
+
+/** a claim of 1 s renewed every 150 ms, ends watched every 100 ms (the console's: 30 s, 5 s, 5 s) */
+export const TEST_TIMING: ClaimTiming = { ttlMs: 1000, renewMs: 150, watchMs: 100 };
+
+export const quietLog = { warn() {}, error() {} };
+
+export interface Patch {
+  at: number;
+  name: string;
+  by: string;
+  /** spec.suspend after the patch: false = the automation is back */
+  suspendedAfter: boolean;
+}
+
+/** Kustomizations in flux-system: GET, and merge PATCH honouring a resourceVersion precondition. */
+export class FakeFlux {
+  objects = new Map<string, Obj>();
+  patches: Patch[] = [];
+  private rv = 1;
+
+  add(name: string): void {
+    this.objects.set(name, {
+      metadata: { name, namespace: 'flux-system', resourceVersion: String(++this.rv), annotations: {} },
+      spec: { interval: '5m' },
+    });
+  }
+
+  suspended(name: string): boolean {
+    return ((this.objects.get(name) as Obj).spec as Obj).suspend === true;
+  }
+
+  /** the patches that gave the automation back */
+  restores(): Patch[] {
+    return this.patches.filter((p) => !p.suspendedAfter);
+  }
+
+  conn(by: string): ClusterConnection {
+    const merge = (a: Obj, b: Obj): Obj => {
+      const out: Obj = { ...a };
+      for (const [k, v] of Object.entries(b)) {
+        if (v === null) delete out[k];
+        else if (v && typeof v === 'object' && !Array.isArray(v))
+          out[k] = merge((a[k] as Obj | undefined) ?? {}, v as Obj);
+        else out[k] = v;
+      }
+      return out;
+    };
+    return {
+      json: async (method: string, path: string, opts: { body?: string } = {}) => {
+        const name = decodeURIComponent(/kustomizations\/([^/?]+)/.exec(path)?.[1] ?? '');
+        const o = this.objects.get(name);
+        if (!o) throw new KubeError('not found', 'c', 404);
+        if (method === 'GET') return structuredClone(o);
+        const body = JSON.parse(opts.body ?? '{}') as Obj;
+        const want = (body.metadata as Obj | undefined)?.resourceVersion;
+        if (want !== undefined && want !== (o.metadata as Obj).resourceVersion)
+          throw new KubeError('conflict', 'c', 409);
+        if (want !== undefined) delete (body.metadata as Obj).resourceVersion;
+        const next = merge(o, body);
+        (next.metadata as Obj).resourceVersion = String(++this.rv);
+        this.objects.set(name, next);
+        this.patches.push({ at: Date.now(), name, by, suspendedAfter: (next.spec as Obj).suspend === true });
+        return structuredClone(next);
+      },
+    } as unknown as ClusterConnection;
+  }
+}
+
+export const appOf = (name: string, source: App['source'] = {}): App => ({
+  id: `c/flux-system/kustomization/${name}`,
+  cluster: 'c',
+  controller: 'flux',
+  kind: 'Kustomization',
+  namespace: 'flux-system',
+  name,
+  env: 'prod',
+  source,
+  automation: { autoSync: true, selfHeal: true, prune: true, suspended: false },
+  sync: 'Synced',
+  health: 'Healthy',
+  healthMessage: '',
+  conditions: [],
+  inventory: [],
+  warnings: [],
+});
+
+export const oncall: FreezeActor = { name: 'oncall', may: () => true };
+
+/** One live change on the app: Deployment prod/api spec.replicas 2 → 5, by kubectl-edit, made just now. */
+export const oneLiveChange: FreezeServiceDeps['diff'] = async () => ({
+  state: 'ok',
+  objects: [
+    {
+      ref: { cluster: 'c', group: 'apps', version: 'v1', kind: 'Deployment', namespace: 'prod', name: 'api' },
+      changes: [
+        {
+          path: 'spec.replicas',
+          desired: 2,
+          live: 5,
+          class: 'drift',
+          owners: [{ manager: 'kubectl-edit', operation: 'Update', time: new Date(Date.now() + 1000).toISOString() }],
+        } satisfies FieldChange,
+      ],
+    },
+  ],
+});
+
+export const LIVE_CHANGE_ID = 'c/apps/Deployment/prod/api#spec.replicas';
+
+/** A replica: its own connection to the database, recorder and service; `looks` counts its looks at the ends. */
+export function replicaOf(opts: {
+  name: string;
+  ev: EvidenceStore;
+  flux: FakeFlux;
+  apps: App[];
+  /** this replica's clock, ahead of the real one by this much */
+  aheadMs?: number;
+  writeBack?: FreezeServiceDeps['writeBack'];
+  timing?: ClaimTiming;
+}) {
+  const recorder = new EvidenceRecorder(opts.ev, quietLog);
+  const store = new FreezeStore(opts.ev);
+  const counter = { looks: 0 };
+  const list = store.list.bind(store);
+  store.list = (o) => {
+    counter.looks++;
+    return list(o);
+  };
+  const apps = new Map(opts.apps.map((a) => [a.id, a]));
+  const service = new FreezeService({
+    recorder,
+    store,
+    apps: { get: (id) => apps.get(id), list: () => [...apps.values()], raw: () => undefined },
+    conn: () => opts.flux.conn(opts.name),
+    diff: oneLiveChange,
+    ...(opts.writeBack ? { writeBack: opts.writeBack } : {}),
+    now: () => Date.now() + (opts.aheadMs ?? 0),
+    timing: opts.timing ?? TEST_TIMING,
+    replica: opts.name,
+    log: quietLog,
+  });
+  return { service, store, recorder, counter };
+}
+
+export async function waitUntil(what: string, pred: () => boolean | Promise<boolean>, timeoutMs = 20_000) {
+  const until = Date.now() + timeoutMs;
+  while (!(await pred())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
