@@ -139,6 +139,40 @@ describe('rollback to an earlier release (issue 16)', () => {
     expect(same.text).toMatch(/nothing to roll back/);
   }, 300_000);
 
+  it('a refused rollback is one action.refused naming the reason, never the intent; bad input records nothing', async () => {
+    const oncall = await signIn(con.url, 'oncall');
+    const since = new Date().toISOString();
+    const events = async (type: string) =>
+      (await as(con.admin, con.url, `/api/evidence?app=${encodeURIComponent(APP)}&type=${type}&limit=1000`)).body
+        .events as Array<{ time: string; actor: string; data: Record<string, unknown> }>;
+    const intents = (await events('release.rollback-requested')).length;
+    // the release running now: its overlay is what main has, so there is nothing to roll back
+    const current = (await releases()).releases[0]?.sha as string;
+    expect(current).toMatch(/^[0-9a-f]{40}$/);
+    for (let i = 0; i < 3; i++) {
+      const r = await rollback(oncall, current);
+      expect(r.status, r.text).toBe(409);
+      expect(r.text).toMatch(/nothing to roll back/);
+    }
+    const never = 'f'.repeat(40);
+    const unknown = await rollback(oncall, never);
+    expect(unknown.status, unknown.text).toBe(404);
+    expect(unknown.text).toMatch(/no recorded release/);
+    // bad input: said, not recorded
+    expect((await rollback(oncall, current, ' ')).status).toBe(400);
+    expect((await rollback(oncall, 'HEAD')).status).toBe(400);
+
+    expect((await events('release.rollback-requested')).length).toBe(intents);
+    const refused = (await events('action.refused')).filter(
+      (e) => e.actor === 'oncall' && e.data.action === 'release.rollback-requested' && e.time >= since,
+    );
+    // three refusals of the same rollback within a minute: one record (counted, not appended)
+    expect(refused.map((e) => `${String(e.data.targetSha)} ${String(e.data.refusal)}`).sort()).toEqual(
+      [`${current} Conflict`, `${never} NotFound`].sort(),
+    );
+    expect(refused.find((e) => e.data.targetSha === current)?.data.reason).toMatch(/nothing to roll back$/);
+  }, 120_000);
+
   it('Git and the forge down: a clear 502, nothing recorded, nothing opened', async () => {
     const count = async () =>
       ((await as(con.admin, con.url, `/api/evidence?type=release.rollback-requested`)).body.events as unknown[]).length;

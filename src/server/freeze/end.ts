@@ -8,6 +8,7 @@ import { HttpError } from '../http/errors.ts';
 import { ClaimLostError, EndClaim, isStalled, RESTORE_RETRY_MS } from './claim.ts';
 import { freezeChanges, mustMay, viewFreeze } from './read.ts';
 import { finishFreeze } from './restore.ts';
+import { refuseFreeze } from './refusal.ts';
 import type { FreezeDoc, FreezeRow, FreezeStatus, PlannedWriteBack } from './store.ts';
 import type { AppChange, EndDecision, EndProgress, FreezeActor, FreezeContext, FreezeView } from './types.ts';
 
@@ -25,12 +26,18 @@ export async function endFreeze(
   const f = await viewFreeze(ctx, id);
   mustMay(user, f);
   const stalled = isStalled(f);
+  // refused before anything is written or recorded as intended: one action.refused record (refusal.ts)
+  const refuse = (reason: string) =>
+    refuseFreeze(ctx, user, {
+      action: 'freeze.ended',
+      cluster: f.cluster,
+      env: f.env ?? f.doc.targets[0]?.env ?? null,
+      app: f.app,
+      reason,
+      data: { freezeId: id },
+    });
   if (f.status !== 'active' && !stalled)
-    throw new HttpError(
-      409,
-      'Conflict',
-      f.status === 'ending' ? `freeze ${id} is already ending` : `freeze ${id} is ${f.status}`,
-    );
+    return refuse(f.status === 'ending' ? `freeze ${id} is already ending` : `freeze ${id} is ${f.status}`);
   const seen = new Set<string>();
   for (const d of decisions) {
     if (seen.has(d.change)) throw new HttpError(400, 'BadRequest', `decisions: ${d.change} is named twice`);
@@ -60,7 +67,7 @@ export async function endFreeze(
     stall: undefined,
     ending: { attempt, how: 'unfrozen', by: user.name, at, writeBack: plan },
   }));
-  if (!row) throw new HttpError(409, 'Conflict', `freeze ${id} is already ending`);
+  if (!row) return refuse(`freeze ${id} is already ending`);
   claim.start();
   const progress: EndProgress = { written: [], restored: [] };
   let outcome: Error | undefined;

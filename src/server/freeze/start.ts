@@ -1,5 +1,9 @@
 // Starting a freeze (one app, or every app of an environment on a cluster): validate, record the intent,
 // claim the apps in the store, patch each app object; a refusal half-way undoes it all. And extending one.
+// Intent only for what may happen: the checks that need no write (the role; an app another freeze holds, by its
+// claim in the store; an app object that cannot be frozen; a freeze that is not active) run before the intent, and
+// what they refuse is one `action.refused` record (refusal.ts), never a `freeze.started` / `freeze.extended`; the
+// store's claim inside the action still catches a race lost to another freeze (then `action.failed`).
 import { randomUUID } from 'node:crypto';
 import type { App } from '../../domain/app.ts';
 import {
@@ -17,6 +21,7 @@ import { metaOf, type Obj } from '../../domain/object-meta.ts';
 import { HttpError } from '../http/errors.ts';
 import { CONCURRENCY, mapLimit, patchObject, patchUnchanged, readObject } from './app-objects.ts';
 import { mustMay, viewFreeze } from './read.ts';
+import { refuseFreeze } from './refusal.ts';
 import type { FreezeDoc, FreezeTarget } from './store.ts';
 import type { FreezeActor, FreezeContext, FreezeView } from './types.ts';
 
@@ -36,14 +41,23 @@ export async function createFreeze(
       user.denied?.(a.cluster, a.env, a.id, why);
       throw new HttpError(403, 'Forbidden', why);
     }
+  const scopeEnv = input.env ?? apps[0]?.env ?? null;
+  // an app another freeze holds (its claim in the store) is not frozen again: extend that freeze instead
+  const claims = await deps.store.claims();
+  const refused: string[] = [];
+  const free: App[] = [];
+  for (const a of apps) {
+    const holder = claims.get(a.id);
+    if (holder) refused.push(`${a.name}: already frozen (freeze ${holder}): extend it instead`);
+    else free.push(a);
+  }
   // read each app object now: its prior automation is what the end restores
   const conn = deps.conn(input.cluster, user);
   const read: Array<{ a: App; obj: Obj }> = [];
-  const refused: string[] = [];
   // the informers' copy (every patch carries its resourceVersion, and a 409 reads the object again);
   // a GET only for what the cache does not hold
-  const objects = await mapLimit(apps, CONCURRENCY, async (a) => deps.apps.raw(a.id) ?? readObject(conn, a));
-  for (const [i, a] of apps.entries()) {
+  const objects = await mapLimit(free, CONCURRENCY, async (a) => deps.apps.raw(a.id) ?? readObject(conn, a));
+  for (const [i, a] of free.entries()) {
     let obj = objects[i] as Obj;
     let why = cannotFreeze(a.controller, obj);
     // a refusal is confirmed on the object itself, not on a copy that may lag behind
@@ -52,7 +66,14 @@ export async function createFreeze(
     else read.push({ a, obj });
   }
   if (!read.length || (input.app && refused.length))
-    throw new HttpError(409, 'Conflict', `cannot freeze ${refused.join('; ')}`);
+    return refuseFreeze(ctx, user, {
+      action: 'freeze.started',
+      cluster: input.cluster,
+      env: scopeEnv,
+      app: input.app ?? null,
+      reason: `cannot freeze ${refused.join('; ')}`,
+      data: { apps: apps.map((a) => a.id) },
+    });
   const id = `frz-${randomUUID().slice(0, 8)}`;
   const minutes = input.minutes ?? FREEZE_DEFAULT_MINUTES;
   const createdAt = new Date(ctx.now()).toISOString();
@@ -81,7 +102,6 @@ export async function createFreeze(
     expiresAt,
     doc: { targets, extensions: [], startedAt: createdAt } satisfies FreezeDoc,
   };
-  const scopeEnv = input.env ?? read[0]?.a.env ?? null;
   await deps.recorder.act(
     {
       time: createdAt,
@@ -104,6 +124,7 @@ export async function createFreeze(
     async () => {
       const claimed = await deps.store.create(row);
       ctx.dropClaims();
+      // a race lost to another freeze since the claims were read above (after the intent: action.failed)
       if (!claimed.ok)
         throw new HttpError(
           409,
@@ -181,7 +202,15 @@ export async function extendFreeze(
   if (errors.length) throw new HttpError(400, 'BadRequest', errors.map((e) => `${e.field}: ${e.message}`).join('; '));
   const f = await viewFreeze(ctx, id);
   mustMay(user, f);
-  if (f.status !== 'active') throw new HttpError(409, 'Conflict', `freeze ${id} is ${f.status}: it cannot be extended`);
+  if (f.status !== 'active')
+    return refuseFreeze(ctx, user, {
+      action: 'freeze.extended',
+      cluster: f.cluster,
+      env: f.env ?? f.doc.targets[0]?.env ?? null,
+      app: f.app,
+      reason: `freeze ${id} is ${f.status}: it cannot be extended`,
+      data: { freezeId: id },
+    });
   const from = f.expiresAt;
   const to = new Date(ctx.now() + body.minutes * 60_000).toISOString();
   if (Date.parse(to) - Date.parse(f.createdAt) > FREEZE_MAX_MINUTES * 60_000 * 7)

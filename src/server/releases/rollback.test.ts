@@ -1,15 +1,20 @@
 // The rollback's pure parts and its refusals before any Git or forge work: a path that leaves the repository,
 // an unknown release, no forge (never a direct push), a missing reason. And the plan read from a real repository
 // whose directories are named like pathspec magic (`:`, `:(top)`, `*`): only that directory is rolled back.
+// Intent only for what may happen: a refusal (404/409: no recorded release, no forge, nothing to roll back) is one
+// `action.refused` record, never a `release.rollback-requested`; bad input (400) and Git down (502) record nothing.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGitHttpServer, type GitHttpServer } from '../../../test/support/git-http-server.ts';
 import type { App } from '../../domain/app.ts';
 import type { Principal } from '../auth/sessions.ts';
-import type { EvidenceRecorder } from '../evidence/recorder.ts';
+import { EvidenceRecorder, type Refusal } from '../evidence/recorder.ts';
+import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
 import type { EvidenceStore } from '../evidence/store.ts';
+import { configureUrlPolicy } from '../git/url-policy.ts';
 import { normalizePath, parseNameStatus, readPlan, RollbackService } from './rollback.ts';
 
 const SHA = 'a'.repeat(40);
@@ -30,8 +35,12 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 function service(recorded: string[], forge = false) {
   const acted: unknown[] = [];
+  const refused: Refusal[] = [];
   const s = new RollbackService({
-    recorder: { act: async (i: unknown) => acted.push(i) } as unknown as EvidenceRecorder,
+    recorder: {
+      act: async (i: unknown) => acted.push(i),
+      refuse: async (r: Refusal) => void refused.push(r),
+    } as unknown as EvidenceRecorder,
     store: { list: async () => recorded.map((sha) => ({ data: { sha } })) } as unknown as EvidenceStore,
     forges: {
       forRepoUrl: () =>
@@ -41,7 +50,7 @@ function service(recorded: string[], forge = false) {
     } as never,
     dataDir,
   });
-  return { s, acted };
+  return { s, acted, refused };
 }
 
 describe('rollback', () => {
@@ -69,20 +78,40 @@ describe('rollback', () => {
     ]);
   });
   it('refuses before acting: bad id, no reason, a release never recorded, no forge', async () => {
-    const { s, acted } = service([SHA]);
+    const { s, acted, refused } = service([SHA]);
     await expect(s.open(app, 'HEAD', 'why', user)).rejects.toMatchObject({ status: 400 });
     await expect(s.open(app, SHA, '  ', user)).rejects.toMatchObject({ status: 400, message: /reason/ });
+    // bad input is said, not recorded
+    expect(refused).toEqual([]);
     await expect(s.open(app, 'c'.repeat(40), 'why', user)).rejects.toMatchObject({ status: 404 });
     await expect(s.open(app, SHA, 'why', user)).rejects.toMatchObject({
       status: 409,
       message: /no forge configured .*never a direct push/,
     });
     expect(acted).toEqual([]);
+    // each refusal is one action.refused naming the action and the reason
+    expect(refused).toEqual([
+      expect.objectContaining({
+        actor: 'dev',
+        app: app.id,
+        cluster: 'c',
+        env: 'dev',
+        action: 'release.rollback-requested',
+        reason: `no recorded release ${'c'.repeat(12)} of web-dev`,
+        data: { targetSha: 'c'.repeat(40), refusal: 'NotFound' },
+      }),
+      expect.objectContaining({
+        action: 'release.rollback-requested',
+        reason: expect.stringMatching(/no forge configured .*never a direct push/),
+        data: { targetSha: SHA, refusal: 'NoForge' },
+      }),
+    ]);
   });
   it('Git unreachable: a clear 502, nothing recorded, nothing opened', async () => {
-    const { s, acted } = service([SHA], true);
+    const { s, acted, refused } = service([SHA], true);
     await expect(s.open(app, SHA, 'why', user)).rejects.toMatchObject({ status: 502, message: /cannot read/ });
     expect(acted).toEqual([]);
+    expect(refused).toEqual([]);
   });
 });
 
@@ -130,4 +159,80 @@ describe('rollback plan: the app path is a literal path, never pathspec magic', 
       expect([...p.outside].sort()).toEqual([...FILES].sort());
     },
   );
+});
+
+describe('rollback refused before its intent: a real repository over HTTP, a real evidence store', () => {
+  let server: GitHttpServer;
+  beforeAll(async () => {
+    server = await startGitHttpServer();
+    configureUrlPolicy({ allowHosts: ['127.0.0.1'], allowSsh: false });
+  });
+  afterAll(async () => {
+    configureUrlPolicy(undefined);
+    await server.close();
+  });
+
+  it('nothing to roll back: 409 and one action.refused (repeated: still one), no intent, the forge never asked', async () => {
+    const bare = server.createRepo('web', { 'overlays/dev/k.yaml': 'value: 1\n', 'base/b.yaml': 'b: 1\n' });
+    const head = execFileSync('git', ['--git-dir', bare, 'rev-parse', 'main'], { encoding: 'utf8' }).trim();
+    const ev = SqliteEvidenceStore.open(dataDir, 'refused.sqlite');
+    try {
+      const a = {
+        ...app,
+        source: { url: server.url('web'), path: './overlays/dev', ref: 'main', revisionObserved: `main@sha1:${head}` },
+      } as App;
+      // the release the console recorded (the one running now)
+      await ev.append({
+        time: new Date().toISOString(),
+        type: 'release.change',
+        actor: 'console',
+        app: a.id,
+        cluster: a.cluster,
+        env: a.env,
+        data: { sha: head },
+      });
+      let asked = 0;
+      const s = new RollbackService({
+        recorder: new EvidenceRecorder(ev, { warn() {}, error() {} }),
+        store: ev,
+        forges: {
+          forRepoUrl: () => ({
+            ok: true,
+            value: {
+              forge: {
+                openPullRequest: async () => {
+                  asked++;
+                  return { ok: false, state: 'forge-refused', message: 'not expected' };
+                },
+              },
+              repo: { host: '127.0.0.1', owner: 'p', name: 'web' },
+            },
+          }),
+        } as never,
+        dataDir,
+      });
+      for (let i = 0; i < 3; i++)
+        await expect(s.open(a, head, 'the new settings break sessions', user)).rejects.toMatchObject({
+          status: 409,
+          message: `overlays/dev at ${head.slice(0, 7)} is the same as on main now (it is the live release): nothing to roll back`,
+        });
+      expect(asked).toBe(0);
+      const events = (await ev.list({ limit: 100 })).sort((x, y) => x.seq - y.seq);
+      expect(events.map((e) => e.type)).toEqual(['release.change', 'action.refused']);
+      expect(events[1]).toMatchObject({
+        actor: 'dev',
+        app: a.id,
+        cluster: 'c',
+        env: 'dev',
+        data: {
+          action: 'release.rollback-requested',
+          reason: expect.stringMatching(/nothing to roll back$/),
+          targetSha: head,
+          refusal: 'Conflict',
+        },
+      });
+    } finally {
+      await ev.close();
+    }
+  });
 });

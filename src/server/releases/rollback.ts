@@ -2,7 +2,10 @@
 // directory (the app's source path) back to that release's commit — never a direct push. The plan is read from
 // the repository (a bare mirror under the data dir): files to restore, create or delete under the path, and the
 // files outside it that changed since (shared with other environments: named, not reverted). The intent is
-// evidence before the forge is asked (fails closed); the outcome names the pull request.
+// evidence before the forge is asked (fails closed); the outcome names the pull request. Intent only for what may
+// happen: every check runs before the intent, and what it refuses (404/409: no recorded release, no forge, a branch
+// or path a pull request cannot take, nothing to roll back) is one `action.refused` record naming the reason, never
+// a `release.rollback-requested`; bad input (400) and Git down (502) refuse nothing and record nothing.
 import { join } from 'node:path';
 import type { App } from '../../domain/app.ts';
 import { shaOf } from '../../domain/release-commit.ts';
@@ -11,7 +14,7 @@ import { withoutUserInfo } from '../../domain/url-credentials.ts';
 import type { Principal } from '../auth/index.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
 import type { ForgeDirectory } from '../forge/forge-directory.ts';
-import type { FileChange, OpenedPullRequest } from '../forge/forge.ts';
+import type { FileChange, Forge, OpenedPullRequest, RepoRef } from '../forge/forge.ts';
 import { git, GitMirrors } from '../git/mirror.ts';
 import { HttpError } from '../http/errors.ts';
 import type { EvidenceStore } from '../evidence/index.ts';
@@ -141,12 +144,12 @@ export class RollbackService {
     }
   }
 
-  async open(app: App, targetSha: string, reason: string, user: Principal): Promise<RollbackResult> {
-    if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(targetSha)) throw new HttpError(400, 'BadRequest', 'not a commit id');
-    const r = reason.trim();
-    if (!r) throw new HttpError(400, 'BadRequest', 'reason: say why this release is rolled back');
-    if (r.length > 500) throw new HttpError(400, 'BadRequest', 'reason: at most 500 characters');
-    // only a release the console recorded for this app (its evidence is what the reviewer relies on)
+  /**
+   * The checks that need no write, each a refusal: only a release the console recorded for this app (its evidence is
+   * what the reviewer relies on), a forge for the repository (never a direct push), a plan the repository allows
+   * (plan()), and something to roll back.
+   */
+  private async check(app: App, targetSha: string): Promise<{ forge: Forge; repo: RepoRef; plan: RollbackPlan }> {
     const changes = await this.deps.store.list({ app: app.id, type: ['release.change'], limit: 500 });
     if (!changes.some((e) => e.data.sha === targetSha))
       throw new HttpError(404, 'NotFound', `no recorded release ${targetSha.slice(0, 12)} of ${app.name}`);
@@ -166,6 +169,29 @@ export class RollbackService {
         'Conflict',
         `${plan.path} at ${targetSha.slice(0, 7)} is the same as on ${plan.branch} now${live === targetSha ? ' (it is the live release)' : ''}: nothing to roll back`,
       );
+    return { forge, repo, plan };
+  }
+
+  async open(app: App, targetSha: string, reason: string, user: Principal): Promise<RollbackResult> {
+    if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(targetSha)) throw new HttpError(400, 'BadRequest', 'not a commit id');
+    const r = reason.trim();
+    if (!r) throw new HttpError(400, 'BadRequest', 'reason: say why this release is rolled back');
+    if (r.length > 500) throw new HttpError(400, 'BadRequest', 'reason: at most 500 characters');
+    const { forge, repo, plan } = await this.check(app, targetSha).catch(async (e: unknown) => {
+      // a refusal (404/409) is one record naming it; a 502 (Git down) is no answer, so no refusal
+      if (e instanceof HttpError && (e.status === 404 || e.status === 409))
+        await this.deps.recorder.refuse({
+          time: new Date().toISOString(),
+          actor: user.name,
+          app: app.id,
+          cluster: app.cluster,
+          env: app.env,
+          action: 'release.rollback-requested',
+          reason: e.message,
+          data: { targetSha, refusal: e.code },
+        });
+      throw e;
+    });
     const short = targetSha.slice(0, 7);
     const summary = {
       ...plan,

@@ -238,6 +238,19 @@ describe('FreezePage', () => {
     expect(screen.getByTestId('extend')).toHaveProperty('disabled', true);
   });
 
+  it('a stalled end says so as an alert (automation not restored)', async () => {
+    const stall = 'end stalled: write-back could not be completed, automation NOT restored (push refused)';
+    renderPage(freeze({ status: 'ending', active: false, endReason: stall }));
+    expect((await screen.findByTestId('freeze-end-stalled')).textContent).toBe(stall);
+    expect(screen.getByRole('alert').textContent).toContain('NOT restored');
+  });
+
+  it('an ending freeze without a reason shows no alert', async () => {
+    renderPage(freeze({ status: 'ending', active: false }));
+    await screen.findByTestId('freeze-page');
+    expect(screen.queryByTestId('freeze-end-stalled')).toBeNull();
+  });
+
   it('an ended freeze shows its decisions and write-back read-only', async () => {
     renderPage(
       freeze({

@@ -71,6 +71,16 @@ export function FreezePage() {
           All freezes
         </Link>
       </div>
+      {f.status === 'ending' && f.endReason ? (
+        // a stalled end (its write-back could not be completed after a takeover): on-call must act
+        <p
+          role="alert"
+          data-testid="freeze-end-stalled"
+          className="mt-2 rounded border border-amber-300 bg-amber-50 p-2 text-sm break-words text-amber-900"
+        >
+          {f.endReason}
+        </p>
+      ) : null}
       <dl className="mt-3 grid grid-cols-[9rem_1fr] gap-x-4 gap-y-1 text-sm">
         <dt className="text-slate-500">Frozen by</dt>
         <dd data-testid="freeze-by">{f.createdBy}</dd>

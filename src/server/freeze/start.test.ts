@@ -1,0 +1,215 @@
+// Intent only for what may happen, for freeze start and extend (in-memory apiserver, real SQLite evidence store):
+// a freeze refused by a check that needs no write — an app another freeze holds (its claim in the store, whether or
+// not its object still says so), an app object that cannot be frozen, a freeze that is no longer active — is one
+// `action.refused` record naming the action and the reason, never a `freeze.started` / `freeze.extended` followed by
+// `action.failed`; the same refusal repeated within a minute is counted, not appended. A race lost after the intent
+// (the store's claim inside the action) is still `action.failed`.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import type { EvidenceEvent } from '../../domain/evidence.ts';
+import { appOf, FakeFlux, oncall, quietLog } from '../../../test/support/freeze-fakes.ts';
+import { EvidenceRecorder } from '../evidence/recorder.ts';
+import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
+import type { EvidenceStore } from '../evidence/store.ts';
+import { HttpError } from '../http/errors.ts';
+import { FreezeService } from './service.ts';
+import { FreezeStore } from './store.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'freeze-start-'));
+const services: FreezeService[] = [];
+const opened: EvidenceStore[] = [];
+afterEach(() => vi.useRealTimers());
+afterAll(async () => {
+  for (const s of services) await s.settled();
+  for (const e of opened) await e.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+type Obj = Record<string, unknown>;
+
+function setup(names: string[]) {
+  const flux = new FakeFlux();
+  for (const n of names) flux.add(n);
+  const ev = SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
+  opened.push(ev);
+  const apps = new Map(names.map((n) => [appOf(n).id, appOf(n)]));
+  const store = new FreezeStore(ev);
+  const service = new FreezeService({
+    recorder: new EvidenceRecorder(ev, quietLog),
+    store,
+    apps: { get: (id) => apps.get(id), list: () => [...apps.values()], raw: () => undefined },
+    conn: () => flux.conn('console'),
+    diff: async () => ({ state: 'ok', objects: [] }),
+    log: quietLog,
+  });
+  services.push(service);
+  const events = async (type: string): Promise<EvidenceEvent[]> =>
+    (await ev.list({ limit: 1000 })).filter((e) => e.type === type).sort((x, y) => x.seq - y.seq);
+  /** the app object resumed by hand and its freeze annotations dropped (the claim in the store stays) */
+  const resumeByHand = (name: string) => {
+    const o = flux.objects.get(name) as { metadata: Obj; spec: Obj };
+    o.metadata.annotations = {};
+    delete o.spec.suspend;
+  };
+  return { flux, service, store, events, resumeByHand };
+}
+
+const freezeOf = (name: string, reason = 'incident') => ({
+  cluster: 'c',
+  app: appOf(name).id,
+  reason,
+  minutes: 10,
+});
+const refusal = (s: ReturnType<typeof setup>['service'], input: Parameters<FreezeService['create']>[1]) =>
+  s.create(oncall, input).then(
+    () => {
+      throw new Error('the freeze was not refused');
+    },
+    (e: unknown) => e as HttpError,
+  );
+
+describe('freeze start: a refused attempt is one action.refused, never a freeze.started', () => {
+  it('a second freeze of a frozen app: 409, one action.refused naming the holder; repeated, still one (counted)', async () => {
+    const { service, events } = setup(['a']);
+    const f = await service.create(oncall, freezeOf('a'));
+    for (let i = 0; i < 3; i++) {
+      const err = await refusal(service, freezeOf('a', 'again'));
+      expect(err).toBeInstanceOf(HttpError);
+      expect(err.status).toBe(409);
+      expect(err.message).toMatch(new RegExp(`already frozen \\(freeze ${f.id}\\): extend it instead`));
+    }
+    expect((await events('freeze.started')).map((e) => e.data.freezeId)).toEqual([f.id]);
+    expect(await events('action.failed')).toEqual([]);
+    const refused = await events('action.refused');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({
+      actor: 'oncall',
+      app: appOf('a').id,
+      cluster: 'c',
+      env: 'prod',
+      data: { action: 'freeze.started', apps: [appOf('a').id] },
+    });
+    expect(String(refused[0]?.data.reason)).toContain(`already frozen (freeze ${f.id})`);
+    // counted: the next record of the same refusal, after the minute, carries the two not appended
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 61_000);
+    expect((await refusal(service, freezeOf('a'))).status).toBe(409);
+    const after = await events('action.refused');
+    expect(after).toHaveLength(2);
+    expect(after[1]?.data.repeatedSinceLastRecord).toBe(2);
+    expect(await events('freeze.started')).toHaveLength(1);
+  });
+
+  it('the claim decides, not the object: an app resumed by hand while frozen is refused before the intent', async () => {
+    const { service, events, resumeByHand, flux } = setup(['a']);
+    const f = await service.create(oncall, freezeOf('a'));
+    resumeByHand('a');
+    const patches = flux.patches.length;
+    const err = await refusal(service, freezeOf('a', 'freeze it again'));
+    expect(err.status).toBe(409);
+    expect(err.message).toContain(`already frozen (freeze ${f.id})`);
+    expect(flux.patches).toHaveLength(patches);
+    expect((await events('freeze.started')).map((e) => e.data.freezeId)).toEqual([f.id]);
+    expect(await events('action.failed')).toEqual([]);
+    expect((await events('action.refused')).map((e) => e.data.action)).toEqual(['freeze.started']);
+  });
+
+  it('an app that cannot be frozen (suspended outside the console): 409 and one action.refused', async () => {
+    const { service, events, flux } = setup(['a']);
+    ((flux.objects.get('a') as Obj).spec as Obj).suspend = true;
+    const err = await refusal(service, freezeOf('a'));
+    expect(err.status).toBe(409);
+    expect(err.message).toMatch(/cannot freeze a: already suspended outside the console/);
+    expect(await events('freeze.started')).toEqual([]);
+    const refused = await events('action.refused');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]?.data).toMatchObject({ action: 'freeze.started', reason: err.message });
+  });
+
+  it('an environment with one app held by another freeze: the others are frozen, the held one is named', async () => {
+    const { service, events, resumeByHand, flux } = setup(['a', 'b', 'c']);
+    const first = await service.create(oncall, freezeOf('b'));
+    resumeByHand('b');
+    const f = await service.create(oncall, { cluster: 'c', env: 'prod', reason: 'env incident', minutes: 10 });
+    expect(f.doc.targets.map((t) => t.appId).sort()).toEqual([appOf('a').id, appOf('c').id]);
+    expect(flux.suspended('a') && flux.suspended('c')).toBe(true);
+    expect(flux.suspended('b')).toBe(false);
+    const started = (await events('freeze.started')).find((e) => e.data.freezeId === f.id);
+    expect(started?.data.notFrozen).toEqual([`b: already frozen (freeze ${first.id}): extend it instead`]);
+    expect(await events('action.failed')).toEqual([]);
+  });
+
+  it('a race lost after the intent (another freeze claimed the app in between) is still action.failed', async () => {
+    const { service, store, events, resumeByHand } = setup(['a']);
+    const f = await service.create(oncall, freezeOf('a'));
+    resumeByHand('a');
+    // the claims as read before the other freeze took the app (the race): the store's claim inside the action refuses
+    store.claims = async () => new Map();
+    const err = await refusal(service, freezeOf('a'));
+    expect(err.status).toBe(409);
+    expect(err.message).toMatch(new RegExp(`already frozen: ${appOf('a').id} by ${f.id}`));
+    expect(await events('freeze.started')).toHaveLength(2);
+    expect((await events('action.failed')).map((e) => e.data.action)).toEqual(['freeze.started']);
+    expect(await events('action.refused')).toEqual([]);
+  });
+});
+
+describe('freeze extend: a freeze that is not active', () => {
+  it('extending an ended freeze: 409 and one action.refused (repeated: still one), no freeze.extended', async () => {
+    const { service, events } = setup(['a']);
+    const f = await service.create(oncall, freezeOf('a'));
+    await service.end(f.id, oncall, []);
+    for (let i = 0; i < 3; i++) {
+      const err = await service
+        .extend(f.id, oncall, { minutes: 30, reason: 'longer' })
+        .catch((e: unknown) => e as HttpError);
+      expect(err).toBeInstanceOf(HttpError);
+      expect((err as HttpError).status).toBe(409);
+      expect((err as HttpError).message).toBe(`freeze ${f.id} is ended: it cannot be extended`);
+    }
+    expect(await events('freeze.extended')).toEqual([]);
+    const refused = await events('action.refused');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({
+      actor: 'oncall',
+      app: appOf('a').id,
+      env: 'prod',
+      data: { action: 'freeze.extended', freezeId: f.id, reason: `freeze ${f.id} is ended: it cannot be extended` },
+    });
+  });
+
+  it('an active freeze is extended as before: its intent, no refusal', async () => {
+    const { service, events } = setup(['a']);
+    const f = await service.create(oncall, freezeOf('a'));
+    const g = await service.extend(f.id, oncall, { minutes: 30, reason: 'longer' });
+    expect(g.doc.extensions).toHaveLength(1);
+    expect((await events('freeze.extended')).map((e) => e.data.freezeId)).toEqual([f.id]);
+    expect(await events('action.refused')).toEqual([]);
+  });
+});
+
+describe('freeze end: a freeze that is not active', () => {
+  it('ending an ended freeze: 409 and one action.refused (repeated: still one), no second freeze.ended', async () => {
+    const { service, events } = setup(['a']);
+    const f = await service.create(oncall, freezeOf('a'));
+    await service.end(f.id, oncall, []);
+    const endedBefore = (await events('freeze.ended')).length;
+    for (let i = 0; i < 3; i++) {
+      const err = await service.end(f.id, oncall, []).catch((e: unknown) => e as HttpError);
+      expect(err).toBeInstanceOf(HttpError);
+      expect((err as HttpError).status).toBe(409);
+      expect((err as HttpError).message).toBe(`freeze ${f.id} is ended`);
+    }
+    expect(await events('freeze.ended')).toHaveLength(endedBefore);
+    expect(await events('action.failed')).toEqual([]);
+    const refused = await events('action.refused');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({
+      actor: 'oncall',
+      app: appOf('a').id,
+      data: { action: 'freeze.ended', freezeId: f.id, reason: `freeze ${f.id} is ended` },
+    });
+  });
+});
