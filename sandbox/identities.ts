@@ -201,7 +201,10 @@ export async function ensureControllerIdentities(c: {
 
 /**
  * The console's prune admission policy exactly as shipped in deploy/ (re-applied on reuse, like its RBAC), and
- * the governed label on the cluster's environment namespaces.
+ * the governed label on the cluster's environment namespaces. The file creates the approvals ConfigMap (empty)
+ * before its policies; the label goes on after, retried while the apiserver starts using a new policy (its
+ * parameter informer syncs first: until then a request it matches is refused). The stamp-only policy of earlier
+ * sandboxes is removed.
  */
 export async function applyPruneAdmissionPolicy(kubeconfig: string, envNamespaces: string[]): Promise<void> {
   const k = (args: string[]) =>
@@ -209,15 +212,24 @@ export async function applyPruneAdmissionPolicy(kubeconfig: string, envNamespace
       const err = e as { stderr?: string; message: string };
       throw new Error(`kubectl ${args.join(' ')}: ${err.stderr?.trim() || err.message}`);
     });
-  await Promise.all([
-    k([
-      ...['apply', '--server-side', '--field-manager=sandbox', '--force-conflicts'],
-      ...['-f', join(REPO_ROOT, 'deploy', 'prune-admission-policy.yaml')],
-    ]),
-    envNamespaces.length
-      ? k(['label', '--overwrite', 'namespace', ...envNamespaces, `${GOVERNED_LABEL}=true`])
-      : Promise.resolve(),
+  await k([
+    ...['delete', 'validatingadmissionpolicy,validatingadmissionpolicybinding'],
+    ...['gitops-console-prune-approval-stamp', '--ignore-not-found'],
   ]);
+  await k([
+    ...['apply', '--server-side', '--field-manager=sandbox', '--force-conflicts'],
+    ...['-f', join(REPO_ROOT, 'deploy', 'prune-admission-policy.yaml')],
+  ]);
+  if (!envNamespaces.length) return;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await k(['label', '--overwrite', 'namespace', ...envNamespaces, `${GOVERNED_LABEL}=true`]);
+      return;
+    } catch (e) {
+      if (attempt >= 20) throw e;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
 }
 
 /** The kubeconfig of a controller identity in a running sandbox cluster; undefined for a sandbox older than them. */

@@ -62,9 +62,9 @@ export const ARGO_SYNC_OPTIONS = 'argocd.argoproj.io/sync-options';
 /** Argo CD's confirmation of pending deletions of an app with the sync option `Prune=confirm` (a timestamp) */
 export const ARGO_DELETION_APPROVED = 'argocd.argoproj.io/deletion-approved';
 /**
- * The console's approval on an object a controller will prune: `<preview id>/<snapshot hash prefix>`. The
- * admission policy (deploy/prune-admission-policy.yaml) lets the GitOps controllers delete only objects that
- * carry it in governed namespaces.
+ * The console's note on an object it approved for the controller to prune: `<preview id>/<snapshot hash prefix>`.
+ * A note for people: it approves nothing. The admission policy (deploy/prune-admission-policy.yaml) lets the GitOps
+ * controllers delete only objects whose uid the console listed in its approvals ConfigMap (prune-approval.ts).
  */
 export const PRUNE_APPROVED_ANNOTATION = 'gitops-console.dev/prune-approved';
 export const approvalStamp = (previewId: string, snapshotHash: string): string =>

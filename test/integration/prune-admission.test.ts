@@ -1,9 +1,10 @@
-// Issue #9, "enforcement where it cannot be bypassed", against the real sandbox: each GitOps controller runs as
-// its own ServiceAccount (sandbox/identities.ts) and the console's ValidatingAdmissionPolicy
-// (deploy/prune-admission-policy.yaml) denies their DELETEs in governed namespaces (dev, staging, prod) unless
-// the object carries the console's approval stamp. dev's Flux Kustomization has `prune: true`: after a second
-// person approves a preview, the BFF stamps the approved objects and kustomize-controller's own prune deletes
-// them; everything else it would prune stays. Every Git change is undone at the end.
+// Issues #9 and #21, "enforcement where it cannot be bypassed", against the real sandbox: each GitOps controller runs
+// as its own ServiceAccount (sandbox/identities.ts) and the console's ValidatingAdmissionPolicy
+// (deploy/prune-admission-policy.yaml) denies their DELETEs in governed namespaces (dev, staging, prod) unless the
+// console listed the object's uid in its approvals ConfigMap (a stamp on the object, written by anyone, proves
+// nothing; a recreated object has a new uid). dev's Flux Kustomization has `prune: true`: after a second person
+// approves a preview, the BFF lists the approved objects and kustomize-controller's own prune deletes them;
+// everything else it would prune stays. Every Git change is undone at the end.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DiffResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { identityKubeconfig, kubectlAs } from '../../sandbox/identities.ts';
+import type { ApprovalEntry } from '../../src/domain/prune-approval.ts';
+import { listApproval, readApprovals, unlistApprovals } from '../../src/server/prune/approval-params.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { kubectl } from '../../sandbox/sandbox.ts';
 import {
@@ -19,10 +22,12 @@ import {
   makeRenderEmpty,
   requestReconcile,
   waitForKustomizationRevision,
+  waitForRevisionPrunedByAdmin,
   writeRepoFile,
 } from '../../sandbox/scenario.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
+import { consoleConnection } from '../support/kubeconfig.ts';
 
 const CLUSTER = 'nonprod';
 const NS = 'dev';
@@ -87,6 +92,37 @@ async function pruneDenied(sha: string): Promise<Condition> {
   return ready as Condition;
 }
 
+/**
+ * After pruneDenied: asks for one more reconcile and waits until kustomize-controller handled it, still at `sha`
+ * and still denied (the object survives a second reconcile, not only a slow first one).
+ */
+async function deniedAgain(sha: string): Promise<void> {
+  const at = new Date().toISOString();
+  kubectl(CLUSTER, [
+    '-n',
+    'flux-system',
+    'annotate',
+    '--overwrite',
+    `kustomization/${KS}`,
+    `reconcile.fluxcd.io/requestedAt=${at}`,
+  ]);
+  await waitFor(
+    `${KS} denied again at ${sha.slice(0, 8)}`,
+    async () => {
+      const st = kustomization().status as
+        { lastHandledReconcileAt?: string; lastAttemptedRevision?: string; conditions?: Condition[] } | undefined;
+      const ready = st?.conditions?.find((c) => c.type === 'Ready');
+      return (
+        st?.lastHandledReconcileAt === at &&
+        String(st.lastAttemptedRevision ?? '').endsWith(sha) &&
+        ready?.status === 'False' &&
+        DENIED.test(ready.message ?? '')
+      );
+    },
+    { timeoutMs: 120_000, intervalMs: 1000 },
+  );
+}
+
 /** The Kubernetes events of the Kustomization (kustomize-controller records its failures there too). */
 const kustomizationEvents = (): string =>
   kubectl(CLUSTER, [
@@ -147,6 +183,18 @@ async function evidence(type: string): Promise<EvidenceEvent[]> {
   return (r.body as { events: EvidenceEvent[] }).events;
 }
 
+/** An approval entry for a ConfigMap of dev, as the console writes one (a test's own: no preview behind it). */
+const probeEntry = (name: string): ApprovalEntry => ({
+  preview: '00000000-0000-4000-8000-00000000a11d',
+  snapshot: '0123456789abcdef',
+  object: `${CLUSTER}/core/ConfigMap/${NS}/${name}`,
+  ref: { group: '', version: 'v1', kind: 'ConfigMap', namespace: NS, name },
+  app: APP,
+  observed: null,
+  expires: new Date(Date.now() + 600_000).toISOString(),
+  at: new Date().toISOString(),
+});
+
 const cm = (name: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  probe: "${suffix}"\n`;
 
@@ -172,7 +220,7 @@ afterAll(async () => {
 }, 300_000);
 
 describe('the admission policy holds without the console', () => {
-  it('a DELETE by a controller identity without the approval stamp is denied (the console is not running)', () => {
+  it("a DELETE by a controller identity is denied unless the object's uid is listed by the console; a stamp proves nothing", async () => {
     expect(con).toBeUndefined();
     const name = `${PROBE}-manual`;
     kubectl(CLUSTER, ['-n', NS, 'create', 'configmap', name, '--from-literal=a=1']);
@@ -181,31 +229,45 @@ describe('the admission policy holds without the console', () => {
       expect(() => kubectlAs(CLUSTER, sa, ['-n', NS, 'delete', 'configmap', name])).toThrow(
         new RegExp(`prune of ConfigMap/${name} needs an approved prune preview in the GitOps console`),
       );
-    // nor may a controller stamp the approval itself (as an annotation committed to Git would)
-    expect(() =>
-      kubectlAs(CLUSTER, 'kustomize-controller', [
-        ...['-n', NS, 'annotate', 'configmap', name],
-        `${STAMP_KEY}=00000000-0000-4000-8000-000000000000/0123456789abcdef`,
-      ]),
-    ).toThrow(/only the GitOps console sets gitops-console.dev\/prune-approved/);
-    expect(live('configmap', name)).toBe(true);
-    // a malformed stamp is no approval
-    kubectl(CLUSTER, ['-n', NS, 'annotate', 'configmap', name, `${STAMP_KEY}=yes`]);
-    expect(() => kubectlAs(CLUSTER, 'kustomize-controller', ['-n', NS, 'delete', 'configmap', name])).toThrow(DENIED);
-    // with a well-formed stamp (written by anyone but the controllers: here the sandbox admin) the delete passes
+    // every ServiceAccount of the controllers' namespaces is a controller (source-controller may delete
+    // ConfigMaps: Flux's crd-controller role), not only the two the policy used to name
+    expect(() => kubectlAs(CLUSTER, 'source-controller', ['-n', NS, 'delete', 'configmap', name])).toThrow(DENIED);
+    // a well-formed stamp written by someone other than the console (the sandbox admin, any user who may patch
+    // the object) approves nothing: only the console's listing of the uid does
     kubectl(CLUSTER, [
       ...['-n', NS, 'annotate', '--overwrite', 'configmap', name],
       `${STAMP_KEY}=00000000-0000-4000-8000-000000000000/0123456789abcdef`,
     ]);
-    kubectlAs(CLUSTER, 'kustomize-controller', ['-n', NS, 'delete', 'configmap', name]);
-    expect(live('configmap', name)).toBe(false);
+    expect(() => kubectlAs(CLUSTER, 'kustomize-controller', ['-n', NS, 'delete', 'configmap', name])).toThrow(DENIED);
+    expect(live('configmap', name)).toBe(true);
+    // the console lists its uid (as its own identity, with deploy/rbac.yaml as shipped): now the controller may
+    const uid = kubectl(CLUSTER, ['-n', NS, 'get', 'configmap', name, '-o', 'jsonpath={.metadata.uid}']).trim();
+    const conn = consoleConnection(CLUSTER);
+    try {
+      await listApproval(conn, uid, probeEntry(name));
+      // Argo CD's controller too (its Prune=confirm prune goes through the same listing; a dry run here)
+      kubectlAs(CLUSTER, 'argocd-application-controller', ['-n', NS, 'delete', 'configmap', name, '--dry-run=server']);
+      kubectlAs(CLUSTER, 'kustomize-controller', ['-n', NS, 'delete', 'configmap', name]);
+      expect(live('configmap', name)).toBe(false);
+      // the same name again, even with the first one's stamp copied (a restore, a copy): a new uid, not approved
+      kubectl(CLUSTER, ['-n', NS, 'create', 'configmap', name, '--from-literal=a=2']);
+      kubectl(CLUSTER, [
+        ...['-n', NS, 'annotate', 'configmap', name],
+        `${STAMP_KEY}=00000000-0000-4000-8000-000000000000/0123456789abcdef`,
+      ]);
+      expect(() => kubectlAs(CLUSTER, 'kustomize-controller', ['-n', NS, 'delete', 'configmap', name])).toThrow(DENIED);
+      expect(live('configmap', name)).toBe(true);
+    } finally {
+      await unlistApprovals(conn, [uid]).catch(() => undefined);
+      conn.close();
+    }
     // outside governed namespaces the controllers prune as usual
     const ns = kubectl(CLUSTER, ['get', 'namespace', 'flux-system', '-o', 'jsonpath={.metadata.labels}']);
     expect(ns).not.toContain('gitops-console.dev/governed');
     kubectl(CLUSTER, ['-n', 'flux-system', 'create', 'configmap', name, '--from-literal=a=1']);
     kubectlAs(CLUSTER, 'kustomize-controller', ['-n', 'flux-system', 'delete', 'configmap', name]);
-    // and cluster-scoped objects are theirs to create, change and delete (the policies' match conditions must
-    // not fail on a request without a namespace: with failurePolicy Fail that would deny every one of them)
+    // and cluster-scoped objects are theirs to create, change and delete (the policies must not match a request
+    // without a namespace: with failurePolicy Fail and a per-request parameter that would deny every one of them)
     const role = {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
@@ -283,7 +345,7 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
     }
   });
 
-  it('a ConfigMap removed from Git: denied until a reviewer approves; the BFF stamps it; the controller deletes it', async () => {
+  it('a ConfigMap removed from Git (an admin-written stamp on it): denied until a reviewer approves; the console lists its uid; the controller deletes it; the same name recreated is denied again', async () => {
     const added = push('admission probe: add', (w) => {
       writeRepoFile(w, 'overlays/dev/admission-probe.yaml', cm(PROBE));
       const text = readFileSync(join(w, OVERLAY), 'utf8');
@@ -291,11 +353,18 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
     });
     await waitForKustomizationRevision(CLUSTER, KS, added, 180_000);
     expect(live('configmap', PROBE)).toBe(true);
+    // a well-formed stamp written with the admin kubeconfig (issue #21: it used to be the approval)
+    kubectl(CLUSTER, [
+      ...['-n', NS, 'annotate', '--overwrite', 'configmap', PROBE],
+      `${STAMP_KEY}=00000000-0000-4000-8000-000000000000/0123456789abcdef`,
+    ]);
 
     const removed = push('admission probe: remove from Git', withoutProbe);
     const ready = await pruneDenied(removed);
     expect(ready.message).toContain(`prune of ConfigMap/${PROBE} needs an approved prune preview`);
+    await deniedAgain(removed);
     expect(live('configmap', PROBE)).toBe(true);
+    const uid = kubectl(CLUSTER, ['-n', NS, 'get', 'configmap', PROBE, '-o', 'jsonpath={.metadata.uid}']).trim();
 
     await sourceAt(removed);
     const preview = await requestPreview();
@@ -316,6 +385,14 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
     );
     const stamp = `${preview.id}/${preview.snapshotHash.slice(0, 16)}`;
     expect(done.journal).toEqual([expect.objectContaining({ state: 'stamped', detail: stamp })]);
+    // what the policy reads: the object's uid, listed by the console with this preview and its snapshot
+    const conn = consoleConnection(CLUSTER);
+    try {
+      const listed = JSON.parse((await readApprovals(conn))?.[uid] ?? '{}') as Partial<ApprovalEntry>;
+      expect(listed).toMatchObject({ preview: preview.id, snapshot: preview.snapshotHash.slice(0, 16) });
+    } finally {
+      conn.close();
+    }
 
     // the BFF stamped, it did not delete; the controller's next reconcile deletes it (the policy lets it now)
     // (it may already have: its retry interval is 5 s)
@@ -330,10 +407,12 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
     expect(k?.status).toBe('True');
 
     // evidence: the stamp's intent (before the patch) and its outcome (after), chained to the approval
-    const stamps = (await evidence('prune.stamp')).filter((e) => e.data.previewId === preview.id);
+    const stamps = (await evidence('prune.stamp')).filter((e) => e.data.previewId === preview.id && !e.data.withdrawn);
     expect(stamps).toHaveLength(1);
     expect(stamps[0]?.data).toMatchObject({
       object: expect.stringContaining(PROBE),
+      uid,
+      approval: { configMap: 'gitops-console-approvals/gitops-console-prune-approvals', key: uid },
       annotation: { [STAMP_KEY]: stamp },
     });
     const outcomes = (await evidence('action.completed')).filter(
@@ -345,5 +424,25 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
     expect(approved?.seq).toBeLessThan(stamps[0]?.seq ?? 0);
     // the console deleted nothing itself
     expect((await evidence('prune.delete')).filter((e) => e.data.previewId === preview.id)).toHaveLength(0);
+
+    // the same ConfigMap again in Git (a new object, a new uid), with the executed preview's stamp copied onto it
+    // (a restore, a copy): removed from Git again, its prune is denied; that approval was spent
+    const again = push('admission probe: add again', (w) => {
+      writeRepoFile(w, 'overlays/dev/admission-probe.yaml', cm(PROBE));
+      const text = readFileSync(join(w, OVERLAY), 'utf8');
+      writeRepoFile(w, OVERLAY, text.replace('  - ../../base\n', '  - ../../base\n  - admission-probe.yaml\n'));
+    });
+    await waitForKustomizationRevision(CLUSTER, KS, again, 180_000);
+    const uid2 = kubectl(CLUSTER, ['-n', NS, 'get', 'configmap', PROBE, '-o', 'jsonpath={.metadata.uid}']).trim();
+    expect(uid2).not.toBe(uid);
+    kubectl(CLUSTER, ['-n', NS, 'annotate', '--overwrite', 'configmap', PROBE, `${STAMP_KEY}=${stamp}`]);
+    const removedAgain = push('admission probe: remove from Git again', withoutProbe);
+    try {
+      await pruneDenied(removedAgain);
+      await deniedAgain(removedAgain);
+      expect(live('configmap', PROBE)).toBe(true);
+    } finally {
+      await waitForRevisionPrunedByAdmin(CLUSTER, KS, removedAgain, NS, [`configmap/${PROBE}`]);
+    }
   });
 });

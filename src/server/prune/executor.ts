@@ -1,11 +1,15 @@
 // The third step of a prune: claim an approved preview (exactly one claimant) and execute it in bounded batches
 // that stop on the first failure or a health regression; the console deletes each object itself (DELETE with
-// preconditions) or, when the controller prunes, stamps its approval on it (stamps.ts). Evidence before and after.
+// preconditions) or, when the controller prunes and the admission policy holds it there (a governed namespace),
+// lists its approval for the controller (stamps.ts, approval-params.ts). A failed prune withdraws every approval
+// it listed. Evidence before and after.
 import type { HealthStatus } from '../../domain/app.ts';
+import type { ObjectRef } from '../../domain/refs.ts';
 import { HttpError } from '../http/errors.ts';
 import { mustPreview, type PruneContext } from './context.ts';
 import type { PreviewCandidate, StoredPreview } from './model.ts';
-import { approveArgoDeletions, stampOne } from './stamps.ts';
+import { ApprovalsNotInstalled, ensureApprovals, sweepApprovals, withdrawApprovals } from './approval-params.ts';
+import { approveArgoDeletions, heldByPolicy, stampOne } from './stamps.ts';
 import type { JournalEntry } from './store.ts';
 
 const HEALTH_RANK: Record<HealthStatus, number> = {
@@ -45,6 +49,13 @@ export async function startExecution(ctx: PruneContext, id: string): Promise<voi
   );
 }
 
+/** Why the console deletes an object whose controller prunes: the admission policy does not hold it there. */
+function notHeld(r: ObjectRef, installed: boolean): string {
+  if (!installed) return `the prune admission policy is not installed in cluster ${r.cluster}: the console deletes it`;
+  const what = r.namespace ? `namespace ${r.namespace}` : `${r.kind} ${r.name}`;
+  return `${what} is not governed: the controller's prune of it is not held, so the console deletes it`;
+}
+
 /** Waits for executions running in this process. */
 export async function executionsSettled(ctx: PruneContext): Promise<void> {
   await Promise.all([...ctx.running.values()]);
@@ -60,7 +71,20 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
   const byController = p.doc.deletedBy === 'controller';
   let stop: string | undefined;
   let deleted = 0;
-  for (const b of batches) {
+  let listed = 0;
+  // the controller deletes only where the policy holds it: a governed namespace of a cluster where the policy is
+  // installed; anywhere else the console deletes the object itself (or says why it cannot)
+  let installed = false;
+  const governed = new Map<string, boolean>();
+  if (byController)
+    try {
+      await sweepApprovals(ctx, [p.cluster]).catch(() => undefined);
+      await ensureApprovals(deps.conn(p.cluster));
+      installed = true;
+    } catch (e) {
+      if (!(e instanceof ApprovalsNotInstalled)) stop = e instanceof Error ? e.message : String(e);
+    }
+  for (const b of stop ? [] : batches) {
     const health = deps.app(p.app)?.health ?? 'Unknown';
     if (b > 0 && HEALTH_RANK[health] > HEALTH_RANK[startHealth]) {
       stop = `the app's health regressed from ${startHealth} to ${health} between batches`;
@@ -79,8 +103,10 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
           for (const j of items) {
             const c = byId.get(j.object);
             if (!c) throw new Error(`journal names ${j.object}, which the preview does not`);
-            if (byController) await stampOne(ctx, p, j, c);
-            else await deleteOne(ctx, p, j, c);
+            if (byController && installed && (await heldByPolicy(ctx, c.ref, governed))) {
+              await stampOne(ctx, p, j, c);
+              listed++;
+            } else await deleteOne(ctx, p, j, c, byController ? notHeld(c.ref, installed) : undefined);
             deleted++;
           }
         },
@@ -91,12 +117,17 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
       break;
     }
   }
-  if (byController && !stop && p.doc.controller === 'argocd')
+  if (listed && !stop && p.doc.controller === 'argocd')
     try {
       await approveArgoDeletions(ctx, p);
     } catch (e) {
       stop = e instanceof Error ? e.message : String(e);
     }
+  // a failed prune approves nothing more: every listing it made is withdrawn (rows still live: not-deleted)
+  if (stop && listed)
+    await withdrawApprovals(ctx, p, `the prune failed: ${stop}`).catch((e: unknown) => {
+      stop = `${stop}; withdrawing its approvals failed (they lapse at the preview's TTL): ${e instanceof Error ? e.message : String(e)}`;
+    });
   const now = new Date().toISOString();
   const final = await deps.store.journal(p.id);
   const notDeleted = final.filter((j) => j.state === 'planned').map((j) => j.object);
@@ -111,8 +142,8 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
     ['executing'],
     status,
     stop ??
-      (byController
-        ? `${deleted} object${deleted === 1 ? '' : 's'} stamped with the approval: ${controllerName}'s next prune deletes ${deleted === 1 ? 'it' : 'them'}`
+      (listed
+        ? `${listed} object${listed === 1 ? '' : 's'} stamped with the approval: ${controllerName}'s next prune deletes ${listed === 1 ? 'it' : 'them'}${deleted > listed ? `; ${deleted - listed} deleted by the console (not governed)` : ''}`
         : null),
     now,
   );
@@ -125,15 +156,24 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
       previewId: p.id,
       status,
       ...(byController
-        ? { deletedBy: 'controller', stamped: deleted, notStamped: notDeleted }
+        ? { deletedBy: 'controller', stamped: listed, deletedByConsole: deleted - listed, notStamped: notDeleted }
         : { deleted, notDeleted }),
       ...(stop ? { stoppedBecause: stop } : {}),
     },
   });
 }
 
-/** One DELETE with preconditions: intent in the journal and the evidence first, the outcome after. */
-async function deleteOne(ctx: PruneContext, p: StoredPreview, j: JournalEntry, c: PreviewCandidate): Promise<void> {
+/**
+ * One DELETE with preconditions: intent in the journal and the evidence first, the outcome after. `because` says
+ * why the console deletes an object its controller would prune (not governed). Already gone (404): `gone`.
+ */
+async function deleteOne(
+  ctx: PruneContext,
+  p: StoredPreview,
+  j: JournalEntry,
+  c: PreviewCandidate,
+  because?: string,
+): Promise<void> {
   const conn = ctx.deps.conn(c.ref.cluster);
   await ctx.deps.recorder.act(
     {
@@ -149,6 +189,7 @@ async function deleteOne(ctx: PruneContext, p: StoredPreview, j: JournalEntry, c
         uid: j.uid,
         resourceVersion: j.resourceVersion,
         propagationPolicy: p.doc.propagationPolicy,
+        ...(because ? { because } : {}),
       },
     },
     async () => {
@@ -171,7 +212,12 @@ async function deleteOne(ctx: PruneContext, p: StoredPreview, j: JournalEntry, c
       });
       const now = new Date().toISOString();
       if (res.status === 200 || res.status === 202) {
-        await ctx.deps.store.mark(p.id, j.position, ['deleting'], 'deleted', String(res.status), now);
+        await ctx.deps.store.mark(p.id, j.position, ['deleting'], 'deleted', because ?? String(res.status), now);
+        return;
+      }
+      if (res.status === 404 && because) {
+        // its controller, whose prune is not held here, deleted it first
+        await ctx.deps.store.mark(p.id, j.position, ['deleting'], 'gone', 'already deleted (by its controller)', now);
         return;
       }
       const err = conn.httpError(res, `DELETE ${c.ref.kind} ${c.ref.name}`);
@@ -188,7 +234,9 @@ async function deleteOne(ctx: PruneContext, p: StoredPreview, j: JournalEntry, c
         res.status === 409 ? 'Conflict' : 'ClusterError',
         res.status === 409
           ? `${c.id} changed since the preview (precondition failed): stopped`
-          : `DELETE ${c.id} failed (${res.status}): stopped`,
+          : res.status === 403 && because
+            ? `${because}, but the console may not delete it (403): delete it by hand: stopped`
+            : `DELETE ${c.id} failed (${res.status}): stopped`,
       );
     },
     () => ({ previewId: p.id, object: c.id }),

@@ -1,7 +1,6 @@
 // What a prune preview is (the plan the store keeps, its candidates, the view a user gets) and what the prune
 // service is built from (its dependencies and options). Types only.
 import type { App } from '../../domain/app.ts';
-import type { Obj } from '../../domain/object-meta.ts';
 import type { PruneLimits, PruneState } from '../../domain/prune.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
 import type { Principal } from '../auth/index.ts';
@@ -86,9 +85,6 @@ export interface PruneServiceDeps {
   listed(cluster: string): boolean;
   /** the app's desired state at its source revision (the diff's renderer); throws when it cannot render */
   render(a: App, user: Principal): Promise<RenderResult>;
-  /**
-   * Unused: a Namespace's contents are listed live across every kind (cascades.ts, cascade-live.ts), not taken
-   * from the cache. Kept so callers that still pass it compile; nothing reads it.
-   */
-  inNamespace?(cluster: string, namespace: string): Obj[];
+  /** the clusters connected now (recovery sweeps their approval lists: approval-params.ts) */
+  clusters?(): string[];
 }

@@ -9,6 +9,7 @@ import { refOf } from '../../domain/tree.ts';
 import type { Principal } from '../auth/index.ts';
 import type { RenderResult } from '../diff/index.ts';
 import { trackerOf } from '../tree/index.ts';
+import { forgetRendered } from './approval-params.ts';
 import { gatherCascades } from './cascades.ts';
 import type { PruneContext } from './context.ts';
 import { identityOf } from './identity.ts';
@@ -54,6 +55,8 @@ export async function planPreview(ctx: PruneContext, a: App, user: Principal): P
     if (!inventory.has(pruneKey(r))) inventory.set(pruneKey(r), r);
   }
   const desired: ObjectRef[] = render.objects.map((o) => refOf(a.cluster, o));
+  // an object in the render again (its removal was reverted in Git) loses any approval-list entry it had
+  await forgetRendered(ctx, a.cluster, desired).catch(() => 0);
   const desiredKeys = new Set(desired.map(pruneKey));
   const candidates = [...inventory.values()].filter((r) => !desiredKeys.has(pruneKey(r)));
   const liveByKey = new Map<string, Obj>();

@@ -9,6 +9,7 @@ import { startExecution } from './executor.ts';
 import type { StoredPreview } from './model.ts';
 import { snapshotMatches } from './snapshot.ts';
 import { carriesStamp } from './stamps.ts';
+import { withdrawApprovals } from './approval-params.ts';
 
 /** Whether a process of this host still runs (signal 0 only checks). */
 function alive(pid: number): boolean {
@@ -151,6 +152,8 @@ export async function recoverExecutions(ctx: PruneContext): Promise<string[]> {
     const reason = `interrupted (the console stopped mid-prune): ${deleted} deleted, ${notDeleted.length} not deleted`;
     if (await deps.store.transition(p.id, ['executing'], 'failed', reason, now)) {
       recovered.push(p.id);
+      // its approval-list entries go with it (a later sweep would too): a failed prune approves nothing more
+      await withdrawApprovals(ctx, p, reason).catch(() => 0);
       await deps.recorder.record({
         time: now,
         type: 'prune.executed',

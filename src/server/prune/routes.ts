@@ -20,7 +20,6 @@ import { HttpError } from '../http/errors.ts';
 import { parsed, validated } from '../http/respond.ts';
 import { managedCluster } from '../auth/index.ts';
 import { DiffService } from '../diff/index.ts';
-import { TREE_KINDS } from '../kube/object-index.ts';
 import { mustSeeAllToApprove, previewSeenBy, type ReaderAccess } from './approvals.ts';
 import type { PreviewDoc, PreviewView, StoredPreview } from './model.ts';
 import { PruneService } from './service.ts';
@@ -102,12 +101,11 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       conn: (cluster) => managedCluster(deps.clusters, cluster).conn,
       listed: (cluster) => deps.clusters.states().find((s) => s.name === cluster)?.status === 'connected',
       render: (a, user) => diffs.desired(a, user),
-      inNamespace: (cluster, ns) => {
-        const mc = deps.clusters.clusters.get(cluster);
-        return TREE_KINDS.filter((k) => k.namespaced).flatMap((k) =>
-          (mc?.list(k) ?? []).filter((o) => o.metadata?.namespace === ns),
-        );
-      },
+      clusters: () =>
+        deps.clusters
+          .states()
+          .filter((s) => s.status === 'connected')
+          .map((s) => s.name),
     },
     { staleExecutionMs: staleMs },
   );

@@ -18,11 +18,13 @@
 // resourceVersion), stop on the first failure or a health regression; an intent journal in the store says
 // after a crash what was and was not deleted. Evidence before each action (fail closed) and after it.
 // Who deletes: the console itself when the controller does not prune (Flux `prune: false`: stale objects leave
-// its inventory and stay live); when the controller prunes (Flux `prune: true`, Argo CD automated prune), the
-// console only stamps its approval on each approved object (a merge patch with the object's resourceVersion as
-// precondition) and the controller's own prune deletes them: the admission policy in
-// deploy/prune-admission-policy.yaml denies the controllers every other deletion in governed namespaces. An Argo
-// CD app with the sync option `Prune=confirm` also gets `argocd.argoproj.io/deletion-approved` after that.
+// its inventory and stay live) or the policy does not hold the controller there; when the controller prunes (Flux
+// `prune: true`, Argo CD automated prune) in a governed namespace, the console lists each approved object's uid in
+// the approval list only it may write (approval-params.ts; the annotation it also writes is a note for people and
+// approves nothing) and the controller's own prune deletes them: the admission policy in
+// deploy/prune-admission-policy.yaml denies the controllers every deletion of an unlisted uid in governed
+// namespaces. An Argo CD app with `Prune=confirm` also gets `argocd.argoproj.io/deletion-approved`, only when its
+// pending deletions are exactly the approved set.
 // No Fastify types here.
 import type { App } from '../../domain/app.ts';
 import type { Principal } from '../auth/index.ts';
@@ -32,6 +34,7 @@ import { executionsSettled } from './executor.ts';
 import type { PreviewDoc, PreviewView, PruneServiceDeps, PruneServiceOptions, StoredPreview } from './model.ts';
 import { planPreview, requestPreview } from './plan-service.ts';
 import { recoverApprovals, recoverExecutions } from './recovery.ts';
+import { sweepApprovals } from './approval-params.ts';
 import type { PreviewStatus } from './store.ts';
 
 export class PruneService {
@@ -89,6 +92,10 @@ export class PruneService {
    */
   async recover(): Promise<string[]> {
     const executions = await recoverExecutions(this.ctx);
-    return [...executions, ...(await recoverApprovals(this.ctx))];
+    const approvals = await recoverApprovals(this.ctx);
+    // then the approval lists (approval-params.ts): tenant identities refreshed, lapsed or orphaned entries withdrawn
+    const clusters = this.ctx.deps.clusters?.() ?? [];
+    if (clusters.length) await sweepApprovals(this.ctx, clusters);
+    return [...executions, ...approvals];
   }
 }

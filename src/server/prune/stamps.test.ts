@@ -1,183 +1,79 @@
 // When the controller prunes itself (Flux `prune: true`, Argo CD automated prune) an approved preview is not
-// deleted by the console: it stamps its approval on each object (merge patch, uid + resourceVersion as
-// preconditions) and the controller's prune deletes them (deploy/prune-admission-policy.yaml lets it). Argo CD
-// `Prune=confirm` also gets deletion-approved. Against an in-memory apiserver and a real SQLite evidence store.
+// deleted by the console in a governed namespace: it lists each object's uid in the approvals ConfigMap (what the
+// admission policy lets the controller delete), notes the approval on the object (merge patch, uid +
+// resourceVersion as preconditions) and the controller's prune deletes them. Argo CD `Prune=confirm` also gets
+// deletion-approved, only when the app's pending deletions are exactly the approved objects. Outside a governed
+// namespace (or without the policy) the console deletes itself. A failed prune withdraws its listings. Against
+// the in-memory apiserver of approvals-fixture.ts and a real SQLite evidence store.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseGrant } from '../../domain/access.ts';
-import type { App } from '../../domain/app.ts';
-import type { Principal } from '../auth/sessions.ts';
-import { EvidenceRecorder } from '../evidence/recorder.ts';
-import { KubeError, type ClusterConnection, type KubeResponse } from '../kube/connection.ts';
-import type { ObjectIndex } from '../kube/object-index.ts';
-import type { PreviewDoc } from './model.ts';
-import { PruneService } from './service.ts';
-import { PruneStore } from './store.ts';
 import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
+import { decodeEntry } from '../../domain/prune-approval.ts';
+import { dev, FakeCluster, noDenial, rev1, setup } from './approvals-fixture.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'prune-stamp-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const store = () => SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
 
-type Obj = Record<string, unknown>;
-type Meta = { name: string; uid: string; resourceVersion: string; annotations: Record<string, string> };
-const user = (name: string, ...grants: string[]): Principal => ({
-  name,
-  source: 'local',
-  groups: [],
-  grants: grants.map(parseGrant),
-});
-const dev = user('dev', 'developer@nonprod/dev');
-const rev1 = user('rev1', 'reviewer@nonprod/dev');
+const STAMP = 'gitops-console.dev/prune-approved';
+const APPROVED = 'argocd.argoproj.io/deletion-approved';
+const KEEP = ['keep', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
 
-/** ConfigMaps in namespace dev and one Argo CD Application: GET, merge PATCH (with preconditions) and DELETE. */
-class FakeCluster {
-  objects = new Map<string, { metadata: Meta } & Obj>();
-  patches: Array<{ path: string; body: Obj }> = [];
-  deletes: string[] = [];
-  application: { metadata: Meta } & Obj = {
-    apiVersion: 'argoproj.io/v1alpha1',
-    kind: 'Application',
-    metadata: { name: 'web', uid: 'uid-app', resourceVersion: '1', annotations: {} },
-    spec: { syncPolicy: { automated: { prune: true }, syncOptions: ['Prune=confirm'] } },
-  };
-  private rv = 100;
-  add(name: string): void {
-    this.objects.set(name, {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name, uid: `uid-${name}`, resourceVersion: String(++this.rv), annotations: {} },
-    });
-  }
-  touch(name: string): void {
-    const o = this.objects.get(name);
-    if (o) o.metadata.resourceVersion = String(++this.rv);
-  }
-  conn(): ClusterConnection {
-    const answer = (status: number, body: unknown): KubeResponse => ({
-      status,
-      headers: {},
-      body: JSON.stringify(body),
-    });
-    const c = {
-      request: async (method: string, path: string, opts: { body?: string } = {}): Promise<KubeResponse> => {
-        const [p] = path.split('?');
-        const cm = /^\/api\/v1\/namespaces\/dev\/configmaps\/([^/]+)$/.exec(p ?? '');
-        const app = p === '/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/web';
-        const o = app ? this.application : cm ? this.objects.get(decodeURIComponent(cm[1] ?? '')) : undefined;
-        if (method === 'GET') return o ? answer(200, o) : answer(404, {});
-        if (method === 'DELETE') {
-          this.deletes.push(path);
-          return answer(405, {});
-        }
-        if (method === 'PATCH') {
-          const body = JSON.parse(opts.body ?? '{}') as { metadata: Partial<Meta> };
-          this.patches.push({ path, body });
-          if (!o) return answer(404, {});
-          const m = body.metadata;
-          if (
-            (m.uid && m.uid !== o.metadata.uid) ||
-            (m.resourceVersion && m.resourceVersion !== o.metadata.resourceVersion)
-          )
-            return answer(409, { message: 'the object has been modified' });
-          Object.assign(o.metadata.annotations, m.annotations ?? {});
-          o.metadata.resourceVersion = String(++this.rv);
-          return answer(200, o);
-        }
-        return answer(405, {});
-      },
-      json: async (_m: string, path: string) => {
-        if (path === '/api/v1') return { resources: [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true }] };
-        if (path === '/apis/argoproj.io/v1alpha1')
-          return { resources: [{ name: 'applications', kind: 'Application', namespaced: true }] };
-        throw new KubeError('not found', 'nonprod', 404);
-      },
-      httpError: (res: KubeResponse, what: string) => new KubeError(`${what}: ${res.status}`, 'nonprod', res.status),
-    };
-    return c as unknown as ClusterConnection;
-  }
+async function approveAndRun(t: ReturnType<typeof setup>) {
+  const { preview } = await t.service.create(t.app, dev);
+  await t.service.decide(preview.id, rev1, { decision: 'approve', comment: 'ok' }, noDenial);
+  await t.service.settled();
+  const v = await t.service.view(preview.id, rev1);
+  return { preview, v, stamp: `${preview.id}/${preview.snapshotHash.slice(0, 16)}` };
 }
-
-function setup(controller: 'flux' | 'argocd', inGit: string[], live: string[]) {
-  const cluster = new FakeCluster();
-  for (const n of live) cluster.add(n);
-  const ev = SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
-  const recorder = new EvidenceRecorder(ev, { warn() {}, error() {} });
-  const app: App = {
-    id: controller === 'flux' ? 'nonprod/flux-system/kustomization/web' : 'nonprod/argocd/application/web',
-    cluster: 'nonprod',
-    controller,
-    kind: controller === 'flux' ? 'Kustomization' : 'Application',
-    namespace: controller === 'flux' ? 'flux-system' : 'argocd',
-    name: 'web',
-    env: 'dev',
-    source: { revisionWanted: 'main@sha1:1' },
-    automation: { autoSync: true, selfHeal: true, prune: true, suspended: false },
-    sync: 'Synced',
-    health: 'Healthy',
-    healthMessage: '',
-    conditions: [],
-    inventory: live.map((name) => ({
-      cluster: 'nonprod',
-      group: '',
-      version: 'v1',
-      kind: 'ConfigMap',
-      namespace: 'dev',
-      name,
-    })),
-    warnings: [],
-  };
-  const index = { watches: () => false, get: () => undefined, trackedBy: () => [], childrenOf: () => [] };
-  const service = new PruneService({
-    recorder,
-    store: new PruneStore<PreviewDoc>(ev),
-    index: index as unknown as ObjectIndex,
-    app: () => app,
-    conn: () => cluster.conn(),
-    listed: () => true,
-    render: async () => ({
-      objects: inGit.map((n) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n, namespace: 'dev' } })),
-      renderer: 'test',
-      revision: 'main@sha1:1',
-      renderHash: 'h',
-    }),
-  });
-  return { cluster, app, service, ev };
-}
-
-const noDenial = () => undefined;
 
 describe('approved prunes the controller carries out', () => {
-  it('Flux prune: true: stamps each approved object with preconditions, deletes nothing itself, evidence intent + outcome', async () => {
-    const t = setup(
-      'flux',
-      ['keep', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'],
-      ['keep', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'],
-    );
-    const { preview } = await t.service.create(t.app, dev);
+  it('Flux prune: true: lists each uid in the approvals, notes it with preconditions, deletes nothing itself', async () => {
+    const t = setup(store(), { controller: 'flux', inGit: KEEP, live: [...KEEP, 'a', 'b'] });
+    const uidA = t.cluster.cm('a')?.metadata.uid ?? '';
+    const { preview, v, stamp } = await approveAndRun(t);
     expect(preview.doc.deletedBy).toBe('controller');
-    await t.service.decide(preview.id, rev1, { decision: 'approve', comment: 'ok' }, noDenial);
-    await t.service.settled();
-    const v = await t.service.view(preview.id, rev1);
     expect(v.preview.status).toBe('done');
     expect(v.preview.statusReason).toBe(
       "2 objects stamped with the approval: kustomize-controller's next prune deletes them",
     );
-    const stamp = `${preview.id}/${preview.snapshotHash.slice(0, 16)}`;
     expect(v.journal.map((j) => [j.object.split('/').pop(), j.state, j.detail])).toEqual([
       ['a', 'stamped', stamp],
       ['b', 'stamped', stamp],
     ]);
     expect(t.cluster.deletes).toEqual([]);
-    expect(t.cluster.objects.get('a')?.metadata.annotations).toEqual({ 'gitops-console.dev/prune-approved': stamp });
-    expect(t.cluster.objects.get('keep')?.metadata.annotations).toEqual({});
-    const first = t.cluster.patches[0];
-    expect(first?.path).toMatch(/configmaps\/a\?fieldManager=gitops-console$/);
-    expect(first?.body).toMatchObject({ metadata: { uid: 'uid-a', resourceVersion: expect.any(String) } });
+    // the approval the policy reads: the uid, with the preview, the snapshot and when it lapses
+    const data = t.cluster.approvals() ?? {};
+    expect(Object.keys(data).sort()).toEqual([uidA, t.cluster.cm('b')?.metadata.uid].sort());
+    const entry = decodeEntry(data[uidA] ?? '');
+    expect(entry).toMatchObject({
+      preview: preview.id,
+      snapshot: preview.snapshotHash.slice(0, 16),
+      object: 'nonprod/core/ConfigMap/dev/a',
+      ref: { group: '', version: 'v1', kind: 'ConfigMap', namespace: 'dev', name: 'a' },
+      app: t.app.id,
+      observed: 'main@sha1:0',
+    });
+    expect(Date.parse(entry?.expires ?? '') - Date.now()).toBeGreaterThan(3_500_000);
+    // the note on the object, with the uid and resourceVersion preconditions; after its listing
+    expect(t.cluster.cm('a')?.metadata.annotations).toEqual({ [STAMP]: stamp });
+    expect(t.cluster.cm('keep')?.metadata.annotations).toEqual({});
+    const paths = t.cluster.patches.map((p) => p.path.split('?')[0] ?? '');
+    const listing = paths.findIndex((p) => p.endsWith('/gitops-console-prune-approvals'));
+    const note = paths.findIndex((p) => p.endsWith('/configmaps/a'));
+    expect(listing).toBeGreaterThanOrEqual(0);
+    expect(note).toBeGreaterThan(listing);
+    expect(t.cluster.patches[note]?.body).toMatchObject({
+      metadata: { uid: uidA, resourceVersion: expect.any(String) },
+    });
     const events = (await t.ev.list({ limit: 500 })).reverse();
     const intent = events.find((e) => e.type === 'prune.stamp' && String(e.data.object).endsWith('/a'));
-    expect(intent?.data).toMatchObject({ annotation: { 'gitops-console.dev/prune-approved': stamp } });
+    expect(intent?.data).toMatchObject({
+      annotation: { [STAMP]: stamp },
+      approval: { configMap: 'gitops-console-approvals/gitops-console-prune-approvals', key: uidA },
+    });
     const outcome = events.find((e) => e.type === 'action.completed' && e.data.intentSeq === intent?.seq);
     expect(outcome?.data).toMatchObject({ action: 'prune.stamp', resourceVersion: expect.any(String) });
     expect(events.find((e) => e.type === 'prune.executed')?.data).toMatchObject({
@@ -188,24 +84,12 @@ describe('approved prunes the controller carries out', () => {
     expect(t.cluster.application.metadata.annotations).toEqual({});
   });
 
-  it('an object changed after the approval is not stamped: the precondition stops the prune (409)', async () => {
-    const t = setup(
-      'flux',
-      ['keep', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'],
-      ['keep', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'],
-    );
+  it('an object changed after the approval is neither listed nor noted: stopped (409)', async () => {
+    const t = setup(store(), { controller: 'flux', inGit: KEEP, live: [...KEEP, 'a', 'b'] });
     const { preview } = await t.service.create(t.app, dev);
-    // the approval's snapshot check still sees the preview's version; just before the first stamp lands, someone
-    // changes the object: the merge patch's resourceVersion precondition refuses it
-    const conn = t.cluster.conn.bind(t.cluster);
-    t.cluster.conn = () => {
-      const c = conn();
-      const request = c.request.bind(c);
-      c.request = async (method, path, opts) => {
-        if (method === 'PATCH' && path.includes('/configmaps/a?')) t.cluster.touch('a');
-        return request(method, path, opts);
-      };
-      return c;
+    // the approval's snapshot check still sees the preview's version; then someone changes the object
+    t.cluster.before = (method, path) => {
+      if (method === 'PATCH' && path.includes('/configmaps/a?')) t.cluster.touch('a');
     };
     await t.service.decide(preview.id, rev1, { decision: 'approve', comment: 'ok' }, noDenial);
     await t.service.settled();
@@ -213,26 +97,104 @@ describe('approved prunes the controller carries out', () => {
     expect(v.preview.status).toBe('failed');
     expect(v.preview.statusReason).toMatch(/changed since the preview \(precondition failed\): stopped/);
     expect(v.journal.map((j) => j.state)).toEqual(['failed', 'not-deleted']);
-    expect(t.cluster.objects.get('a')?.metadata.annotations).toEqual({});
-    expect(t.cluster.objects.get('b')?.metadata.annotations).toEqual({});
+    // listed a moment, withdrawn when the note's precondition failed: nothing approved is left
+    expect(t.cluster.approvals()).toEqual({});
+    expect(t.cluster.cm('a')?.metadata.annotations).toEqual({});
+    expect(t.cluster.cm('b')?.metadata.annotations).toEqual({});
   });
 
-  it('Argo CD with Prune=confirm: the stamps, then deletion-approved on the Application', async () => {
-    const t = setup(
-      'argocd',
-      ['keep', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'],
-      ['keep', 'a', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'],
-    );
+  it('a failed prune withdraws the approvals it listed in earlier batches (their rows: not deleted)', async () => {
+    const t = setup(store(), { controller: 'flux', inGit: KEEP, live: [...KEEP, 'a', 'b'], batchSize: 1 });
     const { preview } = await t.service.create(t.app, dev);
+    // b changes once a is listed (batch 1): its own listing is refused (batch 2)
+    t.cluster.before = (method, path) => {
+      if (method === 'PATCH' && path.includes('/configmaps/a?')) t.cluster.touch('b');
+    };
     await t.service.decide(preview.id, rev1, { decision: 'approve', comment: 'ok' }, noDenial);
     await t.service.settled();
     const v = await t.service.view(preview.id, rev1);
+    expect(v.preview.status).toBe('failed');
+    expect(v.journal.map((j) => [j.object.split('/').pop(), j.state])).toEqual([
+      ['a', 'not-deleted'],
+      ['b', 'failed'],
+    ]);
+    expect(v.journal[0]?.detail).toMatch(/^approval withdrawn before the controller pruned it: the prune failed/);
+    expect(t.cluster.approvals()).toEqual({});
+    expect(t.cluster.cm('a')?.metadata.annotations).toEqual({});
+    const withdrawn = (await t.ev.list({ limit: 500 })).filter((e) => e.type === 'prune.stamp' && e.data.withdrawn);
+    expect(withdrawn.map((e) => String(e.data.object).split('/').pop())).toEqual(['a']);
+  });
+
+  it('outside a governed namespace the console deletes itself (preconditions), listing nothing', async () => {
+    const t = setup(store(), {
+      controller: 'flux',
+      inGit: KEEP,
+      live: [...KEEP, 'a'],
+      cluster: new FakeCluster({ governed: false }),
+    });
+    const uid = t.cluster.cm('a')?.metadata.uid;
+    const { v } = await approveAndRun(t);
+    expect(v.preview.status).toBe('done');
+    expect(v.journal.map((j) => [j.state, j.detail])).toEqual([
+      ['deleted', "namespace dev is not governed: the controller's prune of it is not held, so the console deletes it"],
+    ]);
+    expect(t.cluster.deletes).toHaveLength(1);
+    expect(t.cluster.deletes[0]?.body).toMatchObject({ preconditions: { uid } });
+    expect(t.cluster.cm('a')).toBeUndefined();
+    expect(t.cluster.approvals()).toEqual({});
+    const intent = (await t.ev.list({ limit: 500 })).find((e) => e.type === 'prune.delete');
+    expect(intent?.data.because).toMatch(/namespace dev is not governed/);
+  });
+
+  it('without the admission policy in the cluster the console deletes itself, and says why', async () => {
+    const t = setup(store(), {
+      controller: 'flux',
+      inGit: KEEP,
+      live: [...KEEP, 'a'],
+      cluster: new FakeCluster({ installed: false }),
+    });
+    const { v } = await approveAndRun(t);
+    expect(v.preview.status).toBe('done');
+    expect(v.journal[0]?.detail).toMatch(/the prune admission policy is not installed in cluster nonprod/);
+    expect(t.cluster.cm('a')).toBeUndefined();
+    expect(t.cluster.approvals()).toBeUndefined();
+  });
+
+  it('Argo CD with Prune=confirm: the listing, then deletion-approved when the pending deletions are exactly it', async () => {
+    const t = setup(store(), { controller: 'argocd', inGit: KEEP, live: [...KEEP, 'a'] });
+    t.cluster.application.status = {
+      resources: [
+        { group: '', version: 'v1', kind: 'ConfigMap', namespace: 'dev', name: 'a', requiresPruning: true },
+        { group: '', version: 'v1', kind: 'ConfigMap', namespace: 'dev', name: 'keep' },
+      ],
+    };
+    const { v } = await approveAndRun(t);
     expect(v.preview.status).toBe('done');
     expect(v.journal.map((j) => j.state)).toEqual(['stamped']);
-    const approved = t.cluster.application.metadata.annotations['argocd.argoproj.io/deletion-approved'];
+    expect(Object.keys(t.cluster.approvals() ?? {})).toEqual([t.cluster.cm('a')?.metadata.uid]);
+    const approved = t.cluster.application.metadata.annotations[APPROVED];
     expect(Date.parse(approved ?? '')).toBeGreaterThan(Date.now() - 60_000);
     const paths = t.cluster.patches.map((p) => p.path);
     expect(paths[paths.length - 1]).toMatch(/applications\/web\?fieldManager=gitops-console$/);
-    expect((await t.ev.list({ limit: 500 })).some((e) => e.type === 'prune.deletion-approved')).toBe(true);
+    const ev = (await t.ev.list({ limit: 500 })).find((e) => e.type === 'prune.deletion-approved');
+    expect(ev?.data.pending).toEqual(['/ConfigMap/dev/a']);
+  });
+
+  it('Argo CD: another pending deletion besides the approved ones: no deletion-approved, stopped, withdrawn', async () => {
+    const t = setup(store(), { controller: 'argocd', inGit: KEEP, live: [...KEEP, 'a'] });
+    t.cluster.application.status = {
+      resources: [
+        { group: '', version: 'v1', kind: 'ConfigMap', namespace: 'dev', name: 'a', requiresPruning: true },
+        { group: 'apps', version: 'v1', kind: 'Deployment', namespace: 'dev', name: 'web', requiresPruning: true },
+      ],
+    };
+    const { v } = await approveAndRun(t);
+    expect(v.preview.status).toBe('failed');
+    expect(v.preview.statusReason).toBe(
+      "argocd.argoproj.io/deletion-approved not written: the Application's pending deletions are not exactly the approved objects; pending but not approved: apps/Deployment/dev/web",
+    );
+    expect(t.cluster.application.metadata.annotations[APPROVED]).toBeUndefined();
+    expect(t.cluster.approvals()).toEqual({});
+    expect(v.journal.map((j) => j.state)).toEqual(['not-deleted']);
   });
 });
