@@ -1,6 +1,7 @@
 // Apps and clusters: the app list and detail, their queries, and the "reconcile now" request and its status.
 import { z } from 'zod';
 import { APP_KINDS, CONTROLLERS, HEALTH_STATES, SYNC_STATES } from '../domain/app.ts';
+import { ENV_SOURCES } from '../domain/environments.ts';
 import { ObjectRefSchema } from './common.ts';
 import { AppDriftSchema } from './drift.ts';
 
@@ -29,6 +30,10 @@ export const AppSchema = z.object({
   namespace: z.string(),
   name: z.string(),
   env: z.string(),
+  /** where `env` came from (the console's mapping, the app's label, its namespace, or nowhere: `unknown`) */
+  envSource: z.enum(ENV_SOURCES).optional(),
+  /** the label disagrees with the console's mapping, or the mapping does not decide the app's environment */
+  envConflict: z.string().optional(),
   source: z.object({
     kind: z.string().optional(),
     name: z.string().optional(),

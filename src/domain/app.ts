@@ -1,5 +1,6 @@
 import type { Controller } from './controller.ts';
 import type { AppDrift } from './drift.ts';
+import type { EnvSource } from './environments.ts';
 import type { ObjectRef } from './refs.ts';
 
 export const HEALTH_STATES = ['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown'] as const;
@@ -40,7 +41,12 @@ export interface App {
   kind: AppKind;
   namespace: string;
   name: string;
+  /** the environment every permission check uses (environments.ts: the console's mapping when configured) */
   env: string;
+  /** where `env` came from: the console's mapping, the app's label, its namespace, or nowhere (`unknown`) */
+  envSource?: EnvSource;
+  /** why the environment is flagged: the label disagrees with the mapping, or the mapping does not decide it */
+  envConflict?: string;
   source: AppSource;
   automation: { autoSync: boolean; selfHeal: boolean; prune: boolean; suspended: boolean };
   sync: SyncStatus;

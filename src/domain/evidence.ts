@@ -6,6 +6,8 @@ export const EVIDENCE_TYPES = [
   'cluster.lost',
   'app.revision-observed',
   'app.health-changed',
+  // an app's environment flagged (its label disagrees with the console's mapping, or no rule decides it): once
+  'app.env-conflict',
   'access.denied',
   'auth.signed-in',
   'auth.signed-out',

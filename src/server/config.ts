@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { parseEnvMapping } from '../domain/environments.ts';
 import { redactUrlCredentials } from '../domain/url-credentials.ts';
 import { listSetting, parseAllowHosts } from './git/url-policy.ts';
 
@@ -18,6 +19,21 @@ const ConfigSchema = z.object({
   databaseUrl: z.string().url().optional(),
   envLabel: z.string().min(1).default('env'),
   envOrder: z.array(z.string()).default(['dev', 'staging', 'prod']),
+  /**
+   * CONSOLE_ENVIRONMENTS: cluster/namespace → environment rules (domain/environments.ts). Set, they decide every
+   * app's environment (the label only when unset); an app none covers is in the environment `unknown`.
+   */
+  environments: z
+    .string()
+    .transform((v, ctx) => {
+      try {
+        return parseEnvMapping(v);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: e instanceof Error ? e.message : String(e) });
+        return z.NEVER;
+      }
+    })
+    .optional(),
   /** the release recorder (releases/recorder.ts): CONSOLE_RELEASE_RECORDER, CONSOLE_VERIFICATIONS_FILE, … */
   releases: z
     .object({
@@ -127,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     databaseUrl: env.DATABASE_URL || undefined,
     envLabel: env.CONSOLE_ENV_LABEL || undefined,
     envOrder: list(env.CONSOLE_ENV_ORDER),
+    environments: env.CONSOLE_ENVIRONMENTS?.trim() || undefined,
     staticDir: env.CONSOLE_STATIC_DIR || undefined,
     sandbox: argv.includes('--sandbox') || env.CONSOLE_SANDBOX === '1',
     logLevel: env.LOG_LEVEL || undefined,

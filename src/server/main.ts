@@ -25,6 +25,7 @@ import { startStartupServer } from './startup-page.ts';
 import { loadForgeDirectory } from './forge/forge-directory.ts';
 import { configureUrlPolicy } from './git/url-policy.ts';
 import { sandboxGitHosts } from './sandbox-git-hosts.ts';
+import { sandboxEnvironmentRules } from './sandbox-environments.ts';
 import { join } from 'node:path';
 import { parseRegistryMirrors, ReleaseRecorder, validateRender } from './releases/index.ts';
 import { LeaseElector } from './kube/lease.ts';
@@ -72,6 +73,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       // the sandbox's forge (Git and API) and each cluster's Flux artifact server listen on 127.0.0.1: those
       // host:ports, and no other loopback address, pass the Git URL policy (src/server/git/url-policy.ts)
       gitAllowHosts = [...gitAllowHosts, ...sandboxGitHosts(st)];
+      cfg.environments ??= sandboxEnvironmentRules(st.clusters); // each sandbox namespace is its environment
       progress.ready();
     } catch (e) {
       progress.failed(e instanceof Error ? e.message : String(e));
@@ -147,7 +149,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     loggerLevel: cfg.logLevel,
   };
   // the catalog needs a logger before the app exists; use a console-backed one until Fastify's is ready
-  const catalog = new AppCatalog(clusters, recorder, cfg.envLabel, log);
+  const catalog = new AppCatalog(clusters, recorder, { label: cfg.envLabel, rules: cfg.environments }, log);
   const index = new ObjectIndex(clusters);
   catalog.attachIndex(index);
   // drift as a live signal, from the same informer updates (no dry-run)

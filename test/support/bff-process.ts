@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../../sandbox/sandbox.ts';
 import { freePort, waitFor } from '../../sandbox/procs.ts';
 import { bffKubeconfig, sandboxForgeEnv } from './kubeconfig.ts';
+import { SANDBOX_ENVIRONMENTS_ENV } from './sandbox-environments.ts';
 
 /**
  * The Git URL policy's allow-list for a console under test (src/server/git/url-policy.ts): the sandbox's forge,
@@ -58,6 +59,7 @@ export async function spawnBff(
       CONSOLE_STATIC_DIR: join(REPO_ROOT, 'dist/web'),
       LOG_LEVEL: 'warn',
       ...SANDBOX_GIT_ENV,
+      ...SANDBOX_ENVIRONMENTS_ENV,
       ...sandboxForgeEnv(),
       ...opts.env,
     },

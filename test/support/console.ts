@@ -7,6 +7,7 @@ import { startConsole, type RunningConsole, type StartOptions } from '../../src/
 import { signIn, writeTestAccounts, type Signed } from './auth.ts';
 import { SANDBOX_GIT_ENV } from './bff-process.ts';
 import { bffKubeconfig, sandboxForgeEnv } from './kubeconfig.ts';
+import { SANDBOX_ENVIRONMENTS_ENV } from './sandbox-environments.ts';
 
 /** The admin session of each test console (by base URL): plain reads in tests go through it. */
 const defaultSessions = new Map<string, Signed>();
@@ -27,6 +28,7 @@ export async function startTestConsole(
       CONSOLE_DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
       ...SANDBOX_GIT_ENV,
+      ...SANDBOX_ENVIRONMENTS_ENV,
       ...sandboxForgeEnv(),
       ...extraEnv,
     },

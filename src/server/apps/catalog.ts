@@ -1,6 +1,7 @@
 // Every GitOps app across clusters, kept current from the informer caches.
 // Emits app changes (for SSE) and records evidence: each app's observed
-// revision change and each cluster's connection change.
+// revision change, each cluster's connection change, and each app whose environment is flagged (its label
+// disagrees with the console's mapping, or the mapping does not decide it) when that is first seen.
 import { EventEmitter } from 'node:events';
 import { worseHealth, type App } from '../../domain/app.ts';
 import { refId } from '../../domain/refs.ts';
@@ -9,6 +10,8 @@ import { appTree } from '../tree/index.ts';
 import type { DriftTracker } from '../drift/index.ts';
 import type { ObjectIndex } from '../kube/object-index.ts';
 import { applicationToApp } from '../gitops/argocd.ts';
+import type { EnvSetting } from '../gitops/common.ts';
+import { mappedEnv } from '../../domain/environments.ts';
 import { helmReleaseToApp, kustomizationToApp } from '../gitops/flux.ts';
 import type { ClusterManager, ClusterState } from '../kube/cluster-manager.ts';
 import type { InformerEvent, KubeObject } from '../kube/informer.ts';
@@ -32,6 +35,8 @@ export interface Logger {
 export class AppCatalog extends EventEmitter<CatalogEvents> {
   private readonly apps = new Map<string, App>();
   private lastRevision = new Map<string, string>();
+  /** app id → the environment conflict last recorded for it (cleared when the app shows none) */
+  private lastEnvConflict = new Map<string, string>();
   private index?: ObjectIndex;
   private drift?: DriftTracker;
   /** refId of a managed object → ids of apps whose inventory lists it */
@@ -43,7 +48,8 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
   constructor(
     private readonly clusters: ClusterManager,
     private readonly recorder: EvidenceRecorder,
-    private readonly envLabel: string,
+    /** the env label's name, or it and the console's environment mapping (CONSOLE_ENVIRONMENTS) */
+    private readonly envSetting: EnvSetting,
     private readonly log: Logger,
   ) {
     super();
@@ -52,6 +58,7 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
 
   async start(): Promise<void> {
     this.lastRevision = await this.recorder.store.latestDataByApp('app.revision-observed', 'revision');
+    this.lastEnvConflict = await this.recorder.store.latestDataByApp('app.env-conflict', 'conflict');
     this.clusters.on('object', (cluster, e) => this.onObject(cluster, e));
     this.clusters.on('state', (s) => this.onClusterState(s));
   }
@@ -110,6 +117,17 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     return this.raw.get(id)?.obj;
   }
 
+  /**
+   * The environment the console's mapping gives a namespace of a cluster (for objects no app manages), or
+   * undefined when no mapping is configured (then the namespace is the environment, as before) — `unknown` when
+   * a mapping is configured but covers none.
+   */
+  envOfNamespace(cluster: string, namespace: string): string | undefined {
+    const rules = typeof this.envSetting === 'string' ? undefined : this.envSetting.rules;
+    if (!rules?.length) return undefined;
+    return mappedEnv(rules, cluster, namespace) ?? 'unknown';
+  }
+
   list(): App[] {
     return [...this.apps.values()];
   }
@@ -159,11 +177,11 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     try {
       const app =
         kind === 'Kustomization'
-          ? kustomizationToApp(cluster, obj, lookup, this.envLabel)
+          ? kustomizationToApp(cluster, obj, lookup, this.envSetting)
           : kind === 'HelmRelease'
-            ? helmReleaseToApp(cluster, obj, lookup, this.envLabel)
+            ? helmReleaseToApp(cluster, obj, lookup, this.envSetting)
             : kind === 'Application'
-              ? applicationToApp(cluster, obj, this.envLabel)
+              ? applicationToApp(cluster, obj, this.envSetting)
               : undefined;
       const links = app ? linksOf(obj) : [];
       return app && links.length ? { ...app, links } : app;
@@ -197,6 +215,7 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     if (prev && JSON.stringify({ ...prev, updatedAt: '' }) === JSON.stringify({ ...app, updatedAt: '' })) return;
     this.apps.set(app.id, app);
     this.emit('app', { type: 'upsert', app });
+    this.recordEnvConflict(app);
     const rev = app.source.revisionObserved;
     if (rev && this.lastRevision.get(app.id) !== rev) {
       const previous = this.lastRevision.get(app.id);
@@ -217,6 +236,33 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
         },
       });
     }
+  }
+
+  /** One observation per app when its environment is first flagged (again after it was clear in between). */
+  private recordEnvConflict(app: App): void {
+    if (!app.envConflict) {
+      this.lastEnvConflict.delete(app.id);
+      return;
+    }
+    if (this.lastEnvConflict.get(app.id) === app.envConflict) return;
+    this.lastEnvConflict.set(app.id, app.envConflict);
+    const labelName = typeof this.envSetting === 'string' ? this.envSetting : this.envSetting.label;
+    const labels = (this.raw.get(app.id)?.obj.metadata as { labels?: Record<string, unknown> } | undefined)?.labels;
+    const label = labels?.[labelName];
+    this.record({
+      time: new Date().toISOString(),
+      type: 'app.env-conflict',
+      actor: 'console',
+      app: app.id,
+      cluster: app.cluster,
+      // the environment the console decided (what every permission check uses), not the label's
+      env: app.env,
+      data: {
+        conflict: app.envConflict,
+        envSource: app.envSource ?? null,
+        label: typeof label === 'string' ? { name: labelName, value: label } : null,
+      },
+    });
   }
 
   private onObject(cluster: string, e: InformerEvent): void {

@@ -156,8 +156,9 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
         if (app) return app.env;
       }
     }
-    // not managed by an app: the namespace is the environment; cluster-scoped objects need a grant on every env
-    return ns ?? '*';
+    // not managed by an app: the console's environment mapping decides (CONSOLE_ENVIRONMENTS; `unknown` where it
+    // covers none), else the namespace is the environment; cluster-scoped objects need a grant on every env
+    return ns ? (g.catalog.envOfNamespace(cluster, ns) ?? ns) : '*';
   };
 
   const scopeOf = (req: FastifyRequest, from: ScopeFrom): (Scope & { app?: string }) | { ambiguous: true } => {

@@ -1,11 +1,21 @@
 // Argo CD adapter: Application (+ ApplicationSet ownership, AppProject) → App.
 import { appId, HEALTH_STATES, type App, type HealthStatus, type SyncStatus } from '../../domain/app.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
-import { asObj, conditionsOf, envOf, freezeOf, str, type Obj } from './common.ts';
+import {
+  asObj,
+  conditionsOf,
+  destinationsOr,
+  envFieldsOf,
+  freezeOf,
+  namespacesOf,
+  str,
+  type EnvSetting,
+  type Obj,
+} from './common.ts';
 
 const SIMULATED_ANNOTATION = 'gitops-console.dev/simulated';
 
-export function applicationToApp(cluster: string, obj: unknown, envLabel: string): App {
+export function applicationToApp(cluster: string, obj: unknown, envSetting: EnvSetting): App {
   const o = asObj(obj);
   const md = asObj(o.metadata);
   const spec = asObj(o.spec);
@@ -59,7 +69,15 @@ export function applicationToApp(cluster: string, obj: unknown, envLabel: string
     kind: 'Application',
     namespace,
     name,
-    env: envOf(md, envLabel, str(dest.namespace) ?? namespace, cluster),
+    // where it deploys: spec.destination.namespace (the default for objects that name none) and the namespaces of
+    // the objects it manages (status.resources); with neither, the Application's own namespace
+    ...envFieldsOf(
+      envSetting,
+      md,
+      cluster,
+      destinationsOr([str(dest.namespace), ...namespacesOf(inventory)], namespace),
+      str(dest.namespace) ?? namespace,
+    ),
     source: {
       kind: str(src.chart) ? 'Helm' : 'Git',
       url: str(src.repoURL),

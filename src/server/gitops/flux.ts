@@ -10,7 +10,17 @@ import {
 } from '../../domain/app.ts';
 import { assessHealth } from '../../domain/health.ts';
 import { parseFluxInventoryId, type ObjectRef } from '../../domain/refs.ts';
-import { asObj, conditionsOf, envOf, freezeOf, str, type Obj } from './common.ts';
+import {
+  asObj,
+  conditionsOf,
+  destinationsOr,
+  envFieldsOf,
+  freezeOf,
+  namespacesOf,
+  str,
+  type EnvSetting,
+  type Obj,
+} from './common.ts';
 
 export type SourceLookup = (kind: string, namespace: string, name: string) => Obj | undefined;
 
@@ -48,7 +58,7 @@ function fluxSync(status: Obj, wanted: string | undefined, conds: Condition[]): 
   return 'Synced';
 }
 
-export function kustomizationToApp(cluster: string, obj: unknown, lookup: SourceLookup, envLabel: string): App {
+export function kustomizationToApp(cluster: string, obj: unknown, lookup: SourceLookup, envSetting: EnvSetting): App {
   const o = asObj(obj);
   const md = asObj(o.metadata);
   const spec = asObj(o.spec);
@@ -100,7 +110,15 @@ export function kustomizationToApp(cluster: string, obj: unknown, lookup: Source
     kind: 'Kustomization',
     namespace,
     name,
-    env: envOf(md, envLabel, str(spec.targetNamespace) ?? namespace, cluster),
+    // where it deploys: spec.targetNamespace (set on every namespaced object it applies) and the namespaces of the
+    // objects it applied (its inventory); before its first apply, the Kustomization's own namespace
+    ...envFieldsOf(
+      envSetting,
+      md,
+      cluster,
+      destinationsOr([str(spec.targetNamespace), ...namespacesOf(inventory)], namespace),
+      str(spec.targetNamespace) ?? namespace,
+    ),
     source,
     automation: { autoSync: !suspended, selfHeal: !suspended, prune: spec.prune === true, suspended },
     sync: fluxSync(status, source.revisionWanted, conds),
@@ -115,7 +133,7 @@ export function kustomizationToApp(cluster: string, obj: unknown, lookup: Source
   };
 }
 
-export function helmReleaseToApp(cluster: string, obj: unknown, lookup: SourceLookup, envLabel: string): App {
+export function helmReleaseToApp(cluster: string, obj: unknown, lookup: SourceLookup, envSetting: EnvSetting): App {
   const o = asObj(obj);
   const md = asObj(o.metadata);
   const spec = asObj(o.spec);
@@ -155,7 +173,14 @@ export function helmReleaseToApp(cluster: string, obj: unknown, lookup: SourceLo
     kind: 'HelmRelease',
     namespace,
     name,
-    env: envOf(md, envLabel, str(spec.targetNamespace) ?? namespace, cluster),
+    // Helm installs into spec.targetNamespace, else the HelmRelease's namespace
+    ...envFieldsOf(
+      envSetting,
+      md,
+      cluster,
+      [str(spec.targetNamespace) ?? namespace],
+      str(spec.targetNamespace) ?? namespace,
+    ),
     source,
     automation: { autoSync: !suspended, selfHeal: !suspended, prune: true, suspended },
     sync: !conds.length ? 'Unknown' : ready?.status === 'True' ? 'Synced' : 'OutOfSync',

@@ -34,7 +34,20 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
           app.automation.suspended && <Tag tone="amber">suspended</Tag>
         )}
         {stale && <Tag tone="amber">stale</Tag>}
+        {app.envConflict && (
+          <span data-testid="env-conflict-badge">
+            <Tag tone="amber" title={app.envConflict}>
+              env conflict
+            </Tag>
+          </span>
+        )}
       </div>
+      {app.envConflict && (
+        // the console's mapping decides the environment (and every permission); the label only claims one
+        <p className="mt-1 line-clamp-2 text-xs text-amber-900" data-testid="env-conflict">
+          {app.envConflict}
+        </p>
+      )}
       {app.drift && (
         <div
           className="mt-1 truncate text-xs text-orange-900"
@@ -59,6 +72,15 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
         <p className="mt-1 line-clamp-2 text-xs text-slate-700" data-testid="health-reason">
           {app.healthMessage}
         </p>
+      )}
+      {(app.envSource === 'label' || app.envSource === 'namespace') && (
+        <div
+          className="mt-1 text-[11px] text-slate-500"
+          data-testid="env-source"
+          title="No environment mapping is configured (CONSOLE_ENVIRONMENTS): whoever writes the app object decides its environment"
+        >
+          env from {app.envSource === 'label' ? 'a label' : 'its namespace'}
+        </div>
       )}
       {app.simulated && (
         <div className="mt-1 text-[11px] text-violet-700">status simulated (no Argo CD controller)</div>

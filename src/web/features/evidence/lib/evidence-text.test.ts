@@ -79,6 +79,12 @@ describe('evidenceText', () => {
     expect(evidenceText({ type: 'action.refused', data: { action: 'freeze.extended', reason: 'not active' } })).toBe(
       'refused: freeze.extended: not active',
     );
+    expect(
+      evidenceText({
+        type: 'app.env-conflict',
+        data: { conflict: "label says dev; the console's mapping says prod", envSource: 'mapping' },
+      }),
+    ).toBe("env conflict: label says dev; the console's mapping says prod");
     expect(evidenceText({ type: 'prune.resumed', data: { reason: 'the snapshot still matches' } })).toBe(
       'resumed after a restart: the snapshot still matches',
     );

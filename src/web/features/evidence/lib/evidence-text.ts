@@ -81,6 +81,8 @@ export function evidenceText(e: { type: string; data: Record<string, unknown> },
         typeof d.repeatedSinceLastRecord === 'number' ? `; ${d.repeatedSinceLastRecord} more times since` : '';
       return `refused: ${str(d.action)}${d.reason ? `: ${str(d.reason)}` : ''}${repeated}`;
     }
+    case 'app.env-conflict':
+      return `env conflict: ${str(d.conflict) || "the app's env label disagrees with the console's mapping"}`;
     case 'prune.resumed':
       return `resumed after a restart${d.reason ? `: ${str(d.reason)}` : ''}`;
     case 'action.completed':
