@@ -32,7 +32,7 @@ describe('CONSOLE_ENVIRONMENTS', () => {
 describe('the sandbox mapping', () => {
   it('maps each environment namespace of each sandbox cluster to itself', () => {
     const text = sandboxEnvironments({ nonprod: ['dev', 'staging'], prod: ['prod'] });
-    expect(text).toBe('nonprod/dev=dev,nonprod/staging=staging,prod/prod=prod');
+    expect(text).toBe('nonprod/dev=dev,nonprod/staging=staging,prod/*=prod');
     expect(parseEnvMapping(text)).toEqual(
       sandboxEnvironmentRules([
         { name: 'nonprod', namespaces: ['dev', 'staging'] },

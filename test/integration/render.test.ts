@@ -64,6 +64,11 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const addr = server.address();
   base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  // this artifact server (and the dead port the unreachable case names) are on loopback: allowed by host:port
+  // through the Git URL policy, as an operator allow-lists an on-prem artifact server
+  process.env.CONSOLE_GIT_ALLOW_HOSTS = [process.env.CONSOLE_GIT_ALLOW_HOSTS, new URL(base).host, '127.0.0.1:9']
+    .filter(Boolean)
+    .join(',');
 });
 afterAll(() => {
   server.close();

@@ -22,6 +22,7 @@ import {
 import { loadConfig } from '../../src/server/config.ts';
 import { startConsole } from '../../src/server/main.ts';
 import { as, signIn, TEST_PASSWORD, type Signed } from '../support/auth.ts';
+import { SANDBOX_GIT_ENV } from '../support/bff-process.ts';
 import { startTestConsole } from '../support/console.ts';
 import { bffKubeconfig } from '../support/kubeconfig.ts';
 
@@ -461,7 +462,15 @@ describe('first start', () => {
         cb();
       },
     });
-    const env = { KUBECONFIG: bffKubeconfig(), CONSOLE_PORT: '0', CONSOLE_DATA_DIR: dataDir, LOG_LEVEL: 'debug' };
+    // the Git URL policy is one per process: this second console keeps the sandbox's allow-list, as every console
+    // a test starts does (else the suite's other console, still running, would be refused its renders)
+    const env = {
+      KUBECONFIG: bffKubeconfig(),
+      CONSOLE_PORT: '0',
+      CONSOLE_DATA_DIR: dataDir,
+      LOG_LEVEL: 'debug',
+      ...SANDBOX_GIT_ENV,
+    };
     let c = await startConsole(loadConfig(env, []), { logStream: sink, announce: (l) => announced.push(l) });
     try {
       expect(announced.length).toBe(1);

@@ -23,6 +23,8 @@ export const TEST_USERS: Record<string, string[]> = {
 export async function writeTestAccounts(
   path: string,
   extra: { users?: Record<string, string[]>; groups?: Record<string, string[]> } = {},
+  /** account ids in the file, the same for every console given it (several replicas); without, each assigns its own */
+  stableIds = false,
 ): Promise<void> {
   const hash = await hashPassword(TEST_PASSWORD);
   const users = { ...TEST_USERS, ...extra.users };
@@ -30,9 +32,9 @@ export async function writeTestAccounts(
   writeFileSync(
     path,
     JSON.stringify({
-      // ids as an admin gives them when one auth.json serves several replicas: the same person on each
       users: Object.entries(users).map(([name, grants]) => ({
-        id: `test-${name.replace(/@/g, '.')}`,
+        // ids as an admin gives them when one auth.json serves several replicas: the same person on each
+        ...(stableIds ? { id: `test-${name.replace(/@/g, '.')}` } : {}),
         name,
         passwordHash: hash,
         grants: grants.map(parseGrant),

@@ -47,7 +47,8 @@ export async function spawnBff(
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), `${prefix}-`));
   const log = join(dataDir, 'bff.log');
-  await writeTestAccounts(join(dataDir, 'auth.json'), opts.accounts);
+  // BFF processes stand for replicas: one auth.json, account ids included, as an admin ships it to each
+  await writeTestAccounts(join(dataDir, 'auth.json'), opts.accounts, true);
   const fd = openSync(log, 'a');
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/main.ts')], {
     cwd: REPO_ROOT,
