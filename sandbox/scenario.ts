@@ -79,6 +79,17 @@ export function commitAndPush(message: string, edit: (workTree: string) => void,
   }
 }
 
+/** The files that differ between two commits of the seed repo (git diff --name-only, renames off), sorted. */
+export function changedBetween(from: string, to: string, st = mustState()): string[] {
+  const work = mkdtempSync(join(tmpdir(), 'seed-diff-'));
+  try {
+    git(['clone', '-q', st.git.url, work], tmpdir());
+    return git(['diff', '--no-renames', '--name-only', from, to], work).split('\n').filter(Boolean).sort();
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 /** One file of the seed repo at a branch (default main), read from a fresh shallow clone. */
 export function readRepoFile(path: string, branch = 'main', st = mustState()): string {
   const work = mkdtempSync(join(tmpdir(), 'seed-read-'));
