@@ -24,9 +24,7 @@ import {
   type UrlPolicy,
 } from '../git/url-policy.ts';
 
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
-const s = (v: unknown): string => (typeof v === 'string' ? v : '');
+import { mergedPullRequestFields, obj, s, type Json } from './gitea-json.ts';
 
 export interface GiteaForgeOptions {
   /** e.g. http://127.0.0.1:3000/api/v1 */
@@ -158,18 +156,7 @@ export function giteaForge(opts: GiteaForgeOptions): Forge {
       const number = Number(pr.number);
       const a = await approvers(repo, number);
       if (!a.ok) return a;
-      const value: MergedPullRequest = {
-        number,
-        url: s(pr.html_url),
-        title: s(pr.title),
-        author: s(obj(pr.user).login),
-        mergedAt: s(pr.merged_at),
-        ...(s(obj(pr.merged_by).login) ? { mergedBy: s(obj(pr.merged_by).login) } : {}),
-        mergeCommit: s(pr.merge_commit_sha) || sha,
-        baseBranch: s(obj(pr.base).ref),
-        headBranch: s(obj(pr.head).ref),
-        approvers: a.value,
-      };
+      const value: MergedPullRequest = { ...mergedPullRequestFields(pr, number, sha), approvers: a.value };
       return { ok: true, value };
     },
 

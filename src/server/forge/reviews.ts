@@ -8,9 +8,7 @@
 import type { PullRequestFacts, ReviewVerdict } from '../../domain/release-review.ts';
 import { failure, type Forge, type ForgeResult, type RepoRef } from './forge.ts';
 
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
-const s = (v: unknown): string => (typeof v === 'string' ? v : '');
+import { mergedPullRequestFields, obj, s, type Json } from './gitea-json.ts';
 
 /** a page of a list; Gitea caps pages at its MAX_RESPONSE_ITEMS (50 by default) */
 const PAGE = 50;
@@ -95,15 +93,7 @@ async function read(forge: Forge, repo: RepoRef, sha: string): Promise<ForgeResu
     : undefined;
 
   const value: PullRequestFacts = {
-    number,
-    url: s(pr.html_url),
-    title: s(pr.title),
-    author: s(obj(pr.user).login),
-    mergedAt: s(pr.merged_at),
-    ...(s(obj(pr.merged_by).login) ? { mergedBy: s(obj(pr.merged_by).login) } : {}),
-    mergeCommit: s(pr.merge_commit_sha) || sha,
-    baseBranch: s(obj(pr.base).ref),
-    headBranch: s(obj(pr.head).ref),
+    ...mergedPullRequestFields(pr, number, sha),
     ...(/^[0-9a-f]{40,64}$/.test(headCommit) ? { headCommit } : {}),
     ...(s(obj(obj(pr.base).repo).default_branch) ? { defaultBranch: s(obj(obj(pr.base).repo).default_branch) } : {}),
     verdicts: latestVerdicts(reviews.value),
