@@ -90,6 +90,17 @@ export function changedBetween(from: string, to: string, st = mustState()): stri
   }
 }
 
+/** One file of the seed repo as it was at a commit. */
+export function readRepoFileAt(path: string, sha: string, st = mustState()): string {
+  const work = mkdtempSync(join(tmpdir(), 'seed-show-'));
+  try {
+    git(['clone', '-q', st.git.url, work], tmpdir());
+    return git(['show', `${sha}:${path}`], work);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 /** One file of the seed repo at a branch (default main), read from a fresh shallow clone. */
 export function readRepoFile(path: string, branch = 'main', st = mustState()): string {
   const work = mkdtempSync(join(tmpdir(), 'seed-read-'));

@@ -11,6 +11,7 @@ import { waitFor } from '../../sandbox/procs.ts';
 import {
   closePullRequest,
   changedBetween,
+  readRepoFileAt,
   commitAndPush,
   forgeApi,
   forgeBranchHead,
@@ -111,7 +112,8 @@ describe('rollback to an earlier release (issue 16)', () => {
     );
     // main is untouched: the change waits for review on its own branch
     expect(await forgeBranchHead('main')).toBe(mainBefore);
-    expect(readRepoFile(OVERLAY, body.pullRequest.branch)).toBe(before);
+    // the overlay exactly as it was at the release rolled back to (main may have moved on before this file began)
+    expect(readRepoFile(OVERLAY, body.pullRequest.branch)).toBe(readRepoFileAt(OVERLAY, beforeSha));
 
     const forge = sandboxForge();
     const pr = await forgeApi(
