@@ -390,6 +390,10 @@ describe('a CSV export opened in a spreadsheet (against the sandbox)', () => {
     sandboxConsole = await startTestConsole();
     const c = sandboxConsole;
     await fluxReconciled(CLUSTER, KS);
+    // the console has listed every cluster (its drift tracker sees the patch as a change, not as its first look)
+    await waitFor('the console ready', async () => (await fetch(`${c.url}/readyz`)).status === 200, {
+      timeoutMs: 60_000,
+    });
     const t0 = new Date().toISOString();
     // anyone who may edit the object chooses the manager name the console records as the drift's actor
     kubectl(CLUSTER, [
@@ -403,7 +407,7 @@ describe('a CSV export opened in a spreadsheet (against the sandbox)', () => {
         ((await as(c.admin, c.url, `/api/evidence?${query}`)).body.events as EvidenceEvent[]).some(
           (e) => e.actor === MANAGER,
         ),
-      { timeoutMs: 30_000 },
+      { timeoutMs: 90_000 },
     );
     const csv = await download(c.admin, c.url, `/api/evidence/export?format=csv&${query}`);
     expect(csv.status).toBe(200);
