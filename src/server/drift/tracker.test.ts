@@ -165,4 +165,23 @@ describe('DriftTracker', () => {
       fields: [{ path: 'spec.replicas', from: 1, to: 2 }],
     });
   });
+
+  it('a write to an object of an app the catalog does not know yet is looked at when the app appears, not dropped', () => {
+    const records: EvidenceInput[] = [];
+    const recorder = { observe: (e: EvidenceInput) => records.push(e) } as unknown as EvidenceRecorder;
+    const apps: App[] = [];
+    const t = new DriftTracker({ recorder, apps: () => apps });
+    const v1 = deploy(1, 1, [apply('2026-12-01T09:50:00Z', true)]);
+    const v2 = deploy(3, 2, [apply('2026-12-01T09:50:00Z', false), byHand('=HYPERLINK("x")', '2026-12-01T10:00:00Z')]);
+    t.onObject('nonprod', undefined, v1);
+    t.onObject('nonprod', v1, v2); // the index was built a moment ago, without the app
+    expect(records).toEqual([]);
+    apps.push(app);
+    t.appsChanged({ type: 'upsert', app });
+    expect(records.map((r) => [r.type, r.actor, r.app])).toEqual([['drift.detected', '=HYPERLINK("x")', app.id]]);
+    expect(t.forApp(app.id)?.objects[0]?.fields).toEqual([{ path: 'spec.replicas', from: 1, to: 3 }]);
+    // the same app again (a status change): nothing is replayed twice
+    t.appsChanged({ type: 'upsert', app: { ...app, health: 'Healthy' } as App });
+    expect(records).toHaveLength(1);
+  });
 });

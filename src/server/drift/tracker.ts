@@ -51,6 +51,9 @@ export interface EndedDrift {
 const NO_PATHS: readonly string[] = Object.freeze([]);
 /** Objects whose Git fields are remembered after their episode (rememberOrphans) */
 const MAX_ORPHANED = 10_000;
+/** Writes to objects of an app the catalog does not know yet: how many are kept, and for how long */
+const MAX_UNRESOLVED = 2_000;
+const UNRESOLVED_MS = 120_000;
 /** Ended episodes kept per app (the newest) */
 const MAX_ENDED = 50;
 /** At most this many objects and fields per app are carried in the app (the evidence has them all). */
@@ -67,6 +70,8 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
   /** object refId → Git's fields it holds without the controller owning them (see rememberOrphans) */
   private readonly orphaned = new Map<string, string[]>();
   private trackerIndexBuilt = 0;
+  /** writes to objects naming an app the catalog did not know yet (see appsChanged) */
+  private readonly unresolved = new Map<string, { cluster: string; prev: KubeObject; next: KubeObject; at: number }>();
   private enabled = true;
 
   constructor(private readonly deps: DriftTrackerDeps) {
@@ -137,6 +142,7 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
     if (!obj) return;
     // most events are of objects no app manages (pods, replica sets): answer those without building keys
     const app = next ? this.appOf(cluster, next as Obj) : undefined;
+    if (!app && next && prev && trackersOf(next).length) this.keepUnresolved(cluster, prev, next);
     // an episode is only ever opened on an object an app tracks (pods, replica sets… never are)
     if (!app && (!this.open.size || !(trackersOf(obj as KubeObject).length || (prev && trackersOf(prev).length))))
       return;
@@ -187,8 +193,8 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
 
   /**
    * The app managing an object, by its Flux labels / Argo CD tracking annotation. The tracker → app index
-   * is rebuilt every 5 s, and at most once a second when an object names a tracker it does not know (an
-   * app that just appeared).
+   * follows the catalog (appsChanged), is rebuilt every 5 s, and at most once a second when an object
+   * names a tracker it does not know.
    */
   private appOf(cluster: string, o: Obj): App | undefined {
     const trackers = trackersOf(o as KubeObject);
@@ -201,13 +207,49 @@ export class DriftTracker extends EventEmitter<{ changed: [string] }> {
         for (const a of this.deps.apps()) m.set(`${a.cluster}\u0000${trackerOf(a)}`, a);
         this.trackerIndex = m;
         this.trackerIndexBuilt = now;
-      } else if (attempt === 1) return undefined;
+      } else if (attempt === 1) return undefined; // kept by the caller until the catalog knows the app
       for (const t of trackers) {
         const a = this.trackerIndex.get(`${cluster}\u0000${t}`);
         if (a) return a;
       }
     }
     return undefined;
+  }
+
+  /**
+   * The catalog added, changed or removed an app. A new app's objects may have been written before the
+   * catalog knew it (an app and its objects appear together; a console that just started): their writes
+   * were kept (unresolved) and are looked at now, never dropped.
+   */
+  appsChanged(e: { type: 'upsert'; app: App } | { type: 'delete'; id: string }): void {
+    if (e.type === 'delete') {
+      for (const [k, a] of this.trackerIndex) if (a.id === e.id) this.trackerIndex.delete(k);
+      return;
+    }
+    const tracker = trackerOf(e.app);
+    const key = `${e.app.cluster}\u0000${tracker}`;
+    const isNew = this.trackerIndex.get(key)?.id !== e.app.id;
+    this.trackerIndex.set(key, e.app);
+    if (!isNew || !this.unresolved.size) return;
+    const now = this.now();
+    for (const [k, u] of [...this.unresolved]) {
+      if (now - u.at > UNRESOLVED_MS) {
+        this.unresolved.delete(k);
+        continue;
+      }
+      if (u.cluster !== e.app.cluster || !trackersOf(u.next).includes(tracker)) continue;
+      this.unresolved.delete(k);
+      this.onObject(u.cluster, u.prev, u.next);
+    }
+  }
+
+  /** a write to an object naming an app the catalog does not know (yet): kept, first version and latest */
+  private keepUnresolved(cluster: string, prev: KubeObject, next: KubeObject): void {
+    const key = refId(refOf(cluster, next as Obj));
+    const had = this.unresolved.get(key);
+    this.unresolved.delete(key);
+    this.unresolved.set(key, { cluster, prev: had?.prev ?? prev, next, at: had?.at ?? this.now() });
+    if (this.unresolved.size > MAX_UNRESOLVED) this.unresolved.delete(this.unresolved.keys().next().value as string);
   }
 
   /**
