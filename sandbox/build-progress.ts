@@ -1,8 +1,14 @@
 // Progress of the sandbox's first build (sandbox/build.sh compiles a real control plane from Go modules, once,
 // then caches it): which components are cached, building or built, how long it has taken, and an estimate of
-// what is left — from this machine's previous builds when there were any (kept beside the binary cache), else
-// from typical cold build times on 2 cores. Read by `npm start`'s start-up page and printed in the terminal.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// what is left until the sandbox is up — from this machine's previous builds when there were any (kept beside
+// the binary cache), else from typical cold build times on 2 cores. Read by `npm start`'s start-up page and
+// printed in the terminal.
+//
+// Before build.sh has said anything about a component, the estimate looks in the binary cache: a component with
+// a cached build (<cache>/bin/<component>-<key>/) costs seconds, not its cold build time. The key is build.sh's
+// (a hash of the wrapper module, the Go version and the flags); an entry under an older key still counts as
+// cached here, and build.sh's "building <component>" line corrects the estimate when it turns out to be stale.
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -37,6 +43,37 @@ export const TYPICAL_SECONDS: Record<string, number> = {
   imagepush: 20,
 };
 
+/** A cached component: build.sh hashes its wrapper module and links the binaries (measured: ~1 s each). */
+export const CACHED_SECONDS = 2;
+/** build.sh's last step, the CRDs and kwok stages copied from the module cache. */
+export const ASSETS_SECONDS = 5;
+/** From the end of the build to a ready sandbox (clusters, Flux, forge, registry; ~45 s measured on 2 cores). */
+export const TYPICAL_START_SECONDS = 50;
+/** The key build-times.json keeps the start-up's seconds under (no component is called that). */
+const START_KEY = '(start)';
+
+/** The components with a build in the binary cache (<cacheBin>/<name>-<16 hex key>/ with files in it). */
+export function cachedComponents(cacheBin: string, components: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  let entries: string[];
+  try {
+    entries = readdirSync(cacheBin);
+  } catch {
+    return out;
+  }
+  for (const name of components) {
+    const keyed = (e: string) => e.startsWith(`${name}-`) && /^[0-9a-f]{16}$/.test(e.slice(name.length + 1));
+    for (const e of entries.filter(keyed)) {
+      try {
+        if (readdirSync(join(cacheBin, e)).length > 0) out.add(name);
+      } catch {
+        /* not a directory */
+      }
+    }
+  }
+  return out;
+}
+
 export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   return env.GITOPS_SANDBOX_CACHE ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'gitops-console', 'sandbox');
 }
@@ -55,15 +92,24 @@ export class BuildProgress {
   private phase: BuildSnapshot['phase'] = 'building';
   private error: string | undefined;
   private readonly previous: Record<string, number>;
+  /** components found in the binary cache before build.sh said anything about them */
+  private readonly likelyCached: Set<string>;
+  private buildFinishedAt: number | undefined;
 
+  /**
+   * @param timesFile this machine's build times (and the binary cache beside it: `<dir>/bin`, looked in for
+   *   cached components unless `cacheBin` says otherwise); undefined: neither
+   */
   constructor(
     readonly components: string[],
     private readonly timesFile: string | undefined = join(cacheRoot(), 'build-times.json'),
     private readonly now: () => number = Date.now,
+    cacheBin: string | undefined = timesFile ? join(dirname(timesFile), 'bin') : undefined,
   ) {
     this.started = now();
     for (const c of components) this.state.set(c, { state: 'pending' });
     this.previous = this.readTimes();
+    this.likelyCached = cacheBin ? cachedComponents(cacheBin, components) : new Set();
   }
 
   private readTimes(): Record<string, number> {
@@ -108,9 +154,13 @@ export class BuildProgress {
   }
 
   finishBuild(): void {
+    if (this.phase === 'building') this.buildFinishedAt = this.now();
     this.phase = 'starting';
   }
   ready(): void {
+    // this machine's start-up time, for the next estimate (only when this run built or checked the binaries)
+    if (this.phase === 'starting' && this.buildFinishedAt !== undefined)
+      this.remember(START_KEY, Math.round((this.now() - this.buildFinishedAt) / 1000));
     this.phase = 'ready';
   }
   failed(message: string): void {
@@ -122,6 +172,10 @@ export class BuildProgress {
     return this.previous[name] ?? TYPICAL_SECONDS[name] ?? 60;
   }
 
+  private startSeconds(): number {
+    return this.previous[START_KEY] ?? TYPICAL_START_SECONDS;
+  }
+
   snapshot(): BuildSnapshot {
     const now = this.now();
     const components = this.components.map((name) => {
@@ -130,13 +184,20 @@ export class BuildProgress {
     });
     const done = components.filter((c) => c.state === 'built' || c.state === 'cached').length;
     const current = components.find((c) => c.state === 'building')?.name ?? null;
+    // the build's rest, then the start-up: the estimate is of the time until the sandbox is up
     let left = 0;
-    for (const c of components) {
-      if (c.state === 'pending') left += this.expected(c.name);
-      if (c.state === 'building') {
-        const since = (now - (this.state.get(c.name)?.startedAt ?? now)) / 1000;
-        left += Math.max(10, this.expected(c.name) - since);
+    if (this.phase === 'building') {
+      for (const c of components) {
+        if (c.state === 'pending') left += this.likelyCached.has(c.name) ? CACHED_SECONDS : this.expected(c.name);
+        if (c.state === 'building') {
+          const since = (now - (this.state.get(c.name)?.startedAt ?? now)) / 1000;
+          left += Math.max(10, this.expected(c.name) - since);
+        }
       }
+      left += ASSETS_SECONDS + this.startSeconds();
+    } else if (this.phase === 'starting') {
+      const since = (now - (this.buildFinishedAt ?? now)) / 1000;
+      left = Math.max(5, this.startSeconds() - since);
     }
     return {
       phase: this.phase,
@@ -144,7 +205,7 @@ export class BuildProgress {
       done,
       total: components.length,
       elapsedS: Math.round((now - this.started) / 1000),
-      estimateLeftS: this.phase === 'building' ? Math.round(left) : this.phase === 'starting' ? 120 : 0,
+      estimateLeftS: Math.round(left),
       current,
       ...(this.error ? { error: this.error } : {}),
     };
@@ -154,6 +215,8 @@ export class BuildProgress {
   summary(): string {
     const s = this.snapshot();
     const mins = (x: number) => (x >= 60 ? `${Math.floor(x / 60)} min ${x % 60} s` : `${x} s`);
+    // an estimate is no more precise than its minutes
+    const approx = (x: number) => (x >= 60 ? `${Math.round(x / 60)} min` : `${x} s`);
     const what =
       s.phase === 'building'
         ? s.current
@@ -163,7 +226,7 @@ export class BuildProgress {
           ? 'starting the clusters'
           : s.phase;
     return `[sandbox ${s.done}/${s.total}] ${what} · ${mins(s.elapsedS)} elapsed${
-      s.estimateLeftS ? ` · about ${mins(s.estimateLeftS)} left` : ''
+      s.estimateLeftS ? ` · about ${approx(s.estimateLeftS)} left` : ''
     }`;
   }
 }

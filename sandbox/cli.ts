@@ -11,6 +11,7 @@ import {
   type SandboxState,
 } from './sandbox.ts';
 import type { ExtrasState } from './extras.ts';
+import { stopSupervisor } from './procs.ts';
 
 /** Where the forge, registry and business endpoints listen (no credentials: those stay in their files). */
 function extrasLines(st: SandboxState & ExtrasState): string[] {
@@ -68,10 +69,13 @@ async function main(): Promise<number> {
     }
     case 'down':
       await stopSandbox();
+      // the sandbox's supervisor (the parent that reaps its processes) exits too: nothing is left behind
+      await stopSupervisor();
       console.log('sandbox stopped');
       return 0;
     case 'reset':
       await resetSandbox();
+      await stopSupervisor();
       console.log('sandbox stopped and its data removed');
       return 0;
     case 'status': {

@@ -1,8 +1,34 @@
 // Process bookkeeping for the sandbox: free loopback ports, detached
 // processes with log files and pid records, readiness polling, log tails.
+//
+// The processes are started by the sandbox's supervisor (sandbox/supervisor.mjs), one long-lived process per
+// sandbox directory that is their parent and reaps them when they stop: started straight from `sandbox up` (a
+// short-lived process) they were reparented to PID 1 and, where PID 1 does not reap, left zombies behind.
+// startProcess hands the supervisor a request file and waits (synchronously, as before) for the child's pid.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const SUPERVISOR = join(HERE, 'supervisor.mjs');
+
+/** The supervisor's directory: beside the sandbox's run/ (sandbox/state.ts's SANDBOX_DIR, which imports this). */
+export function supervisorDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.GITOPS_SANDBOX_DIR ?? resolve(HERE, '..', '.sandbox'), 'supervisor');
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -25,6 +51,7 @@ export interface ProcRecord {
   startedAt: string;
 }
 
+/** Starts `bin` as a child of the sandbox's supervisor, in its own process group, its output appended to `log`. */
 export function startProcess(
   name: string,
   bin: string,
@@ -32,16 +59,89 @@ export function startProcess(
   log: string,
   env: Record<string, string> = {},
 ): ProcRecord {
-  const fd = openSync(log, 'a');
-  const child = spawn(bin, args, {
-    detached: true,
-    stdio: ['ignore', fd, fd],
-    env: { ...process.env, ...env },
-  });
-  closeSync(fd);
-  if (child.pid === undefined) throw new Error(`failed to start ${name} (${bin})`);
-  child.unref();
-  return { name, pid: child.pid, cmd: [bin, ...args], log, startedAt: new Date().toISOString() };
+  const dir = supervisorDir();
+  for (const d of [dir, join(dir, 'req'), join(dir, 'res')]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  const id = randomUUID();
+  const req = join(dir, 'req', `${id}.json`);
+  const res = join(dir, 'res', `${id}.json`);
+  const body = { name, bin, args, log, env: { ...process.env, ...env } };
+  writeFileSync(`${req}.tmp`, JSON.stringify(body), { mode: 0o600 });
+  renameSync(`${req}.tmp`, req);
+  let spawnedAt = 0;
+  const until = Date.now() + 20_000;
+  for (let i = 0; ; i++) {
+    if (existsSync(res)) {
+      const answer = JSON.parse(readFileSync(res, 'utf8')) as { pid?: number; error?: string };
+      rmSync(res, { force: true });
+      if (!answer.pid) throw new Error(answer.error ?? `failed to start ${name} (${bin})`);
+      return { name, pid: answer.pid, cmd: [bin, ...args], log, startedAt: new Date().toISOString() };
+    }
+    // no supervisor (none yet, or the last one went idle): start one; it takes the waiting request
+    if (i % 20 === 0 && !supervisorPid(dir) && Date.now() - spawnedAt > 2_000) {
+      spawnSupervisor(dir);
+      spawnedAt = Date.now();
+    }
+    if (Date.now() > until) {
+      rmSync(req, { force: true });
+      throw new Error(
+        `failed to start ${name}: the sandbox supervisor did not answer (${join(dir, 'supervisor.log')})`,
+      );
+    }
+    sleepSync(5);
+  }
+}
+
+/** The running supervisor's pid, if there is one taking requests. */
+export function supervisorPid(dir = supervisorDir()): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(dir, 'supervisor.pid'), 'utf8').trim());
+    if (!(pid > 0) || !alive(pid)) return undefined;
+    // a pid file left by a killed supervisor may name a reused pid
+    const cmdline = `/proc/${pid}/cmdline`;
+    return !existsSync(cmdline) || readFileSync(cmdline, 'utf8').includes('supervisor.mjs') ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function spawnSupervisor(dir: string): void {
+  const fd = openSync(join(dir, 'supervisor.log'), 'a');
+  try {
+    const child = spawn(process.execPath, [SUPERVISOR, dir], {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      env: process.env,
+    });
+    child.on('error', () => undefined);
+    child.unref();
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Stops the sandbox's supervisor and whatever it still runs (each child is stopped and reaped first), and waits
+ * until it is gone. Nothing to do when none runs (it exits by itself once its children have stopped).
+ */
+export async function stopSupervisor(dir = supervisorDir(), timeoutMs = 20_000): Promise<void> {
+  const pid = supervisorPid(dir);
+  if (!pid) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const until = Date.now() + timeoutMs;
+  while (alive(pid)) {
+    if (Date.now() > until)
+      throw new Error(`the sandbox supervisor (pid ${pid}) did not stop in ${timeoutMs / 1000} s`);
+    await sleep(50);
+  }
+}
+
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+function sleepSync(ms: number): void {
+  Atomics.wait(sleepCell, 0, 0, ms);
 }
 
 export function alive(pid: number): boolean {

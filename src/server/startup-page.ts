@@ -47,6 +47,7 @@ const PAGE = `<!doctype html>
 
 const SCRIPT = `(function () {
   var mins = function (s) { return s >= 60 ? Math.floor(s / 60) + ' min ' + (s % 60) + ' s' : s + ' s'; };
+  var approx = function (s) { return s >= 60 ? Math.round(s / 60) + ' min' : s + ' s'; };
   var words = { pending: 'waiting', building: 'compiling now', built: 'built', cached: 'cached' };
   function show(p) {
     var bar = document.getElementById('bar');
@@ -56,7 +57,7 @@ const SCRIPT = `(function () {
       : p.phase === 'starting' ? 'Starting the clusters, Git, forge and registry'
       : p.phase === 'failed' ? 'The sandbox could not start' : 'Ready';
     document.getElementById('status').textContent = what + ' — ' + p.done + ' of ' + p.total + ' components ready · '
-      + mins(p.elapsedS) + ' elapsed' + (p.estimateLeftS ? ' · about ' + mins(p.estimateLeftS) + ' left' : '');
+      + mins(p.elapsedS) + ' elapsed' + (p.estimateLeftS ? ' · about ' + approx(p.estimateLeftS) + ' left' : '');
     var list = document.getElementById('list');
     list.textContent = '';
     p.components.forEach(function (c) {
