@@ -7,35 +7,18 @@ import { join } from 'node:path';
 import { signIn } from '../test/support/auth.ts';
 import { spawnBff, storageStateFor } from '../test/support/bff-process.ts';
 import { assertBffIdentityIsLeastPrivilege } from '../test/support/kubeconfig.ts';
+import { sandboxDefaults, type SandboxFacts } from '../src/server/sandbox-defaults.ts';
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
   const st = await startSandbox({ reuse: true });
   await assertBffIdentityIsLeastPrivilege(st.clusters.map((c) => c.name));
-  // the release recorder's verification checks (the sandbox's business stand-ins) and tag resolution (its registry)
-  const extras = st as unknown as {
-    registry?: { url: string };
-    business?: { endpoints: Record<string, { url: string }> };
-  };
-  const conf = mkdtempSync(join(tmpdir(), 'console-e2e-conf-'));
-  const verifications = join(conf, 'verifications.json');
-  writeFileSync(
-    verifications,
-    JSON.stringify(
-      Object.fromEntries(
-        st.clusters.flatMap((c) =>
-          c.namespaces.flatMap((env) => {
-            const e = extras.business?.endpoints[env];
-            return e ? [[`${c.name}/${env}`, { url: e.url, expectStatus: 200, timeoutMs: 3000 }]] : [];
-          }),
-        ),
-      ),
-    ),
-  );
+  // the same checks, registry mirror and forge token sandbox mode configures (src/server/sandbox-defaults.ts)
+  const d = sandboxDefaults(st as unknown as SandboxFacts, mkdtempSync(join(tmpdir(), 'console-e2e-conf-')));
   const bff = await spawnBff('console-e2e', {
     env: {
-      CONSOLE_VERIFICATIONS_FILE: verifications,
+      ...(d.verificationsFile ? { CONSOLE_VERIFICATIONS_FILE: d.verificationsFile } : {}),
       CONSOLE_VERIFICATION_INTERVAL_S: '600',
-      ...(extras.registry ? { CONSOLE_REGISTRY_MIRRORS: `registry.example.com=${extras.registry.url}` } : {}),
+      ...(d.registryMirrors ? { CONSOLE_REGISTRY_MIRRORS: d.registryMirrors } : {}),
     },
   });
   process.env.E2E_BASE_URL = bff.base;

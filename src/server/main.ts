@@ -26,6 +26,7 @@ import { loadForgeDirectory } from './forge/forge-directory.ts';
 import { configureUrlPolicy } from './git/url-policy.ts';
 import { sandboxGitHosts } from './sandbox-git-hosts.ts';
 import { sandboxEnvironmentRules } from './sandbox-environments.ts';
+import { sandboxDefaults, type SandboxFacts } from './sandbox-defaults.ts';
 import { join } from 'node:path';
 import { parseRegistryMirrors, ReleaseRecorder, validateRender } from './releases/index.ts';
 import { LeaseElector } from './kube/lease.ts';
@@ -37,6 +38,8 @@ export interface RunningConsole {
   url: string;
   /** every API route with its access rule */
   routes: Array<{ method: string; url: string; access: AccessRule }>;
+  /** the kubeconfig the console connects with (in sandbox mode: the sandbox's kubeconfig-console) */
+  kubeconfig: string;
   close(): Promise<void>;
 }
 
@@ -52,7 +55,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   let gitAllowHosts = cfg.git.allowHosts;
   if (cfg.sandbox) {
     // the embedded default: a local sandbox cluster pair, started (or reused) here
-    const { startSandbox, KUBECONFIG_PATH, REPO_ROOT } = await import('../../sandbox/sandbox.ts');
+    const { startSandbox, CONSOLE_KUBECONFIG_PATH, REPO_ROOT } = await import('../../sandbox/sandbox.ts');
     const { BuildProgress, componentsOf } = await import('../../sandbox/build-progress.ts');
     process.stderr.write('no kubeconfig given (or --sandbox): starting the local sandbox clusters…\n');
     // the console's address answers at once with the build's progress (the first build takes a while)
@@ -74,6 +77,11 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       // host:ports, and no other loopback address, pass the Git URL policy (src/server/git/url-policy.ts)
       gitAllowHosts = [...gitAllowHosts, ...sandboxGitHosts(st)];
       cfg.environments ??= sandboxEnvironmentRules(st.clusters); // each sandbox namespace is its environment
+      // complete release chains from the first start: the sandbox's checks, registry and forge token
+      const d = sandboxDefaults(st as unknown as SandboxFacts, join(cfg.dataDir, 'sandbox'));
+      cfg.releases.verificationsFile ??= d.verificationsFile;
+      cfg.releases.registryMirrors ??= d.registryMirrors;
+      cfg.forgeTokensFile ??= d.forgeTokensFile;
       progress.ready();
     } catch (e) {
       progress.failed(e instanceof Error ? e.message : String(e));
@@ -82,7 +90,9 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       clearInterval(ticker);
       await page?.close();
     }
-    kubeconfig = KUBECONFIG_PATH;
+    // the console's own least-privilege identity (deploy/rbac.yaml), as it ships: the admin kubeconfig is for
+    // the sandbox's set-up and its scenarios only
+    kubeconfig = CONSOLE_KUBECONFIG_PATH;
   }
   configureUrlPolicy({ ...cfg.git, allowHosts: gitAllowHosts });
   if (!kubeconfig) throw new ConfigError('no kubeconfig');
@@ -158,6 +168,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   if (process.env.CONSOLE_DRIFT_DETECTION === 'off') drift.setEnabled(false);
   index.on('updated', (cluster, prev, next) => drift.onObject(cluster, prev, next));
   catalog.attachDrift(drift);
+  catalog.on('app', (e) => drift.appsChanged(e));
   const app = await buildApp({ ...deps, catalog, index, drift });
   built = app;
   await catalog.start();
@@ -247,6 +258,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   return {
     url: address,
     routes,
+    kubeconfig,
     async close() {
       await app.close();
       unshare();
