@@ -73,6 +73,27 @@ export async function listPreviews(
 }
 
 /**
+ * The pending previews waiting for this user's decision (the header's count, `GET /api/prune-previews?awaiting=me`):
+ * those the approve route would let them approve now (whyNotApprove: the role there, not the requester, not decided
+ * yet, pending, not expired) and, in impersonation mode (`access`), that they can see all of, as
+ * mustSeeAllToApprove requires.
+ */
+export async function awaitingDecision(
+  ctx: PruneContext,
+  user: Principal,
+  access?: ReaderAccess,
+): Promise<StoredPreview[]> {
+  const open = (await listPreviews(ctx, user, 'pending')).filter((p) => !whyNotApprove(p, user));
+  if (!access) return open;
+  const out: StoredPreview[] = [];
+  for (const p of open) {
+    const seen = await previewSeenBy({ preview: p, journal: [], viewer: { canApprove: true, reason: null } }, access);
+    if (!seen.hidden) out.push(p);
+  }
+  return out;
+}
+
+/**
  * Splits a list by what the reader may `get` in Kubernetes (AccessReviewer.split for one user; in service mode
  * everything is visible), with the sentence saying what was hidden.
  */

@@ -4,6 +4,7 @@
 // shown as the reader's Kubernetes RBAC lets it be seen, and only a reviewer who sees all of it may approve it
 // (approvals.ts previewSeenBy, mustSeeAllToApprove).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import {
   PruneDecisionBody,
   PrunePreviewParams,
@@ -24,6 +25,9 @@ import { mustSeeAllToApprove, previewSeenBy, type ReaderAccess } from './approva
 import type { PreviewDoc, PreviewView, StoredPreview } from './model.ts';
 import { PruneService } from './service.ts';
 import { PruneStore } from './store.ts';
+
+/** The list's query; `awaiting=me`: the previews waiting for the signed-in user's decision. */
+const PreviewsQuery = PrunePreviewsQuery.extend({ awaiting: z.literal('me').optional() });
 
 function summaryOf(p: StoredPreview): Omit<PrunePreview, 'candidates' | 'journal' | 'decisions'> {
   const c = p.doc.candidates;
@@ -142,8 +146,13 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   );
 
   app.get('/api/prune-previews', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
-    const { state } = parsed(PrunePreviewsQuery, req.query);
-    const list = await service.list(req.principal as Principal, state);
+    const { state, awaiting } = parsed(PreviewsQuery, req.query);
+    const user = req.principal as Principal;
+    // awaiting=me: only the pending previews this user may approve now, as the approve route decides (the
+    // header's count); in impersonation mode only those they can see all of
+    const list = awaiting
+      ? await service.awaiting(user, deps.reviewer ? readerAccess(req) : undefined)
+      : await service.list(user, state);
     return validated(PrunePreviewsResponse, {
       previews: list.map((p) => ({
         ...summaryOf(p),

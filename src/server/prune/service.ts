@@ -28,7 +28,7 @@
 // No Fastify types here.
 import type { App } from '../../domain/app.ts';
 import type { Principal } from '../auth/index.ts';
-import { decide, listPreviews, viewPreview } from './approvals.ts';
+import { awaitingDecision, decide, listPreviews, viewPreview, type ReaderAccess } from './approvals.ts';
 import { pruneContext, type PruneContext } from './context.ts';
 import { executionsSettled } from './executor.ts';
 import type { PreviewDoc, PreviewView, PruneServiceDeps, PruneServiceOptions, StoredPreview } from './model.ts';
@@ -65,6 +65,14 @@ export class PruneService {
   /** The previews this user may see (the reviewer queue: status pending). */
   list(user: Principal, status?: PreviewStatus): Promise<StoredPreview[]> {
     return listPreviews(this.ctx, user, status);
+  }
+
+  /**
+   * The pending previews waiting for this user's decision: those they may approve now (the approve route's checks;
+   * in impersonation mode `access` says whether they can see all of one).
+   */
+  awaiting(user: Principal, access?: ReaderAccess): Promise<StoredPreview[]> {
+    return awaitingDecision(this.ctx, user, access);
   }
 
   /**

@@ -17,7 +17,7 @@ export function Hint({ hint, children, className = '' }: { hint: string; childre
       <span
         id={id}
         role="tooltip"
-        className="invisible absolute top-full left-0 z-30 mt-1 w-max max-w-xs rounded bg-slate-800 px-2 py-1 text-xs font-normal break-words whitespace-normal text-white shadow group-hover:visible group-focus-visible:visible"
+        className="absolute top-full left-0 z-30 mt-1 hidden w-max max-w-xs rounded bg-slate-800 px-2 py-1 text-xs font-normal whitespace-normal text-white shadow wrap-anywhere group-hover:block group-focus-visible:block"
       >
         {hint}
       </span>

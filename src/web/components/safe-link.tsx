@@ -11,9 +11,14 @@ export function safeHttpUrl(url: string | undefined): string | undefined {
 
 export function SafeLink({ href, children }: { href?: string; children: React.ReactNode }) {
   const safe = safeHttpUrl(href);
-  if (!safe) return <span>{children}</span>;
+  if (!safe) return <span className="wrap-anywhere">{children}</span>;
   return (
-    <a href={safe} target="_blank" rel="noopener noreferrer" className="text-teal-700 underline decoration-dotted">
+    <a
+      href={safe}
+      target="_blank"
+      rel="noopener noreferrer"
+      className="text-teal-700 underline decoration-dotted wrap-anywhere"
+    >
       {children}
     </a>
   );

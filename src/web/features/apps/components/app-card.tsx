@@ -44,7 +44,11 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
       </div>
       {app.envConflict && (
         // the console's mapping decides the environment (and every permission); the label only claims one
-        <p className="mt-1 line-clamp-2 text-xs text-amber-900" data-testid="env-conflict">
+        <p
+          className="mt-1 line-clamp-2 text-xs text-amber-900 wrap-anywhere"
+          data-testid="env-conflict"
+          title={app.envConflict}
+        >
           {app.envConflict}
         </p>
       )}
@@ -69,7 +73,11 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
       </div>
       {app.health !== 'Healthy' && app.healthMessage && (
         // the reason is text on the card, not only the badge's tooltip: read without a mouse
-        <p className="mt-1 line-clamp-2 text-xs text-slate-700" data-testid="health-reason">
+        <p
+          className="mt-1 line-clamp-2 text-xs text-slate-700 wrap-anywhere"
+          data-testid="health-reason"
+          title={app.healthMessage}
+        >
           {app.healthMessage}
         </p>
       )}

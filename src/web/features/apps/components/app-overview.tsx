@@ -102,7 +102,7 @@ export function AppOverview() {
             <h2 className="mb-2 text-sm font-semibold tracking-wide text-slate-700 uppercase">
               <Link
                 to={`/envs/${encodeURIComponent(g.env)}`}
-                className="underline decoration-dotted hover:text-teal-700"
+                className="underline decoration-dotted wrap-anywhere hover:text-teal-700"
               >
                 {g.env}
                 <span className="sr-only"> releases</span>
@@ -110,11 +110,11 @@ export function AppOverview() {
             </h2>
             {g.clusters.map((c) => (
               <div key={c.cluster} className="mb-3">
-                <h3 className="mb-1 flex items-center gap-2 text-xs font-medium text-slate-600">
+                <h3 className="mb-1 flex flex-wrap items-center gap-x-2 text-xs font-medium text-slate-600 wrap-anywhere">
                   cluster {c.cluster}
                   {down.has(c.cluster) && <span className="text-amber-700">(stale)</span>}
                 </h3>
-                <div className="grid gap-2">
+                <div className="grid grid-cols-[minmax(0,1fr)] gap-2">
                   {firstOf(c.apps, shown(`${g.env}/${c.cluster}`)).map((a) => (
                     <AppCard key={a.id} app={a} stale={down.has(a.cluster)} />
                   ))}

@@ -10,7 +10,7 @@ export function DriftSummary({ drift }: { drift: NonNullable<AppDto['drift']> })
     <div
       data-testid="drift-summary"
       data-kind={drift.kind}
-      className={`mt-2 rounded px-2 py-1 text-sm ${person ? 'bg-orange-50 text-orange-900' : 'bg-fuchsia-50 text-fuchsia-900'}`}
+      className={`mt-2 rounded px-2 py-1 text-sm wrap-anywhere ${person ? 'bg-orange-50 text-orange-900' : 'bg-fuchsia-50 text-fuchsia-900'}`}
     >
       <p>{driftHeadline(drift, now)}</p>
       <ul className="mt-0.5 text-xs opacity-80">

@@ -114,16 +114,18 @@ function ObjectDiffView({
       data-name={o.ref.name}
       data-status={o.status}
     >
-      <div className="flex items-center gap-2 bg-slate-50 px-2 py-1 text-sm">
-        <strong>{o.ref.kind}</strong> {o.ref.namespace ? `${o.ref.namespace}/` : ''}
-        {o.ref.name}
+      <div className="flex flex-wrap items-center gap-x-2 bg-slate-50 px-2 py-1 text-sm">
+        <span className="min-w-0 wrap-anywhere">
+          <strong>{o.ref.kind}</strong> {o.ref.namespace ? `${o.ref.namespace}/` : ''}
+          {o.ref.name}
+        </span>
         <span className="rounded bg-white px-1 text-xs ring-1 ring-slate-300">{o.status}</span>
         {o.mode === 'normalized' && (
           <span className="rounded bg-amber-50 px-1 text-xs text-amber-900 ring-1 ring-amber-300">
             normalized comparison (no dry-run)
           </span>
         )}
-        {o.note && <span className="text-xs text-slate-500">{o.note}</span>}
+        {o.note && <span className="min-w-0 text-xs text-slate-500 wrap-anywhere">{o.note}</span>}
         {(o.liveYaml || o.predictedYaml) && (
           <button className="ml-auto text-xs text-teal-700 underline" onClick={() => setOpen(!open)}>
             {open ? 'hide side-by-side' : 'side-by-side'}
@@ -150,10 +152,10 @@ function ObjectDiffView({
                 data-path={c.path}
                 data-class={c.class}
               >
-                <td className="break-all px-2 font-mono">{c.path}</td>
-                <td className="break-all font-mono">{show(c.predicted ?? c.desired)}</td>
-                <td className="break-all font-mono">{show(c.live)}</td>
-                <td>
+                <td className="px-2 font-mono wrap-anywhere">{c.path}</td>
+                <td className="font-mono wrap-anywhere">{show(c.predicted ?? c.desired)}</td>
+                <td className="font-mono wrap-anywhere">{show(c.live)}</td>
+                <td className="wrap-anywhere">
                   <span
                     className="rounded bg-violet-100 px-1 text-violet-900"
                     title={ownerHover(c)}
@@ -167,7 +169,10 @@ function ObjectDiffView({
                   {c.class === 'conflict' && (
                     <details className="mt-1">
                       <summary className="cursor-pointer text-teal-700">suggested fix</summary>
-                      <pre className="whitespace-pre-wrap rounded bg-slate-50 p-1" data-testid="fix-snippet">
+                      <pre
+                        className="rounded bg-slate-50 p-1 whitespace-pre-wrap wrap-anywhere"
+                        data-testid="fix-snippet"
+                      >
                         {fixSnippet(controller, o, c)}
                       </pre>
                     </details>

@@ -19,15 +19,15 @@ export function AppEvidence({ appId, cluster, env }: { appId: string; cluster: s
       {q.data && q.data.events.length === 0 && <p className="text-sm text-slate-500">No evidence recorded yet.</p>}
       <ol className="space-y-1 text-sm">
         {q.data?.events.map((e) => (
-          <li key={e.seq} className="flex gap-3" data-testid="evidence-event" data-type={e.type}>
+          <li key={e.seq} className="flex flex-wrap gap-x-3" data-testid="evidence-event" data-type={e.type}>
             <span className="w-56 shrink-0 font-mono text-xs text-slate-600">
               <Time iso={e.time} />
             </span>
             <span className="w-48 shrink-0">{e.type}</span>
-            <span className="font-mono text-xs" data-testid="evidence-text">
+            <span className="min-w-0 flex-1 basis-64 font-mono text-xs wrap-anywhere" data-testid="evidence-text">
               {evidenceText(e)}
             </span>
-            <span className="text-slate-500">by {e.actor}</span>
+            <span className="min-w-0 text-slate-500 wrap-anywhere">by {e.actor}</span>
             <span className="ml-auto font-mono text-[10px] text-slate-500" title={e.hash}>
               #{e.seq} {e.hash.slice(0, 10)}
             </span>

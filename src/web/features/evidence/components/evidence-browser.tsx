@@ -167,18 +167,18 @@ function EventRows({ e }: { e: Event }) {
           <Time iso={e.time} />
         </td>
         <td className="py-1 pr-2">{e.type}</td>
-        <td className="py-1 pr-2">{e.actor}</td>
-        <td className="py-1 pr-2 break-all">{e.app ?? '—'}</td>
+        <td className="py-1 pr-2 wrap-anywhere">{e.actor}</td>
+        <td className="py-1 pr-2 wrap-anywhere">{e.app ?? '—'}</td>
         <td className="py-1 pr-2">
           {e.cluster ?? '—'}
           {e.env ? ` / ${e.env}` : ''}
         </td>
-        <td className="py-1 font-mono text-xs">{evidenceText(e)}</td>
+        <td className="py-1 font-mono text-xs wrap-anywhere">{evidenceText(e)}</td>
       </tr>
       {open && (
         <tr id={detailId} data-testid="evidence-detail">
           <td colSpan={7} className="bg-slate-50 px-3 py-2">
-            <dl className="grid grid-cols-[8rem_1fr] gap-x-3 gap-y-1 text-xs">
+            <dl className="grid grid-cols-[8rem_minmax(0,1fr)] gap-x-3 gap-y-1 text-xs">
               <dt className="font-medium">Sequence</dt>
               <dd className="font-mono">{e.seq}</dd>
               <dt className="font-medium">Hash</dt>
@@ -187,7 +187,9 @@ function EventRows({ e }: { e: Event }) {
               <dd className="font-mono break-all">{e.prevHash}</dd>
               <dt className="font-medium">Data</dt>
               <dd>
-                <pre className="overflow-x-auto font-mono whitespace-pre-wrap">{JSON.stringify(e.data, null, 2)}</pre>
+                <pre className="overflow-x-auto font-mono whitespace-pre-wrap wrap-anywhere">
+                  {JSON.stringify(e.data, null, 2)}
+                </pre>
               </dd>
             </dl>
           </td>

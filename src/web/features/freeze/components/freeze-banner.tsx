@@ -18,7 +18,7 @@ export function FreezeBanner({ freeze }: { freeze: NonNullable<AppDto['freeze']>
     >
       <p className="font-semibold">
         <span aria-hidden>❄ </span>
-        <span data-testid="freeze-banner-text">
+        <span data-testid="freeze-banner-text" className="wrap-anywhere">
           Frozen by {freeze.by}: {freeze.reason} — {left === 'expired' ? 'expired, ending' : `${left} left`}
         </span>
       </p>

@@ -81,11 +81,15 @@ export function FreezePage() {
           {f.endReason}
         </p>
       ) : null}
-      <dl className="mt-3 grid grid-cols-[9rem_1fr] gap-x-4 gap-y-1 text-sm">
+      <dl className="mt-3 grid grid-cols-[9rem_minmax(0,1fr)] gap-x-4 gap-y-1 text-sm">
         <dt className="text-slate-500">Frozen by</dt>
-        <dd data-testid="freeze-by">{f.createdBy}</dd>
+        <dd data-testid="freeze-by" className="wrap-anywhere">
+          {f.createdBy}
+        </dd>
         <dt className="text-slate-500">Why</dt>
-        <dd data-testid="freeze-reason-text">{f.reason}</dd>
+        <dd data-testid="freeze-reason-text" className="wrap-anywhere">
+          {f.reason}
+        </dd>
         <dt className="text-slate-500">Incident</dt>
         <dd>{f.incident ? <SafeLink href={f.incident}>{f.incident}</SafeLink> : '—'}</dd>
         <dt className="text-slate-500">Scope</dt>
@@ -130,7 +134,7 @@ export function FreezePage() {
         </h2>
         <ul className="mt-1 space-y-1 text-sm" data-testid="freeze-targets">
           {f.targets.map((t) => (
-            <li key={t.appId}>
+            <li key={t.appId} className="wrap-anywhere">
               <Link to={`/apps/${appPath(t.appId)}`} className="text-teal-700 underline">
                 {t.name}
               </Link>{' '}
@@ -159,7 +163,7 @@ export function FreezePage() {
           </h2>
           <ol className="mt-1 text-sm" data-testid="freeze-extensions">
             {f.extensions.map((x) => (
-              <li key={x.at}>
+              <li key={x.at} className="wrap-anywhere">
                 <Time iso={x.at} /> by {x.by}: <Time iso={x.from} /> → <Time iso={x.to} /> — {x.reason}
               </li>
             ))}

@@ -72,7 +72,8 @@ function FreezeList({
           <Link to={`/freezes/${encodeURIComponent(f.id)}`} className="font-medium text-teal-700 underline">
             {scopeText(f)}
           </Link>
-          <span className="text-slate-600">
+          {/* a long reason is cut at two lines: in full on hover and on the freeze's page */}
+          <span className="line-clamp-2 min-w-0 text-slate-600 wrap-anywhere" title={f.reason}>
             {f.cluster}
             {f.env ? `/${f.env}` : ''} · by {f.createdBy}: {f.reason}
           </span>

@@ -15,6 +15,8 @@ export const pruneKeys = {
   all: ['prune-previews'] as const,
   list: (state: PrunePreviewState | 'all') => [...pruneKeys.all, 'list', state] as const,
   detail: (id: string) => [...pruneKeys.all, 'detail', id] as const,
+  /** the pending previews waiting for the signed-in user's decision (under `all`: the live stream refreshes it) */
+  awaitingMe: () => [...pruneKeys.all, 'awaiting', 'me'] as const,
 };
 
 export const getPrunePreview = (id: string, signal?: AbortSignal) =>
@@ -48,3 +50,14 @@ export const prunePreviewsQueryOptions = (state: PrunePreviewState | 'all' = 'pe
 export function usePrunePreviews(state: PrunePreviewState | 'all' = 'pending') {
   return useQuery(prunePreviewsQueryOptions(state));
 }
+
+export const getPrunePreviewsAwaitingMe = (signal?: AbortSignal) =>
+  apiGet('/api/prune-previews?awaiting=me', PrunePreviewsResponse, { signal });
+
+/** The previews the signed-in user may approve now (the BFF decides, with the approve route's checks). */
+export const prunePreviewsAwaitingMeQueryOptions = () =>
+  queryOptions({
+    queryKey: pruneKeys.awaitingMe(),
+    queryFn: ({ signal }) => getPrunePreviewsAwaitingMe(signal),
+    refetchInterval: 15_000,
+  });

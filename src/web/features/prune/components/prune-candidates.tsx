@@ -44,11 +44,13 @@ export function PruneCandidates({ preview }: { preview: PrunePreview }) {
               data-name={c.ref.name}
             >
               <td className="py-1 pr-3">{c.ref.kind}</td>
-              <td className="py-1 pr-3 font-mono break-all">{where(c.ref)}</td>
+              <td className="py-1 pr-3 font-mono wrap-anywhere">{where(c.ref)}</td>
               <td className="py-1 pr-3">{age(c.createdAt)}</td>
-              <td className="py-1 pr-3 font-mono">{c.lastWriter ?? '—'}</td>
-              <td className="py-1 pr-3 font-mono">{c.finalizers.length ? c.finalizers.join(', ') : '—'}</td>
-              <td className="py-1 pr-3">
+              <td className="py-1 pr-3 font-mono wrap-anywhere">{c.lastWriter ?? '—'}</td>
+              <td className="py-1 pr-3 font-mono wrap-anywhere">
+                {c.finalizers.length ? c.finalizers.join(', ') : '—'}
+              </td>
+              <td className="py-1 pr-3 wrap-anywhere">
                 {c.cascadesUnknown && (
                   <p className="text-amber-800" data-testid="cascades-unknown">
                     unknown: {c.cascadesUnknown}
@@ -70,7 +72,7 @@ export function PruneCandidates({ preview }: { preview: PrunePreview }) {
                   '—'
                 )}
               </td>
-              <td className="py-1">
+              <td className="py-1 wrap-anywhere">
                 {c.protectedBy ? (
                   <span className="text-emerald-800" data-testid="protected">
                     protected: <code>{c.protectedBy}</code> — never deleted

@@ -47,7 +47,7 @@ export function PruneDecision({ data }: { data: PrunePreviewResponse }) {
       {override && preview.confirmation && (
         <>
           <label htmlFor={ids.confirm} className="mt-2 block text-sm font-medium">
-            Type <code className="rounded bg-white px-1">{preview.confirmation}</code> to confirm
+            Type <code className="rounded bg-white px-1 wrap-anywhere">{preview.confirmation}</code> to confirm
           </label>
           <input
             id={ids.confirm}
@@ -61,7 +61,7 @@ export function PruneDecision({ data }: { data: PrunePreviewResponse }) {
         </>
       )}
       {viewer.reason && (
-        <p id={ids.reason} className="mt-2 text-sm text-slate-600" data-testid="prune-approve-reason">
+        <p id={ids.reason} className="mt-2 text-sm text-slate-600 wrap-anywhere" data-testid="prune-approve-reason">
           {viewer.reason}
         </p>
       )}

@@ -39,7 +39,7 @@ export function PrunePreviewPage() {
         <span className={`rounded px-2 py-0.5 text-xs ${STATUS_TONE[preview.status] ?? ''}`} data-testid="prune-status">
           {preview.status}
         </span>
-        <Link to={`/apps/${appPath(preview.appId)}`} className="text-sm text-teal-700 underline">
+        <Link to={`/apps/${appPath(preview.appId)}`} className="min-w-0 text-sm text-teal-700 underline wrap-anywhere">
           {preview.appId}
         </Link>
         <Link to="/prune-previews" className="ml-auto text-sm text-teal-700 underline">
@@ -56,12 +56,14 @@ export function PrunePreviewPage() {
       {preview.reasons.length > 0 && (
         <ul className="mt-2 list-disc pl-5 text-sm text-red-800" data-testid="prune-reasons">
           {preview.reasons.map((r) => (
-            <li key={r}>{r}</li>
+            <li key={r} className="wrap-anywhere">
+              {r}
+            </li>
           ))}
         </ul>
       )}
-      {preview.statusReason && <p className="mt-1 text-sm text-slate-600">{preview.statusReason}</p>}
-      <dl className="mt-3 grid grid-cols-[10rem_1fr] gap-x-4 gap-y-1 text-sm">
+      {preview.statusReason && <p className="mt-1 text-sm text-slate-600 wrap-anywhere">{preview.statusReason}</p>}
+      <dl className="mt-3 grid grid-cols-[10rem_minmax(0,1fr)] gap-x-4 gap-y-1 text-sm">
         <dt className="text-slate-500">Revision</dt>
         <dd className="font-mono break-all">{preview.revision ?? '—'}</dd>
         <dt className="text-slate-500">Requested by</dt>
@@ -90,7 +92,7 @@ export function PrunePreviewPage() {
       {preview.decisions.length > 0 && (
         <ul className="mt-3 text-sm" data-testid="prune-decisions">
           {preview.decisions.map((d) => (
-            <li key={`${d.issuer}/${d.subject}`}>
+            <li key={`${d.issuer}/${d.subject}`} className="wrap-anywhere">
               <strong>{d.decision === 'approve' ? 'Approved' : 'Rejected'}</strong> by {d.name} ({d.issuer}):{' '}
               {d.comment}
             </li>

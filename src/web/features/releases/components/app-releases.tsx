@@ -34,22 +34,22 @@ function StateCell({ appId, sha, s }: { appId: string; sha: string; s: ReleaseSt
   const href = evidenceHref(appId, s, sha);
   return (
     <li
-      className={`min-w-36 flex-1 rounded border p-2 text-xs ${STATUS_STYLE[s.status]}`}
+      className={`min-w-0 rounded border p-2 text-xs ${STATUS_STYLE[s.status]}`}
       data-testid="release-state"
       data-state={s.name}
       data-status={s.status}
     >
-      <div className="flex items-baseline justify-between gap-2">
+      <div className="flex flex-wrap items-baseline justify-between gap-x-2">
         <span className="font-semibold">
           {s.step}. {s.name}
         </span>
         <span>{STATUS_WORD[s.status]}</span>
       </div>
-      {s.value && <div className="mt-1 break-all font-mono">{s.value}</div>}
-      {s.why && <div className="mt-1 break-words">{s.why}</div>}
+      {s.value && <div className="mt-1 font-mono wrap-anywhere">{s.value}</div>}
+      {s.why && <div className="mt-1 wrap-anywhere">{s.why}</div>}
       <div className="mt-1 flex flex-wrap gap-x-2 text-[10px] text-slate-600">
         {s.time && <Time iso={s.time} />}
-        {s.actor && <span>by {s.actor}</span>}
+        {s.actor && <span className="min-w-0 wrap-anywhere">by {s.actor}</span>}
         {href && (
           <Link to={href} className="underline" title={`evidence record #${s.seq}`}>
             evidence #{s.seq}
@@ -72,7 +72,11 @@ function ReleaseRow({ app, r, newest }: { app: ReleasesApp; r: ReleaseDto; newes
         {newest && !r.blocked && <span className="text-emerald-800">live: every recorded state completed</span>}
         {!newest && <RollbackButton appId={appId} appName={app.name} cluster={app.cluster} env={app.env} sha={r.sha} />}
       </div>
-      <ol className="flex flex-wrap gap-1" aria-label={`states of release ${r.sha.slice(0, 7)}`}>
+      {/* the nine states in rows of equal cells, as many as fit (not nine squeezed columns at 1,024 px) */}
+      <ol
+        className="grid grid-cols-[repeat(auto-fill,minmax(10rem,1fr))] gap-1"
+        aria-label={`states of release ${r.sha.slice(0, 7)}`}
+      >
         {r.states.map((s) => (
           <StateCell key={s.name} appId={appId} sha={r.sha} s={s} />
         ))}
@@ -109,7 +113,7 @@ export function AppReleases({ appId, name, cluster, env }: ReleasesApp) {
       )}
       {newest && q.data?.notLive && (
         <p
-          className="mb-2 rounded border border-amber-300 bg-amber-50 p-2 text-sm text-amber-900"
+          className="mb-2 rounded border border-amber-300 bg-amber-50 p-2 text-sm text-amber-900 wrap-anywhere"
           data-testid="not-live"
           role="status"
         >

@@ -255,7 +255,7 @@ function AppsTable({ data }: { data: EnvReleasesResponse }) {
             <tbody>
               {data.apps.map((a) => (
                 <tr key={a.id} className="border-t border-slate-100 align-top" data-testid="env-app-row">
-                  <th scope="row" className="py-1 pr-3 font-medium">
+                  <th scope="row" className="py-1 pr-3 font-medium wrap-anywhere">
                     <Link to={`/apps/${a.id}`} className="text-teal-700 underline">
                       {a.name}
                     </Link>
@@ -279,7 +279,7 @@ function AppsTable({ data }: { data: EnvReleasesResponse }) {
                       <span className="text-slate-600">none recorded</span>
                     )}
                   </td>
-                  <td className="py-1">
+                  <td className="py-1 wrap-anywhere">
                     {!a.newest
                       ? '—'
                       : a.newest.blocked
@@ -310,10 +310,10 @@ export function EnvReleasesPage() {
     setSp(next, { replace: true });
   };
   return (
-    <div className="grid gap-4" data-testid="env-releases">
+    <div className="grid grid-cols-[minmax(0,1fr)] gap-4" data-testid="env-releases">
       <header className="flex flex-wrap items-end gap-3">
         <div>
-          <h1 className="text-xl font-semibold">{env} releases</h1>
+          <h1 className="text-xl font-semibold wrap-anywhere">{env} releases</h1>
           <p className="text-sm text-slate-600">
             From the evidence the console recorded{params.cluster ? ` on cluster ${params.cluster}` : ''}, {range} (UTC
             days).{' '}

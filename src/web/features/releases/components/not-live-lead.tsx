@@ -13,7 +13,7 @@ export function NotLiveLead({ appId, cluster, env }: { appId: string; cluster: s
   if (!newest || !why) return null;
   return (
     <p
-      className="mt-2 rounded border border-amber-300 bg-amber-50 px-2 py-1 text-sm text-amber-900"
+      className="mt-2 rounded border border-amber-300 bg-amber-50 px-2 py-1 text-sm text-amber-900 wrap-anywhere"
       data-testid="header-not-live"
     >
       <strong>Not live:</strong> {newest.sha.slice(0, 7)} stops at <strong>{why.state}</strong> — {why.why}

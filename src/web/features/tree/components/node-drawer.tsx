@@ -76,11 +76,11 @@ export function NodeDrawer({ node, onClose }: { node: TreeNodeDto; onClose: () =
     >
       <header className="flex items-center gap-2 border-b border-slate-200 p-3">
         <div className="min-w-0">
-          <h2 id={titleId} className="truncate font-semibold">
+          <h2 id={titleId} className="font-semibold wrap-anywhere">
             {node.ref.kind} {node.ref.namespace ? `${node.ref.namespace}/` : ''}
             {node.ref.name}
           </h2>
-          <div id={descId} className="truncate text-xs text-slate-600">
+          <div id={descId} className="text-xs text-slate-600 wrap-anywhere">
             {node.reason}
           </div>
         </div>
@@ -109,7 +109,7 @@ export function NodeDrawer({ node, onClose }: { node: TreeNodeDto; onClose: () =
           ) : obj.isError ? (
             <p className="text-red-700">{obj.error.message}</p>
           ) : (
-            <pre className="whitespace-pre-wrap font-mono text-xs" data-testid="live-yaml">
+            <pre className="font-mono text-xs whitespace-pre-wrap wrap-anywhere" data-testid="live-yaml">
               {obj.data.yaml}
             </pre>
           ))}
@@ -123,7 +123,7 @@ export function NodeDrawer({ node, onClose }: { node: TreeNodeDto; onClose: () =
           ) : (
             <ul className="space-y-1" data-testid="node-events">
               {events.data.events.map((e, i) => (
-                <li key={i} className={e.type === 'Warning' ? 'text-amber-800' : ''}>
+                <li key={i} className={`wrap-anywhere ${e.type === 'Warning' ? 'text-amber-800' : ''}`}>
                   <span className="font-mono text-xs text-slate-600">
                     <Time iso={e.lastSeen} />
                   </span>{' '}
@@ -146,8 +146,8 @@ export function NodeDrawer({ node, onClose }: { node: TreeNodeDto; onClose: () =
               {Object.entries(obj.data.owners).flatMap(([path, owners]) =>
                 owners.map((o, i) => (
                   <tr key={`${path}-${i}`} className="border-t border-slate-100">
-                    <td className="break-all pr-2 font-mono">{path}</td>
-                    <td className="pr-2">{o.manager}</td>
+                    <td className="pr-2 font-mono wrap-anywhere">{path}</td>
+                    <td className="pr-2 wrap-anywhere">{o.manager}</td>
                     <td className="pr-2">
                       {o.operation}
                       {o.subresource ? ` (${o.subresource})` : ''}

@@ -330,7 +330,8 @@ export function ResourceTree({ appId }: { appId: string }) {
                   <button
                     type="button"
                     tabIndex={-1}
-                    className="font-medium hover:underline"
+                    className="min-w-0 truncate font-medium hover:underline"
+                    title={n.ref.name}
                     onClick={(e) => {
                       e.stopPropagation();
                       openDrawer(n.id);
