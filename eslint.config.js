@@ -19,7 +19,18 @@ const features = readdirSync(new URL('./src/web/features', import.meta.url), { w
 
 // The BFF's floors (docs/ARCHITECTURE.md): capabilities, the platform beneath them, the composition root above.
 const serverDir = new URL('./src/server/', import.meta.url);
-export const CAPABILITIES = ['apps', 'tree', 'diff', 'drift', 'prune', 'freeze', 'releases', 'evidence', 'auth'];
+export const CAPABILITIES = [
+  'apps',
+  'tree',
+  'diff',
+  'drift',
+  'prune',
+  'freeze',
+  'releases',
+  'evidence',
+  'auth',
+  'tryit',
+];
 export const PLATFORM = ['kube', 'git', 'forge', 'http', 'store', 'gitops', 'config.ts'];
 const serverEntries = readdirSync(serverDir, { withFileTypes: true });
 // the composition root: every file or folder of src/server that is neither a capability nor platform

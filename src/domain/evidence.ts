@@ -59,6 +59,9 @@ export const EVIDENCE_TYPES = [
   // an attempt at a governed action refused by a check before its intent (data.action, data.reason): one record,
   // never the action's own type
   'action.refused',
+  // sandbox mode only: a "Try it" scenario run and a reset of the sandbox to its seed (intent; the outcome follows)
+  'sandbox.scenario',
+  'sandbox.reset',
 ] as const;
 export type EvidenceType = (typeof EVIDENCE_TYPES)[number];
 

@@ -25,6 +25,7 @@ import { releaseRoutes } from './releases/routes.ts';
 import { envReleaseRoutes } from './releases/env-routes.ts';
 import { streamRoutes } from './apps/stream-routes.ts';
 import { treeRoutes } from './tree/routes.ts';
+import { tryitRoutes } from './tryit/routes.ts';
 
 export type { AppDeps } from './deps.ts';
 
@@ -121,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(diffRoutes, deps);
     await api.register(pruneRoutes, deps);
     await api.register(freezeRoutes, deps);
+    await api.register(tryitRoutes, deps); // sandbox mode only (deps.tryit): otherwise no route, 404
     await api.register(metricsRoutes, { metrics, metricsToken: deps.metricsToken });
     api.all('/api/*', { config: { access: { public: true } } }, async (_req, rep) =>
       sendError(rep, 404, 'NotFound', 'no such API route'),

@@ -12,6 +12,7 @@ import type { ForgeDirectory } from './forge/forge-directory.ts';
 import type { ObjectIndex } from './kube/object-index.ts';
 import type { EvidenceStore } from './evidence/index.ts';
 import type { StateBus } from './store/state-bus.ts';
+import type { SandboxKit, TryItService } from './tryit/index.ts';
 
 export interface AppDeps {
   clusters: ClusterManager;
@@ -50,4 +51,11 @@ export interface AppDeps {
   releaseStats?: (() => { followed: number; verificationsPending: number } | undefined) | undefined;
   /** Node's process metrics on /metrics (default on) */
   defaultMetrics?: boolean;
+  /**
+   * sandbox mode only: the sandbox's scenario helpers (tryit/index.ts loadSandboxKit, a dynamic import) behind
+   * the "Try it" page; unset, /api/tryit answers 404
+   */
+  tryit?: SandboxKit | undefined;
+  /** tests: the "Try it" runner to use (default: one built from `tryit`) */
+  tryitService?: TryItService | undefined;
 }

@@ -27,6 +27,7 @@ import { configureUrlPolicy } from './git/url-policy.ts';
 import { sandboxGitHosts } from './sandbox-git-hosts.ts';
 import { sandboxEnvironmentRules } from './sandbox-environments.ts';
 import { sandboxDefaults, type SandboxFacts } from './sandbox-defaults.ts';
+import { loadSandboxKit } from './tryit/index.ts';
 import { join } from 'node:path';
 import { parseRegistryMirrors, ReleaseRecorder, validateRender } from './releases/index.ts';
 import { LeaseElector } from './kube/lease.ts';
@@ -157,6 +158,8 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     dataDir: cfg.dataDir,
     staticDir: cfg.staticDir ?? resolve('dist/web'),
     loggerLevel: cfg.logLevel,
+    // sandbox mode only: the "Try it" page's scenario helpers (sandbox code, imported dynamically)
+    ...(cfg.sandbox ? { tryit: await loadSandboxKit() } : {}),
   };
   // the catalog needs a logger before the app exists; use a console-backed one until Fastify's is ready
   const catalog = new AppCatalog(clusters, recorder, { label: cfg.envLabel, rules: cfg.environments }, log);

@@ -135,6 +135,12 @@ export function createRouter(qc: QueryClient) {
             Component: (await import('../features/freeze/components/freeze-page.tsx')).FreezePage,
           }),
         },
+        {
+          // the guided scenarios (sandbox mode only: elsewhere the page says so)
+          path: 'try',
+          errorElement: <RouteError />,
+          lazy: async () => ({ Component: (await import('../features/tryit/components/tryit-page.tsx')).TryItPage }),
+        },
         { path: '*', element: <NotFound /> },
       ],
     },

@@ -1,0 +1,110 @@
+// The guided "Try it" page in Chromium. The e2e BFF runs on a kubeconfig (no /api/tryit there), so this spec
+// starts a second BFF in sandbox mode (CONSOLE_SANDBOX=1), which reuses the running sandbox. As admin it runs the
+// cards and follows each card's link to the story: the drift episode in the dev app's evidence, a pending
+// prune preview of the removed ConfigMap, a red verification on prod's newest release, the stale banner of an
+// offline prod; then "Reset to the seed" puts Git, the endpoints and the clusters back.
+import { expect, test, type Page } from '@playwright/test';
+import { readRepoFile } from '../sandbox/scenario.ts';
+import { seedFiles } from '../sandbox/seed.ts';
+import { spawnBff } from '../test/support/bff-process.ts';
+
+let bff: Awaited<ReturnType<typeof spawnBff>> | undefined;
+
+test.beforeAll(async () => {
+  test.setTimeout(240_000);
+  bff = await spawnBff('console-tryit', {
+    env: { CONSOLE_SANDBOX: '1', CONSOLE_VERIFICATION_INTERVAL_S: '600' },
+  });
+});
+
+test.afterAll(async () => {
+  await bff?.stop();
+});
+
+test.describe.configure({ mode: 'serial' });
+
+const card = (page: Page, id: string) => page.locator(`[data-testid="tryit-card"][data-scenario="${id}"]`);
+
+/** Presses the card's button and waits for its job to end; returns the card. */
+async function runCard(page: Page, id: string, timeout = 300_000) {
+  await page.goto(`${bff?.base}/try`);
+  const c = card(page, id);
+  await expect(c.getByTestId('tryit-run')).toBeEnabled({ timeout: 120_000 });
+  await c.getByTestId('tryit-run').click();
+  await expect(c.getByTestId('tryit-job')).toHaveAttribute('data-state', /running|done/);
+  await expect(c.getByTestId('tryit-job')).toHaveAttribute('data-state', 'done', { timeout });
+  await expect(c.getByTestId('tryit-look')).toBeVisible();
+  return c;
+}
+
+test.use({ storageState: { cookies: [], origins: [] } });
+
+test('run the cards, follow each link to its story, then reset the sandbox to the seed', async ({ browser }) => {
+  test.setTimeout(1_500_000);
+  if (!bff) throw new Error('no sandbox-mode BFF');
+  const context = await browser.newContext({ storageState: bff.storageState, baseURL: bff.base });
+  const page = await context.newPage();
+
+  // the page: a card per scenario, each with its story and button
+  await page.goto('/try');
+  await expect(page.getByRole('heading', { name: 'Try it', level: 1 })).toBeVisible();
+  await expect(page.getByTestId('tryit-card')).toHaveCount(7);
+  await expect(card(page, 'freeze-incident').getByTestId('tryit-needs')).toContainText('First freeze prod');
+
+  // 1. Scale a Deployment by hand → the dev app's evidence holds the drift episode, opened by kubectl and reverted
+  let c = await runCard(page, 'scale-by-hand');
+  await expect(c.getByTestId('tryit-step')).toHaveCount(3);
+  await c.getByRole('link', { name: /dev app/ }).click();
+  await expect(page).toHaveURL(/\/apps\/nonprod\/flux-system\/kustomization\/digital-human-dev\?tq=tts-gateway$/);
+  const evidence = page.getByTestId('app-evidence');
+  await expect(evidence.locator('[data-testid="evidence-event"][data-type="drift.detected"]').first()).toContainText(
+    'kubectl',
+  );
+  await expect(evidence.locator('[data-testid="evidence-event"][data-type="drift.reverted"]').first()).toBeVisible();
+
+  // 2. Remove a ConfigMap from Git → on the prod app "Preview prune" lists it, pending a reviewer
+  c = await runCard(page, 'remove-configmap');
+  await c.getByRole('link', { name: /prod app/ }).click();
+  await expect(page).toHaveURL(/\/apps\/prod\/flux-system\/kustomization\/digital-human-prod$/);
+  await page.getByTestId('preview-prune').click();
+  await expect(page).toHaveURL(/\/prune-previews\/[0-9a-f-]{36}$/);
+  await expect(page.locator('[data-testid="prune-candidate"][data-name="render-worker-config"]')).toBeVisible();
+  await expect(page.getByTestId('prune-status')).toHaveText('pending');
+  await page.goto('/prune-previews');
+  await expect(page.getByTestId('prune-queue')).toContainText('prod/flux-system/kustomization/digital-human-prod');
+
+  // 3. Break prod's endpoint → prod's newest release (the card's commit) has a red verification: HTTP 503
+  c = await runCard(page, 'break-prod-endpoint');
+  const sha = (await c.getByTestId('tryit-step').nth(1).textContent())?.match(/— ([0-9a-f]{7})/)?.[1] ?? '';
+  expect(sha).toMatch(/^[0-9a-f]{7}$/);
+  await c.getByRole('link', { name: /prod app/ }).click();
+  const release = page.locator(`[data-testid="release"][data-sha^="${sha}"]`);
+  const verification = release.locator('[data-testid="release-state"][data-state="verification"]');
+  await expect(verification).toHaveAttribute('data-status', 'failed', { timeout: 300_000 });
+  await expect(verification).toContainText('503');
+
+  // 4. Take a cluster offline → the overview's stale banner names prod
+  c = await runCard(page, 'cluster-offline', 60_000);
+  await c.getByRole('link', { name: 'All apps' }).click();
+  await expect(page.getByTestId('stale-banner')).toContainText('Cluster prod is unreachable', { timeout: 90_000 });
+
+  // the freeze card without a freeze says what to do first
+  await page.goto('/try');
+  await card(page, 'freeze-incident').getByTestId('tryit-run').click();
+  await expect(card(page, 'freeze-incident').getByTestId('tryit-refused')).toContainText(
+    'freeze digital-human-prod first',
+  );
+
+  // 5. Reset: its steps run one after another; then Git is the seed, prod is back, the endpoint answers
+  const reset = page.getByTestId('tryit-reset');
+  await reset.getByTestId('tryit-reset-button').click();
+  await expect(reset.getByTestId('tryit-step')).toHaveCount(5);
+  await expect(reset.getByTestId('tryit-job')).toHaveAttribute('data-state', 'done', { timeout: 420_000 });
+  await expect(reset.locator('[data-testid="tryit-step"][data-state="done"]')).toHaveCount(5);
+  for (const path of ['base/kustomization.yaml', 'overlays/prod/kustomization.yaml', 'base/render-worker-config.yaml'])
+    expect(readRepoFile(path)).toBe(seedFiles()[path]);
+  await page.goto('/');
+  await expect(page.getByTestId('stale-banner')).toHaveCount(0, { timeout: 90_000 });
+  await page.screenshot({ path: 'test-results/tryit-after-reset.png', fullPage: true });
+  await context.close();
+});

@@ -1,0 +1,200 @@
+// The guided "Try it" page (sandbox mode only): a card per scenario — its story, a button, its steps while it
+// runs, then where to look — and the reset that puts the sandbox back to its seed, with its progress.
+import { useState } from 'react';
+import { Link } from 'react-router';
+import type { TryItJob, TryItLink, TryItScenario, TryItStep } from '../../../../api/tryit.ts';
+import { ApiError } from '../../../lib/api-client.ts';
+import { useDocumentTitle } from '../../../lib/document-title.ts';
+import { useResetSandbox, useRunScenario, useTryItJob, useTryItScenarios } from '../api/tryit-queries.ts';
+
+const STEP_MARK: Record<TryItStep['state'], string> = {
+  pending: '○',
+  running: '…',
+  done: '✓',
+  failed: '✗',
+  skipped: '–',
+};
+
+function Links({ links }: { links: TryItLink[] }) {
+  return (
+    <ul className="flex flex-wrap gap-3" data-testid="tryit-links">
+      {links.map((l) => (
+        <li key={l.href + l.label}>
+          <Link to={l.href} className="text-teal-700 underline">
+            {l.label}
+          </Link>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function JobProgress({ job }: { job: TryItJob }) {
+  return (
+    <div className="mt-2" data-testid="tryit-job" data-state={job.state} data-job={job.id}>
+      <ol className="space-y-0.5 text-sm">
+        {job.steps.map((s) => (
+          <li key={s.name} data-testid="tryit-step" data-state={s.state} className="flex gap-2">
+            <span aria-hidden="true" className="w-4 shrink-0 text-center">
+              {STEP_MARK[s.state]}
+            </span>
+            <span>
+              {s.name}
+              <span className="sr-only"> ({s.state})</span>
+              {s.detail && <span className="ml-1 font-mono text-xs text-slate-600">— {s.detail}</span>}
+            </span>
+          </li>
+        ))}
+      </ol>
+      <p className="mt-1 text-xs text-slate-500" role="status">
+        {job.state === 'running' && `running, started by ${job.startedBy}…`}
+        {job.state === 'done' && `done (started by ${job.startedBy}; evidence #${job.intentSeq})`}
+        {job.state === 'failed' && `failed (started by ${job.startedBy}; evidence #${job.intentSeq})`}
+      </p>
+      {job.error && (
+        <p className="text-sm text-red-800" role="alert" data-testid="tryit-error">
+          {job.error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+const errorText = (e: unknown) =>
+  e instanceof ApiError ? e.message : e instanceof Error ? e.message : 'the request failed';
+
+function ScenarioCard({
+  s,
+  last,
+  canRun,
+  busy,
+}: {
+  s: TryItScenario;
+  last: TryItJob | undefined;
+  canRun: boolean;
+  busy: boolean;
+}) {
+  const run = useRunScenario();
+  const [jobId, setJobId] = useState<string | undefined>(undefined);
+  const live = useTryItJob(jobId ?? (last?.state === 'running' ? last.id : undefined));
+  const job = live.data?.job ?? last;
+  const running = job?.state === 'running';
+  return (
+    <li
+      className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm"
+      data-testid="tryit-card"
+      data-scenario={s.id}
+    >
+      <h2 className="font-semibold">{s.title}</h2>
+      <p className="mt-1 text-sm text-slate-700">{s.story}</p>
+      {s.needs && (
+        <p className="mt-2 rounded border border-amber-200 bg-amber-50 p-2 text-sm" data-testid="tryit-needs">
+          {s.needs.text}{' '}
+          <Link to={s.needs.link.href} className="text-teal-700 underline">
+            {s.needs.link.label}
+          </Link>
+        </p>
+      )}
+      <button
+        type="button"
+        className="mt-3 rounded bg-teal-700 px-3 py-1.5 text-sm text-white disabled:opacity-50"
+        disabled={!canRun || busy || run.isPending}
+        onClick={() =>
+          run.mutate(s.id, {
+            onSuccess: (r) => setJobId(r.job.id),
+          })
+        }
+        data-testid="tryit-run"
+      >
+        {running ? 'Running…' : s.button}
+      </button>
+      {run.isError && (
+        <p className="mt-2 text-sm text-red-800" role="alert" data-testid="tryit-refused">
+          {errorText(run.error)}
+        </p>
+      )}
+      {job && <JobProgress job={job} />}
+      {job?.state === 'done' && (
+        <div className="mt-2 rounded border border-teal-200 bg-teal-50 p-2 text-sm" data-testid="tryit-look">
+          <p className="mb-1">Where to look: {s.look}</p>
+          <Links links={job.links} />
+        </div>
+      )}
+    </li>
+  );
+}
+
+function ResetPanel({ last, canRun, busy }: { last: TryItJob | undefined; canRun: boolean; busy: boolean }) {
+  const reset = useResetSandbox();
+  const [jobId, setJobId] = useState<string | undefined>(undefined);
+  const live = useTryItJob(jobId ?? (last?.state === 'running' ? last.id : undefined));
+  const job = live.data?.job ?? last;
+  return (
+    <section className="rounded-lg border border-slate-300 bg-slate-50 p-4" data-testid="tryit-reset">
+      <h2 className="font-semibold">Reset the sandbox</h2>
+      <p className="mt-1 text-sm text-slate-700">
+        Undoes every card: Git’s main gets the seed’s files back (one commit), business endpoints answer normally, every
+        kube-apiserver runs, open pull requests are closed, and Flux applies the seed everywhere. A freeze still holding
+        an app is not ended: end it on its page.
+      </p>
+      <button
+        type="button"
+        className="mt-3 rounded border border-slate-400 bg-white px-3 py-1.5 text-sm disabled:opacity-50"
+        disabled={!canRun || busy || reset.isPending}
+        onClick={() => reset.mutate(undefined, { onSuccess: (r) => setJobId(r.job.id) })}
+        data-testid="tryit-reset-button"
+      >
+        {job?.state === 'running' ? 'Resetting…' : 'Reset to the seed'}
+      </button>
+      {reset.isError && (
+        <p className="mt-2 text-sm text-red-800" role="alert">
+          {errorText(reset.error)}
+        </p>
+      )}
+      {job && <JobProgress job={job} />}
+    </section>
+  );
+}
+
+export function TryItPage() {
+  useDocumentTitle('Try it');
+  const q = useTryItScenarios();
+  if (q.isPending) return <p className="text-slate-500">Loading…</p>;
+  if (q.isError)
+    return (
+      <div className="rounded border border-slate-200 bg-white p-4" role="alert">
+        {q.error instanceof ApiError && q.error.status === 404
+          ? 'Try it is only available when the console runs against its own sandbox (npm start with no kubeconfig).'
+          : `Cannot load the scenarios: ${q.error.message}`}
+      </div>
+    );
+  const { scenarios, canRun, running, recent } = q.data;
+  const lastOf = (key: string) => recent.find((j) => (j.scenario ?? j.kind) === key);
+  return (
+    <div className="space-y-4">
+      <header>
+        <h1 className="text-xl font-semibold">Try it</h1>
+        <p className="text-sm text-slate-700">
+          Each card makes something happen in this console’s sandbox — with the sandbox’s own tools, as the people and
+          controllers of the story would — and says where to look. Every run is recorded as evidence.
+        </p>
+        {!canRun && (
+          <p className="mt-1 text-sm text-amber-800" data-testid="tryit-cannot-run">
+            You need the developer, oncall or admin role to run scenarios.
+          </p>
+        )}
+        {running && (
+          <p className="mt-1 text-sm text-slate-600" role="status" data-testid="tryit-busy">
+            “{running.title}” is running (started by {running.startedBy}): one at a time.
+          </p>
+        )}
+      </header>
+      <ul className="grid gap-4 md:grid-cols-2">
+        {scenarios.map((s) => (
+          <ScenarioCard key={s.id} s={s} last={lastOf(s.id)} canRun={canRun} busy={!!running} />
+        ))}
+      </ul>
+      <ResetPanel last={lastOf('reset')} canRun={canRun} busy={!!running} />
+    </div>
+  );
+}
