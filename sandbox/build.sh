@@ -97,6 +97,10 @@ want kube && build kube "$(kube_ld)" \
   "k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler" \
   "k8s.io/kubernetes/cmd/kubectl:kubectl"
 want kwok && build kwok "-s -w" "sigs.k8s.io/kwok/cmd/kwok:kwok"
+# the resource metrics API (metrics.k8s.io) for the HPA; it scrapes kwok's kubelet-style /metrics/resource
+# (its version is client-go's, as its Makefile sets it)
+ms_ld="-s -w -X k8s.io/client-go/pkg/version.gitVersion=v0.8.0 -X k8s.io/client-go/pkg/version.gitMajor=0 -X k8s.io/client-go/pkg/version.gitMinor=8 -X k8s.io/client-go/pkg/version.buildDate=2026-01-01T00:00:00Z"
+want metrics-server && build metrics-server "$ms_ld" "sigs.k8s.io/metrics-server/cmd/metrics-server:metrics-server"
 want kustomize && build kustomize "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=v5.8.2" "sigs.k8s.io/kustomize/kustomize/v5:kustomize"
 want flux && build flux-source "-s -w" "github.com/fluxcd/source-controller:source-controller"
 want flux && build flux-kustomize "-s -w" "github.com/fluxcd/kustomize-controller:kustomize-controller"
@@ -127,7 +131,7 @@ want registry && build registry "-s -w -X github.com/distribution/distribution/v
 want registry && build imagepush "-s -w" ".:imagepush"
 
 if want assets; then
-  # CRDs and stages, straight from the modules that ship them.
+  # CRDs, kwok stages and kwok's kubelet resource metrics, straight from the modules that ship them.
   rm -rf "$out_assets.tmp"; mkdir -p "$out_assets.tmp"/{crds/flux,crds/argocd,kwok}
   cp "$(moddir flux-source github.com/fluxcd/source-controller)"/config/crd/bases/*.yaml "$out_assets.tmp/crds/flux/"
   cp "$(moddir flux-kustomize github.com/fluxcd/kustomize-controller)"/config/crd/bases/*.yaml "$out_assets.tmp/crds/flux/"
@@ -138,6 +142,7 @@ if want assets; then
      "$kwokdir"/kustomize/stage/pod/fast/pod-complete.yaml \
      "$kwokdir"/kustomize/stage/pod/fast/pod-delete.yaml \
      "$kwokdir"/kustomize/stage/pod/chaos/pod-container-running-failed.yaml \
+     "$kwokdir"/kustomize/metrics/resource/metrics-resource.yaml \
      "$out_assets.tmp/kwok/"
   argo_ver="v3.5.7" # v3.6.x declares go 1.27; the module proxy serves it, but Go 1.26 refuses to extract it
   argodir="$(cd "$here/go/kube" && go mod download -json "github.com/argoproj/argo-cd/v3@$argo_ver" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"

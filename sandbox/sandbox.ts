@@ -1,7 +1,8 @@
 // The sandbox: real control planes on 127.0.0.1, built from Go modules.
 //
 //   etcd → kube-apiserver → kube-controller-manager + kube-scheduler → kwok
-//   (fake nodes, so pods run) → Flux source-controller + kustomize-controller
+//   (fake nodes, so pods run) → metrics-server (metrics.k8s.io from kwok's kubelet metrics, for the HPA:
+//   sandbox/metrics-api.ts) → Flux source-controller + kustomize-controller
 //   (each as its own ServiceAccount: sandbox/identities.ts; the console's prune admission policy installed)
 //   plus the forge (Gitea, sandbox/forge.ts) shared by every cluster: the Flux GitRepositories and Argo CD
 //   Applications fetch its public repo anonymously; `state.git` names that repo (its clone URL).
@@ -13,6 +14,15 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { ensurePki, type ClusterPki } from './pki.ts';
+import {
+  aggregatorArgs,
+  ensureMetricsPki,
+  kwokKubeletArgs,
+  kwokResourceUsage,
+  metricsApiObjects,
+  metricsServerArgs,
+  type MetricsPki,
+} from './metrics-api.ts';
 import { alive, freePort, startProcess, stopProcess, tail, waitFor, type ProcRecord } from './procs.ts';
 import {
   ensureExtras,
@@ -142,6 +152,8 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
   const dir = join(RUN_DIR, 'clusters', name);
   mkdirSync(dir, { recursive: true });
   const pki = ensurePki(join(dir, 'pki'));
+  // the aggregator's front-proxy identity and the serving certs of metrics-server and kwok (sandbox/metrics-api.ts)
+  const mpki = ensureMetricsPki(pki);
   const ports: Record<string, number> = {};
   for (const p of [
     'etcd',
@@ -155,6 +167,7 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
     'srcStorage',
     'kusMetrics',
     'kusHealth',
+    'metricsServer',
   ]) {
     ports[p] = await freePort();
   }
@@ -200,7 +213,7 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
   const api = startProcess(
     'kube-apiserver',
     bin('kube-apiserver'),
-    apiserverArgs(state, pki, etcdUrl),
+    apiserverArgs(state, pki, etcdUrl, mpki),
     logf('kube-apiserver'),
   );
   procs.push(api);
@@ -298,7 +311,7 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
   const kwokConfig = join(dir, 'kwok.yaml');
   writeFileSync(
     kwokConfig,
-    `apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  nodeLeaseDurationSeconds: 40\n  nodeLeaseParallelism: 4\n  podPlayStageParallelism: 8\n  nodePlayStageParallelism: 4\n---\n${stages}\n`,
+    `apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  nodeLeaseDurationSeconds: 40\n  nodeLeaseParallelism: 4\n  podPlayStageParallelism: 8\n  nodePlayStageParallelism: 4\n---\n${stages}\n---\n${kwokResourceUsage()}`,
   );
   procs.push(
     startProcess(
@@ -314,8 +327,8 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
         'kwok.x-k8s.io/node=fake',
         '--cidr',
         '10.244.0.1/16',
-        '--node-ip',
-        '10.240.0.1',
+        // each fake node's kubelet endpoint is kwok itself: InternalIP 127.0.0.1, port and https as below
+        ...kwokKubeletArgs(mpki, ports.kwok ?? 0),
         '--server-address',
         `127.0.0.1:${ports.kwok}`,
       ],
@@ -331,6 +344,7 @@ metadata:
   annotations:
     kwok.x-k8s.io/node: fake
     node.alpha.kubernetes.io/ttl: "0"
+    metrics.k8s.io/resource-metrics-path: /metrics/nodes/${name}-node-${i}/metrics/resource
   labels:
     kubernetes.io/hostname: ${name}-node-${i}
     kubernetes.io/os: linux
@@ -345,6 +359,27 @@ status:
     )
     .join('---\n');
   k(['apply', '-f', '-'], nodes);
+
+  // the resource metrics API: metrics-server scrapes kwok's kubelet-style /metrics/resource, the aggregator
+  // serves it as metrics.k8s.io (sandbox/metrics-api.ts); up before Flux, whose discovery then sees it served
+  log(`${name}: metrics-server`);
+  const metricsServer = startProcess(
+    'metrics-server',
+    bin('metrics-server'),
+    metricsServerArgs({
+      kubeconfig,
+      port: ports.metricsServer ?? 0,
+      caCert: pki.caCert,
+      m: mpki,
+      certDir: join(dir, 'metrics-server-certs'),
+    }),
+    logf('metrics-server'),
+  );
+  procs.push(metricsServer);
+  k(
+    ['apply', '--server-side', '--field-manager=sandbox', '-f', '-'],
+    metricsApiObjects(ports.metricsServer ?? 0, pki.caCert),
+  );
 
   // flags both Flux controllers share: every namespace, no leader election, loopback-only endpoints
   const fluxFlags = (metrics: number, health: number) => [
@@ -394,6 +429,14 @@ status:
   return state;
 }
 
+/** Whether the aggregator reports metrics-server's APIService Available. */
+function metricsApiAvailable(kubeconfig: string): boolean {
+  const a = JSON.parse(kubectlRaw(kubeconfig, ['get', 'apiservice', 'v1beta1.metrics.k8s.io', '-o', 'json'])) as {
+    status?: { conditions?: Array<{ type: string; status: string }> };
+  };
+  return !!a.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
+}
+
 /** The console's RBAC exactly as shipped in deploy/ (re-applied on reuse, so an edited file takes effect). */
 function applyConsoleRbac(kubeconfig: string): void {
   for (const f of ['rbac.yaml', 'rbac-impersonation.yaml'])
@@ -418,8 +461,10 @@ function kubectlRaw(kubeconfig: string, args: string[], input?: string): string 
   }
 }
 
-function apiserverArgs(c: ClusterState, pki: ClusterPki, etcdUrl: string): string[] {
+function apiserverArgs(c: ClusterState, pki: ClusterPki, etcdUrl: string, mpki: MetricsPki): string[] {
   return [
+    // the aggregation layer: metrics-server's metrics.k8s.io behind the APIService (sandbox/metrics-api.ts)
+    ...aggregatorArgs(mpki),
     '--etcd-servers',
     etcdUrl,
     '--bind-address',
@@ -639,6 +684,12 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   if (opts.waitReady !== false) {
     const { waitForAllReady } = await import('./scenario.ts');
     await waitForAllReady(state);
+    // the metrics API the HPAs read (sandbox/metrics-api.ts): served by now in a healthy start; late is reported
+    for (const c of clusters)
+      await waitFor(`${c.name} metrics.k8s.io available`, async () => metricsApiAvailable(c.kubeconfig), {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      }).catch((e: unknown) => log(`WARNING: ${e instanceof Error ? e.message : String(e)}`));
   }
   // a component that died during start-up is reported with its log tail, never hidden
   const statuses = await sandboxStatus(state);
@@ -673,6 +724,8 @@ async function sandboxHealthy(st: SandboxState): Promise<boolean> {
   // a sandbox from before the forge was the clusters' Git source (a plain git server) is started afresh
   const forge = (st as SandboxState & ExtrasState).forge;
   if (!forge || st.git.url !== forge.repo.cloneUrl) return false;
+  // a sandbox from before the metrics API (no metrics-server, apiserver without the aggregator's flags) too
+  if (st.clusters.some((c) => !c.procs.some((p) => p.name === 'metrics-server'))) return false;
   const s = await sandboxStatus(st);
   // a dead forge/registry/simulation is restarted on its own (ensureExtras), not with the clusters
   return s.every((c) => c.ok || c.extra);

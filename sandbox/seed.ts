@@ -91,6 +91,11 @@ spec:
     name: render-worker
   minReplicas: 2
   maxReplicas: 24
+  # the sandbox's load is simulated and constant: follow it at once (no 5-minute scale-down window), so a
+  # test's load spike (sandbox/metrics-api.ts) ends with the spike
+  behavior:
+    scaleDown:
+      stabilizationWindowSeconds: 0
   metrics:
     - type: Resource
       resource:
