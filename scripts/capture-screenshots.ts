@@ -1,5 +1,6 @@
-// The README's screenshots of the overview and the app page, in light and dark mode, from the real
-// sandbox (reused when it runs) through the built SPA and the BFF, signed in as admin:
+// The README's screenshots — the overview, the app page, a release chain and the Try-it page, in light and dark
+// mode — from the real sandbox (reused when it runs) through the built SPA and the BFF in sandbox mode (what
+// `npm start` runs), signed in as admin:
 //   npx vite build && npx tsx scripts/capture-screenshots.ts
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -13,10 +14,17 @@ const PAGES = [
     path: '/apps/nonprod/flux-system/kustomization/digital-human-dev',
     ready: '[data-testid="tree-row"]',
   },
+  {
+    name: 'release-chain',
+    path: '/apps/nonprod/flux-system/kustomization/digital-human-dev',
+    ready: '[data-testid="release"]',
+    scrollTo: '[data-testid="release"]',
+  },
+  { name: 'try-it', path: '/try', ready: '[data-testid="tryit-card"]' },
 ];
 
 await startSandbox({ reuse: true });
-const bff = await spawnBff('console-screenshots');
+const bff = await spawnBff('console-screenshots', { env: { CONSOLE_SANDBOX: '1' } });
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 try {
   for (const colorScheme of ['light', 'dark'] as const) {
@@ -29,7 +37,8 @@ try {
     const page = await ctx.newPage();
     for (const p of PAGES) {
       await page.goto(p.path);
-      await page.locator(p.ready).first().waitFor();
+      await page.locator(p.ready).first().waitFor({ timeout: 120_000 });
+      if ('scrollTo' in p && p.scrollTo) await page.locator(p.scrollTo).first().scrollIntoViewIfNeeded();
       await page.waitForTimeout(1500); // the live stream's first update and the lazy panels
       const file = join(REPO_ROOT, 'docs', `${p.name}-${colorScheme}.png`);
       await page.screenshot({ path: file });
