@@ -29,6 +29,8 @@ export const TreeNodeSchema = z.object({
     .optional(),
   /** set when the object has an open drift episode (the tracker's fast signal) */
   drift: NodeDriftSchema.optional(),
+  /** a kind the console never reads (Secrets): live state unknown, not counted in the app's health */
+  unread: z.literal(true).optional(),
 });
 export type TreeNodeDto = z.infer<typeof TreeNodeSchema>;
 export const TreeResponse = z.object({

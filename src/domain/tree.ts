@@ -28,6 +28,14 @@ export interface TreeNode {
   createdAt?: string;
   /** the newest managedFields entry: who wrote the object last, and when */
   lastManager?: { manager: string; operation: string; time?: string; subresource?: string };
+  /** a kind the console never reads (Secrets): its live state is unknown, and it does not count in the app's health */
+  unread?: true;
+}
+
+/** Secrets are never read (deploy/rbac.yaml grants no get/list/watch on them): their live state is unknown. */
+export const UNREAD_SECRET_REASON = 'not read: the console never reads Secrets, so whether it is live is unknown here';
+export function isUnreadKind(ref: Pick<ObjectRef, 'group' | 'kind'>): boolean {
+  return ref.kind === 'Secret' && (ref.group ?? '') === '';
 }
 
 export interface TreeSummary {
@@ -159,16 +167,30 @@ export function buildTree(
       const id = refId(ref);
       if (seen.has(id)) continue;
       seen.add(id);
-      nodes.push({
-        id,
-        ref,
-        depth: 0,
-        childCount: 0,
-        managed: true,
-        health: 'Missing',
-        sync: 'Missing',
-        reason: 'in the desired state but not found in the cluster',
-      });
+      nodes.push(
+        isUnreadKind(ref)
+          ? {
+              id,
+              ref,
+              depth: 0,
+              childCount: 0,
+              managed: true,
+              health: 'Unknown',
+              sync: 'Unknown',
+              reason: UNREAD_SECRET_REASON,
+              unread: true,
+            }
+          : {
+              id,
+              ref,
+              depth: 0,
+              childCount: 0,
+              managed: true,
+              health: 'Missing',
+              sync: 'Missing',
+              reason: 'in the desired state but not found in the cluster',
+            },
+      );
     }
   }
   for (const o of src.extraneous()) {
@@ -202,6 +224,8 @@ export function summarize(nodes: TreeNode[]): TreeSummary {
   for (const n of nodes) {
     counts[n.health]++;
     if (n.sync) sync[n.sync]++;
+    // an object the console never reads has no health to give (as Argo CD leaves kinds without a health check out)
+    if (n.unread) continue;
     if (n.managed) {
       const w = worseHealth(health, n.health);
       if (w !== health || (!worst && n.health !== 'Healthy')) {
