@@ -71,6 +71,7 @@ export async function runReset(ctx: Omit<ScenarioContext, 'found'>): Promise<voi
     flux,
     async () => {
       const held: string[] = [];
+      const governed: string[] = [];
       await Promise.all(
         envs.map(async ({ cluster, env }) => {
           const name = `digital-human-${env}`;
@@ -80,14 +81,63 @@ export async function runReset(ctx: Omit<ScenarioContext, 'found'>): Promise<voi
             held.push(`${cluster}/${env}`);
             return;
           }
-          await kit.scenario.waitForKustomizationRevision(cluster, name, sha, 240_000);
+          const denied = await appliedOrPruneDenied(kit, cluster, name, sha);
+          if (denied) governed.push(`${cluster}/${env}: ${denied}`);
         }),
       );
-      return held;
+      return { held, governed };
     },
-    (held) =>
-      held.length
-        ? `suspended by a freeze, not applied: ${held.join(', ')} (end the freeze to let Flux apply the seed)`
-        : `every environment at ${sha.slice(0, 7)}`,
+    ({ held, governed }) =>
+      [
+        held.length || governed.length ? '' : `every environment at ${sha.slice(0, 7)}`,
+        held.length
+          ? `suspended by a freeze, not applied: ${held.join(', ')} (end the freeze to let Flux apply the seed)`
+          : '',
+        governed.length
+          ? `applied at ${sha.slice(0, 7)} except prunes the console's admission policy holds until a reviewer approves a prune preview (objects the seed does not have; request one on the app page): ${governed.join('; ')}`
+          : '',
+      ]
+        .filter(Boolean)
+        .join(' · '),
   );
+}
+
+/**
+ * Waits until Flux has applied `sha` to the Kustomization: Ready at that revision (undefined), or its attempt at
+ * that revision failed only because the prune admission policy denied deleting objects the seed does not have
+ * (Flux's message, returned): the reset never deletes around the governance it demonstrates.
+ */
+export async function appliedOrPruneDenied(
+  kit: SandboxKit,
+  cluster: string,
+  name: string,
+  sha: string,
+  timeoutMs = 240_000,
+): Promise<string | undefined> {
+  const until = Date.now() + timeoutMs;
+  let nudged = 0;
+  for (;;) {
+    if (Date.now() - nudged > 5_000) {
+      nudged = Date.now();
+      kit.scenario.requestReconcile(cluster, 'gitrepository', 'digital-human');
+      kit.scenario.requestReconcile(cluster, 'kustomization', name);
+    }
+    const k = kit.scenario.getJson(cluster, ['-n', 'flux-system', 'get', 'kustomization', name]);
+    const st = (k.status ?? {}) as {
+      lastAppliedRevision?: string;
+      lastAttemptedRevision?: string;
+      conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+    };
+    const ready = st.conditions?.find((c) => c.type === 'Ready');
+    if (String(st.lastAppliedRevision ?? '').endsWith(sha) && ready?.status === 'True') return undefined;
+    if (
+      String(st.lastAttemptedRevision ?? '').endsWith(sha) &&
+      ready?.status === 'False' &&
+      ready.reason === 'PruneFailed' &&
+      /needs an approved prune preview/.test(ready.message ?? '')
+    )
+      return (ready.message ?? '').split('\n')[0]?.slice(0, 500);
+    if (Date.now() > until) throw new Error(`timed out waiting for ${cluster}/${name} at ${sha.slice(0, 8)}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }

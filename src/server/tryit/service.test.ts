@@ -10,7 +10,7 @@ import { HttpError } from '../http/errors.ts';
 import type { SandboxKit } from './kit.ts';
 import { tryitRoutes } from './routes.ts';
 import { SCENARIOS, withRenderWorkerTag, type ScenarioDef } from './scenarios.ts';
-import { writeSeed } from './reset.ts';
+import { appliedOrPruneDenied, writeSeed } from './reset.ts';
 import { TryItService } from './service.ts';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -292,5 +292,51 @@ describe('tryitRoutes', () => {
       ['POST /api/tryit/reset', { action: 'app.reconcile', scope: 'anywhere' }],
     ]);
     await app.close();
+  });
+});
+
+describe('the reset waits for Flux at the seed commit', () => {
+  const sha = 'a732a031f00dbeefa732a031f00dbeefa732a031';
+  const fakeKit = (statuses: object[]) => {
+    let i = 0;
+    const reconciles: string[] = [];
+    const k = {
+      scenario: {
+        getJson: () => ({ status: statuses[Math.min(i++, statuses.length - 1)] }),
+        requestReconcile: (_c: string, kind: string) => reconciles.push(kind),
+      },
+    } as unknown as SandboxKit;
+    return { k, reconciles };
+  };
+  const ready = (status: string, reason: string, message = '') => ({
+    conditions: [{ type: 'Ready', status, reason, message }],
+  });
+
+  it('applied: Ready at the commit (after an older revision), nothing held', async () => {
+    const { k, reconciles } = fakeKit([
+      { lastAppliedRevision: 'main@sha1:0ld', ...ready('True', 'ReconciliationSucceeded') },
+      { lastAppliedRevision: `main@sha1:${sha}`, ...ready('True', 'ReconciliationSucceeded') },
+    ]);
+    await expect(appliedOrPruneDenied(k, 'nonprod', 'digital-human-dev', sha)).resolves.toBeUndefined();
+    expect(reconciles).toEqual(['gitrepository', 'kustomization']);
+  });
+
+  it('a prune the admission policy denies (an object the seed does not have) is reported, never deleted around', async () => {
+    const msg = 'prune of Secret/api-token needs an approved prune preview (gitops-console.dev/prune-approved)';
+    const { k } = fakeKit([
+      {
+        lastAttemptedRevision: `main@sha1:${sha}`,
+        lastAppliedRevision: 'main@sha1:0ld',
+        ...ready('False', 'PruneFailed', msg),
+      },
+    ]);
+    await expect(appliedOrPruneDenied(k, 'nonprod', 'digital-human-dev', sha)).resolves.toBe(msg);
+  });
+
+  it('any other failure at the commit is not taken for done: it times out', async () => {
+    const { k } = fakeKit([
+      { lastAttemptedRevision: `main@sha1:${sha}`, ...ready('False', 'BuildFailed', 'kustomize build failed') },
+    ]);
+    await expect(appliedOrPruneDenied(k, 'nonprod', 'digital-human-dev', sha, 50)).rejects.toThrow(/timed out/);
   });
 });
