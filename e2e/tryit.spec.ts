@@ -83,7 +83,43 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
   await expect(verification).toHaveAttribute('data-status', 'failed', { timeout: 300_000 });
   await expect(verification).toContainText('503');
 
-  // 4. Take a cluster offline → the overview's stale banner names prod
+  // 4. Incident: on-call freezes prod (here the admin, in the UI); the card edits render-worker by hand; the
+  //    freeze's page lists that live change for write-back, and ending the freeze opens the pull request
+  await page.goto('/apps/prod/flux-system/kustomization/digital-human-prod');
+  await page.getByTestId('freeze').click();
+  const dialog = page.getByRole('dialog', { name: 'Freeze digital-human-prod' });
+  await dialog.getByLabel(/^Reason/).fill(`Try it: render latency incident ${Date.now().toString(36)}`);
+  await dialog.getByRole('button', { name: 'Freeze app' }).click();
+  await expect(dialog).toBeHidden();
+  c = await runCard(page, 'freeze-incident');
+  await c.getByRole('link', { name: /the freeze/ }).click();
+  await expect(page).toHaveURL(/\/freezes\/frz-[0-9a-f]+$/);
+  const change = page.getByTestId('freeze-change').filter({ hasText: 'spec.replicas' });
+  await expect(change.getByTestId('freeze-change-values')).toContainText('→ 12', { timeout: 60_000 });
+  await expect(change.getByTestId('freeze-change-manager')).toHaveText('kubectl-edit');
+  await expect(change.getByLabel('Write back to Git')).toBeChecked();
+  await page.getByTestId('unfreeze').click();
+  await page.getByRole('alertdialog', { name: 'Unfreeze?' }).getByTestId('unfreeze-confirm').click();
+  const written = page.getByTestId('write-back').filter({ hasText: 'digital-human-prod' });
+  await expect(written.getByTestId('write-back-branch')).toHaveText(/^freeze\/frz-[0-9a-f]+$/, { timeout: 120_000 });
+  await expect(page.getByTestId('freeze-status')).toHaveAttribute('data-status', 'ended', { timeout: 60_000 });
+
+  // 5. Push a new image → dev's newest release has every state done, and its promotion reached staging
+  c = await runCard(page, 'push-image', 600_000);
+  await c.getByRole('link', { name: /dev app/ }).click();
+  const newest = page.locator('[data-testid="release"]').first();
+  for (const s of ['change', 'artifact', 'render', 'validation', 'reconcile', 'health', 'verification'])
+    await expect(newest.locator(`[data-testid="release-state"][data-state="${s}"]`), s).toHaveAttribute(
+      'data-status',
+      'ok',
+      { timeout: 240_000 },
+    );
+  await expect(newest.locator('[data-testid="release-state"][data-state="promotion"]')).toContainText(
+    /reached staging/,
+    { timeout: 240_000 },
+  );
+
+  // 6. Take a cluster offline → the overview's stale banner names prod
   c = await runCard(page, 'cluster-offline', 60_000);
   await c.getByRole('link', { name: 'All apps' }).click();
   await expect(page.getByTestId('stale-banner')).toContainText('Cluster prod is unreachable', { timeout: 90_000 });
@@ -95,7 +131,7 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
     'freeze digital-human-prod first',
   );
 
-  // 5. Reset: its steps run one after another; then Git is the seed, prod is back, the endpoint answers
+  // 7. Reset: its steps run one after another; then Git is the seed, prod is back, the endpoint answers
   const reset = page.getByTestId('tryit-reset');
   await reset.getByTestId('tryit-reset-button').click();
   await expect(reset.getByTestId('tryit-step')).toHaveCount(5);

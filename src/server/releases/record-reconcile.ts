@@ -3,7 +3,14 @@
 import type { App } from '../../domain/app.ts';
 import { shaOf } from '../../domain/release-commit.ts';
 import { secondsBetween } from '../../domain/release.ts';
-import { controllerActor, FOLLOW_MS, HEALTH_SETTLE_MS, type StateContext, type Tracked } from './tracking.ts';
+import {
+  controllerActor,
+  FOLLOW_MS,
+  HEALTH_SETTLE_MS,
+  UNHEALTHY_CONFIRM_MS,
+  type StateContext,
+  type Tracked,
+} from './tracking.ts';
 
 export function recordReconcile(ctx: StateContext, app: App, rel: Tracked): void {
   const prev = rel.recorded.get('reconcile');
@@ -59,8 +66,14 @@ export function recordHealth(ctx: StateContext, app: App, rel: Tracked, expired:
   if (rel.recorded.has('health') || rel.recorded.get('reconcile')?.status !== 'ok') return;
   const since = rel.reconciledAt ?? Date.now();
   if (Date.now() - since < HEALTH_SETTLE_MS) return;
-  const settled = ['Healthy', 'Degraded', 'Missing', 'Suspended'].includes(app.health);
+  const unhealthy = app.health === 'Degraded' || app.health === 'Missing';
+  if (!unhealthy) rel.unhealthySince = undefined;
+  const settled = unhealthy || app.health === 'Healthy' || app.health === 'Suspended';
   if (!settled && !expired) return;
+  if (unhealthy && !expired) {
+    rel.unhealthySince ??= Date.now();
+    if (Date.now() - rel.unhealthySince < UNHEALTHY_CONFIRM_MS) return;
+  }
   rel.healthAt = Date.now();
   ctx.emit(app, rel, 'health', 'console', {
     health: app.health,

@@ -27,6 +27,8 @@ export interface Tracked {
   reviewRetryAt?: number | undefined;
   /** the promotion into this release's environment was looked for */
   promotionChecked?: boolean;
+  /** since when the app has been Degraded or Missing after the reconcile, while that is not yet the release's health */
+  unhealthySince?: number | undefined;
 }
 
 /** How long a release is followed before its missing states are recorded as unknown. */
@@ -34,6 +36,12 @@ export const FOLLOW_MS = 15 * 60_000;
 export const TICK_MS = 3000;
 /** after the reconcile, health is taken once the objects had this long to start rolling */
 export const HEALTH_SETTLE_MS = 3000;
+/**
+ * Degraded or Missing right after a rollout is often a moment (an HPA waiting for its new Pods' first metrics —
+ * metrics-server needs two scrapes —, a Pod that restarts once): it becomes the release's health once it has
+ * lasted this long; Healthy in between wins. A release followed to its end records what it then sees.
+ */
+export const UNHEALTHY_CONFIRM_MS = 60_000;
 /** the live-digest check waits this long for a rollout to finish before it records what it sees */
 export const ROLLOUT_SETTLE_MS = 90_000;
 /** a forge that did not answer is asked again after this long (while the release is followed) */
