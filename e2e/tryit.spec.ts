@@ -62,7 +62,23 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
   );
   await expect(evidence.locator('[data-testid="evidence-event"][data-type="drift.reverted"]').first()).toBeVisible();
 
-  // 2. Remove a ConfigMap from Git → on the prod app "Preview prune" lists it, pending a reviewer
+  // 2. Push a new image → dev's newest release has every state done, and its promotion reached staging (before
+  //    the ConfigMap card: its removal holds dev's and staging's prune until a reviewer approves, or the reset)
+  c = await runCard(page, 'push-image', 600_000);
+  await c.getByRole('link', { name: /dev app/ }).click();
+  const newest = page.locator('[data-testid="release"]').first();
+  for (const s of ['change', 'artifact', 'render', 'validation', 'reconcile', 'health', 'verification'])
+    await expect(newest.locator(`[data-testid="release-state"][data-state="${s}"]`), s).toHaveAttribute(
+      'data-status',
+      'ok',
+      { timeout: 240_000 },
+    );
+  await expect(newest.locator('[data-testid="release-state"][data-state="promotion"]')).toContainText(
+    /reached staging/,
+    { timeout: 240_000 },
+  );
+
+  // 3. Remove a ConfigMap from Git → on the prod app "Preview prune" lists it, pending a reviewer
   c = await runCard(page, 'remove-configmap');
   await c.getByRole('link', { name: /prod app/ }).click();
   await expect(page).toHaveURL(/\/apps\/prod\/flux-system\/kustomization\/digital-human-prod$/);
@@ -73,7 +89,7 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
   await page.goto('/prune-previews');
   await expect(page.getByTestId('prune-queue')).toContainText('prod/flux-system/kustomization/digital-human-prod');
 
-  // 3. Break prod's endpoint → prod's newest release (the card's commit) has a red verification: HTTP 503
+  // 4. Break prod's endpoint → prod's newest release (the card's commit) has a red verification: HTTP 503
   c = await runCard(page, 'break-prod-endpoint');
   const sha = (await c.getByTestId('tryit-step').nth(1).textContent())?.match(/— ([0-9a-f]{7})/)?.[1] ?? '';
   expect(sha).toMatch(/^[0-9a-f]{7}$/);
@@ -83,7 +99,7 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
   await expect(verification).toHaveAttribute('data-status', 'failed', { timeout: 300_000 });
   await expect(verification).toContainText('503');
 
-  // 4. Incident: on-call freezes prod (here the admin, in the UI); the card edits render-worker by hand; the
+  // 5. Incident: on-call freezes prod (here the admin, in the UI); the card edits render-worker by hand; the
   //    freeze's page lists that live change for write-back, and ending the freeze opens the pull request
   await page.goto('/apps/prod/flux-system/kustomization/digital-human-prod');
   await page.getByTestId('freeze').click();
@@ -103,21 +119,6 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
   const written = page.getByTestId('write-back').filter({ hasText: 'digital-human-prod' });
   await expect(written.getByTestId('write-back-branch')).toHaveText(/^freeze\/frz-[0-9a-f]+$/, { timeout: 120_000 });
   await expect(page.getByTestId('freeze-status')).toHaveAttribute('data-status', 'ended', { timeout: 60_000 });
-
-  // 5. Push a new image → dev's newest release has every state done, and its promotion reached staging
-  c = await runCard(page, 'push-image', 600_000);
-  await c.getByRole('link', { name: /dev app/ }).click();
-  const newest = page.locator('[data-testid="release"]').first();
-  for (const s of ['change', 'artifact', 'render', 'validation', 'reconcile', 'health', 'verification'])
-    await expect(newest.locator(`[data-testid="release-state"][data-state="${s}"]`), s).toHaveAttribute(
-      'data-status',
-      'ok',
-      { timeout: 240_000 },
-    );
-  await expect(newest.locator('[data-testid="release-state"][data-state="promotion"]')).toContainText(
-    /reached staging/,
-    { timeout: 240_000 },
-  );
 
   // 6. Take a cluster offline → the overview's stale banner names prod
   c = await runCard(page, 'cluster-offline', 60_000);

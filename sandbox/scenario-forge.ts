@@ -16,7 +16,7 @@ import {
   type ForgeRole,
   type ForgeState,
 } from './forge.ts';
-import { moveTag, restartRegistry, stopRegistry, type RegistryState } from './registry.ts';
+import { imagepush, moveTag, restartRegistry, stopRegistry, type RegistryState } from './registry.ts';
 import { BIN_DIR, mustState, readState, writeState, type SandboxState } from './state.ts';
 
 type Full = SandboxState & ExtrasState;
@@ -208,6 +208,13 @@ export async function makeRegistryReachable(): Promise<void> {
 /** Points `repo:tag` at `from` (another tag, or a `sha256:` digest); returns the new digest. */
 export function moveImageTag(repo: string, tag: string, from: string): string {
   return moveTag(sandboxRegistry(), BIN_DIR, repo, tag, from);
+}
+
+/** Builds and pushes a new image `repo:tag` (its own digest: its one layer names repo and tag); returns the digest. */
+export function pushNewImage(repo: string, tag: string): string {
+  const [img] = imagepush(BIN_DIR, ['push', '--registry', sandboxRegistry().host, `${repo}:${tag}`]);
+  if (!img?.digest) throw new Error(`imagepush pushed nothing for ${repo}:${tag}`);
+  return img.digest;
 }
 
 export function businessEndpointUrl(env: string): string {

@@ -19,6 +19,7 @@ export interface SandboxKit {
     | 'commitAndPushRetrying'
     | 'writeRepoFile'
     | 'moveImageTag'
+    | 'pushNewImage'
     | 'waitForKustomizationRevision'
     | 'requestReconcile'
     | 'getJson'

@@ -314,7 +314,8 @@ export const SCENARIOS: ScenarioDef[] = [
         );
       await ctx.step(
         `Push render-worker:${NEW_RENDER_WORKER_TAG} to the registry`,
-        () => kit.scenario.moveImageTag('digital-human/render-worker', NEW_RENDER_WORKER_TAG, '1.5.0-rc.1'),
+        // a new image (a digest no env runs yet), so the release really brings it and its promotion shows
+        () => kit.scenario.pushNewImage('digital-human/render-worker', NEW_RENDER_WORKER_TAG),
         (d) => d,
       );
       const dev = await ctx.step(
