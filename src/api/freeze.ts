@@ -37,7 +37,7 @@ const FreezeTargetSchema = z.object({
   controller: z.enum(CONTROLLERS),
   env: z.string(),
   applied: z.boolean(),
-  prior: z.unknown(),
+  prior: z.unknown().optional(),
   interference: z.object({ state: z.string(), at: z.string(), message: z.string() }).optional(),
   restored: z.object({ at: z.string(), ok: z.boolean(), detail: z.string().optional() }).optional(),
 });
@@ -87,8 +87,9 @@ export const LiveChangeSchema = z.object({
   appId: z.string(),
   ref: ObjectRefSchema,
   path: z.string(),
-  git: z.unknown(),
-  live: z.unknown(),
+  /** absent: a field Git does not declare (added by hand); `live` absent: a field removed by hand */
+  git: z.unknown().optional(),
+  live: z.unknown().optional(),
   manager: z.string(),
   operation: z.string(),
   time: z.string(),
