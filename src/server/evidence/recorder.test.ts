@@ -1,38 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { verifyChain, type EvidenceEvent, type EvidenceInput, type VerifyResult } from '../../domain/evidence.ts';
+import type { EvidenceInput } from '../../domain/evidence.ts';
 import { HttpError } from '../http/errors.ts';
-import { link, sha256, type EvidenceStore } from './store.ts';
+import { FlakyMemoryStore } from './memory-store.test-support.ts';
 import { EvidenceRecorder } from './recorder.ts';
 
-/** A hash-chained store in memory that refuses every append while `down` is set (like a full disk). */
-class FlakyStore implements EvidenceStore {
-  readonly kind = 'sqlite' as const;
-  readonly events: EvidenceEvent[] = [];
-  down = false;
-  attempts = 0;
-
-  async append(e: EvidenceInput): Promise<EvidenceEvent> {
-    this.attempts++;
-    if (this.down) throw new Error('SQLITE_IOERR_WRITE: disk I/O error');
-    const ev = link(this.events.at(-1), e);
-    this.events.push(ev);
-    return ev;
-  }
-  async list(): Promise<EvidenceEvent[]> {
-    return [...this.events].reverse();
-  }
-  async latestDataByApp(): Promise<Map<string, string>> {
-    return new Map();
-  }
-  async verify(): Promise<VerifyResult> {
-    const last = this.events.at(-1);
-    return verifyChain(this.events, sha256, last ? { seq: last.seq, hash: last.hash } : undefined);
-  }
-  async close(): Promise<void> {}
-  types(): string[] {
-    return this.events.map((e) => e.type);
-  }
-}
+const FlakyStore = FlakyMemoryStore;
 
 const log = () => ({ warn: vi.fn(), error: vi.fn() });
 const ev = (type: EvidenceInput['type'], data: Record<string, unknown> = {}): EvidenceInput => ({

@@ -2,10 +2,9 @@
 // outside sandbox mode (no kit) and are there with one.
 import Fastify from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
-import { verifyChain, type EvidenceEvent, type EvidenceInput, type VerifyResult } from '../../domain/evidence.ts';
 import type { AppDeps } from '../deps.ts';
 import { EvidenceRecorder } from '../evidence/index.ts';
-import { link, sha256, type EvidenceStore } from '../evidence/store.ts';
+import { FlakyMemoryStore } from '../evidence/memory-store.test-support.ts';
 import { HttpError } from '../http/errors.ts';
 import type { SandboxKit } from './kit.ts';
 import { tryitRoutes } from './routes.ts';
@@ -16,34 +15,11 @@ import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-class MemoryStore implements EvidenceStore {
-  readonly kind = 'sqlite' as const;
-  readonly events: EvidenceEvent[] = [];
-  down = false;
-  async append(e: EvidenceInput): Promise<EvidenceEvent> {
-    if (this.down) throw new Error('SQLITE_IOERR_WRITE: disk I/O error');
-    const ev = link(this.events.at(-1), e);
-    this.events.push(ev);
-    return ev;
-  }
-  async list(): Promise<EvidenceEvent[]> {
-    return [...this.events].reverse();
-  }
-  async latestDataByApp(): Promise<Map<string, string>> {
-    return new Map();
-  }
-  async verify(): Promise<VerifyResult> {
-    const last = this.events.at(-1);
-    return verifyChain(this.events, sha256, last ? { seq: last.seq, hash: last.hash } : undefined);
-  }
-  async close(): Promise<void> {}
-}
-
 const kit = {} as SandboxKit;
 const log = { warn: vi.fn(), error: vi.fn() };
 
 function setup(scenarios: ScenarioDef[], freeze?: string) {
-  const store = new MemoryStore();
+  const store = new FlakyMemoryStore();
   const recorder = new EvidenceRecorder(store, log, { retryBaseMs: 1 });
   const service = new TryItService({
     kit,
@@ -260,7 +236,7 @@ describe('the cards', () => {
 
 describe('tryitRoutes', () => {
   const deps = (over: Partial<AppDeps>) => {
-    const store = new MemoryStore();
+    const store = new FlakyMemoryStore();
     return { store, recorder: new EvidenceRecorder(store, log), ...over } as unknown as AppDeps;
   };
 
