@@ -62,18 +62,22 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
   );
   await expect(evidence.locator('[data-testid="evidence-event"][data-type="drift.reverted"]').first()).toBeVisible();
 
-  // 2. Push a new image → dev's newest release has every state done, and its promotion reached staging (before
+  // 2. Push a new image → the dev commit's release has every state done, and its promotion reached staging (before
   //    the ConfigMap card: its removal holds dev's and staging's prune until a reviewer approves, or the reset)
+  //    (the row of the dev commit, from the card's second step: the promotion commit is dev's newest release too,
+  //    one that changes nothing there — in a monorepo every commit is a revision of every app)
   c = await runCard(page, 'push-image', 600_000);
+  const devSha = (await c.getByTestId('tryit-step').nth(1).textContent())?.match(/— ([0-9a-f]{7})/)?.[1] ?? '';
+  expect(devSha).toMatch(/^[0-9a-f]{7}$/);
   await c.getByRole('link', { name: /dev app/ }).click();
-  const newest = page.locator('[data-testid="release"]').first();
+  const pushed = page.locator(`[data-testid="release"][data-sha^="${devSha}"]`);
   for (const s of ['change', 'artifact', 'render', 'validation', 'reconcile', 'health', 'verification'])
-    await expect(newest.locator(`[data-testid="release-state"][data-state="${s}"]`), s).toHaveAttribute(
+    await expect(pushed.locator(`[data-testid="release-state"][data-state="${s}"]`), s).toHaveAttribute(
       'data-status',
       'ok',
       { timeout: 240_000 },
     );
-  await expect(newest.locator('[data-testid="release-state"][data-state="promotion"]')).toContainText(
+  await expect(pushed.locator('[data-testid="release-state"][data-state="promotion"]')).toContainText(
     /reached staging/,
     { timeout: 240_000 },
   );

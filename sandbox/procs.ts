@@ -30,17 +30,37 @@ export function supervisorDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.GITOPS_SANDBOX_DIR ?? resolve(HERE, '..', '.sandbox'), 'supervisor');
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** One bind attempt on 127.0.0.1:`port` (0: any); resolves the port bound, or undefined when it is taken. */
+function tryBind(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.on('error', () => resolve(undefined));
+    srv.listen(port, '127.0.0.1', () => {
       const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
+      const got = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(got));
     });
   });
+}
+
+/** Below Linux's ephemeral range (32768–60999): ports the kernel never hands out to outgoing connections. */
+const LISTEN_RANGE: [number, number] = [20000, 32000];
+
+/**
+ * A free port for a server to listen on. Taken from below the ephemeral range: a port the kernel picked for
+ * `listen(0)` is an ephemeral one, which an outgoing connection (an apiserver's to etcd) may take before the
+ * server that was meant to listen on it starts — seen as etcd's "bind: address already in use" on `up`.
+ */
+export async function freePort(): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = LISTEN_RANGE[0] + Math.floor(Math.random() * (LISTEN_RANGE[1] - LISTEN_RANGE[0]));
+    const got = await tryBind(port);
+    if (got) return got;
+  }
+  const any = await tryBind(0);
+  if (!any) throw new Error('no free port on 127.0.0.1');
+  return any;
 }
 
 export interface ProcRecord {

@@ -292,12 +292,13 @@ export const SCENARIOS: ScenarioDef[] = [
     title: 'Push a new image',
     story: `render-worker:${NEW_RENDER_WORKER_TAG} is pushed to the registry and dev is pointed at it: the release chain (change, review, artifact, render, validation, reconcile, health, verification) fills in; then staging gets the same digest — the promotion.`,
     button: `Release render-worker ${NEW_RENDER_WORKER_TAG}`,
-    look: 'On the dev app: the newest release row with every state, its promotion “reached staging”.',
+    look: 'On the dev app: the release row of the dev commit (named in step 2) with every state, its promotion “reached staging”. The promotion commit is a newer row there too: in a monorepo every commit is a revision of every app.',
     links: [{ label: 'dev app (releases)', href: appHref(DEV_APP) }],
     steps: [
       `Push render-worker:${NEW_RENDER_WORKER_TAG} to the registry`,
       `Point dev at render-worker:${NEW_RENDER_WORKER_TAG} (a commit on main)`,
       'Flux applies it in dev',
+      'The console records dev’s release, through its verification (then it is promoted)',
       `Promote: point staging at render-worker:${NEW_RENDER_WORKER_TAG} (a commit on main)`,
       'Flux applies it in staging',
     ],
@@ -325,6 +326,18 @@ export const SCENARIOS: ScenarioDef[] = [
       );
       await ctx.step('Flux applies it in dev', () =>
         kit.scenario.waitForKustomizationRevision('nonprod', 'digital-human-dev', dev, 180_000),
+      );
+      // as a careful team promotes: once dev's release is verified (a promotion commit is a newer revision of dev
+      // too — a monorepo — and would leave the states dev had not recorded yet unknown, superseded)
+      await ctx.step('The console records dev’s release, through its verification (then it is promoted)', () =>
+        waitUntil(
+          `release.verification of ${short(dev)} in dev`,
+          async () =>
+            (
+              await ctx.evidence.list({ type: 'release.verification', app: DEV_APP, from: ctx.startedAt, limit: 20 })
+            ).some((e) => e.data.sha === dev),
+          { timeoutMs: 240_000, intervalMs: 2000, sleep: ctx.sleep },
+        ),
       );
       const staging = await ctx.step(
         `Promote: point staging at render-worker:${NEW_RENDER_WORKER_TAG} (a commit on main)`,
