@@ -42,6 +42,7 @@ export const TYPICAL_SECONDS: Record<string, number> = {
   registry: 130,
   imagepush: 20,
   'metrics-server': 450, // 448 s measured, while four sandboxes built it at once (load 24): an upper bound
+  argocd: 700, // ~11 min of CPU; 285 s wall with a warm module cache, alone on 2 cores
 };
 
 /** A cached component: build.sh hashes its wrapper module and links the binaries (measured: ~1 s each). */
@@ -79,11 +80,16 @@ export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   return env.GITOPS_SANDBOX_CACHE ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'gitops-console', 'sandbox');
 }
 
-/** The components build.sh builds, in its order: every `build <name> "…"` call. */
+/**
+ * The components build.sh builds, in its order: every `build <name> "…"` call, and every call of a component's
+ * own build function (`build_<name>`, e.g. Argo CD's, built from its module rather than a wrapper).
+ */
 export function componentsOf(buildScript: string): string[] {
   const names: string[] = [];
-  for (const m of buildScript.matchAll(/(?:^|[\s;&])build ([a-z][a-z0-9-]*) "/gm))
-    if (m[1] && !names.includes(m[1])) names.push(m[1]);
+  for (const m of buildScript.matchAll(/(?:^|[\s;&|])build(?: ([a-z][a-z0-9-]*) "|_([a-z][a-z0-9]*)(?=[\s;&]|$))/gm)) {
+    const name = m[1] ?? m[2];
+    if (name && !names.includes(name)) names.push(name);
+  }
   return names;
 }
 

@@ -110,6 +110,53 @@ want flux && build flux-render "-s -w" ".:flux-render"
 want argo && build helm "-s -w -X helm.sh/helm/v3/internal/version.version=v3.22.0" "helm.sh/helm/v3/cmd/helm:helm"
 want argo && build jq-del "-s -w" ".:jq-del"
 
+# Argo CD: one binary, argv[0] (or ARGOCD_BINARY_NAME) picks the component. Built from its own module (not a
+# wrapper module: its go.mod replaces gitops-engine with ./gitops-engine, the nested module placed there), with the
+# Go toolchain it declares (go 1.27: GOTOOLCHAIN=go1.27.3, served by the module proxy). One patch, for the
+# sandbox's loopback rule: the application controller's metrics listener binds 127.0.0.1, not 0.0.0.0 (it has no
+# flag for the address). Its CRDs, shipped RBAC and the git/gpg wrapper scripts the repo-server runs go beside
+# the binary. Started in the background: it is the longest build, the others build meanwhile.
+ARGOCD_VERSION="v3.6.1"
+ARGOCD_GO="go1.27.3"
+build_argocd() {
+  local ld="-s -w -X github.com/argoproj/argo-cd/v3/common.version=${ARGOCD_VERSION#v} -X github.com/argoproj/argo-cd/v3/common.buildDate=2026-01-01T00:00:00Z -X github.com/argoproj/argo-cd/v3/common.gitTreeState=clean"
+  local patch='s/fmt.Sprintf("0.0.0.0:%d", metricsPort)/fmt.Sprintf("127.0.0.1:%d", metricsPort)/'
+  local key dest
+  key="$(printf '%s\n' argocd "$ARGOCD_VERSION" "$ARGOCD_GO" "$ld" "$patch" trimpath cgo=0 | sha256sum | cut -c1-16)"
+  dest="$cache_root/bin/argocd-$key"
+  if [[ ! -x "$dest/argocd" ]]; then
+    log "building argocd (argocd $ARGOCD_VERSION, with $ARGOCD_GO) ..."
+    local t0=$SECONDS tmp="$dest.tmp.$$" mods dir eng
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    mods="$(cd "$tmp" && GOTOOLCHAIN="$ARGOCD_GO" GOFLAGS=-mod=mod go mod download -json \
+      "github.com/argoproj/argo-cd/v3@$ARGOCD_VERSION" "github.com/argoproj/argo-cd/gitops-engine/v3@$ARGOCD_VERSION")"
+    dir="$(printf '%s\n' "$mods" | sed -n 's/^[[:space:]]*"Dir": "\(.*argo-cd\/v3@.*\)",$/\1/p' | head -1)"
+    eng="$(printf '%s\n' "$mods" | sed -n 's/^[[:space:]]*"Dir": "\(.*gitops-engine\/v3@.*\)",$/\1/p' | head -1)"
+    [[ -d "$dir" && -d "$eng" ]] || { log "argocd: module download failed"; return 1; }
+    cp -r "$dir" "$tmp/src"; chmod -R u+w "$tmp/src"
+    rm -rf "$tmp/src/gitops-engine"; cp -r "$eng" "$tmp/src/gitops-engine"; chmod -R u+w "$tmp/src/gitops-engine"
+    sed -i "$patch" "$tmp/src/controller/appcontroller.go"
+    grep -q '"127.0.0.1:%d", metricsPort' "$tmp/src/controller/appcontroller.go" || { log "argocd: the loopback patch no longer applies"; return 1; }
+    (cd "$tmp/src" && GOTOOLCHAIN="$ARGOCD_GO" CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$tmp/argocd" ./cmd)
+    mkdir -p "$tmp/hack" "$tmp/manifests"
+    cp "$tmp/src/hack/git-verify-wrapper.sh" "$tmp/src/hack/gpg-wrapper.sh" "$tmp/hack/"; chmod +x "$tmp/hack/"*.sh
+    cp -r "$tmp/src/manifests/crds" "$tmp/src/manifests/cluster-rbac" "$tmp/manifests/"
+    mkdir -p "$tmp/manifests/base"; cp -r "$tmp/src/manifests/base/applicationset-controller" "$tmp/src/manifests/base/application-controller" "$tmp/manifests/base/"
+    echo "$ARGOCD_VERSION" > "$tmp/VERSION"
+    rm -rf "$tmp/src"
+    rm -rf "$dest"; mv "$tmp" "$dest"
+    log "built argocd in $((SECONDS - t0))s"
+  else
+    log "argocd cached ($dest)"
+  fi
+  for n in argocd argocd-application-controller argocd-repo-server argocd-applicationset-controller; do
+    ln -sfn "$dest/argocd" "$out_bin/$n"
+  done
+  ln -sfn "$dest" "$out_bin/argocd-dist"
+}
+argocd_pid=""
+if want argo; then build_argocd & argocd_pid=$!; fi
+
 # The forge: Gitea (SQLite needs cgo). Its templates and options/ (locales) are read from
 # disk at run time; they are copied from the module next to the binary (gitea-static/).
 GITEA_VERSION="v1.26.0"
@@ -130,6 +177,8 @@ want registry && build registry "-s -w -X github.com/distribution/distribution/v
   "github.com/distribution/distribution/v3/cmd/registry:registry"
 want registry && build imagepush "-s -w" ".:imagepush"
 
+if [[ -n "$argocd_pid" ]]; then wait "$argocd_pid" || { log "argocd build failed"; exit 1; }; fi
+
 if want assets; then
   # CRDs, kwok stages and kwok's kubelet resource metrics, straight from the modules that ship them.
   rm -rf "$out_assets.tmp"; mkdir -p "$out_assets.tmp"/{crds/flux,crds/argocd,kwok}
@@ -144,10 +193,11 @@ if want assets; then
      "$kwokdir"/kustomize/stage/pod/chaos/pod-container-running-failed.yaml \
      "$kwokdir"/kustomize/metrics/resource/metrics-resource.yaml \
      "$out_assets.tmp/kwok/"
-  argo_ver="v3.5.7" # v3.6.x declares go 1.27; the module proxy serves it, but Go 1.26 refuses to extract it
-  argodir="$(cd "$here/go/kube" && go mod download -json "github.com/argoproj/argo-cd/v3@$argo_ver" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  cp "$argodir"/manifests/crds/application-crd.yaml "$argodir"/manifests/crds/applicationset-crd.yaml "$argodir"/manifests/crds/appproject-crd.yaml "$out_assets.tmp/crds/argocd/"
-  echo "$argo_ver" > "$out_assets.tmp/crds/argocd/VERSION"
+  # Argo CD's CRDs: the version that runs (from the build above)
+  [[ -e "$out_bin/argocd-dist" ]] || build_argocd
+  argodist="$(readlink -f "$out_bin/argocd-dist")"
+  cp "$argodist"/manifests/crds/application-crd.yaml "$argodist"/manifests/crds/applicationset-crd.yaml "$argodist"/manifests/crds/appproject-crd.yaml "$out_assets.tmp/crds/argocd/"
+  cp "$argodist/VERSION" "$out_assets.tmp/crds/argocd/VERSION"
   chmod -R u+w "$out_assets.tmp"
   rm -rf "$out_assets"; mv "$out_assets.tmp" "$out_assets"
   log "assets ready in $out_assets"

@@ -6,7 +6,8 @@
 //   flux-system/source-controller              crd-controller-flux-system (Flux's own objects, events, leases)
 //   flux-system/kustomize-controller           the same + cluster-admin (Flux's cluster-reconciler binding)
 //   argocd/argocd-application-controller       argocd-application-controller (Argo CD's: every verb on
-//                                              everything; used by the sandbox's simulated sync, scenario.ts)
+//                                              everything; sandbox/argocd.ts runs the real controller with it)
+//   argocd/argocd-applicationset-controller    its shipped Role in argocd (Applications, ApplicationSets)
 //
 // Each controller process runs with `<cluster dir>/kubeconfig-<service account>`. The tokens are minted at
 // cluster start for a year; they stay valid across an apiserver restart (same signing key, same issuer).
@@ -22,6 +23,7 @@ export const CONTROLLER_IDENTITIES = {
   'source-controller': 'flux-system',
   'kustomize-controller': 'flux-system',
   'argocd-application-controller': 'argocd',
+  'argocd-applicationset-controller': 'argocd',
 } as const;
 export type ControllerIdentity = keyof typeof CONTROLLER_IDENTITIES;
 
@@ -130,6 +132,55 @@ roleRef:
 subjects:
   - kind: ServiceAccount
     name: argocd-application-controller
+    namespace: argocd
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: argocd-applicationset-controller
+  namespace: argocd
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: argocd-applicationset-controller
+  namespace: argocd
+rules:
+  - apiGroups: [argoproj.io]
+    resources: [applications, applicationsets, applicationsets/finalizers]
+    verbs: [create, delete, get, list, patch, update, watch]
+  - apiGroups: [argoproj.io]
+    resources: [appprojects]
+    verbs: [get, list, watch]
+  - apiGroups: [argoproj.io]
+    resources: [applicationsets/status]
+    verbs: [get, patch, update]
+  - apiGroups: ['']
+    resources: [events]
+    verbs: [create, get, list, patch, watch]
+  - apiGroups: ['']
+    resources: [secrets, configmaps]
+    verbs: [get, list, watch]
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    verbs: [create]
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    resourceNames: [58ac56fa.applicationsets.argoproj.io]
+    verbs: [get, update, create]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: argocd-applicationset-controller
+  namespace: argocd
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: argocd-applicationset-controller
+subjects:
+  - kind: ServiceAccount
+    name: argocd-applicationset-controller
     namespace: argocd
 `;
 

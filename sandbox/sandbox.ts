@@ -34,6 +34,7 @@ import {
   type ExtrasState,
 } from './extras.ts';
 import { forgeGitState as gitOf } from './forge.ts';
+import { ARGOCD_PROCS, argocdConfigObjects, startArgoCd } from './argocd.ts';
 import { applyPruneAdmissionPolicy, ensureControllerIdentities } from './identities.ts';
 import {
   ASSETS_DIR,
@@ -168,6 +169,13 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
     'kusMetrics',
     'kusHealth',
     'metricsServer',
+    'argoRedis',
+    'argoRepo',
+    'argoRepoMetrics',
+    'argoCtlMetrics',
+    'argoAppsetMetrics',
+    'argoAppsetProbe',
+    'argoAppsetWebhook',
   ]) {
     ports[p] = await freePort();
   }
@@ -422,6 +430,39 @@ status:
     clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state],
   });
 
+  // Argo CD's controllers (sandbox/argocd.ts): its settings and this cluster as its destination, then the processes
+  log(`${name}: argo cd (redis, repo-server, application-controller, applicationset-controller)`);
+  k(
+    ['apply', '--server-side', '--field-manager=sandbox', '-f', '-'],
+    argocdConfigObjects({
+      name,
+      apiserver,
+      caCert: pki.caCert,
+      controllerKubeconfig: ids['argocd-application-controller'],
+    }),
+  );
+  procs.push(
+    ...(await startArgoCd({
+      name,
+      dir,
+      logf,
+      ids,
+      ports: {
+        redis: ports.argoRedis ?? 0,
+        repoServer: ports.argoRepo ?? 0,
+        repoMetrics: ports.argoRepoMetrics ?? 0,
+        controllerMetrics: ports.argoCtlMetrics ?? 0,
+        appsetMetrics: ports.argoAppsetMetrics ?? 0,
+        appsetProbe: ports.argoAppsetProbe ?? 0,
+        appsetWebhook: ports.argoAppsetWebhook ?? 0,
+      },
+    })),
+  );
+  writeState({
+    ...(readState() ?? emptyState()),
+    clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state],
+  });
+
   // the Git source: the forge's repo, seeded (it starts beside the first cluster and is up long before this)
   const url = await gitUrl;
   k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], fluxObjects(namespaces, url));
@@ -566,8 +607,6 @@ metadata:
   namespace: argocd
   labels:
     env: ${env}
-  annotations:
-    gitops-console.dev/simulated: "Argo CD is not running in the sandbox; this Application's sync and status are written by the sandbox scenario (server-side apply as argocd-controller)"
 spec:
   project: default
   source:
@@ -580,7 +619,11 @@ spec:
   syncPolicy:
     automated:
       prune: ${env === 'prod' ? 'false' : 'true'}
-      selfHeal: true
+      selfHeal: true${
+        // both of Argo CD's apply modes are seeded: prod applies server-side (field manager argocd-controller,
+        // Apply), the others client-side (kubectl apply's last-applied annotation, argocd-controller, Update)
+        env === 'prod' ? '\n    syncOptions:\n      - ServerSideApply=true' : ''
+      }
 `;
 }
 
@@ -726,6 +769,8 @@ async function sandboxHealthy(st: SandboxState): Promise<boolean> {
   if (!forge || st.git.url !== forge.repo.cloneUrl) return false;
   // a sandbox from before the metrics API (no metrics-server, apiserver without the aggregator's flags) too
   if (st.clusters.some((c) => !c.procs.some((p) => p.name === 'metrics-server'))) return false;
+  // a sandbox from before the real Argo CD (its status was simulated) too
+  if (st.clusters.some((c) => !ARGOCD_PROCS.every((n) => c.procs.some((p) => p.name === n)))) return false;
   const s = await sandboxStatus(st);
   // a dead forge/registry/simulation is restarted on its own (ensureExtras), not with the clusters
   return s.every((c) => c.ok || c.extra);

@@ -1,15 +1,12 @@
 // Scenario helpers for tests and demos: change Git, change live state as a
-// given field manager, inject faults, wait for Flux, and simulate Argo CD's
-// apply (no Argo CD controller runs in the sandbox; see simulateArgoSync). Git is the forge's repo
+// given field manager, inject faults, wait for Flux and Argo CD (their real controllers), sync an Argo CD app. Git is the forge's repo
 // (state.git.url): read anonymously, pushed to as the forge admin.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { parseAllDocuments } from 'yaml';
 import { dirname, join } from 'node:path';
-import { bin, kubectl, mustState, type SandboxState } from './state.ts';
+import { kubectl, mustState, type SandboxState } from './state.ts';
 import { sleep, waitFor } from './procs.ts';
-import { identityKubeconfig, kubectlAs } from './identities.ts';
 import { forgeAuthEnv } from './forge.ts';
 import { forgeUser, makeForgeReachable, makeForgeUnreachable } from './scenario-forge.ts';
 
@@ -361,177 +358,112 @@ export async function waitForDeploymentAvailable(
   return last;
 }
 
-/** kubectl as Argo CD's application controller (its ServiceAccount); the admin in a sandbox older than the identities. */
-function kubectlArgo(cluster: string, args: string[], input?: string): string {
-  return identityKubeconfig(cluster, 'argocd-application-controller')
-    ? kubectlAs(cluster, 'argocd-application-controller', args, input)
-    : kubectl(cluster, args, input);
+// ---- Argo CD (its real controllers run in every sandbox cluster: sandbox/argocd.ts) ------------------------
+
+/** An Application as Argo CD reports it. */
+export function argoApp(cluster: string, app: string): Json {
+  return getJson(cluster, ['-n', 'argocd', 'get', 'application', app]);
 }
 
-/**
- * SIMULATION of Argo CD's sync, clearly not Argo CD itself: renders the
- * Application's path at the repo HEAD with the sandbox's kustomize (as Argo
- * CD's repo-server would for a kustomize/plain directory), applies each object
- * with server-side apply as field manager `argocd-controller` carrying Argo
- * CD's tracking annotation, then writes the Application status as the
- * controller would (sync, health, resources, operationState). It acts as
- * Argo CD's own identity, the argocd/argocd-application-controller
- * ServiceAccount (sandbox/identities.ts). It does not prune.
- */
-export async function simulateArgoSync(cluster: string, app: string, st = mustState()): Promise<string> {
-  const appObj = getJson(cluster, ['-n', 'argocd', 'get', 'application', app]);
-  const spec = appObj.spec as { source: { path: string; repoURL?: string }; destination: { namespace: string } };
-  const work = mkdtempSync(join(tmpdir(), 'argo-sim-'));
-  try {
-    // the Application's own repoURL, as Argo CD's repo-server would (the forge's repo in the sandbox)
-    git(['clone', '-q', spec.source.repoURL || st.git.url, work], tmpdir());
-    const sha = git(['rev-parse', 'HEAD'], work).trim();
-    const dir = join(work, spec.source.path);
-    const files = readdirSync(dir);
-    const helmOpts = (
-      (appObj.spec as Json).source as {
-        helm?: { parameters?: Array<{ name: string; value: string }>; releaseName?: string };
-      }
-    ).helm;
-    const rendered = files.includes('Chart.yaml')
-      ? execFileSync(
-          bin('helm'),
-          [
-            'template',
-            helmOpts?.releaseName ?? app,
-            dir,
-            '--namespace',
-            spec.destination.namespace,
-            ...(helmOpts?.parameters ?? []).flatMap((p) => ['--set', `${p.name}=${p.value}`]),
-          ],
-          { encoding: 'utf8' },
-        )
-      : files.includes('kustomization.yaml')
-        ? execFileSync(bin('kustomize'), ['build', dir], { encoding: 'utf8' })
-        : files
-            .filter((f) => /\.ya?ml$/.test(f))
-            .map((f) => readFileSync(join(dir, f), 'utf8'))
-            .join('\n---\n');
-    const items = parseAllDocuments(rendered)
-      .map((d) => d.toJS() as Json | null)
-      .filter((o): o is Json => !!o && typeof o === 'object' && typeof o.kind === 'string');
-    const ns = spec.destination.namespace;
-    const resources: Json[] = [];
-    for (const o of items) {
-      const md = (o.metadata ??= {}) as Json;
-      md.namespace ??= ns;
-      const [group, version] = String(o.apiVersion).includes('/')
-        ? String(o.apiVersion).split('/')
-        : ['', String(o.apiVersion)];
-      md.annotations = {
-        ...((md.annotations as Json) ?? {}),
-        'argocd.argoproj.io/tracking-id': `${app}:${group}/${String(o.kind)}:${String(md.namespace)}/${String(md.name)}`,
-      };
-      resources.push({
-        group,
-        version,
-        kind: o.kind,
-        namespace: md.namespace,
-        name: md.name,
-        status: 'Synced',
-        health: { status: 'Healthy' },
-      });
-    }
-    kubectlArgo(
-      cluster,
-      ['apply', '--server-side', '--force-conflicts', '--field-manager=argocd-controller', '-f', '-'],
-      JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
-    );
-    const now = new Date().toISOString();
-    // health as Argo CD would assess it: wait briefly for Deployments to become available
-    let health = 'Healthy';
-    for (const r of resources.filter((x) => x.kind === 'Deployment')) {
-      try {
-        await waitForDeploymentAvailable(cluster, String(r.namespace), String(r.name), 30_000);
-      } catch {
-        health = 'Progressing';
-        r.health = { status: 'Progressing', message: 'Deployment has not become available' };
-      }
-    }
-    const status = {
-      sync: {
-        status: 'Synced',
-        revision: sha,
-        comparedTo: { source: (appObj.spec as Json).source, destination: spec.destination },
-      },
-      health: { status: health, lastTransitionTime: now },
-      resources,
-      reconciledAt: now,
-      sourceType: files.includes('Chart.yaml')
-        ? 'Helm'
-        : files.includes('kustomization.yaml')
-          ? 'Kustomize'
-          : 'Directory',
-      operationState: {
-        phase: 'Succeeded',
-        message: 'successfully synced (all tasks run) [simulated by the sandbox]',
-        startedAt: now,
-        finishedAt: now,
-        operation: { sync: { revision: sha }, initiatedBy: { automated: true } },
-        syncResult: {
-          revision: sha,
-          resources: resources.map((r) => ({
-            ...r,
-            status: 'Synced',
-            message: `${String(r.kind).toLowerCase()}/${String(r.name)} serverside-applied`,
-            syncPhase: 'Sync',
-          })),
-        },
-      },
-    };
-    // Application has no status subresource; Argo CD writes the whole object.
-    kubectlArgo(cluster, [
-      '-n',
-      'argocd',
-      'patch',
-      'application',
-      app,
-      '--type',
-      'merge',
-      '--field-manager',
-      'argocd-controller',
-      '-p',
-      JSON.stringify({ status }),
-    ]);
-    return sha;
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+/** Asks the application controller to compare the app with Git now: the refresh annotation (`argocd app get --refresh`). */
+export function argoRefresh(cluster: string, app: string, hard = false): void {
+  kubectl(cluster, [
+    ...['-n', 'argocd', 'annotate', '--overwrite', 'application', app],
+    `argocd.argoproj.io/refresh=${hard ? 'hard' : 'normal'}`,
+  ]);
 }
 
+interface ArgoStatus {
+  sync?: { status?: string; revision?: string };
+  health?: { status?: string; message?: string };
+  operationState?: {
+    phase?: string;
+    message?: string;
+    startedAt?: string;
+    finishedAt?: string;
+    syncResult?: { revision?: string };
+  };
+}
+const statusOf = (o: Json) => (o.status ?? {}) as ArgoStatus;
+
 /**
- * SIMULATION of one pass of Argo CD's application controller over an Application, honouring its sync policy
- * the way Argo CD does: no `automated` (or Argo CD 3.x's `automated.enabled: false`) → no automatic sync;
- * automated → sync when Git moved past the synced revision; with `selfHeal` also when only the live state
- * drifted (the sandbox re-applies: a server-side apply of the same render reverts hand edits).
- * Returns what it did.
+ * Waits until Argo CD reports the app Synced at `revision` (default: the repo's HEAD; sha or its prefix) and, unless
+ * `healthy: false`, Healthy. Returns the synced revision. A timeout names what Argo CD last said.
  */
-export async function argoControllerPass(
+export async function waitForArgoSynced(
   cluster: string,
   app: string,
+  opts: { revision?: string; healthy?: boolean; timeoutMs?: number } = {},
   st = mustState(),
-): Promise<'paused' | 'synced' | 'self-healed' | 'in-sync'> {
-  const o = getJson(cluster, ['-n', 'argocd', 'get', 'application', app]);
-  const sp = ((o.spec as Json).syncPolicy ?? {}) as { automated?: { enabled?: boolean; selfHeal?: boolean } | null };
-  if (!sp.automated || sp.automated.enabled === false) return 'paused';
-  const synced = ((o.status as Json | undefined)?.sync as { revision?: string } | undefined)?.revision;
-  if (synced !== repoHead(st)) {
-    await simulateArgoSync(cluster, app, st);
-    return 'synced';
+): Promise<string> {
+  const want = opts.revision ?? repoHead(st);
+  let last: ArgoStatus = {};
+  let refreshed = 0;
+  try {
+    await waitFor(
+      `${cluster} Application ${app} Synced at ${want.slice(0, 7)}`,
+      async () => {
+        last = statusOf(argoApp(cluster, app));
+        const ok =
+          last.sync?.status === 'Synced' &&
+          !!last.sync.revision?.startsWith(want) &&
+          (opts.healthy === false || last.health?.status === 'Healthy');
+        // not there yet: ask for a comparison now and then, instead of waiting out the resync period
+        if (!ok && Date.now() - refreshed > 10_000) {
+          argoRefresh(cluster, app);
+          refreshed = Date.now();
+        }
+        return ok;
+      },
+      { timeoutMs: opts.timeoutMs ?? 180_000, intervalMs: 1000 },
+    );
+  } catch (e) {
+    throw new Error(
+      `${e instanceof Error ? e.message : String(e)}; Argo CD says: sync ${last.sync?.status ?? '?'} at ${last.sync?.revision ?? '?'}, health ${last.health?.status ?? '?'} ${last.health?.message ?? ''}, operation ${last.operationState?.phase ?? 'none'} ${last.operationState?.message ?? ''}`,
+    );
   }
-  if (sp.automated.selfHeal) {
-    await simulateArgoSync(cluster, app, st);
-    return 'self-healed';
-  }
-  return 'in-sync';
+  return last.sync?.revision ?? want;
 }
 
-/** After `up`: every Kustomization Ready at HEAD, Argo apps synced, the cloud-controller annotation written. */
+/**
+ * Syncs the app to Git's HEAD now, as `argocd app sync` does: the Application's `operation` field (written by
+ * the sandbox admin), then waits for Argo CD's controller to finish it. Returns the synced revision; throws with
+ * the operation's message when it failed.
+ */
+export async function argoSync(
+  cluster: string,
+  app: string,
+  opts: { prune?: boolean; timeoutMs?: number } = {},
+  st = mustState(),
+): Promise<string> {
+  const head = repoHead(st);
+  const before = statusOf(argoApp(cluster, app)).operationState?.startedAt ?? '';
+  kubectl(cluster, [
+    ...['-n', 'argocd', 'patch', 'application', app, '--type', 'merge', '-p'],
+    JSON.stringify({
+      operation: {
+        initiatedBy: { username: 'sandbox-scenario' },
+        sync: { revision: head, prune: opts.prune ?? false, syncStrategy: { hook: {} } },
+      },
+    }),
+  ]);
+  let last: ArgoStatus = {};
+  await waitFor(
+    `${cluster} Application ${app} sync operation`,
+    async () => {
+      const o = argoApp(cluster, app);
+      last = statusOf(o);
+      const op = last.operationState;
+      return !o.operation && !!op?.startedAt && op.startedAt !== before && !!op.finishedAt;
+    },
+    { timeoutMs: opts.timeoutMs ?? 120_000, intervalMs: 500 },
+  );
+  if (last.operationState?.phase !== 'Succeeded')
+    throw new Error(`Argo CD sync of ${app}: ${last.operationState?.phase}: ${last.operationState?.message ?? ''}`);
+  return last.operationState.syncResult?.revision ?? head;
+}
+
+/** After `up`: every Kustomization Ready at HEAD, Argo CD's apps Synced there and Healthy, the cloud-controller annotation written. */
 export async function waitForAllReady(st: SandboxState): Promise<void> {
   const head = repoHead(st);
   await Promise.all(
@@ -541,7 +473,9 @@ export async function waitForAllReady(st: SandboxState): Promise<void> {
   );
   for (const c of st.clusters) {
     const apps = (getJson(c.name, ['-n', 'argocd', 'get', 'applications']).items as Json[]) ?? [];
-    for (const a of apps) await simulateArgoSync(c.name, String((a.metadata as Json).name), st);
+    await Promise.all(
+      apps.map((a) => waitForArgoSynced(c.name, String((a.metadata as Json).name), { revision: head }, st)),
+    );
     for (const env of c.namespaces) {
       await waitFor(
         `${c.name}/${env}/tts-gateway service`,

@@ -1,5 +1,5 @@
 // The seed GitOps repository: the "digital-human" services in base/ plus
-// overlays/{dev,staging,prod}, and a plain directory the simulated Argo CD
+// overlays/{dev,staging,prod}, and a plain directory Argo CD
 // Applications point at. Written as files, committed with git, pushed to the
 // sandbox's smart-HTTP git server.
 
@@ -61,7 +61,7 @@ spec:
 export function seedFiles(): Record<string, string> {
   const files: Record<string, string> = {};
   files['README.md'] =
-    '# digital-human\n\nGitOps repository seeded by the console sandbox. `overlays/<env>` are reconciled by Flux; `argo/` by the (simulated) Argo CD Applications.\n';
+    '# digital-human\n\nGitOps repository seeded by the console sandbox. `overlays/<env>` are reconciled by Flux; `argo/` by the Argo CD Applications.\n';
   files['base/render-worker.yaml'] = deployment(
     'render-worker',
     `${SEED_IMAGE_HOST}/digital-human/render-worker:1.4.0`,

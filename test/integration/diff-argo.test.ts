@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DiffResponse } from '../../src/api/schemas.ts';
 import { kubectl, mustState } from '../../sandbox/sandbox.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { commitAndPush, kubectlEdit, simulateArgoSync, writeRepoFile } from '../../sandbox/scenario.ts';
+import { commitAndPush, kubectlEdit, waitForArgoSynced, writeRepoFile } from '../../sandbox/scenario.ts';
 import { authedFetch, startTestConsole } from '../support/console.ts';
 
 const APP = 'hello-chart-staging';
@@ -30,8 +30,6 @@ metadata:
   name: ${APP}
   namespace: argocd
   labels: {env: staging}
-  annotations:
-    gitops-console.dev/simulated: "status written by the sandbox scenario"
 spec:
   project: default
   source:
@@ -42,17 +40,18 @@ spec:
       releaseName: hello
       parameters:
         - {name: replicas, value: "3"}
-  destination: {server: https://kubernetes.default.svc, namespace: staging}
+  destination: {server: ${st.clusters.find((c) => c.name === 'nonprod')?.apiserver}, namespace: staging}
   ignoreDifferences:
     - group: apps
       kind: Deployment
       jqPathExpressions:
         - '.spec.template.spec.containers[] | select(.name == "hello") | .image'
   syncPolicy:
-    automated: {prune: true, selfHeal: true}
+    # no self-heal: the test's hand edit must stay for the diff to show it
+    automated: {prune: true, selfHeal: false}
 `,
   );
-  await simulateArgoSync('nonprod', APP);
+  await waitForArgoSynced('nonprod', APP);
   con = await startTestConsole();
   await waitFor(
     'app listed',

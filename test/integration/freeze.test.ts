@@ -1,4 +1,4 @@
-// Incident freezes against the real sandbox (Flux staging Kustomization, the simulated Argo CD's staging
+// Incident freezes against the real sandbox (Flux staging Kustomization, Argo CD's staging
 // Application): roles, bad input, freeze → a hand edit survives → the live change listed → write-back: a pull
 // request on the sandbox forge (the repo the controllers fetch) from a new branch of it → the prior automation
 // restored → Flux reverts; a direct un-suspend is detected; an
@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { canonicalJson, type EvidenceEvent } from '../../src/domain/evidence.ts';
 import { kubectl, mustState } from '../../sandbox/state.ts';
 import {
-  argoControllerPass,
+  argoApp,
+  argoRefresh,
   closePullRequest,
   deleteBranch,
   getJson,
@@ -24,7 +25,7 @@ import {
   kubectlEdit,
   requestReconcile,
   setSuspended,
-  simulateArgoSync,
+  waitForArgoSynced,
 } from '../../sandbox/scenario.ts';
 import { sleep, waitFor } from '../../sandbox/procs.ts';
 import { as, signIn, writeTestAccounts, type Signed } from '../support/auth.ts';
@@ -359,8 +360,9 @@ describe('incident freeze (Flux)', () => {
   }, 120_000);
 });
 
-describe('incident freeze (Argo CD, simulated controller)', () => {
-  it('pauses automated sync (the simulated controller honours it) and restores the prior syncPolicy exactly', async () => {
+describe('incident freeze (Argo CD, its real application controller)', () => {
+  it('pauses automated sync (Argo CD sees a hand edit and leaves it) and restores the prior syncPolicy exactly', async () => {
+    await waitForArgoSynced(CLUSTER, ARGO);
     const prior = argoSyncPolicy();
     expect(prior).toHaveProperty('automated');
     const r = await freeze(oncall, { cluster: CLUSTER, app: ARGO_APP, reason: 'edge incident', minutes: 10 });
@@ -370,20 +372,26 @@ describe('incident freeze (Argo CD, simulated controller)', () => {
     expect(frozen.automated.enabled).toBe(false);
     // prune / self-heal settings are kept while paused (Argo CD 3.x)
     expect(frozen.automated.selfHeal).toBe((prior as { automated: { selfHeal?: boolean } }).automated.selfHeal);
-    // a hand edit is not reverted by the controller while frozen
+    // a hand edit is not reverted by the controller while frozen: Argo CD sees it (OutOfSync) and leaves it
     kubectlEdit(CLUSTER, 'deployment/edge-gateway', ENV, { spec: { replicas: 5 } });
-    expect(await argoControllerPass(CLUSTER, ARGO)).toBe('paused');
-    expect(
-      Number(kubectl(CLUSTER, ['-n', ENV, 'get', 'deployment', 'edge-gateway', '-o', 'jsonpath={.spec.replicas}'])),
-    ).toBe(5);
+    const replicas = () =>
+      Number(kubectl(CLUSTER, ['-n', ENV, 'get', 'deployment', 'edge-gateway', '-o', 'jsonpath={.spec.replicas}']));
+    await waitFor(
+      'Argo CD reports the hand edit OutOfSync',
+      async () => {
+        argoRefresh(CLUSTER, ARGO);
+        return (argoApp(CLUSTER, ARGO).status as { sync?: { status?: string } }).sync?.status === 'OutOfSync';
+      },
+      { timeoutMs: 60_000, intervalMs: 2000 },
+    );
+    await sleep(3 * 1000 + 2 * 1000); // past the controller's self-heal timeout (2 s in the sandbox), twice
+    expect(replicas()).toBe(5);
     await end(g.id);
     expect(canonicalJson(argoSyncPolicy())).toBe(canonicalJson(prior));
-    // automation back: self-heal reverts the edit
-    expect(await argoControllerPass(CLUSTER, ARGO)).toMatch(/synced|self-healed/);
-    expect(
-      Number(kubectl(CLUSTER, ['-n', ENV, 'get', 'deployment', 'edge-gateway', '-o', 'jsonpath={.spec.replicas}'])),
-    ).toBe(2);
-  }, 180_000);
+    // automation back: Argo CD's self-heal reverts the edit
+    await waitFor('self-heal reverts the edit', async () => replicas() === 2, { timeoutMs: 90_000, intervalMs: 1000 });
+    await waitForArgoSynced(CLUSTER, ARGO);
+  }, 240_000);
 });
 
 describe('expiry', () => {
@@ -622,7 +630,7 @@ describe('an end on two replicas: a Git push that stalls, then a SIGKILL mid-wri
   }, 300_000);
 });
 
-// keep the sandbox's Argo CD app synced for later tests
+// later tests start from the sandbox's Argo CD app synced (its controller syncs it; this waits for that)
 afterAll(async () => {
-  await simulateArgoSync(CLUSTER, ARGO).catch(() => undefined);
-}, 120_000);
+  await waitForArgoSynced(CLUSTER, ARGO).catch(() => undefined);
+}, 200_000);

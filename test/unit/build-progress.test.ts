@@ -39,6 +39,12 @@ const warmLog = [
 ];
 
 describe('the start-up estimate', () => {
+  it('knows every component build.sh builds, those built by their own function (Argo CD) too, each with a cold time', () => {
+    expect(components).toEqual(expect.arrayContaining(['etcd', 'kube', 'flux-source', 'gitea', 'argocd']));
+    expect(componentsOf('build_argocd() {\n}\nif want argo; then build_argocd & pid=$!; fi\n')).toEqual(['argocd']);
+    for (const c of components) expect(TYPICAL_SECONDS[c], c).toBeGreaterThan(0);
+  });
+
   it('finds the cached components in the binary cache (and only keyed, non-empty entries)', () => {
     const c = cacheWith(['etcd', 'kube']);
     mkdirSync(join(c.bin, 'kwok-0123456789abcdef.tmp.42'), { recursive: true }); // a build under way

@@ -5,6 +5,7 @@
 import { stringify } from 'yaml';
 import type { App } from '../../domain/app.ts';
 import { fieldDiff, flattenObject, type FieldChange } from '../../domain/field-diff.ts';
+import { argoInstanceName, withArgoTracking, type ArgoTrackingSettings } from '../../domain/argo-tracking.ts';
 import { controllerManagersOf, isGitOpsControllerManager } from '../../domain/field-managers.ts';
 import { ownersByPath } from '../../domain/managed-fields.ts';
 import { refOf } from '../../domain/tree.ts';
@@ -71,6 +72,8 @@ export interface DiffDeps extends DesiredDeps {
   memo?: ObjectDiffMemo;
   /** the prune limits of prune previews (default DEFAULT_PRUNE_LIMITS) */
   pruneLimits?: PruneLimits;
+  /** Argo CD: its resource tracking settings (argocd-cm); default: Argo CD's own (annotation tracking) */
+  argoTracking?: ArgoTrackingSettings;
 }
 
 /**
@@ -169,10 +172,17 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
       }
     }
   };
-  // kustomize-controller labels every object it applies with its Kustomization's name and namespace (the
-  // render does not carry them): add them, as the controller does, so they are Git's and not "pending"
+  // kustomize-controller labels every object it applies with its Kustomization's name and namespace, and Argo CD
+  // annotates (or labels) each with its tracking id (domain/argo-tracking.ts); the render carries neither: add
+  // them, as the controller does, so they are Git's and not "pending"
+  const destination = ((deps.appObject.spec as Obj | undefined)?.destination as { namespace?: string } | undefined)
+    ?.namespace;
   const desiredObjects =
-    app.kind === 'Kustomization' ? render.objects.map((o) => withFluxOwnerLabels(o, app)) : render.objects;
+    app.kind === 'Kustomization'
+      ? render.objects.map((o) => withFluxOwnerLabels(o, app))
+      : app.controller === 'argocd'
+        ? render.objects.map((o) => withArgoTracking(o, argoInstanceName(app), destination, deps.argoTracking))
+        : render.objects;
   const objects = await pool(desiredObjects, 8, async (desired): Promise<ObjectDiff> => {
     const md = (desired.metadata ?? {}) as { name?: string; namespace?: string };
     const ref = refOf(app.cluster, desired);

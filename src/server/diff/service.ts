@@ -7,6 +7,7 @@
 // revision, not the live state), object results by desired object + live object apart from status +
 // manager + identity + ignore rules (object-diff-memo.ts); a refetch redoes only the dry-runs of objects
 // whose inputs changed. Concurrent identical requests (same app, same identity) share one computation.
+import { argoTrackingSettings } from '../../domain/argo-tracking.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { App } from '../../domain/app.ts';
@@ -280,6 +281,15 @@ export class DiffService {
       configMap: (ns, name) =>
         configMapsReadable ? index.get(a.cluster, { group: '', kind: 'ConfigMap', namespace: ns, name }) : undefined,
       tracked: () => tracked,
+      // Argo CD's tracking settings, from the argocd-cm in its namespace (absent: Argo CD's defaults, as it does)
+      ...(a.controller === 'argocd'
+        ? {
+            argoTracking: argoTrackingSettings(
+              index.get(a.cluster, { group: '', kind: 'ConfigMap', namespace: a.namespace, name: 'argocd-cm' })
+                ?.data as Record<string, unknown> | undefined,
+            ),
+          }
+        : {}),
       async getLive(ref) {
         const { group } = splitApiVersion(ref.apiVersion);
         if (!(await mayGet(ref.apiVersion, ref.kind, ref.namespace)))
