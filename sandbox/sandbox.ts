@@ -624,7 +624,34 @@ spec:
         // Apply), the others client-side (kubectl apply's last-applied annotation, argocd-controller, Update)
         env === 'prod' ? '\n    syncOptions:\n      - ServerSideApply=true' : ''
       }
-`;
+${
+  // sync phases and waves (sandbox/seed.ts ledgerFiles): PreSync migration, wave 0 config, wave 1 workloads,
+  // PostSync smoke test
+  env === 'staging'
+    ? `---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: ledger-staging
+  namespace: argocd
+  labels:
+    env: staging
+spec:
+  project: default
+  source:
+    repoURL: ${gitUrl}
+    targetRevision: main
+    path: argo/ledger
+  destination:
+    server: ${server}
+    namespace: staging
+  syncPolicy:
+    automated:
+      prune: true
+      selfHeal: true
+`
+    : ''
+}`;
 }
 
 function emptyState(): SandboxState {

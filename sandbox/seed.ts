@@ -180,5 +180,63 @@ configMapGenerator:
     8443,
   ).replace('replicas: 1', 'replicas: 2');
   files['argo/edge-gateway/service.yaml'] = service('edge-gateway', 8443);
+  Object.assign(files, ledgerFiles());
   return files;
+}
+
+/** The label that makes kwok fail a pod's containers (its pod-container-running-failed stage). */
+export const KWOK_FAIL_LABEL = 'pod-container-running-failed.stage.kwok.x-k8s.io';
+
+const job = (name: string, hook: string, command: string) => `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: ${name}
+  annotations:
+    argocd.argoproj.io/hook: ${hook}
+    argocd.argoproj.io/hook-delete-policy: BeforeHookCreation
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: ${name}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: ${name.split('-').pop()}
+          image: ${SEED_IMAGE_HOST}/digital-human/edge-gateway:0.9.3
+          command: [${command}]
+`;
+
+/**
+ * `argo/ledger`, Argo CD's sync phases and waves (issue 24): a database migration Job as a PreSync hook, wave 0
+ * config, wave 1 workloads (a Deployment that gives up after 60 s without progress, so a failing rollout ends
+ * the sync instead of holding it for Kubernetes' default 10 min), and a PostSync smoke-test Job. Reconciled by the
+ * Application `ledger-staging` on nonprod.
+ */
+export function ledgerFiles(): Record<string, string> {
+  const wave = (n: number, doc: string) =>
+    doc.replace(/^metadata:\n/m, `metadata:\n  annotations:\n    argocd.argoproj.io/sync-wave: "${n}"\n`);
+  return {
+    'argo/ledger/db-migrate.yaml': job('ledger-db-migrate', 'PreSync', '"ledger", "migrate", "--to", "latest"'),
+    'argo/ledger/config.yaml': wave(
+      0,
+      `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ledger-config
+data:
+  LEDGER_MODE: strict
+`,
+    ),
+    'argo/ledger/deployment.yaml': wave(
+      1,
+      deployment('ledger', `${SEED_IMAGE_HOST}/digital-human/edge-gateway:0.9.3`, 8080).replace(
+        'spec:\n  replicas: 1\n',
+        'spec:\n  replicas: 2\n  progressDeadlineSeconds: 60\n',
+      ),
+    ),
+    'argo/ledger/service.yaml': wave(1, service('ledger', 8080)),
+    'argo/ledger/smoke-test.yaml': job('ledger-smoke-test', 'PostSync', '"ledger", "smoke-test"'),
+  };
 }

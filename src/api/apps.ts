@@ -64,6 +64,15 @@ export const AppSchema = z.object({
   drift: AppDriftSchema.optional(),
   /** set while the app is frozen (from its object's annotations) */
   freeze: AppFreezeSchema.optional(),
+  /** Argo CD: its last (or running) sync operation, and why it is not synced yet */
+  syncOperation: z
+    .object({
+      phase: z.string(),
+      revision: z.string().optional(),
+      why: z.string().optional(),
+      finishedAt: z.string().optional(),
+    })
+    .optional(),
 });
 export type AppDto = z.infer<typeof AppSchema>;
 
@@ -92,7 +101,38 @@ export const AppsResponse = z.object({
   envs: z.array(z.string()),
 });
 export type AppsResponse = z.infer<typeof AppsResponse>;
-export const AppResponse = z.object({ app: AppSchema, cluster: ClusterStateSchema.optional() });
+/** An Argo CD sync operation as it runs (domain/argo-sync.ts): its steps (PreSync, Sync by wave, PostSync). */
+export const ArgoSyncTaskSchema = z.object({
+  group: z.string(),
+  kind: z.string(),
+  namespace: z.string().optional(),
+  name: z.string(),
+  syncPhase: z.string(),
+  hookType: z.string().optional(),
+  hookPhase: z.string().optional(),
+  status: z.string().optional(),
+  message: z.string().optional(),
+  wave: z.number().optional(),
+});
+export const ArgoSyncSchema = z.object({
+  phase: z.string(),
+  message: z.string().optional(),
+  revision: z.string().optional(),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  initiatedBy: z.string().optional(),
+  /** "why is this app not synced yet?" in one sentence; absent when the last sync succeeded */
+  why: z.string().optional(),
+  steps: z.array(z.object({ phase: z.string(), wave: z.number().optional(), tasks: z.array(ArgoSyncTaskSchema) })),
+});
+export type ArgoSyncDto = z.infer<typeof ArgoSyncSchema>;
+
+export const AppResponse = z.object({
+  app: AppSchema,
+  cluster: ClusterStateSchema.optional(),
+  /** Argo CD: its last (or running) sync operation */
+  sync: ArgoSyncSchema.optional(),
+});
 export type AppResponse = z.infer<typeof AppResponse>;
 
 export const AppsQuery = z.object({

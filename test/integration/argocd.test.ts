@@ -1,12 +1,24 @@
 // Argo CD for real (issue 24): every sandbox cluster runs Argo CD's own controllers (sandbox/argocd.ts). Held-out
 // check: for every Argo CD app, the console's diff (as the console's own least-privilege identity) names exactly
 // the objects Argo CD's comparison calls OutOfSync (`status.resources[].status`) — none at rest, the edited one
-// after a hand edit. A difference is a bug in one of us, and the failure prints it.
+// after a hand edit. A difference is a bug in one of us, and the failure prints it. Sync phases and waves on the
+// seeded `ledger-staging` (sandbox/seed.ts ledgerFiles): the steps in the order they ran, a PreSync hook that
+// fails (named in "why not synced", the release's reconcile failed with its message), a wave that waits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DiffResponse } from '../../src/api/schemas.ts';
 import { kubectl, mustState } from '../../sandbox/state.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { argoApp, argoRefresh, getJson, kubectlEdit, waitForArgoSynced } from '../../sandbox/scenario.ts';
+import {
+  argoApp,
+  argoRefresh,
+  commitAndPush,
+  getJson,
+  kubectlEdit,
+  waitForArgoSynced,
+  writeRepoFile,
+} from '../../sandbox/scenario.ts';
+import { KWOK_FAIL_LABEL, ledgerFiles } from '../../sandbox/seed.ts';
+import type { AppResponse, ReleasesResponse } from '../../src/api/schemas.ts';
 import { authedFetch, startTestConsole } from '../support/console.ts';
 
 type Json = Record<string, unknown>;
@@ -144,5 +156,113 @@ describe('Argo CD, its real controllers', () => {
         kubectl(cluster, ['-n', 'staging', 'get', 'deployment', 'edge-gateway', '-o', 'jsonpath={.spec.replicas}']),
       ),
     ).toBe(2);
+  }, 300_000);
+});
+
+const LEDGER = 'ledger-staging';
+const LEDGER_ID = `nonprod/argocd/application/${LEDGER}`;
+
+/** The ledger's files with `edit` applied, committed; returns the sha. */
+function commitLedger(message: string, edit: (files: Record<string, string>) => void): string {
+  const files = ledgerFiles();
+  edit(files);
+  return commitAndPush(message, (w) => {
+    for (const [p, c] of Object.entries(files)) writeRepoFile(w, p, c);
+  });
+}
+
+/** A pod template whose containers kwok fails (its pod-container-running-failed stage). */
+const failing = (doc: string, podLabel: string) =>
+  doc.replace(
+    `labels:\n        app.kubernetes.io/name: ${podLabel}\n`,
+    `labels:\n        app.kubernetes.io/name: ${podLabel}\n        ${KWOK_FAIL_LABEL}: "true"\n`,
+  );
+
+async function ledgerView(): Promise<AppResponse> {
+  const r = await authedFetch(`${con.url}/api/apps/${LEDGER_ID}`);
+  expect(r.status).toBe(200);
+  return (await r.json()) as AppResponse;
+}
+
+describe('Argo CD sync phases, waves and hooks (ledger-staging)', () => {
+  afterAll(async () => {
+    // back to the seed's ledger, synced
+    commitLedger('Ledger back to the seed (argocd test)', () => undefined);
+    await waitForArgoSynced('nonprod', LEDGER, { timeoutMs: 240_000 }).catch(() => undefined);
+  }, 300_000);
+
+  it('at rest: the last sync ran the PreSync hook, wave 0, wave 1, then the PostSync hook', async () => {
+    await waitForArgoSynced('nonprod', LEDGER);
+    const v = await ledgerView();
+    expect(v.sync?.phase).toBe('Succeeded');
+    expect(v.sync?.why).toBeUndefined();
+    expect(v.sync?.steps.map((s) => `${s.phase}${s.wave !== undefined ? ` ${s.wave}` : ''}`)).toEqual([
+      'PreSync',
+      'Sync 0',
+      'Sync 1',
+      'PostSync',
+    ]);
+    const names = (phase: string) =>
+      v.sync?.steps.find((s) => s.phase === phase)?.tasks.map((t) => `${t.kind}/${t.name}`);
+    expect(names('PreSync')).toEqual(['Job/ledger-db-migrate']);
+    expect(names('PostSync')).toEqual(['Job/ledger-smoke-test']);
+  }, 240_000);
+
+  it('a PreSync hook that fails: "why not synced" names it with its message; the release reconcile failed with it', async () => {
+    // the migration fails (kwok fails its pod), and the config changes so that Argo CD has something to sync
+    const sha = commitLedger('Ledger strict-v2 with a failing migration (argocd test)', (f) => {
+      f['argo/ledger/db-migrate.yaml'] = failing(f['argo/ledger/db-migrate.yaml'] ?? '', 'ledger-db-migrate');
+      f['argo/ledger/config.yaml'] = (f['argo/ledger/config.yaml'] ?? '').replace('strict', 'strict-v2');
+    });
+    let v: AppResponse | undefined;
+    await waitFor(
+      'the sync fails on its PreSync hook',
+      async () => {
+        argoRefresh('nonprod', LEDGER);
+        v = await ledgerView();
+        return v.sync?.phase === 'Failed' && v.sync.revision === sha;
+      },
+      { timeoutMs: 180_000, intervalMs: 2000 },
+    );
+    expect(v?.sync?.why).toMatch(/^PreSync hook ledger-db-migrate failed: .+/);
+    // the config (wave 0) was never applied: the hook stops the sync before it
+    expect(
+      kubectl('nonprod', ['-n', 'staging', 'get', 'configmap', 'ledger-config', '-o', 'jsonpath={.data.LEDGER_MODE}']),
+    ).toBe('strict');
+    await waitFor(
+      'the release of the commit: reconcile failed with the hook',
+      async () => {
+        const r = await authedFetch(`${con.url}/api/apps/${LEDGER_ID}/releases`);
+        const rel = ((await r.json()) as ReleasesResponse).releases.find((x) => x.sha === sha);
+        const rec = rel?.states.find((s) => s.name === 'reconcile');
+        return rec?.status === 'failed' && /PreSync hook ledger-db-migrate failed/.test(rec.why ?? '');
+      },
+      { timeoutMs: 120_000, intervalMs: 2000 },
+    );
+  }, 360_000);
+
+  it('a wave that waits: "waiting on wave 1: Deployment ledger not healthy", with the Deployment’s reason', async () => {
+    // the hook works again (it is deleted and created again: its life cycle passes the prune policy), the
+    // workloads' pods fail
+    const sha = commitLedger('Ledger with failing pods (argocd test)', (f) => {
+      f['argo/ledger/deployment.yaml'] = failing(f['argo/ledger/deployment.yaml'] ?? '', 'ledger');
+    });
+    let v: AppResponse | undefined;
+    await waitFor(
+      'the sync waits on wave 1',
+      async () => {
+        argoRefresh('nonprod', LEDGER);
+        v = await ledgerView();
+        return v.sync?.phase === 'Running' && v.sync.revision === sha && /wave 1/.test(v.sync.why ?? '');
+      },
+      { timeoutMs: 180_000, intervalMs: 1000 },
+    );
+    expect(v?.sync?.why).toMatch(/^waiting on wave 1: Deployment ledger not healthy \(.+\)/);
+    // the steps so far: the hook succeeded this time, wave 0 applied, wave 1 running
+    const pre = v?.sync?.steps.find((s) => s.phase === 'PreSync')?.tasks[0];
+    expect(pre).toMatchObject({ name: 'ledger-db-migrate', hookPhase: 'Succeeded' });
+    expect(v?.sync?.steps.find((s) => s.wave === 1)?.tasks.find((t) => t.kind === 'Deployment')).toMatchObject({
+      hookPhase: 'Running',
+    });
   }, 300_000);
 });

@@ -82,6 +82,7 @@ describe('BFF against the sandbox', () => {
     expect((await apps('?controller=argocd')).apps.map((a) => a.name).sort()).toEqual([
       'edge-gateway-prod',
       'edge-gateway-staging',
+      'ledger-staging',
     ]);
     expect((await apps('?q=edge-gateway-p')).apps.map((a) => a.name)).toEqual(['edge-gateway-prod']);
     // at rest every app is Healthy: the filter keeps all of them for Healthy and none for Degraded

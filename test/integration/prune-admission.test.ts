@@ -301,6 +301,47 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
     reviewer = await signIn(con.url, 'dev-reviewer');
   }, 120_000);
 
+  it('a sync hook’s life cycle is not a prune: a Job or Pod annotated as a hook live may be deleted by a controller; a ConfigMap annotated as one, or a Job that is not one, may not', () => {
+    const t = Date.now().toString(36);
+    const hookJob = `hook-probe-${t}`;
+    const plainJob = `job-probe-${t}`;
+    const cm = `hook-cm-probe-${t}`;
+    const job = (name: string, hook: boolean) =>
+      JSON.stringify({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name, namespace: NS, ...(hook ? { annotations: { 'argocd.argoproj.io/hook': 'PreSync' } } : {}) },
+        spec: {
+          backoffLimit: 0,
+          template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'registry.example.com/x:1' }] } },
+        },
+      });
+    try {
+      kubectl(CLUSTER, ['apply', '-f', '-'], job(hookJob, true));
+      kubectl(CLUSTER, ['apply', '-f', '-'], job(plainJob, false));
+      kubectl(CLUSTER, ['-n', NS, 'create', 'configmap', cm, '--from-literal=a=1']);
+      kubectl(CLUSTER, ['-n', NS, 'annotate', 'configmap', cm, 'argocd.argoproj.io/hook=PreSync']);
+      // Argo CD deleting its hook before creating it again (BeforeHookCreation): let through
+      kubectlAs(CLUSTER, 'argocd-application-controller', ['-n', NS, 'delete', 'job', hookJob, '--dry-run=server']);
+      // Helm's hooks too (helm-controller in flux-system)
+      kubectl(CLUSTER, ['-n', NS, 'annotate', 'job', plainJob, 'helm.sh/hook=pre-upgrade']);
+      kubectlAs(CLUSTER, 'kustomize-controller', ['-n', NS, 'delete', 'job', plainJob, '--dry-run=server']);
+      kubectl(CLUSTER, ['-n', NS, 'annotate', 'job', plainJob, 'helm.sh/hook-']);
+      // the same Job without the annotation: a prune, held
+      expect(() =>
+        kubectlAs(CLUSTER, 'argocd-application-controller', ['-n', NS, 'delete', 'job', plainJob, '--dry-run=server']),
+      ).toThrow(DENIED);
+      // anyone who may annotate cannot turn a ConfigMap into a "hook" to get it pruned without approval
+      expect(() =>
+        kubectlAs(CLUSTER, 'argocd-application-controller', ['-n', NS, 'delete', 'configmap', cm, '--dry-run=server']),
+      ).toThrow(DENIED);
+      expect(live('configmap', cm)).toBe(true);
+    } finally {
+      kubectl(CLUSTER, ['-n', NS, 'delete', 'job', hookJob, plainJob, '--ignore-not-found', '--wait=false']);
+      kubectl(CLUSTER, ['-n', NS, 'delete', 'configmap', cm, '--ignore-not-found', '--wait=false']);
+    }
+  });
+
   it("an empty render: kustomize-controller's prune is denied, the objects stay, the preview needs an override", async () => {
     const empty = makeRenderEmpty(NS);
     try {

@@ -1,10 +1,39 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { AppResponse, AppsQuery, AppsResponse, type AppSummary } from '../../api/schemas.ts';
+import { AppResponse, AppsQuery, AppsResponse, type AppSummary, type ArgoSyncDto } from '../../api/schemas.ts';
+import { argoSyncOperationOf, argoSyncSteps, argoSyncWhy, syncWaveOf } from '../../domain/argo-sync.ts';
+import { assessHealth } from '../../domain/health.ts';
 import type { App } from '../../domain/app.ts';
 import { parsed, validated } from '../http/respond.ts';
 import { appOf } from './app-of.ts';
 import type { AppDeps } from '../deps.ts';
 import { allowed } from '../auth/index.ts';
+
+/**
+ * An Argo CD app's last (or running) sync operation: its steps with each object's sync wave (from the live object
+ * the console watches) and the one-sentence answer to "why is this not synced yet?" (with the object's health).
+ */
+function argoSyncView(a: App, deps: AppDeps): ArgoSyncDto | undefined {
+  const raw = deps.catalog.rawObject(a.id);
+  if (!raw) return undefined;
+  const live = (t: { group: string; kind: string; namespace?: string; name: string }) =>
+    deps.index?.get(a.cluster, {
+      group: t.group,
+      kind: t.kind,
+      ...(t.namespace ? { namespace: t.namespace } : {}),
+      name: t.name,
+    });
+  const op = argoSyncOperationOf(raw as Record<string, unknown>, (t) => {
+    const o = live(t);
+    return o ? syncWaveOf(o as Record<string, unknown>) : undefined;
+  });
+  if (!op) return undefined;
+  const why = argoSyncWhy(op, (t) => {
+    const o = live({ ...t, ...(t.namespace ? { namespace: t.namespace } : {}) });
+    return o ? assessHealth(o) : undefined;
+  });
+  const { tasks: _tasks, ...rest } = op;
+  return { ...rest, ...(why ? { why } : {}), steps: argoSyncSteps(op) };
+}
 
 export function summarize(a: App): AppSummary {
   const { inventory, ...rest } = a;
@@ -71,7 +100,8 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     async (req) => {
       const a = await appOf(req, deps);
       const cluster = deps.clusters.clusters.get(a.cluster)?.state;
-      return validated(AppResponse, { app: a, ...(cluster ? { cluster } : {}) });
+      const sync = a.controller === 'argocd' ? argoSyncView(a, deps) : undefined;
+      return validated(AppResponse, { app: a, ...(cluster ? { cluster } : {}), ...(sync ? { sync } : {}) });
     },
   );
 };

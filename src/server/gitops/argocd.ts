@@ -1,5 +1,6 @@
 // Argo CD adapter: Application (+ ApplicationSet ownership, AppProject) → App.
 import { appId, HEALTH_STATES, type App, type HealthStatus, type SyncStatus } from '../../domain/app.ts';
+import { argoSyncOperationOf, argoSyncWhy } from '../../domain/argo-sync.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
 import {
   asObj,
@@ -62,6 +63,9 @@ export function applicationToApp(cluster: string, obj: unknown, envSetting: EnvS
   );
   const annotations = asObj(md.annotations);
   const opMessage = str(op.message);
+  // the sync operation (waves and object health are added where the live objects are: the app route)
+  const syncOp = argoSyncOperationOf(o);
+  const syncWhy = argoSyncWhy(syncOp);
   return {
     id: appId(cluster, namespace, 'Application', name),
     cluster,
@@ -109,6 +113,16 @@ export function applicationToApp(cluster: string, obj: unknown, envSetting: EnvS
     ...(str(annotations[SIMULATED_ANNOTATION]) ? { simulated: str(annotations[SIMULATED_ANNOTATION]) } : {}),
     warnings,
     ...(freezeOf(md) ? { freeze: freezeOf(md) } : {}),
+    ...(syncOp
+      ? {
+          syncOperation: {
+            phase: syncOp.phase,
+            ...(syncOp.revision ? { revision: syncOp.revision } : {}),
+            ...(syncWhy ? { why: syncWhy } : {}),
+            ...(syncOp.finishedAt ? { finishedAt: syncOp.finishedAt } : {}),
+          },
+        }
+      : {}),
     generation: typeof md.generation === 'number' ? md.generation : undefined,
   };
 }

@@ -47,13 +47,25 @@ export function recordReconcile(ctx: StateContext, app: App, rel: Tracked): void
     }
     return;
   }
-  // Argo CD: synced at this revision; an error condition fails it
+  // Argo CD: synced at this revision; a sync operation of this revision that failed (a hook, an object), or an
+  // error condition, fails it
   const err = app.conditions.find((c) => /Error$/.test(c.type));
-  if (applied && app.sync === 'Synced') {
+  const op = app.syncOperation;
+  const opFailed = op && (op.phase === 'Failed' || op.phase === 'Error') && shaOf(op.revision) === rel.sha;
+  if (applied && app.sync === 'Synced' && !opFailed) {
     rel.reconciledAt = Date.now();
     ctx.emit(app, rel, 'reconcile', controllerActor(app), {
       ...base,
       appliedRevision: app.source.revisionObserved,
+    });
+  } else if (opFailed) {
+    const reason = `sync ${op.phase}: ${op.why ?? 'no message'}`.slice(0, 1000);
+    if (prev?.reason === reason) return;
+    ctx.emit(app, rel, 'reconcile', controllerActor(app), {
+      ...base,
+      attemptedRevision: op.revision ?? null,
+      status: 'failed',
+      reason,
     });
   } else if (err) {
     const reason = `${err.type}: ${err.message ?? ''}`.slice(0, 1000);

@@ -6,6 +6,7 @@ import { DriftBadge, HealthBadge, SyncBadge, Tag } from '../../components/badges
 import { SafeLink, safeHttpUrl } from '../../components/safe-link.tsx';
 import { TimeAgo } from '../../components/time-ago.tsx';
 import { appQueryOptions, clustersQueryOptions } from '../../features/apps/api/apps-queries.ts';
+import { ArgoSyncProgress } from '../../features/apps/components/argo-sync-progress.tsx';
 import { DriftSummary } from '../../features/apps/components/drift-summary.tsx';
 import { ReconcileButton } from '../../features/apps/components/reconcile-button.tsx';
 import { StaleBanner } from '../../features/apps/components/stale-banner.tsx';
@@ -86,6 +87,7 @@ export function AppPage() {
           <FreezeButton app={app} />
         </div>
         <NotLiveLead appId={app.id} cluster={app.cluster} env={app.env} />
+        {q.data.sync && <ArgoSyncProgress sync={q.data.sync} />}
         <p className="mt-1 text-sm text-slate-600" data-testid="health-message">
           {app.healthMessage}
         </p>
