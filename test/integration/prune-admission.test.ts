@@ -313,7 +313,9 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
         metadata: { name, namespace: NS, ...(hook ? { annotations: { 'argocd.argoproj.io/hook': 'PreSync' } } : {}) },
         spec: {
           backoffLimit: 0,
-          template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'registry.example.com/x:1' }] } },
+          template: {
+            spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'registry.example.com/x:1' }] },
+          },
         },
       });
     try {
