@@ -5,29 +5,25 @@
 import { expect, test } from '@playwright/test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { commitAndPush, waitForArgoSynced, writeRepoFile } from '../sandbox/scenario.ts';
-import { KWOK_FAIL_LABEL, ledgerFiles } from '../sandbox/seed.ts';
+import { commitAndPush, resetLedger, waitForArgoSynced, writeRepoFile } from '../sandbox/scenario.ts';
+import { ledgerFiles, unschedulable } from '../sandbox/seed.ts';
 import { signIn } from '../test/support/auth.ts';
 import { storageStateFor } from '../test/support/bff-process.ts';
 
 const APP = 'nonprod/argocd/application/ledger-staging';
 
-function commitLedger(message: string, failingPods: boolean): string {
+function commitLedger(message: string, stuck: boolean): string {
   const files = ledgerFiles();
-  if (failingPods)
-    files['argo/ledger/deployment.yaml'] = (files['argo/ledger/deployment.yaml'] ?? '').replace(
-      'labels:\n        app.kubernetes.io/name: ledger\n',
-      `labels:\n        app.kubernetes.io/name: ledger\n        ${KWOK_FAIL_LABEL}: "true"\n`,
-    );
+  if (stuck) files['argo/ledger/deployment.yaml'] = unschedulable(files['argo/ledger/deployment.yaml'] ?? '');
   return commitAndPush(message, (w) => {
     for (const [p, c] of Object.entries(files)) writeRepoFile(w, p, c);
   });
 }
 
 test.afterAll(async () => {
-  test.setTimeout(300_000);
-  commitLedger('Ledger back to the seed (argocd e2e)', false);
-  await waitForArgoSynced('nonprod', 'ledger-staging', { timeoutMs: 240_000 });
+  test.setTimeout(600_000);
+  // the failing rollout's sync stopped (as on-call would), the seed's ledger back and synced
+  await resetLedger();
 });
 
 test('a developer reads why an Argo CD app is not synced yet: its sync waits on wave 1, the Deployment not healthy', async ({
@@ -45,8 +41,8 @@ test('a developer reads why an Argo CD app is not synced yet: its sync waits on 
   await expect(page.getByTestId('argo-sync')).toHaveAttribute('data-phase', 'Succeeded');
   await expect(page.getByTestId('sync-why')).toHaveCount(0);
 
-  // a release whose pods fail: Argo CD runs the hook, wave 0, then waits on wave 1
-  const sha = commitLedger('Ledger with failing pods (argocd e2e)', true);
+  // a release whose new Pods cannot be scheduled: Argo CD runs the hook, wave 0, then waits on wave 1
+  const sha = commitLedger('Ledger on nodes that do not exist (argocd e2e)', true);
   const why = page.getByTestId('sync-why');
   await expect(why).toContainText('Not synced yet: waiting on wave 1: Deployment ledger not healthy', {
     timeout: 180_000,

@@ -157,6 +157,9 @@ export async function startArgoCd(c: {
       ...['--metrics-address', '127.0.0.1', '--metrics-port', String(c.ports.repoMetrics)],
       // plaintext on loopback; the client-CA default (a Pod's mounted path) must be cleared with it
       ...['--disable-tls', '--client-ca-path=', '--redis', redis, '--loglevel', 'warn', '--parallelismlimit', '2'],
+      // what a branch resolves to is cached 3 min by default (a forge webhook would refresh it): 10 s here, so a
+      // commit reaches Argo CD's comparison within its 15 s resync, like Flux's intervals
+      ...['--revision-cache-expiration', '10s'],
     ],
     c.logf('argocd-repo-server'),
     common('argocd-repo-server'),

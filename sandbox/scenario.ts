@@ -9,6 +9,7 @@ import { kubectl, mustState, type SandboxState } from './state.ts';
 import { sleep, waitFor } from './procs.ts';
 import { forgeAuthEnv } from './forge.ts';
 import { forgeUser, makeForgeReachable, makeForgeUnreachable } from './scenario-forge.ts';
+import { ledgerFiles } from './seed.ts';
 
 type Json = Record<string, unknown>;
 
@@ -426,6 +427,56 @@ export async function waitForArgoSynced(
 }
 
 /**
+ * Stops the app's running sync operation, as `argocd app terminate-op` does (its phase set to Terminating; the
+ * controller ends it). A sync that keeps retrying a failed hook holds every newer revision back until then.
+ * Nothing when no operation runs.
+ */
+export async function argoTerminateOp(cluster: string, app: string, timeoutMs = 60_000): Promise<void> {
+  const phase = () => statusOf(argoApp(cluster, app)).operationState?.phase;
+  if (phase() !== 'Running') return;
+  kubectl(cluster, [
+    ...['-n', 'argocd', 'patch', 'application', app, '--type', 'merge', '-p'],
+    JSON.stringify({ status: { operationState: { phase: 'Terminating' } } }),
+  ]);
+  await waitFor(
+    `${cluster} Application ${app} operation terminated`,
+    async () => !['Running', 'Terminating'].includes(phase() ?? ''),
+    {
+      timeoutMs,
+      intervalMs: 500,
+    },
+  );
+}
+
+/**
+ * The seeded `ledger-staging` (sync phases and waves) back to the seed after a scenario broke it: its running or
+ * retrying sync stopped, the seed's files committed, Argo CD synced at HEAD, then one sync run to its end (the
+ * app's last operation a successful one again, its hooks run), and the Failed pods a failing rollout left behind
+ * deleted (kwok fails pods for good, a ReplicaSet replaces them: hundreds in minutes).
+ */
+export async function resetLedger(st = mustState()): Promise<void> {
+  await argoTerminateOp('nonprod', 'ledger-staging');
+  const files = ledgerFiles();
+  const differs = Object.entries(files).some(([p, c]) => {
+    try {
+      return readRepoFile(p, 'main', st) !== c;
+    } catch {
+      return true;
+    }
+  });
+  if (differs)
+    commitAndPushRetrying('Ledger back to the seed', (w) => {
+      for (const [p, c] of Object.entries(files)) writeRepoFile(w, p, c);
+    });
+  await waitForArgoSynced('nonprod', 'ledger-staging', { timeoutMs: 240_000 }, st);
+  await argoSync('nonprod', 'ledger-staging', { timeoutMs: 180_000 }, st);
+  kubectl('nonprod', [
+    ...['-n', 'staging', 'delete', 'pods', '--field-selector=status.phase=Failed'],
+    ...['-l', 'app.kubernetes.io/name=ledger', '--wait=false'],
+  ]);
+}
+
+/**
  * Syncs the app to Git's HEAD now, as `argocd app sync` does: the Application's `operation` field (written by
  * the sandbox admin), then waits for Argo CD's controller to finish it. Returns the synced revision; throws with
  * the operation's message when it failed.
@@ -437,13 +488,31 @@ export async function argoSync(
   st = mustState(),
 ): Promise<string> {
   const head = repoHead(st);
-  const before = statusOf(argoApp(cluster, app)).operationState?.startedAt ?? '';
+  // one operation at a time: an automated sync still running would take (and clear) this one
+  await waitFor(
+    `${cluster} Application ${app} without a running operation`,
+    async () => {
+      const o = argoApp(cluster, app);
+      return !o.operation && !['Running', 'Terminating'].includes(statusOf(o).operationState?.phase ?? '');
+    },
+    { timeoutMs: opts.timeoutMs ?? 120_000, intervalMs: 500 },
+  );
+  const current = argoApp(cluster, app);
+  const before = statusOf(current).operationState?.startedAt ?? '';
+  // the app's sync options go with the operation, as the CLI sends them (Prune=confirm, ServerSideApply=true, …)
+  const syncOptions = ((current.spec as Json | undefined)?.syncPolicy as { syncOptions?: string[] } | undefined)
+    ?.syncOptions;
   kubectl(cluster, [
     ...['-n', 'argocd', 'patch', 'application', app, '--type', 'merge', '-p'],
     JSON.stringify({
       operation: {
         initiatedBy: { username: 'sandbox-scenario' },
-        sync: { revision: head, prune: opts.prune ?? false, syncStrategy: { hook: {} } },
+        sync: {
+          revision: head,
+          prune: opts.prune ?? false,
+          syncStrategy: { hook: {} },
+          ...(syncOptions ? { syncOptions } : {}),
+        },
       },
     }),
   ]);

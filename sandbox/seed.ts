@@ -184,6 +184,15 @@ configMapGenerator:
   return files;
 }
 
+/**
+ * A workload whose new Pods never start: its pod template asks for a node label no node has (the scheduler leaves
+ * them Pending, Unschedulable), so its rollout never finishes (a failing container is no good for this in kwok:
+ * its Pods are Ready for a second before they fail, long enough for a rollout to count as done).
+ */
+export function unschedulable(doc: string): string {
+  return doc.replace(/^( {6})containers:$/m, '$1nodeSelector:\n$1  disktype: nvme-gen5\n$1containers:');
+}
+
 /** The label that makes kwok fail a pod's containers (its pod-container-running-failed stage). */
 export const KWOK_FAIL_LABEL = 'pod-container-running-failed.stage.kwok.x-k8s.io';
 

@@ -68,6 +68,7 @@ export const AppSchema = z.object({
   syncOperation: z
     .object({
       phase: z.string(),
+      failing: z.boolean().optional(),
       revision: z.string().optional(),
       why: z.string().optional(),
       finishedAt: z.string().optional(),

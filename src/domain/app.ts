@@ -69,7 +69,14 @@ export interface App {
   /** open drift episodes seen from managedFields (fast signal; the diff is the precise view) */
   drift?: AppDrift;
   /** Argo CD: its last (or running) sync operation, and why it is not synced yet (domain/argo-sync.ts) */
-  syncOperation?: { phase: string; revision?: string; why?: string; finishedAt?: string };
+  syncOperation?: {
+    phase: string;
+    /** it failed, or it retries after an attempt that failed (domain/argo-sync.ts argoSyncFailing) */
+    failing?: boolean;
+    revision?: string;
+    why?: string;
+    finishedAt?: string;
+  };
   /** set while an incident freeze holds the app (read from its object's annotations, see freeze.ts) */
   freeze?: { id: string; by: string; reason: string; until: string; incident?: string };
 }

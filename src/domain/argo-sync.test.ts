@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { argoSyncOperationOf, argoSyncSteps, argoSyncWhy, syncWaveOf } from './argo-sync.ts';
+import { argoSyncFailing, argoSyncOperationOf, argoSyncSteps, argoSyncWhy, syncWaveOf } from './argo-sync.ts';
 
 /** An Application's status as Argo CD 3.6 writes it during and after a sync (shapes from gitops-engine). */
 const app = (phase: string, message: string, resources: unknown[]) => ({
@@ -129,6 +129,56 @@ describe('Argo CD sync progress', () => {
       argoSyncWhy(argoSyncOperationOf(app('Succeeded', 'successfully synced (all tasks run)', []))),
     ).toBeUndefined();
     expect(argoSyncOperationOf({ status: {} })).toBeUndefined();
+  });
+
+  it('Argo CD 3.x retrying after a failed hook: still Running, but failing, with the hook and the next attempt', () => {
+    const op = argoSyncOperationOf(
+      app(
+        'Running',
+        'one or more synchronization tasks completed unsuccessfully. Retrying attempt #2 at 2026-12-01T21:30:42Z.',
+        [
+          {
+            kind: 'Job',
+            name: 'ledger-db-migrate',
+            group: 'batch',
+            syncPhase: 'PreSync',
+            hookType: 'PreSync',
+            hookPhase: 'Failed',
+            message: 'Job has reached the specified backoff limit',
+          },
+        ],
+      ),
+    );
+    expect(argoSyncFailing(op)).toBe(true);
+    expect(argoSyncWhy(op)).toBe(
+      'PreSync hook ledger-db-migrate failed: Job has reached the specified backoff limit; Argo CD retries (attempt #2 at 2026-12-01T21:30:42Z)',
+    );
+    // between attempts the tasks are gone: not failing (yet), said as it is
+    const between = argoSyncOperationOf(app('Running', 'Retrying operation. Attempt #2', []));
+    expect(argoSyncFailing(between)).toBe(false);
+    expect(argoSyncWhy(between)).toBe('the last attempt failed; Argo CD retries: Retrying operation. Attempt #2');
+    // the old hook is deleted before it runs again; a prune waits for its confirmation
+    expect(
+      argoSyncWhy(argoSyncOperationOf(app('Running', 'waiting for deletion of hook batch/Job/ledger-db-migrate', []))),
+    ).toBe('waiting for the previous Job ledger-db-migrate to be deleted before it runs again');
+    expect(
+      argoSyncWhy(argoSyncOperationOf(app('Running', 'waiting for pruning confirmation of /ConfigMap/old', []))),
+    ).toBe(
+      "waiting for the confirmation to prune ConfigMap old (Prune=confirm: its prune preview needs a reviewer's approval)",
+    );
+    expect(
+      argoSyncFailing(argoSyncOperationOf(app('Running', 'waiting for healthy state of apps/Deployment/ledger', []))),
+    ).toBe(false);
+    // healthy already by the console's look: a moment until Argo CD looks again
+    const cm = argoSyncOperationOf(
+      app('Running', 'waiting for healthy state of /ConfigMap/ledger-config', [
+        { kind: 'ConfigMap', name: 'ledger-config', group: '', syncPhase: 'Sync', hookPhase: 'Running' },
+      ]),
+      waveOf,
+    );
+    expect(argoSyncWhy(cm, () => ({ status: 'Healthy' }))).toBe(
+      'waiting on wave 0: Argo CD has not seen ConfigMap ledger-config healthy yet',
+    );
   });
 
   it('sync waves: an integer annotation, anything else is wave 0', () => {

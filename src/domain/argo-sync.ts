@@ -103,21 +103,38 @@ const label = (t: Pick<ArgoSyncTask, 'kind' | 'name'>) => `${t.kind} ${t.name}`;
 /** The task a running sync's message names ("waiting for healthy state of apps/Deployment/api and 1 more …"). */
 function waitedOn(
   op: ArgoSyncOperation,
-): { task?: ArgoSyncTask; kind: string; name: string; more: string; hook: boolean } | undefined {
+): { task?: ArgoSyncTask; kind: string; name: string; more: string; reason: string } | undefined {
   const m =
-    /^waiting for (completion of hook|healthy state of|deletion of(?: hook)?|pruning confirmation of) ([^/\s]*)\/([^/\s]+)\/(\S+)( and \d+ more \w+)?/.exec(
+    /^waiting for (completion of hook|healthy state of|deletion of hook|deletion of|pruning confirmation of) ([^/\s]*)\/([^/\s]+)\/(\S+)( and \d+ more \w+)?/.exec(
       op.message ?? '',
     );
   if (!m) return undefined;
   const [, reason = '', group = '', kind = '', name = '', more = ''] = m;
   const task = op.tasks.find((t) => t.group === group && t.kind === kind && t.name === name);
-  return { ...(task ? { task } : {}), kind, name, more: more.trim(), hook: reason.includes('hook') };
+  return { ...(task ? { task } : {}), kind, name, more: more.trim(), reason };
+}
+
+/** The task that failed in the operation (a hook first), if any: in a failed sync, or the last attempt of a retrying one. */
+function failedTask(op: ArgoSyncOperation): ArgoSyncTask | undefined {
+  return (
+    op.tasks.find((t) => t.hookType && FAILED.has(t.hookPhase ?? '')) ??
+    op.tasks.find((t) => t.status === 'SyncFailed' || FAILED.has(t.hookPhase ?? ''))
+  );
+}
+
+/**
+ * Whether the operation failed: it ended Failed or Error, or it is retrying after an attempt in which a task
+ * failed (Argo CD 3.x retries an automated sync: the phase stays Running meanwhile).
+ */
+export function argoSyncFailing(op: ArgoSyncOperation | undefined): boolean {
+  return !!op && (FAILED.has(op.phase) || (op.phase === 'Running' && !!failedTask(op)));
 }
 
 /**
  * "Why is this app not synced yet?" in one sentence, from its sync operation: the hook that failed and its
- * message, or what a running sync waits on (its phase, wave and, for an object, its health message). Undefined
- * when the last operation succeeded (then Argo CD's sync status and the diff say the rest).
+ * message (and Argo CD's next retry), or what a running sync waits on (its phase, wave and, for an object, its
+ * health message). Undefined when the last operation succeeded (then Argo CD's sync status and the diff say the
+ * rest).
  */
 export function argoSyncWhy(
   op: ArgoSyncOperation | undefined,
@@ -126,26 +143,35 @@ export function argoSyncWhy(
   ) => { status: string; message?: string } | undefined,
 ): string | undefined {
   if (!op || op.phase === 'Succeeded') return undefined;
-  if (FAILED.has(op.phase)) {
-    const hook = op.tasks.find((t) => t.hookType && FAILED.has(t.hookPhase ?? ''));
-    if (hook) return `${hook.hookType} hook ${hook.name} failed: ${hook.message ?? op.message ?? 'no message'}`;
-    const obj = op.tasks.find((t) => t.status === 'SyncFailed' || FAILED.has(t.hookPhase ?? ''));
-    if (obj)
-      return `${label(obj)} failed to sync${obj.wave !== undefined ? ` (wave ${obj.wave})` : ''}: ${obj.message ?? op.message ?? 'no message'}`;
-    return `the sync ${op.phase === 'Error' ? 'errored' : 'failed'}: ${op.message ?? 'no message'}`;
-  }
+  const f = failedTask(op);
+  const failed = f
+    ? f.hookType
+      ? `${f.hookType} hook ${f.name} failed: ${f.message ?? op.message ?? 'no message'}`
+      : `${label(f)} failed to sync${f.wave !== undefined ? ` (wave ${f.wave})` : ''}: ${f.message ?? op.message ?? 'no message'}`
+    : undefined;
+  if (FAILED.has(op.phase))
+    return failed ?? `the sync ${op.phase === 'Error' ? 'errored' : 'failed'}: ${op.message ?? 'no message'}`;
   if (op.phase === 'Running') {
+    const retry = /Retrying attempt #(\d+) at (\S+?)\.?$/.exec(op.message ?? '');
+    if (failed) return `${failed}${retry ? `; Argo CD retries (attempt #${retry[1]} at ${retry[2]})` : ''}`;
+    if (/^Retrying operation/.test(op.message ?? '')) return `the last attempt failed; Argo CD retries: ${op.message}`;
     const w = waitedOn(op);
     const more = w?.more ? ` (${w.more})` : '';
-    if (w?.hook) {
-      const phase = w.task?.hookType ?? w.task?.syncPhase ?? 'sync';
-      return `waiting on the ${phase} hook ${w.kind} ${w.name} to complete${more}`;
-    }
+    if (w?.reason === 'completion of hook')
+      return `waiting on the ${w.task?.hookType ?? w.task?.syncPhase ?? 'sync'} hook ${w.kind} ${w.name} to complete${more}`;
+    if (w?.reason.startsWith('deletion of'))
+      return `waiting for the previous ${w.kind} ${w.name} to be deleted before it runs again${more}`;
+    if (w?.reason === 'pruning confirmation of')
+      return `waiting for the confirmation to prune ${w.kind} ${w.name}${more} (Prune=confirm: its prune preview needs a reviewer's approval)`;
     if (w) {
       const wave = w.task?.wave;
       const h = healthOf?.({ group: w.task?.group ?? '', kind: w.kind, namespace: w.task?.namespace, name: w.name });
+      const at = wave !== undefined ? `wave ${wave}` : 'the sync';
+      // healthy by the console's look already: Argo CD's next look at it moves the sync on (a moment, said so)
+      if (h?.status === 'Healthy')
+        return `waiting on ${at}: Argo CD has not seen ${w.kind} ${w.name} healthy yet${more}`;
       const why = h ? `${h.status}${h.message ? `: ${h.message}` : ''}` : 'not healthy yet';
-      return `waiting on ${wave !== undefined ? `wave ${wave}` : 'the sync'}: ${w.kind} ${w.name} not healthy (${why})${more}`;
+      return `waiting on ${at}: ${w.kind} ${w.name} not healthy (${why})${more}`;
     }
     return `syncing${op.message ? `: ${op.message}` : ''}`;
   }

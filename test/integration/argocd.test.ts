@@ -11,14 +11,16 @@ import { waitFor } from '../../sandbox/procs.ts';
 import {
   argoApp,
   argoRefresh,
+  argoTerminateOp,
   commitAndPush,
+  resetLedger,
   getJson,
   kubectlEdit,
   waitForArgoSynced,
   writeRepoFile,
 } from '../../sandbox/scenario.ts';
-import { KWOK_FAIL_LABEL, ledgerFiles } from '../../sandbox/seed.ts';
-import type { AppResponse, ReleasesResponse } from '../../src/api/schemas.ts';
+import { KWOK_FAIL_LABEL, ledgerFiles, unschedulable } from '../../sandbox/seed.ts';
+import type { AppResponse, ReleasesResponse, TreeResponse } from '../../src/api/schemas.ts';
 import { authedFetch, startTestConsole } from '../support/console.ts';
 
 type Json = Record<string, unknown>;
@@ -112,6 +114,14 @@ describe('Argo CD, its real controllers', () => {
         `${a.cluster}/${a.name}: the console: ${explain(ours.diff)}; Argo CD: ${theirs.join(', ')}`,
       ).toEqual(theirs);
       expect(theirs).toEqual([]);
+      // and the app's health: the console's (the worst of its managed objects' health, domain/health.ts) and Argo
+      // CD's own (its health checks; Argo CD 3.x no longer keeps each object's health in the status)
+      const tree = (await (
+        await authedFetch(`${con.url}/api/apps/${a.cluster}/argocd/application/${a.name}/tree`)
+      ).json()) as TreeResponse;
+      expect(tree.summary.health, `${a.cluster}/${a.name}: ${tree.summary.reason}`).toBe(
+        ((argoApp(a.cluster, a.name).status as Json).health as { status: string }).status,
+      );
     }
   }, 600_000);
 
@@ -186,10 +196,9 @@ async function ledgerView(): Promise<AppResponse> {
 
 describe('Argo CD sync phases, waves and hooks (ledger-staging)', () => {
   afterAll(async () => {
-    // back to the seed's ledger, synced
-    commitLedger('Ledger back to the seed (argocd test)', () => undefined);
-    await waitForArgoSynced('nonprod', LEDGER, { timeoutMs: 240_000 }).catch(() => undefined);
-  }, 300_000);
+    // back to the seed's ledger, its last sync a successful one (sandbox/scenario.ts resetLedger)
+    await resetLedger();
+  }, 600_000);
 
   it('at rest: the last sync ran the PreSync hook, wave 0, wave 1, then the PostSync hook', async () => {
     await waitForArgoSynced('nonprod', LEDGER);
@@ -220,11 +229,15 @@ describe('Argo CD sync phases, waves and hooks (ledger-staging)', () => {
       async () => {
         argoRefresh('nonprod', LEDGER);
         v = await ledgerView();
-        return v.sync?.phase === 'Failed' && v.sync.revision === sha;
+        return v.sync?.revision === sha && /^PreSync hook ledger-db-migrate failed: /.test(v.sync.why ?? '');
       },
-      { timeoutMs: 180_000, intervalMs: 2000 },
+      { timeoutMs: 180_000, intervalMs: 1000 },
     );
-    expect(v?.sync?.why).toMatch(/^PreSync hook ledger-db-migrate failed: .+/);
+    // Argo CD 3.x retries an automated sync whose hook failed: named with the next attempt
+    expect(v?.sync?.why).toMatch(
+      /^PreSync hook ledger-db-migrate failed: Job has reached the specified backoff limit(; Argo CD retries \(attempt #\d+ at .+\))?$/,
+    );
+    expect(v?.app.syncOperation?.failing).toBe(true);
     // the config (wave 0) was never applied: the hook stops the sync before it
     expect(
       kubectl('nonprod', ['-n', 'staging', 'get', 'configmap', 'ledger-config', '-o', 'jsonpath={.data.LEDGER_MODE}']),
@@ -242,10 +255,12 @@ describe('Argo CD sync phases, waves and hooks (ledger-staging)', () => {
   }, 360_000);
 
   it('a wave that waits: "waiting on wave 1: Deployment ledger not healthy", with the Deployment’s reason', async () => {
-    // the hook works again (it is deleted and created again: its life cycle passes the prune policy), the
-    // workloads' pods fail
-    const sha = commitLedger('Ledger with failing pods (argocd test)', (f) => {
-      f['argo/ledger/deployment.yaml'] = failing(f['argo/ledger/deployment.yaml'] ?? '', 'ledger');
+    // on-call stops the retries of the failed revision (`argocd app terminate-op`), else they hold newer ones back
+    await argoTerminateOp('nonprod', LEDGER);
+    // the hook works again (it is deleted and created again: its life cycle passes the prune policy); the
+    // workloads' new Pods cannot be scheduled, so wave 1 never becomes healthy
+    const sha = commitLedger('Ledger on nodes that do not exist (argocd test)', (f) => {
+      f['argo/ledger/deployment.yaml'] = unschedulable(f['argo/ledger/deployment.yaml'] ?? '');
     });
     let v: AppResponse | undefined;
     await waitFor(

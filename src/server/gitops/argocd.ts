@@ -1,6 +1,6 @@
 // Argo CD adapter: Application (+ ApplicationSet ownership, AppProject) → App.
 import { appId, HEALTH_STATES, type App, type HealthStatus, type SyncStatus } from '../../domain/app.ts';
-import { argoSyncOperationOf, argoSyncWhy } from '../../domain/argo-sync.ts';
+import { argoSyncFailing, argoSyncOperationOf, argoSyncWhy } from '../../domain/argo-sync.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
 import {
   asObj,
@@ -117,6 +117,7 @@ export function applicationToApp(cluster: string, obj: unknown, envSetting: EnvS
       ? {
           syncOperation: {
             phase: syncOp.phase,
+            ...(argoSyncFailing(syncOp) ? { failing: true } : {}),
             ...(syncOp.revision ? { revision: syncOp.revision } : {}),
             ...(syncWhy ? { why: syncWhy } : {}),
             ...(syncOp.finishedAt ? { finishedAt: syncOp.finishedAt } : {}),

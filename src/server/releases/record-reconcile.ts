@@ -51,7 +51,8 @@ export function recordReconcile(ctx: StateContext, app: App, rel: Tracked): void
   // error condition, fails it
   const err = app.conditions.find((c) => /Error$/.test(c.type));
   const op = app.syncOperation;
-  const opFailed = op && (op.phase === 'Failed' || op.phase === 'Error') && shaOf(op.revision) === rel.sha;
+  // (failing: ended Failed/Error, or retrying after an attempt that failed: Argo CD 3.x keeps the phase Running)
+  const opFailed = op?.failing === true && shaOf(op.revision) === rel.sha;
   if (applied && app.sync === 'Synced' && !opFailed) {
     rel.reconciledAt = Date.now();
     ctx.emit(app, rel, 'reconcile', controllerActor(app), {
