@@ -239,7 +239,9 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
       timeoutMs: 30_000,
       intervalMs: 1000,
     });
-    expect(await apps(con.admin)).toEqual([DEV, STAGING, ARGO_STAGING].sort());
+    expect(await apps(con.admin)).toEqual(
+      [DEV, STAGING, ARGO_STAGING, 'nonprod/argocd/application/ledger-staging'].sort(),
+    );
     const staging = (await as(con.admin, con.url, `/api/apps/${STAGING}/tree`)).body as unknown as TreeResponse;
     expect(staging.nodes.filter((n) => n.ref.namespace === 'staging').length).toBeGreaterThan(3);
   });

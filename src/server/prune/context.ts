@@ -15,6 +15,8 @@ export interface PruneContext {
   readonly propagation: PropagationPolicy;
   /** a journal idle this long belongs to a dead executor (another replica) */
   readonly staleExecutionMs: number;
+  /** how long an app Progressing between batches is given to settle before it counts as a regression */
+  readonly settleMs: number;
   readonly live: LiveReader;
   /** this process: a restarted replica (same host name) recovers its own interrupted executions at once */
   readonly executor: string;
@@ -30,6 +32,7 @@ export function pruneContext(deps: PruneServiceDeps, opts: PruneServiceOptions =
     batchSize: opts.batchSize ?? 10,
     propagation: opts.propagationPolicy ?? 'Background',
     staleExecutionMs: opts.staleExecutionMs ?? 120_000,
+    settleMs: opts.settleMs ?? 30_000,
     live: new LiveReader(deps),
     executor: `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`,
     running: new Map(),

@@ -28,4 +28,31 @@ describe('PruneService executions', () => {
     ]);
     expect(t.cluster.deletes.map((d) => d.name)).toEqual(['a', 'b']);
   });
+
+  it('an app Progressing between batches (a routine reconcile) is given time to settle: Healthy again, it goes on; still Progressing, it stops', async () => {
+    for (const settles of [true, false]) {
+      const t = setup(dir, { inGit: [], live: ['a', 'b', 'c', 'd'], batchSize: 2, settleMs: 300 });
+      // after the first batch the app reconciles: Progressing for 100 ms, or for good
+      let since = 0;
+      t.deps.app = () => {
+        if (t.cluster.deletes.length >= 2 && !since) since = Date.now();
+        const progressing = since > 0 && (!settles || Date.now() - since < 100);
+        return { ...t.app, health: progressing ? 'Progressing' : 'Healthy' };
+      };
+      const { preview } = await t.service.create(t.app, dev);
+      const confirmation = preview.doc.confirmation ?? '';
+      await t.service.decide(preview.id, rev1, { decision: 'approve', comment: 'ok', confirmation }, t.onDenied);
+      await t.service.decide(preview.id, rev2, { decision: 'approve', comment: 'ok', confirmation }, t.onDenied);
+      await t.service.settled();
+      const v = await t.service.view(preview.id, rev3);
+      if (settles) {
+        expect(v.preview.status).toBe('done');
+        expect(t.cluster.deletes.map((d) => d.name)).toEqual(['a', 'b', 'c', 'd']);
+      } else {
+        expect(v.preview.status).toBe('failed');
+        expect(v.preview.statusReason).toContain('regressed from Healthy to Progressing');
+        expect(t.cluster.deletes.map((d) => d.name)).toEqual(['a', 'b']);
+      }
+    }
+  });
 });

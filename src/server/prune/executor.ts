@@ -85,7 +85,16 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
       if (!(e instanceof ApprovalsNotInstalled)) stop = e instanceof Error ? e.message : String(e);
     }
   for (const b of stop ? [] : batches) {
-    const health = deps.app(p.app)?.health ?? 'Unknown';
+    let health = deps.app(p.app)?.health ?? 'Unknown';
+    // Progressing is also a controller's routine reconcile (Flux's Reconciling every interval) or a rollout: given
+    // time to settle, so that only what it settles to (Degraded after a deletion) stops the prune
+    if (b > 0 && health === 'Progressing' && startHealth !== 'Progressing') {
+      const until = Date.now() + ctx.settleMs;
+      while (health === 'Progressing' && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, Math.min(500, ctx.settleMs)));
+        health = deps.app(p.app)?.health ?? 'Unknown';
+      }
+    }
     if (b > 0 && HEALTH_RANK[health] > HEALTH_RANK[startHealth]) {
       stop = `the app's health regressed from ${startHealth} to ${health} between batches`;
       break;

@@ -71,6 +71,8 @@ export interface PruneServiceOptions {
   propagationPolicy?: PropagationPolicy;
   /** a journal idle this long belongs to a dead executor (another replica); recovered at start */
   staleExecutionMs?: number;
+  /** how long an app that is Progressing between batches (a routine reconcile) is given to settle (default 30 s) */
+  settleMs?: number;
 }
 
 export interface PruneServiceDeps {

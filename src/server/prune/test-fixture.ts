@@ -90,7 +90,13 @@ export const ref = (name: string): ObjectRef => ({
 
 export function setup(
   dir: string,
-  opts: { inGit: string[]; live: string[]; render?: () => Promise<RenderResult>; batchSize?: number },
+  opts: {
+    inGit: string[];
+    live: string[];
+    render?: () => Promise<RenderResult>;
+    batchSize?: number;
+    settleMs?: number;
+  },
 ) {
   const cluster = new FakeCluster();
   for (const n of opts.live) cluster.add(n);
@@ -139,7 +145,10 @@ export function setup(
         renderHash: 'h',
       })),
   };
-  const service = new PruneService(deps, { batchSize: opts.batchSize ?? 10 });
+  const service = new PruneService(deps, {
+    batchSize: opts.batchSize ?? 10,
+    ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}),
+  });
   const denied: string[] = [];
   const onDenied = (reason: string) => denied.push(reason);
   return { cluster, app, service, deps, ev, denied, onDenied };
