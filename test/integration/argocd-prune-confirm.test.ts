@@ -209,7 +209,9 @@ describe('Argo CD Prune=confirm with its real controller', () => {
     const approved = (await evidence('prune.approved')).find((e) => e.data.previewId === id);
     const stamp = (await evidence('prune.stamp')).find((e) => e.data.previewId === id && !e.data.withdrawn);
     const confirmed = (await evidence('prune.deletion-approved')).find((e) => e.data.previewId === id);
-    expect(approved && stamp && confirmed).toBeTruthy();
+    expect(approved, 'prune.approved').toBeDefined();
+    expect(stamp, 'prune.stamp').toBeDefined();
+    expect(confirmed, 'prune.deletion-approved').toBeDefined();
     expect(approved?.seq).toBeLessThan(stamp?.seq ?? 0);
     expect(confirmed?.data).toMatchObject({ application: `argocd/${APP_NAME}` });
     expect((await evidence('prune.delete')).filter((e) => e.data.previewId === id)).toHaveLength(0);

@@ -9,16 +9,21 @@ import { dev, rev1, rev2, rev3, setup } from './test-fixture.ts';
 const dir = mkdtempSync(join(tmpdir(), 'prune-executor-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** A developer requests the preview, two reviewers approve it; waits for the execution; the reviewer's view. */
+async function requestApproveRun(t: ReturnType<typeof setup>) {
+  const { preview } = await t.service.create(t.app, dev);
+  const confirmation = preview.doc.confirmation ?? '';
+  for (const reviewer of [rev1, rev2])
+    await t.service.decide(preview.id, reviewer, { decision: 'approve', comment: 'ok', confirmation }, t.onDenied);
+  await t.service.settled();
+  return t.service.view(preview.id, rev3);
+}
+
 describe('PruneService executions', () => {
   it('batches stop at the first failure; the rest is reported not deleted', async () => {
     const t = setup(dir, { inGit: [], live: ['a', 'b', 'c', 'd'], batchSize: 2 });
     t.cluster.failDelete.add('b');
-    const { preview } = await t.service.create(t.app, dev);
-    const confirmation = preview.doc.confirmation ?? '';
-    await t.service.decide(preview.id, rev1, { decision: 'approve', comment: 'ok', confirmation }, t.onDenied);
-    await t.service.decide(preview.id, rev2, { decision: 'approve', comment: 'ok', confirmation }, t.onDenied);
-    await t.service.settled();
-    const v = await t.service.view(preview.id, rev3);
+    const v = await requestApproveRun(t);
     expect(v.preview.status).toBe('failed');
     expect(v.journal.map((j) => [j.object.split('/').pop(), j.state])).toEqual([
       ['a', 'deleted'],
@@ -39,12 +44,7 @@ describe('PruneService executions', () => {
         const progressing = since > 0 && (!settles || Date.now() - since < 100);
         return { ...t.app, health: progressing ? 'Progressing' : 'Healthy' };
       };
-      const { preview } = await t.service.create(t.app, dev);
-      const confirmation = preview.doc.confirmation ?? '';
-      await t.service.decide(preview.id, rev1, { decision: 'approve', comment: 'ok', confirmation }, t.onDenied);
-      await t.service.decide(preview.id, rev2, { decision: 'approve', comment: 'ok', confirmation }, t.onDenied);
-      await t.service.settled();
-      const v = await t.service.view(preview.id, rev3);
+      const v = await requestApproveRun(t);
       if (settles) {
         expect(v.preview.status).toBe('done');
         expect(t.cluster.deletes.map((d) => d.name)).toEqual(['a', 'b', 'c', 'd']);
