@@ -52,11 +52,19 @@ const LISTEN_RANGE: [number, number] = [20000, 32000];
  * `listen(0)` is an ephemeral one, which an outgoing connection (an apiserver's to etcd) may take before the
  * server that was meant to listen on it starts — seen as etcd's "bind: address already in use" on `up`.
  */
+/** Ports this process handed out: free when checked, but not bound until their component starts. */
+const handedOut = new Set<number>();
+
 export async function freePort(): Promise<number> {
   for (let i = 0; i < 200; i++) {
     const port = LISTEN_RANGE[0] + Math.floor(Math.random() * (LISTEN_RANGE[1] - LISTEN_RANGE[0]));
+    // a port handed out a moment ago is free until its component binds it: never hand it out twice
+    if (handedOut.has(port)) continue;
     const got = await tryBind(port);
-    if (got) return got;
+    if (got) {
+      handedOut.add(got);
+      return got;
+    }
   }
   const any = await tryBind(0);
   if (!any) throw new Error('no free port on 127.0.0.1');

@@ -649,9 +649,84 @@ spec:
     automated:
       prune: true
       selfHeal: true
-`
+---
+${appSetObjects(gitUrl, server)}`
     : ''
 }`;
+}
+
+/**
+ * The seeded ApplicationSets (nonprod; issue 24): `web`, a Git directory generator over argo/web/* (one
+ * Application per environment directory, prod excluded: it is the prod cluster's), and `tenants`, a list
+ * generator (one Application per element, kustomize name prefix). Their shrink is held by the console's admission
+ * policy (deploy/prune-admission-policy.yaml gitops-console-appset-shrink).
+ */
+export function appSetObjects(gitUrl: string, server: string): string {
+  const policy = `  syncPolicy:
+        automated:
+          prune: true
+          selfHeal: true`;
+  return `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: web
+  namespace: argocd
+spec:
+  generators:
+    - git:
+        repoURL: ${gitUrl}
+        revision: main
+        requeueAfterSeconds: 15
+        directories:
+          - path: argo/web/*
+          - path: argo/web/prod
+            exclude: true
+  template:
+    metadata:
+      name: 'web-{{path.basename}}'
+      labels:
+        env: '{{path.basename}}'
+    spec:
+      project: default
+      source:
+        repoURL: ${gitUrl}
+        targetRevision: main
+        path: '{{path}}'
+      destination:
+        server: ${server}
+        namespace: '{{path.basename}}'
+    ${policy}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: tenants
+  namespace: argocd
+spec:
+  generators:
+    - list:
+        elements:
+          - tenant: alpha
+          - tenant: beta
+          - tenant: gamma
+  template:
+    metadata:
+      name: 'tenant-{{tenant}}'
+      labels:
+        env: staging
+    spec:
+      project: default
+      source:
+        repoURL: ${gitUrl}
+        targetRevision: main
+        path: argo/tenant
+        kustomize:
+          namePrefix: '{{tenant}}-'
+      destination:
+        server: ${server}
+        namespace: staging
+    ${policy}
+`;
 }
 
 function emptyState(): SandboxState {

@@ -180,8 +180,50 @@ configMapGenerator:
     8443,
   ).replace('replicas: 1', 'replicas: 2');
   files['argo/edge-gateway/service.yaml'] = service('edge-gateway', 8443);
-  Object.assign(files, ledgerFiles());
+  Object.assign(files, ledgerFiles(), appSetFiles());
   return files;
+}
+
+/**
+ * What the two seeded ApplicationSets generate from (issue 24; sandbox/sandbox.ts argoObjects): `argo/web/<env>`
+ * for the Git directory generator of `web` (one Application per directory: web-dev, web-staging; `prod` is the
+ * prod cluster's and excluded on nonprod), and `argo/tenant`, one kustomization the list generator of `tenants`
+ * renders once per tenant with a name prefix.
+ */
+export function appSetFiles(): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const env of ['dev', 'staging', 'prod']) Object.assign(files, webDirFiles(env));
+  files['argo/tenant/kustomization.yaml'] = `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - config.yaml
+`;
+  files['argo/tenant/config.yaml'] = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: tenant-config
+data:
+  QUOTA_CPU: "2"
+`;
+  return files;
+}
+
+/** One directory of the `web` ApplicationSet's Git generator: a Deployment and its ConfigMap. */
+export function webDirFiles(env: string): Record<string, string> {
+  return {
+    [`argo/web/${env}/deployment.yaml`]: deployment(
+      'web-frontend',
+      `${SEED_IMAGE_HOST}/digital-human/edge-gateway:0.9.3`,
+      8080,
+    ),
+    [`argo/web/${env}/config.yaml`]: `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web-frontend-config
+data:
+  ENVIRONMENT: ${env}
+`,
+  };
 }
 
 /**

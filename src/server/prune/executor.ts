@@ -4,6 +4,7 @@
 // lists its approval for the controller (stamps.ts, approval-params.ts). A failed prune withdraws every approval
 // it listed. Evidence before and after.
 import type { HealthStatus } from '../../domain/app.ts';
+import { APPSET_REFRESH_ANNOTATION } from '../../domain/appset.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
 import { HttpError } from '../http/errors.ts';
 import { mustPreview, type PruneContext } from './context.ts';
@@ -54,6 +55,25 @@ function notHeld(r: ObjectRef, installed: boolean): string {
   if (!installed) return `the prune admission policy is not installed in cluster ${r.cluster}: the console deletes it`;
   const what = r.namespace ? `namespace ${r.namespace}` : `${r.kind} ${r.name}`;
   return `${what} is not governed: the controller's prune of it is not held, so the console deletes it`;
+}
+
+/**
+ * Asks the applicationset-controller to reconcile the ApplicationSet now (its refresh annotation, which it removes
+ * when done): it deletes the Applications whose uids were just listed.
+ */
+async function refreshAppSet(ctx: PruneContext, p: StoredPreview): Promise<void> {
+  const set = p.doc.appSet;
+  if (!set) return;
+  const conn = ctx.deps.conn(p.cluster);
+  const path = `/apis/argoproj.io/v1alpha1/namespaces/${encodeURIComponent(set.namespace)}/applicationsets/${encodeURIComponent(set.name)}`;
+  const body = JSON.stringify({ metadata: { uid: set.uid, annotations: { [APPSET_REFRESH_ANNOTATION]: 'true' } } });
+  const res = await conn.request('PATCH', `${path}?fieldManager=gitops-console`, {
+    timeoutMs: 15_000,
+    contentType: 'application/merge-patch+json',
+    headers: { 'Content-Length': String(Buffer.byteLength(body)) },
+    body,
+  });
+  if (res.status !== 200) throw conn.httpError(res, `PATCH ApplicationSet ${set.name}`);
 }
 
 /** Waits for executions running in this process. */
@@ -112,7 +132,14 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
           for (const j of items) {
             const c = byId.get(j.object);
             if (!c) throw new Error(`journal names ${j.object}, which the preview does not`);
-            if (byController && installed && (await heldByPolicy(ctx, c.ref, governed))) {
+            // an ApplicationSet shrink: the policy holds the applicationset-controller's DELETE of an Application
+            // in any namespace (gitops-console-appset-shrink), its resources where they are governed
+            const held =
+              byController &&
+              installed &&
+              ((p.doc.appSet && c.ref.group === 'argoproj.io' && c.ref.kind === 'Application') ||
+                (await heldByPolicy(ctx, c.ref, governed)));
+            if (held) {
               await stampOne(ctx, p, j, c);
               listed++;
             } else await deleteOne(ctx, p, j, c, byController ? notHeld(c.ref, installed) : undefined);
@@ -126,12 +153,20 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
       break;
     }
   }
-  if (listed && !stop && p.doc.controller === 'argocd')
+  if (listed && !stop && p.doc.controller === 'argocd' && !p.doc.appSet)
     try {
       await approveArgoDeletions(ctx, p);
     } catch (e) {
       stop = e instanceof Error ? e.message : String(e);
     }
+  // the applicationset-controller retries a denied deletion with a growing back-off: asked to reconcile now
+  let refreshed: string | undefined;
+  if (listed && !stop && p.doc.appSet)
+    refreshed = await refreshAppSet(ctx, p).then(
+      () => 'refreshed',
+      (e: unknown) =>
+        `its refresh failed (the controller retries on its own): ${e instanceof Error ? e.message : String(e)}`,
+    );
   // a failed prune approves nothing more: every listing it made is withdrawn (rows still live: not-deleted)
   if (stop && listed)
     await withdrawApprovals(ctx, p, `the prune failed: ${stop}`).catch((e: unknown) => {
@@ -143,7 +178,12 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
   for (const j of final)
     if (j.state === 'planned') await deps.store.mark(p.id, j.position, ['planned'], 'not-deleted', stop ?? null, now);
   const status = stop ? 'failed' : 'done';
-  const controllerName = p.doc.controller === 'flux' ? 'kustomize-controller' : 'the Argo CD application controller';
+  const controllerName =
+    p.doc.controller === 'flux'
+      ? 'kustomize-controller'
+      : p.doc.appSet
+        ? `the applicationset-controller (ApplicationSet ${p.doc.appSet.name})`
+        : 'the Argo CD application controller';
   // a recovery by another replica (this one looked dead: its journal idle too long) may have reported it
   // already: then that report stands, and no second outcome is recorded
   const finished = await deps.store.transition(
@@ -165,7 +205,13 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
       previewId: p.id,
       status,
       ...(byController
-        ? { deletedBy: 'controller', stamped: listed, deletedByConsole: deleted - listed, notStamped: notDeleted }
+        ? {
+            deletedBy: 'controller',
+            stamped: listed,
+            deletedByConsole: deleted - listed,
+            notStamped: notDeleted,
+            ...(p.doc.appSet ? { applicationSet: `${p.doc.appSet.namespace}/${p.doc.appSet.name}`, refreshed } : {}),
+          }
         : { deleted, notDeleted }),
       ...(stop ? { stoppedBecause: stop } : {}),
     },

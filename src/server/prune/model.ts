@@ -53,6 +53,12 @@ export interface PreviewDoc {
    * the console stamped its approval on each object; absent in previews stored before this existed: the console
    */
   deletedBy?: 'console' | 'controller';
+  /**
+   * a shrink of an Argo CD ApplicationSet (src/server/appsets): the candidates are the Applications its
+   * applicationset-controller would delete and the live objects their resources finalizer deletes with them;
+   * absent for an app's own prune
+   */
+  appSet?: { namespace: string; name: string; uid: string };
 }
 
 export type StoredPreview = PreviewRow<PreviewDoc>;

@@ -11,6 +11,7 @@ import type { RenderResult } from '../diff/index.ts';
 import { trackerOf } from '../tree/index.ts';
 import { forgetRendered } from './approval-params.ts';
 import { gatherCascades } from './cascades.ts';
+import { pinnedVersion } from './version.ts';
 import type { PruneContext } from './context.ts';
 import { identityOf } from './identity.ts';
 import type { PreviewCandidate, PreviewDoc } from './model.ts';
@@ -98,7 +99,7 @@ export async function planPreview(ctx: PruneContext, a: App, user: Principal): P
       ref: c.ref,
       id: refId(c.ref),
       uid: m?.uid ?? null,
-      resourceVersion: m?.resourceVersion ?? null,
+      resourceVersion: (o && pinnedVersion(o, c.ref)) ?? null,
       protectedBy: c.protectedBy,
       blockedBy: c.blockedBy,
       cascadesUnknown: c.cascadesUnknown,
@@ -123,8 +124,13 @@ export async function planPreview(ctx: PruneContext, a: App, user: Principal): P
 }
 
 /** POST …/prune-previews: plans, records the request (fail closed) and stores the preview; returns its id. */
-export async function requestPreview(ctx: PruneContext, a: App, user: Principal): Promise<string> {
-  const doc = await planPreview(ctx, a, user);
+export async function requestPreview(
+  ctx: PruneContext,
+  a: App,
+  user: Principal,
+  planned?: PreviewDoc,
+): Promise<string> {
+  const doc = planned ?? (await planPreview(ctx, a, user));
   const now = new Date();
   const id = randomUUID();
   const open = doc.planState === 'ready' || doc.planState === 'needs-override';
@@ -145,6 +151,7 @@ export async function requestPreview(ctx: PruneContext, a: App, user: Principal)
         revision: doc.revision,
         renderHash: doc.renderHash,
         snapshotHash: hash,
+        ...(doc.appSet ? { applicationSet: `${doc.appSet.namespace}/${doc.appSet.name}` } : {}),
         plan: doc.planState,
         reasons: doc.reasons,
         candidates: doc.candidates.map((c) => ({

@@ -25,6 +25,8 @@ import { mustSeeAllToApprove, previewSeenBy, type ReaderAccess } from './approva
 import type { PreviewDoc, PreviewView, StoredPreview } from './model.ts';
 import { PruneService } from './service.ts';
 import { PruneStore } from './store.ts';
+import { AppSetService } from '../appsets/service.ts';
+import { appSetRoutes } from '../appsets/routes.ts';
 
 /** The list's query; `awaiting=me`: the previews waiting for the signed-in user's decision. */
 const PreviewsQuery = PrunePreviewsQuery.extend({ awaiting: z.literal('me').optional() });
@@ -93,6 +95,17 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const store = new PruneStore<PreviewDoc>(deps.store);
   store.onChange = (id, a) => deps.bus?.publish({ kind: 'prune', id, app: a });
   const staleMs = deps.pruneStaleMs ?? 120_000;
+  // an ApplicationSet's shrink is a prune preview too (src/server/appsets): previews of it look it up by id
+  const appsets = new AppSetService({
+    catalog: deps.catalog,
+    clusters: () =>
+      deps.clusters
+        .states()
+        .filter((s) => s.status === 'connected')
+        .map((s) => s.name),
+    conn: (cluster) => managedCluster(deps.clusters, cluster).conn,
+    dataDir: deps.dataDir,
+  });
   const service = new PruneService(
     {
       recorder: deps.recorder,
@@ -100,7 +113,7 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       index,
       app: (id) => {
         deps.catalog.settleNow();
-        return deps.catalog.get(id);
+        return deps.catalog.get(id) ?? appsets.appOf(id);
       },
       conn: (cluster) => managedCluster(deps.clusters, cluster).conn,
       listed: (cluster) => deps.clusters.states().find((s) => s.name === cluster)?.status === 'connected',
@@ -144,6 +157,8 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       return seenBy(req, await service.create(a, req.principal as Principal));
     },
   );
+
+  appSetRoutes(app, deps, appsets, service, seenBy);
 
   app.get('/api/prune-previews', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
     const { state, awaiting } = parsed(PreviewsQuery, req.query);

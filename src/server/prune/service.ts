@@ -58,6 +58,20 @@ export class PruneService {
     return viewPreview(this.ctx, id, user);
   }
 
+  /**
+   * A preview of a plan made elsewhere (an ApplicationSet's shrink: src/server/appsets): `a` is what the preview
+   * belongs to (its id, cluster and environment scope the approval), `doc` its plan.
+   */
+  async createPlanned(a: App, user: Principal, doc: PreviewDoc): Promise<PreviewView> {
+    const id = await requestPreview(this.ctx, a, user, doc);
+    return viewPreview(this.ctx, id, user);
+  }
+
+  /** The context (the appsets planner reads live objects and their cascades with it). */
+  get context(): PruneContext {
+    return this.ctx;
+  }
+
   view(id: string, user: Principal): Promise<PreviewView> {
     return viewPreview(this.ctx, id, user);
   }

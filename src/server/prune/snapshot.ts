@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { metaOf, type Obj } from '../../domain/object-meta.ts';
 import { deletionCount, judgeCascade, lookupsOver, type PruneCandidate } from '../../domain/prune.ts';
 import { gatherCascades } from './cascades.ts';
+import { pinnedVersion } from './version.ts';
 import type { PruneContext } from './context.ts';
 import type { PreviewCandidate, StoredPreview } from './model.ts';
 
@@ -33,7 +34,7 @@ export async function snapshotMatches(ctx: PruneContext, p: StoredPreview): Prom
     }
     const m = o ? metaOf(o) : undefined;
     if (!m) return { ok: false, reason: `${c.id} no longer exists` };
-    if (m.uid !== c.uid || m.resourceVersion !== c.resourceVersion)
+    if (m.uid !== c.uid || (o && pinnedVersion(o, c.ref)) !== c.resourceVersion)
       return { ok: false, reason: `${c.id} changed since the preview (uid/resourceVersion)` };
     if (o) roots.push({ c, o });
   }

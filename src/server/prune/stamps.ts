@@ -20,6 +20,7 @@ import { APPROVALS_ID, entryFor, listApproval, unlistApprovals } from './approva
 import type { PruneContext } from './context.ts';
 import type { PreviewCandidate, StoredPreview } from './model.ts';
 import type { JournalEntry } from './store.ts';
+import { isResourceVersion, pinnedVersion } from './version.ts';
 
 /** Whether the live object is the journal's (same uid) and carries this preview's note (its uid was listed first). */
 export function carriesStamp(o: Obj, p: StoredPreview, j: JournalEntry): boolean {
@@ -95,7 +96,7 @@ export async function stampOne(
         );
       };
       const o = await ctx.live.read(c.ref);
-      if (!o || metaOf(o).uid !== j.uid || metaOf(o).resourceVersion !== j.resourceVersion)
+      if (!o || metaOf(o).uid !== j.uid || pinnedVersion(o, c.ref) !== j.resourceVersion)
         return fail(o ? '409: changed since the preview (uid/resourceVersion)' : '404: gone before its approval', true);
       try {
         await listApproval(conn, j.uid, entry);
@@ -107,7 +108,8 @@ export async function stampOne(
       const body = JSON.stringify({
         metadata: {
           uid: j.uid,
-          resourceVersion: j.resourceVersion,
+          // an Application's pin is a digest the console checked just above (version.ts), not a resourceVersion
+          ...(isResourceVersion(j.resourceVersion) ? { resourceVersion: j.resourceVersion } : {}),
           annotations: { [PRUNE_APPROVED_ANNOTATION]: stamp },
         },
       });
