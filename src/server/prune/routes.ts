@@ -25,8 +25,8 @@ import { mustSeeAllToApprove, previewSeenBy, type ReaderAccess } from './approva
 import type { PreviewDoc, PreviewView, StoredPreview } from './model.ts';
 import { PruneService } from './service.ts';
 import { PruneStore } from './store.ts';
-import { AppSetService } from '../appsets/service.ts';
-import { appSetRoutes } from '../appsets/routes.ts';
+import { AppSetService } from './appsets.ts';
+import { appSetRoutes } from './appset-routes.ts';
 
 /** The list's query; `awaiting=me`: the previews waiting for the signed-in user's decision. */
 const PreviewsQuery = PrunePreviewsQuery.extend({ awaiting: z.literal('me').optional() });

@@ -27,10 +27,10 @@ import type { AppCatalog } from '../apps/index.ts';
 import { git, GitMirrors } from '../git/mirror.ts';
 import { HttpError } from '../http/errors.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
-import { gatherCascades } from '../prune/cascades.ts';
-import type { PruneContext } from '../prune/context.ts';
-import type { PreviewCandidate, PreviewDoc } from '../prune/model.ts';
-import { pinnedVersion } from '../prune/version.ts';
+import { gatherCascades } from './cascades.ts';
+import type { PruneContext } from './context.ts';
+import type { PreviewCandidate, PreviewDoc } from './model.ts';
+import { pinnedVersion } from './version.ts';
 import type { AppSetCondition, AppSetSummary, AppSetView } from '../../api/appsets.ts';
 import { lastWriter, metaOf } from '../../domain/object-meta.ts';
 

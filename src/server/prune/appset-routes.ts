@@ -12,9 +12,9 @@ import { recordDenial, type Principal } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { HttpError } from '../http/errors.ts';
 import { parsed } from '../http/respond.ts';
-import type { PreviewView } from '../prune/model.ts';
-import type { PruneService } from '../prune/service.ts';
-import type { AppSetService } from './service.ts';
+import type { PreviewView } from './model.ts';
+import type { PruneService } from './service.ts';
+import type { AppSetService } from './appsets.ts';
 
 const Params = z.object({
   cluster: z.string().min(1).max(253),
