@@ -61,3 +61,14 @@ export interface AppSetsResponse {
   /** clusters whose ApplicationSets could not be listed (unknown, not none) */
   unknown: string[];
 }
+
+/** The id of an ApplicationSet (what its prune previews belong to): cluster/namespace/applicationset/name. */
+export function appSetOfId(id: string): { cluster: string; namespace: string; name: string } | undefined {
+  const parts = id.split('/');
+  if (parts.length !== 4 || parts[2] !== 'applicationset') return undefined;
+  const [cluster, namespace, , name] = parts as [string, string, string, string];
+  return { cluster, namespace, name };
+}
+
+export const appSetPath = (s: { cluster: string; namespace: string; name: string }): string =>
+  [s.cluster, s.namespace, s.name].map(encodeURIComponent).join('/');

@@ -15,6 +15,7 @@ export const TEST_USERS: Record<string, string[]> = {
   viewer: ['viewer'],
   developer: ['developer'],
   'dev-reviewer': ['reviewer@nonprod/dev'],
+  reviewer: ['reviewer'],
   oncall: ['oncall'],
   auditor: ['auditor'],
   'staging-viewer': ['viewer@nonprod/staging'],

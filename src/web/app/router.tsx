@@ -70,7 +70,7 @@ export function createRouter(qc: QueryClient) {
           // the filters live in the search params: typing in the search box must not wait for loaders
           shouldRevalidate: ({ currentUrl, nextUrl, defaultShouldRevalidate }) =>
             currentUrl.pathname === nextUrl.pathname ? false : defaultShouldRevalidate,
-          lazy: async () => ({ Component: (await import('../features/apps/components/app-overview.tsx')).AppOverview }),
+          lazy: async () => ({ Component: (await import('./routes/overview-route.tsx')).OverviewRoute }),
         },
         {
           path: 'apps/:cluster/:namespace/:kind/:name',
@@ -84,6 +84,13 @@ export function createRouter(qc: QueryClient) {
             return null;
           },
           lazy: async () => ({ Component: (await import('./routes/app-page.tsx')).AppPage }),
+        },
+        {
+          path: 'appsets/:cluster/:namespace/:name',
+          errorElement: <RouteError />,
+          lazy: async () => ({
+            Component: (await import('../features/appsets/components/appset-page.tsx')).AppSetPage,
+          }),
         },
         {
           path: 'evidence',

@@ -2,6 +2,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { shortRevision } from '../../../domain/app.ts';
+import { appSetPath } from '../../../api/appsets.ts';
 import { DriftBadge, HealthBadge, SyncBadge, Tag } from '../../components/badges.tsx';
 import { SafeLink, safeHttpUrl } from '../../components/safe-link.tsx';
 import { TimeAgo } from '../../components/time-ago.tsx';
@@ -157,7 +158,19 @@ export function AppPage() {
             <>
               <dt className="text-slate-500">Owned by</dt>
               <dd>
-                {app.owner.kind} {app.owner.name}
+                {app.owner.kind === 'ApplicationSet' ? (
+                  <Link
+                    to={`/appsets/${appSetPath({ cluster: app.cluster, namespace: app.namespace, name: app.owner.name })}`}
+                    className="text-teal-700 underline"
+                    data-testid="owner-appset"
+                  >
+                    ApplicationSet {app.owner.name}
+                  </Link>
+                ) : (
+                  <>
+                    {app.owner.kind} {app.owner.name}
+                  </>
+                )}
               </dd>
             </>
           )}

@@ -1,6 +1,7 @@
 // A prune preview: the risk summary, each object, the decision, and the batches' progress.
 import { Link, useParams } from 'react-router';
 import { appPath } from '../../../../api/schemas.ts';
+import { appSetOfId, appSetPath } from '../../../../api/appsets.ts';
 import { ApiError } from '../../../lib/api-client.ts';
 import { useDocumentTitle } from '../../../lib/document-title.ts';
 import { usePrunePreview } from '../api/prune-queries.ts';
@@ -32,6 +33,7 @@ export function PrunePreviewPage() {
   const { preview } = q.data;
   const progress = batchProgress(preview);
   const nothing = preview.plan === 'nothing' || preview.plan === 'unknown';
+  const appSetOf = appSetOfId(preview.appId);
   return (
     <div className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm">
       <div className="flex flex-wrap items-center gap-2">
@@ -39,9 +41,22 @@ export function PrunePreviewPage() {
         <span className={`rounded px-2 py-0.5 text-xs ${STATUS_TONE[preview.status] ?? ''}`} data-testid="prune-status">
           {preview.status}
         </span>
-        <Link to={`/apps/${appPath(preview.appId)}`} className="min-w-0 text-sm text-teal-700 underline wrap-anywhere">
-          {preview.appId}
-        </Link>
+        {appSetOf ? (
+          // the shrink of an ApplicationSet: its page
+          <Link
+            to={`/appsets/${appSetPath(appSetOf)}`}
+            className="min-w-0 text-sm text-teal-700 underline wrap-anywhere"
+          >
+            ApplicationSet {appSetOf.namespace}/{appSetOf.name} ({appSetOf.cluster})
+          </Link>
+        ) : (
+          <Link
+            to={`/apps/${appPath(preview.appId)}`}
+            className="min-w-0 text-sm text-teal-700 underline wrap-anywhere"
+          >
+            {preview.appId}
+          </Link>
+        )}
         <Link to="/prune-previews" className="ml-auto text-sm text-teal-700 underline">
           Reviewer queue
         </Link>
