@@ -43,6 +43,7 @@ let developer: Signed;
 let reviewer: Signed;
 let reviewer2: Signed;
 let stagingReviewer: Signed;
+let oncall: Signed;
 
 const appExists = (name: string) =>
   kubectl(CLUSTER, ['-n', 'argocd', 'get', 'application', name, '--ignore-not-found', '-o', 'name']).trim() !== '';
@@ -97,6 +98,7 @@ beforeAll(async () => {
   reviewer = await signIn(con.url, 'nonprod-reviewer');
   reviewer2 = await signIn(con.url, 'nonprod-reviewer-2');
   stagingReviewer = await signIn(con.url, 'staging-reviewer');
+  oncall = await signIn(con.url, 'oncall');
   for (const a of ['web-dev', 'web-staging', 'tenant-alpha', 'tenant-beta', 'tenant-gamma'])
     await waitForArgoSynced(CLUSTER, a);
 }, 300_000);
@@ -288,4 +290,68 @@ describe('ApplicationSets with the real applicationset-controller', () => {
     }
     expect(appExists('web-dev')).toBe(true);
   }, 120_000);
+
+  it('freezes an Application the ApplicationSet generates: its controller leaves the pause alone; the end restores both exactly', async () => {
+    const appJson = () =>
+      JSON.parse(kubectl(CLUSTER, ['-n', 'argocd', 'get', 'application', 'web-dev', '-o', 'json'])) as Json;
+    const setSpec = () =>
+      (JSON.parse(kubectl(CLUSTER, ['-n', 'argocd', 'get', 'applicationset', 'web', '-o', 'json'])) as Json)
+        .spec as Json;
+    const policy = () => (appJson().spec as Json).syncPolicy;
+    const refreshSet = () =>
+      kubectl(CLUSTER, [
+        ...['-n', 'argocd', 'annotate', '--overwrite', 'applicationset', 'web'],
+        'argocd.argoproj.io/application-set-refresh=true',
+      ]);
+    const refreshed = async () =>
+      waitFor(
+        'the refresh is done',
+        async () => {
+          const md = (
+            JSON.parse(kubectl(CLUSTER, ['-n', 'argocd', 'get', 'applicationset', 'web', '-o', 'json'])) as Json
+          ).metadata as Json;
+          return !('argocd.argoproj.io/application-set-refresh' in ((md.annotations as Json | undefined) ?? {}));
+        },
+        { timeoutMs: 60_000, intervalMs: 1000 },
+      );
+    // why the ApplicationSet is paused too: a pause of the Application alone is undone at its next reconcile
+    kubectl(CLUSTER, [
+      ...['-n', 'argocd', 'patch', 'application', 'web-dev', '--type', 'merge', '-p'],
+      JSON.stringify({ spec: { syncPolicy: { automated: { enabled: false } } } }),
+    ]);
+    refreshSet();
+    await refreshed();
+    await waitFor(
+      'the controller undid the hand pause',
+      async () => (policy() as { automated: { enabled?: boolean } }).automated.enabled !== false,
+      {
+        timeoutMs: 30_000,
+        intervalMs: 1000,
+      },
+    );
+    const priorPolicy = JSON.stringify(policy());
+    const priorSet = JSON.stringify(setSpec());
+    const r = await as(oncall, con.url, '/api/freezes', {
+      method: 'POST',
+      body: { cluster: CLUSTER, app: `${CLUSTER}/argocd/application/web-dev`, reason: 'web incident', minutes: 10 },
+    });
+    expect(r.status, r.text).toBe(200);
+    const id = (r.body as { freeze: { id: string } }).freeze.id;
+    expect((policy() as { automated: { enabled?: boolean } }).automated.enabled).toBe(false);
+    expect(setSpec().ignoreApplicationDifferences).toEqual([{ name: 'web-dev', jsonPointers: ['/spec/syncPolicy'] }]);
+    // the applicationset-controller reconciles (asked to, twice): the pause and the freeze annotations stay
+    for (let i = 0; i < 2; i++) {
+      refreshSet();
+      await refreshed();
+    }
+    expect((policy() as { automated: { enabled?: boolean } }).automated.enabled).toBe(false);
+    expect(((appJson().metadata as Json).annotations as Json)['gitops-console.dev/freeze-id']).toBe(id);
+    // the evidence names what the freeze changed on the ApplicationSet
+    const started = (await evidence('freeze.started')).find((e) => (e.data as Json).freezeId === id);
+    expect(JSON.stringify(started?.data)).toContain('"appSet":{"namespace":"argocd","name":"web"');
+    const end = await as(oncall, con.url, `/api/freezes/${id}/end`, { method: 'POST', body: { decisions: [] } });
+    expect(end.status, end.text).toBe(200);
+    expect(JSON.stringify(policy())).toBe(priorPolicy);
+    expect(JSON.stringify(setSpec())).toBe(priorSet);
+  }, 180_000);
 });

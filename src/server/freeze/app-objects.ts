@@ -95,3 +95,51 @@ export async function patchUnchanged(
     }
   }
 }
+
+const appSetPath = (namespace: string, name: string) =>
+  `/apis/argoproj.io/v1alpha1/namespaces/${encodeURIComponent(namespace)}/applicationsets/${encodeURIComponent(name)}`;
+
+/** The ApplicationSet that generated a frozen Application, as the apiserver has it now. */
+export async function readAppSet(conn: ClusterConnection, namespace: string, name: string): Promise<Obj> {
+  try {
+    return await conn.json<Obj>('GET', appSetPath(namespace, name), { timeoutMs: 10_000 });
+  } catch (e) {
+    throw clusterHttpError(e, `cannot read ApplicationSet ${name}`, '');
+  }
+}
+
+/**
+ * The freeze's change of the ApplicationSet (domain/freeze.ts appSetFreezeOps / appSetRestoreOps), computed on it
+ * as it is live and sent as a JSON Patch whose `test` ops fail on a concurrent change (422/409): read again and
+ * retried. A restore of an ApplicationSet that is gone has nothing to take back.
+ */
+export async function patchAppSet(
+  conn: ClusterConnection,
+  namespace: string,
+  name: string,
+  ops: (live: Obj) => unknown[] | null,
+  what: string,
+): Promise<'patched' | 'unchanged' | 'gone'> {
+  for (let attempt = 1; ; attempt++) {
+    let live: Obj;
+    try {
+      live = await readAppSet(conn, namespace, name);
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 404) return 'gone';
+      throw e;
+    }
+    const body = ops(live);
+    if (!body) return 'unchanged';
+    try {
+      await conn.json<Obj>('PATCH', `${appSetPath(namespace, name)}?fieldManager=gitops-console`, {
+        body: JSON.stringify(body),
+        contentType: 'application/json-patch+json',
+        timeoutMs: 10_000,
+      });
+      return 'patched';
+    } catch (e) {
+      const err = clusterHttpError(e, what, '');
+      if (!(err instanceof HttpError && [409, 422].includes(err.status)) || attempt >= 5) throw err;
+    }
+  }
+}

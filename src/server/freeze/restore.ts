@@ -1,10 +1,10 @@
 // The last step of every end (unfreeze, expiry, an end taken over from a dead process): each frozen app's
 // prior automation restored exactly, with evidence per app, then the freeze ended in the store — all under the
 // end's claim (claim.ts): renewed before the first patch, checked before each, and every write fenced by it.
-import { restorePatch } from '../../domain/freeze.ts';
+import { appSetRestoreOps, restorePatch } from '../../domain/freeze.ts';
 import type { Obj } from '../../domain/object-meta.ts';
 import { HttpError } from '../http/errors.ts';
-import { CONCURRENCY, mapLimit, patchObject, readObject } from './app-objects.ts';
+import { CONCURRENCY, mapLimit, patchAppSet, patchObject, readObject } from './app-objects.ts';
 import type { EndClaim } from './claim.ts';
 import type { FreezeDoc, FreezeRow } from './store.ts';
 import type { EndDecision, EndProgress, FreezeActor, FreezeContext } from './types.ts';
@@ -48,25 +48,18 @@ export async function finishFreeze(
             data: { freezeId: f.id, restore: t.prior, how, ...(resumed ? { resumedAfterRestart: true } : {}) },
           },
           async () => {
-            // the informers' copy first; when the patch does not fit it (an annotation already gone), the object
-            // is read and the patch computed again
-            const cached = deps.apps.raw(t.appId);
-            if (cached)
-              try {
-                await patchObject(conn, t, restorePatch(t.prior, cached), `cannot restore ${t.name}`);
-                return 'restored';
-              } catch (e) {
-                if (!(e instanceof HttpError) || ![404, 409, 422].includes(e.status)) throw e;
-              }
-            let live: Obj;
-            try {
-              live = await readObject(conn, t);
-            } catch (e) {
-              if (e instanceof HttpError && e.status === 404) return 'gone';
-              throw e;
-            }
-            await patchObject(conn, t, restorePatch(t.prior, live), `cannot restore ${t.name}`);
-            return 'restored';
+            const result = await restoreApp();
+            // then its ApplicationSet: exactly what the freeze added there is taken back
+            const set = t.prior.controller === 'argocd' ? t.prior.appSet : undefined;
+            if (set)
+              await patchAppSet(
+                conn,
+                set.namespace,
+                set.name,
+                (live) => appSetRestoreOps(set, live, t.name),
+                `cannot restore ApplicationSet ${set.name}`,
+              );
+            return result;
           },
           (o) => (o.ok ? { result: o.value } : {}),
         );
@@ -76,6 +69,27 @@ export async function finishFreeze(
         const msg = e instanceof HttpError ? e.message : String(e);
         t.restored = { at: new Date(ctx.now()).toISOString(), ok: false, detail: msg };
         failures.push(`${t.name}: ${msg}`);
+      }
+      async function restoreApp(): Promise<'restored' | 'gone'> {
+        // the informers' copy first; when the patch does not fit it (an annotation already gone), the object
+        // is read and the patch computed again
+        const cached = deps.apps.raw(t.appId);
+        if (cached)
+          try {
+            await patchObject(conn, t, restorePatch(t.prior, cached), `cannot restore ${t.name}`);
+            return 'restored';
+          } catch (e) {
+            if (!(e instanceof HttpError) || ![404, 409, 422].includes(e.status)) throw e;
+          }
+        let live: Obj;
+        try {
+          live = await readObject(conn, t);
+        } catch (e) {
+          if (e instanceof HttpError && e.status === 404) return 'gone';
+          throw e;
+        }
+        await patchObject(conn, t, restorePatch(t.prior, live), `cannot restore ${t.name}`);
+        return 'restored';
       }
     },
   );

@@ -30,6 +30,8 @@ export interface FreezeTarget {
   prior: PriorAutomation;
   /** whether the freeze's patch was accepted by the apiserver */
   applied: boolean;
+  /** an Application an ApplicationSet generates: the freeze changed the ApplicationSet (undone if the freeze fails) */
+  appSetPaused?: boolean;
   /** set when the app object was found changed out of band (resumed directly, annotation dropped, deleted) */
   interference?: { state: string; at: string; message: string } | undefined;
   restored?: { at: string; ok: boolean; detail?: string } | undefined;
