@@ -6,6 +6,7 @@ import {
   renderFlux,
   RenderError,
   type ArgoHelmOptions,
+  type ArgoKustomizeOptions,
   type Obj,
   type RenderResult,
   type RenderTools,
@@ -64,7 +65,7 @@ export type RenderInput =
       revision: string;
       path: string;
       namespace: string | undefined;
-      helm: ArgoHelmOptions & { appName?: string };
+      helm: ArgoHelmOptions & { appName?: string; kustomize?: ArgoKustomizeOptions };
     };
 
 export function renderInput(app: App, deps: Omit<DesiredDeps, 'tools'>): RenderInput {
@@ -75,7 +76,13 @@ export function renderInput(app: App, deps: Omit<DesiredDeps, 'tools'>): RenderI
       source: deps.sourceObject,
     };
   const spec = (deps.appObject.spec ?? {}) as {
-    source?: { repoURL?: string; path?: string; targetRevision?: string; helm?: ArgoHelmOptions };
+    source?: {
+      repoURL?: string;
+      path?: string;
+      targetRevision?: string;
+      helm?: ArgoHelmOptions;
+      kustomize?: ArgoKustomizeOptions;
+    };
     destination?: { namespace?: string };
   };
   const src = spec.source ?? {};
@@ -85,7 +92,11 @@ export function renderInput(app: App, deps: Omit<DesiredDeps, 'tools'>): RenderI
     revision: app.source.revisionObserved ?? src.targetRevision ?? 'HEAD',
     path: src.path ?? '.',
     namespace: spec.destination?.namespace,
-    helm: { ...(spec.source?.helm ?? {}), appName: app.name },
+    helm: {
+      ...(spec.source?.helm ?? {}),
+      appName: app.name,
+      ...(spec.source?.kustomize ? { kustomize: spec.source.kustomize } : {}),
+    },
   };
 }
 

@@ -417,13 +417,53 @@ export interface ArgoHelmOptions {
   valuesObject?: unknown;
 }
 
+/** An Argo CD kustomize source's options (spec.source.kustomize): what Argo CD applies with `kustomize edit`. */
+export interface ArgoKustomizeOptions {
+  namePrefix?: string;
+  nameSuffix?: string;
+  images?: string[];
+  commonLabels?: Record<string, string>;
+  commonAnnotations?: Record<string, string>;
+  namespace?: string;
+  [other: string]: unknown;
+}
+
+/** The options the console applies as Argo CD does; any other one makes the render fail (unknown, never wrong). */
+const KUSTOMIZE_OPTIONS = new Set([
+  'namePrefix',
+  'nameSuffix',
+  'images',
+  'commonLabels',
+  'commonAnnotations',
+  'namespace',
+  'version',
+]);
+
+/** The `kustomize edit` commands Argo CD runs for these options, in its order. */
+export function kustomizeEdits(k: ArgoKustomizeOptions): string[][] {
+  const other = Object.keys(k).filter((x) => !KUSTOMIZE_OPTIONS.has(x) && k[x] !== undefined && k[x] !== null);
+  if (other.length)
+    throw new RenderError(`the console does not apply the Argo CD kustomize option(s) ${other.join(', ')}`, 'render');
+  const edits: string[][] = [];
+  if (k.namePrefix) edits.push(['edit', 'set', 'nameprefix', '--', k.namePrefix]);
+  if (k.nameSuffix) edits.push(['edit', 'set', 'namesuffix', '--', k.nameSuffix]);
+  if (k.images?.length) edits.push(['edit', 'set', 'image', ...k.images]);
+  const pairs = (m: Record<string, string>) => Object.entries(m).map(([a, b]) => `${a}:${b}`);
+  if (k.commonLabels && Object.keys(k.commonLabels).length)
+    edits.push(['edit', 'add', 'label', '--force', ...pairs(k.commonLabels)]);
+  if (k.commonAnnotations && Object.keys(k.commonAnnotations).length)
+    edits.push(['edit', 'add', 'annotation', '--force', ...pairs(k.commonAnnotations)]);
+  if (k.namespace) edits.push(['edit', 'set', 'namespace', '--', k.namespace]);
+  return edits;
+}
+
 export async function renderArgo(
   repoURL: string,
   revision: string,
   path: string,
   namespace: string | undefined,
   tools: RenderTools,
-  helm?: ArgoHelmOptions & { appName?: string },
+  helm?: ArgoHelmOptions & { appName?: string; kustomize?: ArgoKustomizeOptions },
 ): Promise<RenderResult> {
   try {
     assertFetchableUrl(repoURL, 'git');
@@ -476,6 +516,9 @@ export async function renderArgo(
       });
       renderer = `helm ${await toolVersion(tools.helm, ['version', '--short'])}`;
     } else if (files.some((f) => /^kustomization\.ya?ml$|^Kustomization$/.test(f))) {
+      // the Application's kustomize options, as Argo CD applies them (kustomize edit in the checked-out path)
+      for (const args of kustomizeEdits(helm?.kustomize ?? {}))
+        await run(tools.kustomize, args, { cwd: dir, timeoutMs: tools.timeoutMs ?? 30_000, maxBytes: 1 << 20 });
       text = await run(tools.kustomize, ['build', dir], {
         timeoutMs: tools.timeoutMs ?? 30_000,
         maxBytes: tools.maxOutputBytes ?? 64 << 20,
