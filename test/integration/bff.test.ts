@@ -78,11 +78,17 @@ describe('BFF against the sandbox', () => {
   });
 
   it('filters by env, controller, health, sync and text', async () => {
-    expect((await apps('?env=dev')).apps.map((a) => a.name)).toEqual(['digital-human-dev']);
+    // dev: Flux's overlay and the web ApplicationSet's dev Application
+    expect((await apps('?env=dev')).apps.map((a) => a.name).sort()).toEqual(['digital-human-dev', 'web-dev']);
     expect((await apps('?controller=argocd')).apps.map((a) => a.name).sort()).toEqual([
       'edge-gateway-prod',
       'edge-gateway-staging',
       'ledger-staging',
+      'tenant-alpha',
+      'tenant-beta',
+      'tenant-gamma',
+      'web-dev',
+      'web-staging',
     ]);
     expect((await apps('?q=edge-gateway-p')).apps.map((a) => a.name)).toEqual(['edge-gateway-prod']);
     // at rest every app is Healthy: the filter keeps all of them for Healthy and none for Degraded

@@ -240,7 +240,14 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
       intervalMs: 1000,
     });
     expect(await apps(con.admin)).toEqual(
-      [DEV, STAGING, ARGO_STAGING, 'nonprod/argocd/application/ledger-staging'].sort(),
+      [
+        DEV,
+        STAGING,
+        ARGO_STAGING,
+        ...['ledger-staging', 'tenant-alpha', 'tenant-beta', 'tenant-gamma', 'web-dev', 'web-staging'].map(
+          (n) => `nonprod/argocd/application/${n}`,
+        ),
+      ].sort(),
     );
     const staging = (await as(con.admin, con.url, `/api/apps/${STAGING}/tree`)).body as unknown as TreeResponse;
     expect(staging.nodes.filter((n) => n.ref.namespace === 'staging').length).toBeGreaterThan(3);
