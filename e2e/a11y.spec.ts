@@ -90,6 +90,14 @@ const STATES: Array<{ name: string; show: (page: Page) => Promise<void> }> = [
     },
   },
   {
+    name: 'ApplicationSet',
+    show: async (page) => {
+      await page.goto('/appsets/nonprod/argocd/web');
+      await expect(page.getByRole('heading', { name: 'ApplicationSet web', level: 1 })).toBeVisible();
+      await expect(page.getByTestId('appset-param-row').first()).toBeVisible();
+    },
+  },
+  {
     name: 'freezes',
     show: async (page) => {
       await page.goto('/freezes');

@@ -29,7 +29,8 @@ test('overview shows Flux and Argo CD apps per env with health and revision', as
 
 test('filters and search live in the URL', async ({ page }) => {
   await page.goto('/?controller=argocd');
-  await expect(page.getByTestId('app-card')).toHaveCount(3);
+  // edge-gateway ×2, ledger-staging, and the seeded ApplicationSets' web-dev|staging and tenant-alpha|beta|gamma
+  await expect(page.getByTestId('app-card')).toHaveCount(8);
   await page.getByLabel('Search apps').fill('edge-gateway-prod');
   await expect(page).toHaveURL(/q=edge-gateway-prod/);
   await expect(page.getByTestId('app-card')).toHaveCount(1);

@@ -141,4 +141,25 @@ describe('ApplicationSet generators as Argo CD evaluates them', () => {
     );
     expect(none.state).toBe('nothing');
   });
+
+  it('reads RollingSync steps when configured, and none otherwise', () => {
+    const s = parseAppSet(
+      gitSet({
+        strategy: {
+          type: 'RollingSync',
+          rollingSync: {
+            steps: [
+              { matchExpressions: [{ key: 'env', operator: 'In', values: ['dev'] }] },
+              { matchExpressions: [{ key: 'env', operator: 'In', values: ['staging'] }], maxUpdate: '50%' },
+            ],
+          },
+        },
+      }),
+    );
+    expect(s.rollingSync).toEqual([
+      { matchExpressions: [{ key: 'env', operator: 'In', values: ['dev'] }], maxUpdate: null },
+      { matchExpressions: [{ key: 'env', operator: 'In', values: ['staging'] }], maxUpdate: '50%' },
+    ]);
+    expect(parseAppSet(gitSet()).rollingSync).toBeNull();
+  });
 });
