@@ -4,13 +4,13 @@
 // the src/api schemas; one error handler; 5xx bodies are generic and name the request id.
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ClustersResponse } from '../api/schemas.ts';
 import { allowed, installGuard } from './auth/index.ts';
 import type { AppDeps } from './deps.ts';
 import { installRequestContext, requestIdMixin } from './http/request-context.ts';
 import { installErrorHandler, sendError } from './http/errors.ts';
+import { registerStatic } from './http/static-assets.ts';
 import { validated } from './http/respond.ts';
 import { actionRoutes } from './apps/action-routes.ts';
 import { appRoutes } from './apps/routes.ts';
@@ -130,7 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   if (deps.staticDir && existsSync(deps.staticDir)) {
-    await app.register(fastifyStatic, { root: deps.staticDir, prefix: '/', wildcard: false, index: ['index.html'] });
+    await registerStatic(app, deps.staticDir);
     // SPA routes: anything that is not an API or a file gets index.html
     app.setNotFoundHandler((req, rep) => {
       if (req.method === 'GET' && !req.url.startsWith('/api/')) return rep.type('text/html').sendFile('index.html');
