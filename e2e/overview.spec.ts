@@ -29,8 +29,9 @@ test('overview shows Flux and Argo CD apps per env with health and revision', as
 
 test('filters and search live in the URL', async ({ page }) => {
   await page.goto('/?controller=argocd');
-  // edge-gateway ×2, ledger-staging, and the seeded ApplicationSets' web-dev|staging and tenant-alpha|beta|gamma
-  await expect(page.getByTestId('app-card')).toHaveCount(8);
+  // edge-gateway ×2, ledger-staging, checkout-staging (a Rollout), and the seeded ApplicationSets' web-dev|staging
+  // and tenant-alpha|beta|gamma
+  await expect(page.getByTestId('app-card')).toHaveCount(9);
   await page.getByLabel('Search apps').fill('edge-gateway-prod');
   await expect(page).toHaveURL(/q=edge-gateway-prod/);
   await expect(page.getByTestId('app-card')).toHaveCount(1);

@@ -157,6 +157,43 @@ build_argocd() {
 argocd_pid=""
 if want argo; then build_argocd & argocd_pid=$!; fi
 
+# Argo Rollouts (issue 25): its controller from a copy of its own module (go 1.26.10 in its go.mod: built with the
+# same toolchain as Argo CD), CGO off. One patch: its metrics and healthz listeners are hard-wired to 0.0.0.0
+# (`listenAddr`); rewritten to 127.0.0.1, and the build fails if the patch stops applying. Its CRDs and shipped
+# ClusterRole are copied beside the binary.
+ROLLOUTS_VERSION="v1.10.2"
+build_rollouts() {
+  local ld="-s -w -X github.com/argoproj/argo-rollouts/utils/version.version=${ROLLOUTS_VERSION} -X github.com/argoproj/argo-rollouts/utils/version.buildDate=2026-01-01T00:00:00Z -X github.com/argoproj/argo-rollouts/utils/version.gitTreeState=clean"
+  local patch='s/listenAddr                         = "0.0.0.0:%d"/listenAddr                         = "127.0.0.1:%d"/'
+  local key dest
+  key="$(printf '%s\n' rollouts "$ROLLOUTS_VERSION" "$ARGOCD_GO" "$ld" "$patch" trimpath cgo=0 | sha256sum | cut -c1-16)"
+  dest="$cache_root/bin/rollouts-$key"
+  if [[ ! -x "$dest/rollouts-controller" ]]; then
+    log "building argo rollouts ($ROLLOUTS_VERSION, with $ARGOCD_GO) ..."
+    local t0=$SECONDS tmp="$dest.tmp.$$" mods dir
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    mods="$(cd "$tmp" && GOTOOLCHAIN="$ARGOCD_GO" GOFLAGS=-mod=mod go mod download -json "github.com/argoproj/argo-rollouts@$ROLLOUTS_VERSION")"
+    dir="$(printf '%s\n' "$mods" | sed -n 's/^[[:space:]]*"Dir": "\(.*argo-rollouts@.*\)",$/\1/p' | head -1)"
+    [[ -d "$dir" ]] || { log "argo rollouts: module download failed"; return 1; }
+    cp -r "$dir" "$tmp/src"; chmod -R u+w "$tmp/src"
+    sed -i "$patch" "$tmp/src/controller/controller.go"
+    grep -q '"127.0.0.1:%d"' "$tmp/src/controller/controller.go" || { log "argo rollouts: the loopback patch no longer applies"; return 1; }
+    (cd "$tmp/src" && GOTOOLCHAIN="$ARGOCD_GO" CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$tmp/rollouts-controller" ./cmd/rollouts-controller)
+    mkdir -p "$tmp/manifests"
+    cp -r "$tmp/src/manifests/crds" "$tmp/src/manifests/role" "$tmp/manifests/"
+    echo "$ROLLOUTS_VERSION" > "$tmp/VERSION"
+    rm -rf "$tmp/src"
+    rm -rf "$dest"; mv "$tmp" "$dest"
+    log "built argo rollouts in $((SECONDS - t0))s"
+  else
+    log "argo rollouts cached ($dest)"
+  fi
+  ln -sfn "$dest/rollouts-controller" "$out_bin/rollouts-controller"
+  ln -sfn "$dest" "$out_bin/rollouts-dist"
+}
+rollouts_pid=""
+if want rollouts; then build_rollouts & rollouts_pid=$!; fi
+
 # The forge: Gitea (SQLite needs cgo). Its templates and options/ (locales) are read from
 # disk at run time; they are copied from the module next to the binary (gitea-static/).
 GITEA_VERSION="v1.26.0"
@@ -178,6 +215,7 @@ want registry && build registry "-s -w -X github.com/distribution/distribution/v
 want registry && build imagepush "-s -w" ".:imagepush"
 
 if [[ -n "$argocd_pid" ]]; then wait "$argocd_pid" || { log "argocd build failed"; exit 1; }; fi
+if [[ -n "$rollouts_pid" ]]; then wait "$rollouts_pid" || { log "argo rollouts build failed"; exit 1; }; fi
 
 if want assets; then
   # CRDs, kwok stages and kwok's kubelet resource metrics, straight from the modules that ship them.
@@ -198,6 +236,13 @@ if want assets; then
   argodist="$(readlink -f "$out_bin/argocd-dist")"
   cp "$argodist"/manifests/crds/application-crd.yaml "$argodist"/manifests/crds/applicationset-crd.yaml "$argodist"/manifests/crds/appproject-crd.yaml "$out_assets.tmp/crds/argocd/"
   cp "$argodist/VERSION" "$out_assets.tmp/crds/argocd/VERSION"
+  # Argo Rollouts' CRDs: the version that runs
+  [[ -e "$out_bin/rollouts-dist" ]] || build_rollouts
+  rodist="$(readlink -f "$out_bin/rollouts-dist")"
+  mkdir -p "$out_assets.tmp/crds/rollouts"
+  cp "$rodist"/manifests/crds/*-crd.yaml "$out_assets.tmp/crds/rollouts/"
+  mkdir -p "$out_assets.tmp/rollouts"; cp "$rodist"/manifests/role/argo-rollouts-clusterrole.yaml "$out_assets.tmp/rollouts/clusterrole.yaml"
+  cp "$rodist/VERSION" "$out_assets.tmp/crds/rollouts/VERSION"
   chmod -R u+w "$out_assets.tmp"
   rm -rf "$out_assets"; mv "$out_assets.tmp" "$out_assets"
   log "assets ready in $out_assets"

@@ -8,6 +8,7 @@
 //   argocd/argocd-application-controller       argocd-application-controller (Argo CD's: every verb on
 //                                              everything; sandbox/argocd.ts runs the real controller with it)
 //   argocd/argocd-applicationset-controller    its shipped Role in argocd (Applications, ApplicationSets)
+//   argo-rollouts/argo-rollouts                Argo Rollouts' shipped ClusterRole (sandbox/rollouts.ts)
 //
 // Each controller process runs with `<cluster dir>/kubeconfig-<service account>`. The tokens are minted at
 // cluster start for a year; they stay valid across an apiserver restart (same signing key, same issuer).
@@ -15,7 +16,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT, bin, readState } from './state.ts';
+import { ASSETS_DIR, REPO_ROOT, bin, readState } from './state.ts';
 
 const execFileP = promisify(execFile);
 
@@ -24,6 +25,7 @@ export const CONTROLLER_IDENTITIES = {
   'kustomize-controller': 'flux-system',
   'argocd-application-controller': 'argocd',
   'argocd-applicationset-controller': 'argocd',
+  'argo-rollouts': 'argo-rollouts',
 } as const;
 export type ControllerIdentity = keyof typeof CONTROLLER_IDENTITIES;
 
@@ -188,6 +190,44 @@ subjects:
 export const identityKubeconfigPath = (clusterDir: string, sa: ControllerIdentity): string =>
   join(clusterDir, `kubeconfig-${sa}`);
 
+/**
+ * Argo Rollouts' identity: its namespace and ServiceAccount, the ClusterRole it ships (copied by build.sh from the
+ * version that runs) and the binding. Not a GitOps controller for the prune policy: it scales and deletes its own
+ * ReplicaSets in the governed namespaces, which nothing should hold.
+ */
+function rolloutsRbac(): string {
+  const role = join(ASSETS_DIR, 'rollouts', 'clusterrole.yaml');
+  if (!existsSync(role)) return '';
+  return `apiVersion: v1
+kind: Namespace
+metadata:
+  name: argo-rollouts
+  labels:
+    env: system
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: argo-rollouts
+  namespace: argo-rollouts
+---
+${readFileSync(role, 'utf8').trim()}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: argo-rollouts
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: argo-rollouts
+subjects:
+  - kind: ServiceAccount
+    name: argo-rollouts
+    namespace: argo-rollouts
+`;
+}
+
 function tokenKubeconfig(cluster: string, server: string, caCert: string, user: string, token: string): string {
   const ca = readFileSync(caCert).toString('base64');
   return `apiVersion: v1
@@ -230,7 +270,7 @@ export async function ensureControllerIdentities(c: {
       { timeout: 60_000 },
       (err, _stdout, stderr) => (err ? reject(new Error(`controller RBAC: ${stderr || err.message}`)) : resolve()),
     );
-    child.stdin?.end(CONTROLLER_RBAC);
+    child.stdin?.end(`${CONTROLLER_RBAC}\n---\n${rolloutsRbac()}`);
   });
   const out = {} as Record<ControllerIdentity, string>;
   await Promise.all(

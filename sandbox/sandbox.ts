@@ -35,6 +35,7 @@ import {
 } from './extras.ts';
 import { forgeGitState as gitOf } from './forge.ts';
 import { ARGOCD_PROCS, argocdConfigObjects, startArgoCd } from './argocd.ts';
+import { businessCheckTemplates, ROLLOUTS_PROCS, startRollouts } from './rollouts.ts';
 import { applyPruneAdmissionPolicy, ensureControllerIdentities } from './identities.ts';
 import {
   ASSETS_DIR,
@@ -176,6 +177,8 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
     'argoAppsetMetrics',
     'argoAppsetProbe',
     'argoAppsetWebhook',
+    'rolloutsMetrics',
+    'rolloutsHealthz',
   ]) {
     ports[p] = await freePort();
   }
@@ -239,7 +242,7 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
   const k = (args: string[], input?: string) => kubectlRaw(kubeconfig, args, input);
   k(
     ['apply', '--server-side', '--field-manager=sandbox', '-f', '-'],
-    ['flux-system', 'argocd', ...namespaces]
+    ['flux-system', 'argocd', 'argo-rollouts', ...namespaces]
       .map(
         (n) =>
           `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${n}\n  labels:\n    env: ${namespaces.includes(n) ? n : 'system'}\n`,
@@ -254,6 +257,8 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
     join(ASSETS_DIR, 'crds', 'flux'),
     '-f',
     join(ASSETS_DIR, 'crds', 'argocd'),
+    '-f',
+    join(ASSETS_DIR, 'crds', 'rollouts'),
   ]);
   applyConsoleRbac(kubeconfig);
   // the controllers' own identities (ServiceAccount tokens), and the console's prune approval enforced by the
@@ -458,6 +463,16 @@ status:
       },
     })),
   );
+  // Argo Rollouts' controller (sandbox/rollouts.ts), as its own ServiceAccount
+  log(`${name}: argo rollouts`);
+  procs.push(
+    await startRollouts({
+      name,
+      kubeconfig: ids['argo-rollouts'],
+      ports: { metrics: ports.rolloutsMetrics ?? 0, healthz: ports.rolloutsHealthz ?? 0 },
+      logf,
+    }),
+  );
   writeState({
     ...(readState() ?? emptyState()),
     clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state],
@@ -650,6 +665,27 @@ spec:
       prune: true
       selfHeal: true
 ---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: checkout-staging
+  namespace: argocd
+  labels:
+    env: staging
+spec:
+  project: default
+  source:
+    repoURL: ${gitUrl}
+    targetRevision: main
+    path: argo/checkout
+  destination:
+    server: ${server}
+    namespace: staging
+  syncPolicy:
+    automated:
+      prune: true
+      selfHeal: true
+---
 ${appSetObjects(gitUrl, server)}`
     : ''
 }`;
@@ -818,6 +854,11 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   } catch (e) {
     log(`WARNING: kubelet stand-in / business endpoints: ${e instanceof Error ? e.message : String(e)}`);
   }
+  // the canaries' business check against those endpoints (sandbox/rollouts.ts)
+  const checks = businessCheckTemplates(extras.business?.endpoints ?? {});
+  for (const c of clusters)
+    if (checks[c.name])
+      kubectlRaw(c.kubeconfig, ['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], checks[c.name]);
   const state: SandboxState & ExtrasState = {
     startedAt: new Date().toISOString(),
     clusters,
@@ -873,6 +914,8 @@ async function sandboxHealthy(st: SandboxState): Promise<boolean> {
   if (st.clusters.some((c) => !c.procs.some((p) => p.name === 'metrics-server'))) return false;
   // a sandbox from before the real Argo CD (its status was simulated) too
   if (st.clusters.some((c) => !ARGOCD_PROCS.every((n) => c.procs.some((p) => p.name === n)))) return false;
+  // and one from before Argo Rollouts
+  if (st.clusters.some((c) => !ROLLOUTS_PROCS.every((n) => c.procs.some((p) => p.name === n)))) return false;
   const s = await sandboxStatus(st);
   // a dead forge/registry/simulation is restarted on its own (ensureExtras), not with the clusters
   return s.every((c) => c.ok || c.extra);

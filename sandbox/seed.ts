@@ -180,7 +180,7 @@ configMapGenerator:
     8443,
   ).replace('replicas: 1', 'replicas: 2');
   files['argo/edge-gateway/service.yaml'] = service('edge-gateway', 8443);
-  Object.assign(files, ledgerFiles(), appSetFiles());
+  Object.assign(files, ledgerFiles(), appSetFiles(), checkoutFiles());
   return files;
 }
 
@@ -289,5 +289,55 @@ data:
     ),
     'argo/ledger/service.yaml': wave(1, service('ledger', 8080)),
     'argo/ledger/smoke-test.yaml': job('ledger-smoke-test', 'PostSync', '"ledger", "smoke-test"'),
+  };
+}
+
+/** The image the checkout Rollout runs at first (a canary is a commit that changes it). */
+export const CHECKOUT_IMAGE = `${SEED_IMAGE_HOST}/digital-human/edge-gateway:0.9.3`;
+
+/**
+ * `argo/checkout` (issue 25): a Rollout with a canary — 20 % → a 30 s pause → the business check (a
+ * ClusterAnalysisTemplate the sandbox applies, sandbox/rollouts.ts: the web provider against the staging business
+ * endpoint, so a canary can really fail) → 50 % → a 10 s pause → full — and its Service. No traffic router: the
+ * weights are replica counts (5 replicas: 1, then 3 canary Pods). Reconciled by the Argo CD Application
+ * `checkout-staging` on nonprod.
+ */
+export function checkoutFiles(image = CHECKOUT_IMAGE): Record<string, string> {
+  return {
+    'argo/checkout/rollout.yaml': `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: checkout
+spec:
+  replicas: 5
+  revisionHistoryLimit: 2
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: checkout
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: checkout
+    spec:
+      containers:
+        - name: checkout
+          image: ${image}
+          ports:
+            - containerPort: 8080
+  strategy:
+    canary:
+      steps:
+        - setWeight: 20
+        - pause:
+            duration: 30s
+        - analysis:
+            templates:
+              - templateName: business-check-staging
+                clusterScope: true
+        - setWeight: 50
+        - pause:
+            duration: 10s
+`,
+    'argo/checkout/service.yaml': service('checkout', 8080),
   };
 }

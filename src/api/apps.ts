@@ -128,11 +128,39 @@ export const ArgoSyncSchema = z.object({
 });
 export type ArgoSyncDto = z.infer<typeof ArgoSyncSchema>;
 
+/** An Argo Rollouts Rollout the app manages, as a person reads a canary (domain/rollout.ts rolloutView). */
+export const RolloutSchema = z.object({
+  namespace: z.string(),
+  name: z.string(),
+  strategy: z.enum(['canary', 'blueGreen', 'unknown']),
+  phase: z.string(),
+  message: z.string(),
+  weight: z.number(),
+  currentStep: z.number().nullable(),
+  steps: z.array(
+    z.object({
+      index: z.number(),
+      text: z.string(),
+      kind: z.enum(['setWeight', 'pause', 'analysis', 'other']),
+      state: z.enum(['done', 'current', 'pending']),
+    }),
+  ),
+  paused: z.object({ reasons: z.array(z.string()), since: z.string().nullable() }).nullable(),
+  aborted: z.boolean(),
+  stableHash: z.string().nullable(),
+  canaryHash: z.string().nullable(),
+  replicas: z.object({ desired: z.number(), updated: z.number(), ready: z.number(), available: z.number() }),
+  analysis: z.object({ name: z.string(), status: z.string(), message: z.string().nullable() }).nullable(),
+});
+export type RolloutDto = z.infer<typeof RolloutSchema>;
+
 export const AppResponse = z.object({
   app: AppSchema,
   cluster: ClusterStateSchema.optional(),
   /** Argo CD: its last (or running) sync operation */
   sync: ArgoSyncSchema.optional(),
+  /** the Argo Rollouts Rollouts it manages */
+  rollouts: z.array(RolloutSchema).optional(),
 });
 export type AppResponse = z.infer<typeof AppResponse>;
 

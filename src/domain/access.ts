@@ -17,6 +17,9 @@ export const ACTIONS = {
   'freeze.toggle': ['oncall', 'admin'],
   // opens a pull request that reverts an environment to an earlier release (never a direct push)
   'release.rollback': ['developer', 'oncall', 'admin'],
+  // promote, abort, retry, pause or resume an Argo Rollouts canary (in the on-call environments — prod by default,
+  // CONSOLE_ROLLOUT_ONCALL_ENVS — on-call and admin only: whyNotRolloutControl)
+  'rollout.control': ['developer', 'oncall', 'admin'],
   'evidence.read': ['reviewer', 'oncall', 'auditor', 'admin'],
   'evidence.verify': ['auditor', 'admin'],
   'users.manage': ['admin'],
@@ -64,6 +67,7 @@ const PURPOSE: { readonly [A in Action]?: string } = {
   'prune.approve': 'approve this prune',
   'freeze.toggle': 'freeze or unfreeze deployments',
   'release.rollback': 'open a rollback pull request',
+  'rollout.control': 'control this canary',
   'evidence.read': "see this app's evidence",
   'evidence.verify': 'verify the evidence chain',
   'users.manage': 'manage users',
@@ -111,4 +115,23 @@ export function parseGrant(s: string): Grant {
     throw new Error(`invalid grant "${s}": expected role[@cluster[/env]] with role one of ${ROLES.join(', ')}`);
   const split = (v: string | undefined) => (v ? v.split(',').filter(Boolean) : ['*']);
   return { role: role as Role, clusters: split(m[2]), envs: split(m[3]) };
+}
+
+/** Where only on-call (and admin) control canaries unless configured otherwise. */
+export const DEFAULT_ROLLOUT_ONCALL_ENVS = ['prod'];
+
+/**
+ * Why this user may not control a canary here (undefined: they may): the role `rollout.control` asks for, and in
+ * an on-call environment the oncall or admin role itself (a developer's grant does not reach a prod canary).
+ */
+export function whyNotRolloutControl(
+  grants: readonly Grant[],
+  scope: Scope,
+  oncallEnvs: readonly string[] = DEFAULT_ROLLOUT_ONCALL_ENVS,
+): string | undefined {
+  if (!can(grants, 'rollout.control', scope)) return whyNot(grants, 'rollout.control', scope);
+  if (scope.env && oncallEnvs.includes(scope.env))
+    if (!grants.some((g) => (g.role === 'oncall' || g.role === 'admin') && covers(g, scope)))
+      return `You need the oncall role on ${scope.cluster ? `${scope.cluster}/` : ''}${scope.env} to control a canary there (in ${oncallEnvs.join(', ')} only on-call does)`;
+  return undefined;
 }

@@ -53,6 +53,8 @@ export const EVIDENCE_TYPES = [
   'release.gap',
   // a rollback pull request to an earlier release (intent; the outcome names the pull request)
   'release.rollback-requested',
+  // an Argo Rollouts canary promoted, aborted, retried, paused or resumed through the console (intent; data.verb)
+  'rollout.control',
   // the outcome of an action whose intent was recorded first (data.intentSeq names it)
   'action.completed',
   'action.failed',

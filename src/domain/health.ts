@@ -5,6 +5,7 @@
  * Reconciling) for custom resources such as Flux's kinds.
  */
 import type { HealthStatus } from './app.ts';
+import { analysisRunHealth, rolloutHealth } from './rollout.ts';
 
 export interface HealthAssessment {
   status: HealthStatus;
@@ -281,6 +282,9 @@ export function assessHealth(obj: unknown): HealthAssessment {
       const a = argoApplication(o);
       if (a) return a;
     }
+    // Argo Rollouts: Argo CD's own checks (domain/rollout.ts)
+    if (group === 'argoproj.io' && kind === 'Rollout') return rolloutHealth(o);
+    if (group === 'argoproj.io' && kind === 'AnalysisRun') return analysisRunHealth(o);
     return byConditions(o) ?? ok();
   } catch (e) {
     return { status: 'Unknown', message: `cannot assess: ${e instanceof Error ? e.message : String(e)}` };

@@ -90,6 +90,8 @@ const ConfigSchema = z.object({
   /** the Secret-mask key as a file (every replica the same); default <dataDir>/mask.key */
   maskKeyFile: z.string().min(1).optional(),
   pruneStaleSeconds: z.coerce.number().int().min(2).max(3600).default(120),
+  /** environments where only on-call and admin control canaries (CONSOLE_ROLLOUT_ONCALL_ENVS, comma-separated) */
+  rolloutOncallEnvs: z.array(z.string().min(1)).default(['prod']),
   oidc: z
     .object({
       issuer: z.url({ protocol: /^https?$/ }),
@@ -162,6 +164,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       }).filter(([, v]) => v !== undefined),
     ),
     pruneStaleSeconds: env.CONSOLE_PRUNE_STALE_SECONDS || undefined,
+    rolloutOncallEnvs: env.CONSOLE_ROLLOUT_ONCALL_ENVS
+      ? env.CONSOLE_ROLLOUT_ONCALL_ENVS.split(',')
+          .map((x) => x.trim())
+          .filter(Boolean)
+      : undefined,
     maskKeyFile: env.CONSOLE_MASK_KEY_FILE?.trim() || undefined,
     releases: Object.fromEntries(
       Object.entries({

@@ -47,6 +47,8 @@ export interface AppDeps {
   bus?: StateBus | undefined;
   /** a prune journal idle this long belongs to a dead replica (CONSOLE_PRUNE_STALE_SECONDS) */
   pruneStaleMs?: number | undefined;
+  /** environments where only on-call and admin control canaries (CONSOLE_ROLLOUT_ONCALL_ENVS; default prod) */
+  rolloutOncallEnvs?: string[] | undefined;
   /** the release recorder's counts for /metrics (undefined while this replica does not record) */
   releaseStats?: (() => { followed: number; verificationsPending: number } | undefined) | undefined;
   /** Node's process metrics on /metrics (default on) */

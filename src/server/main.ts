@@ -141,6 +141,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     releaseStats: () => releaseStats.get(),
     bus,
     pruneStaleMs: cfg.pruneStaleSeconds * 1000,
+    rolloutOncallEnvs: cfg.rolloutOncallEnvs,
     routes,
     trustProxy: cfg.trustProxy,
     metricsToken: cfg.metricsToken,

@@ -81,6 +81,7 @@ describe('BFF against the sandbox', () => {
     // dev: Flux's overlay and the web ApplicationSet's dev Application
     expect((await apps('?env=dev')).apps.map((a) => a.name).sort()).toEqual(['digital-human-dev', 'web-dev']);
     expect((await apps('?controller=argocd')).apps.map((a) => a.name).sort()).toEqual([
+      'checkout-staging',
       'edge-gateway-prod',
       'edge-gateway-staging',
       'ledger-staging',

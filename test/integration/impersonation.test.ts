@@ -244,9 +244,15 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
         DEV,
         STAGING,
         ARGO_STAGING,
-        ...['ledger-staging', 'tenant-alpha', 'tenant-beta', 'tenant-gamma', 'web-dev', 'web-staging'].map(
-          (n) => `nonprod/argocd/application/${n}`,
-        ),
+        ...[
+          'checkout-staging',
+          'ledger-staging',
+          'tenant-alpha',
+          'tenant-beta',
+          'tenant-gamma',
+          'web-dev',
+          'web-staging',
+        ].map((n) => `nonprod/argocd/application/${n}`),
       ].sort(),
     );
     const staging = (await as(con.admin, con.url, `/api/apps/${STAGING}/tree`)).body as unknown as TreeResponse;

@@ -10,6 +10,18 @@ import { parsed, validated } from '../http/respond.ts';
 import { connectionFor, managedCluster } from '../auth/index.ts';
 import { requestReconcile } from './reconcile.ts';
 import { reconcileStatus } from './reconcile-status.ts';
+import { controlRollout, ROLLOUT_VERBS } from './rollout-actions.ts';
+import { DEFAULT_ROLLOUT_ONCALL_ENVS, whyNotRolloutControl } from '../../domain/access.ts';
+import { HttpError } from '../http/errors.ts';
+import { z } from 'zod';
+
+const RolloutActionParams = z.object({
+  rolloutNamespace: z.string().min(1).max(253),
+  rollout: z.string().min(1).max(253),
+  verb: z.enum(ROLLOUT_VERBS),
+});
+/** a reason is required: it is the record of why a canary was overridden */
+const RolloutActionBody = z.object({ reason: z.string().trim().min(3, 'a reason is required').max(500) });
 
 export const actionRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   app.post(
@@ -25,6 +37,28 @@ export const actionRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           recordDenial(deps.recorder, req, 'app.reconcile', { cluster: a.cluster, env: a.env, app: a.id }, reason),
       });
       return validated(ReconcileResponse, result);
+    },
+  );
+
+  // an Argo Rollouts canary: promote, promote-full, abort, retry, pause, resume (rollout-actions.ts)
+  app.post(
+    '/api/apps/:cluster/:namespace/:kind/:name/rollouts/:rolloutNamespace/:rollout/:verb',
+    { config: { access: { action: 'rollout.control', scope: 'app' } } },
+    async (req) => {
+      const a = await appOf(req, deps);
+      const user = req.principal as Principal;
+      const p = parsed(RolloutActionParams, req.params);
+      const { reason } = parsed(RolloutActionBody, req.body ?? {});
+      const scope = { cluster: a.cluster, env: a.env };
+      const why = whyNotRolloutControl(user.grants, scope, deps.rolloutOncallEnvs ?? DEFAULT_ROLLOUT_ONCALL_ENVS);
+      if (why) {
+        recordDenial(deps.recorder, req, 'rollout.control', { ...scope, app: a.id }, why);
+        throw new HttpError(403, 'Forbidden', why);
+      }
+      return controlRollout(a, { namespace: p.rolloutNamespace, name: p.rollout }, p.verb, reason, user.name, {
+        recorder: deps.recorder,
+        conn: connectionFor(managedCluster(deps.clusters, a.cluster), deps.reviewer, user),
+      });
     },
   );
 

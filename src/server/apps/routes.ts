@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { rolloutView, type RolloutView } from '../../domain/rollout.ts';
 import { AppResponse, AppsQuery, AppsResponse, type AppSummary, type ArgoSyncDto } from '../../api/schemas.ts';
 import { argoSyncOperationOf, argoSyncSteps, argoSyncWhy, syncWaveOf } from '../../domain/argo-sync.ts';
 import { assessHealth } from '../../domain/health.ts';
@@ -33,6 +34,22 @@ function argoSyncView(a: App, deps: AppDeps): ArgoSyncDto | undefined {
   });
   const { tasks: _tasks, ...rest } = op;
   return { ...rest, ...(why ? { why } : {}), steps: argoSyncSteps(op) };
+}
+
+/** The Argo Rollouts Rollouts the app manages, live from the index (domain/rollout.ts). */
+function rolloutsOf(a: App, deps: AppDeps): RolloutView[] {
+  const out: RolloutView[] = [];
+  for (const r of a.inventory) {
+    if (r.group !== 'argoproj.io' || r.kind !== 'Rollout') continue;
+    const o = deps.index?.get(a.cluster, {
+      group: r.group,
+      kind: r.kind,
+      ...(r.namespace ? { namespace: r.namespace } : {}),
+      name: r.name,
+    });
+    if (o) out.push(rolloutView(o as Record<string, unknown>));
+  }
+  return out;
 }
 
 export function summarize(a: App): AppSummary {
@@ -101,7 +118,13 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const a = await appOf(req, deps);
       const cluster = deps.clusters.clusters.get(a.cluster)?.state;
       const sync = a.controller === 'argocd' ? argoSyncView(a, deps) : undefined;
-      return validated(AppResponse, { app: a, ...(cluster ? { cluster } : {}), ...(sync ? { sync } : {}) });
+      const rollouts = rolloutsOf(a, deps);
+      return validated(AppResponse, {
+        app: a,
+        ...(cluster ? { cluster } : {}),
+        ...(sync ? { sync } : {}),
+        ...(rollouts.length ? { rollouts } : {}),
+      });
     },
   );
 };

@@ -31,6 +31,9 @@ export const TREE_KINDS: ResourceKind[] = [
   k('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers'),
   k('networking.k8s.io', 'v1', 'Ingress', 'ingresses'),
   k('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices'),
+  // Argo Rollouts (a cluster without its CRDs: the informer finds the kind not served and looks again later)
+  k('argoproj.io', 'v1alpha1', 'Rollout', 'rollouts'),
+  k('argoproj.io', 'v1alpha1', 'AnalysisRun', 'analysisruns'),
 ];
 
 export const FLUX_NAME_LABEL = 'kustomize.toolkit.fluxcd.io/name';

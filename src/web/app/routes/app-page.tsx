@@ -8,6 +8,7 @@ import { SafeLink, safeHttpUrl } from '../../components/safe-link.tsx';
 import { TimeAgo } from '../../components/time-ago.tsx';
 import { appQueryOptions, clustersQueryOptions } from '../../features/apps/api/apps-queries.ts';
 import { ArgoSyncProgress } from '../../features/apps/components/argo-sync-progress.tsx';
+import { RolloutProgress } from '../../features/apps/components/rollout-progress.tsx';
 import { DriftSummary } from '../../features/apps/components/drift-summary.tsx';
 import { ReconcileButton } from '../../features/apps/components/reconcile-button.tsx';
 import { StaleBanner } from '../../features/apps/components/stale-banner.tsx';
@@ -89,6 +90,9 @@ export function AppPage() {
         </div>
         <NotLiveLead appId={app.id} cluster={app.cluster} env={app.env} />
         {q.data.sync && <ArgoSyncProgress sync={q.data.sync} />}
+        {q.data.rollouts?.map((r) => (
+          <RolloutProgress key={`${r.namespace}/${r.name}`} app={app} rollout={r} />
+        ))}
         <p className="mt-1 text-sm text-slate-600" data-testid="health-message">
           {app.healthMessage}
         </p>

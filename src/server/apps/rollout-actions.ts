@@ -1,0 +1,126 @@
+// Governed control of an Argo Rollouts canary (issue 25): promote (one step), promote-full, abort, retry, pause,
+// resume — each with a required reason, the role `rollout.control` (on-call only in the on-call environments),
+// the intent recorded before the first write (fail closed), and the same patches the `kubectl argo rollouts`
+// plugin sends (its promote.go / abort.go / retry.go): the controller honours them exactly as from the plugin.
+import type { App } from '../../domain/app.ts';
+import { rolloutView } from '../../domain/rollout.ts';
+import type { EvidenceRecorder } from '../evidence/index.ts';
+import { HttpError } from '../http/errors.ts';
+import type { ClusterConnection } from '../kube/connection.ts';
+
+export const ROLLOUT_VERBS = ['promote', 'promote-full', 'abort', 'retry', 'pause', 'resume'] as const;
+export type RolloutVerb = (typeof ROLLOUT_VERBS)[number];
+
+type Obj = Record<string, unknown>;
+const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+
+export interface RolloutPatch {
+  /** the spec (the main resource) or the status subresource */
+  target: 'spec' | 'status';
+  body: Obj;
+}
+
+/** The plugin's patches for a verb, given the Rollout as it is live. */
+export function rolloutPatches(verb: RolloutVerb, ro: Obj): RolloutPatch[] {
+  const spec = asObj(ro.spec);
+  const st = asObj(ro.status);
+  const paused = spec.paused === true;
+  const out: RolloutPatch[] = [];
+  switch (verb) {
+    case 'abort':
+      return [{ target: 'status', body: { status: { abort: true } } }];
+    case 'retry':
+      return [{ target: 'status', body: { status: { abort: false } } }];
+    case 'pause':
+      return [{ target: 'spec', body: { spec: { paused: true } } }];
+    case 'resume':
+      return [{ target: 'spec', body: { spec: { paused: false } } }];
+    case 'promote-full':
+      if (paused) out.push({ target: 'spec', body: { spec: { paused: false } } });
+      if (st.currentPodHash !== st.stableRS) out.push({ target: 'status', body: { status: { promoteFull: true } } });
+      return out;
+    case 'promote': {
+      if (paused) out.push({ target: 'spec', body: { spec: { paused: false } } });
+      const pcs = Array.isArray(st.pauseConditions) ? st.pauseConditions : [];
+      if (pcs.length) out.push({ target: 'status', body: { status: { pauseConditions: null } } });
+      else if (!paused) {
+        // not paused: the plugin's skip of the current step
+        const steps = Array.isArray(asObj(asObj(spec.strategy).canary).steps)
+          ? (asObj(asObj(spec.strategy).canary).steps as unknown[])
+          : [];
+        const i = typeof st.currentStepIndex === 'number' ? st.currentStepIndex : 0;
+        if (i < steps.length) out.push({ target: 'status', body: { status: { currentStepIndex: i + 1 } } });
+      }
+      return out;
+    }
+  }
+}
+
+export async function controlRollout(
+  a: App,
+  ref: { namespace: string; name: string },
+  verb: RolloutVerb,
+  reason: string,
+  actor: string,
+  deps: { recorder: EvidenceRecorder; conn: ClusterConnection },
+): Promise<{ verb: RolloutVerb; patches: number; phase: string }> {
+  const inApp = a.inventory.some(
+    (r) => r.group === 'argoproj.io' && r.kind === 'Rollout' && r.namespace === ref.namespace && r.name === ref.name,
+  );
+  if (!inApp) throw new HttpError(404, 'NotFound', `${a.name} manages no Rollout ${ref.namespace}/${ref.name}`);
+  const path = `/apis/argoproj.io/v1alpha1/namespaces/${encodeURIComponent(ref.namespace)}/rollouts/${encodeURIComponent(ref.name)}`;
+  const res = await deps.conn.request('GET', path, { timeoutMs: 10_000 });
+  if (res.status === 404) throw new HttpError(404, 'NotFound', `no Rollout ${ref.namespace}/${ref.name}`);
+  if (res.status !== 200) throw deps.conn.httpError(res, `GET Rollout ${ref.name}`);
+  const ro = JSON.parse(res.body) as Obj;
+  const before = rolloutView(ro);
+  const patches = rolloutPatches(verb, ro);
+  if (!patches.length)
+    throw new HttpError(
+      409,
+      'Conflict',
+      `nothing to ${verb}: the Rollout is ${before.phase} (${before.message || 'no message'})`,
+    );
+  return deps.recorder.act(
+    {
+      time: new Date().toISOString(),
+      type: 'rollout.control',
+      actor,
+      app: a.id,
+      cluster: a.cluster,
+      env: a.env,
+      data: {
+        verb,
+        reason,
+        rollout: `${ref.namespace}/${ref.name}`,
+        uid: (asObj(ro.metadata).uid as string | undefined) ?? null,
+        before: {
+          phase: before.phase,
+          step: before.currentStep,
+          weight: before.weight,
+          canary: before.canaryHash,
+          stable: before.stableHash,
+        },
+        patches,
+      },
+    },
+    async () => {
+      for (const p of patches) {
+        const body = JSON.stringify(p.body);
+        const r = await deps.conn.request(
+          'PATCH',
+          `${path}${p.target === 'status' ? '/status' : ''}?fieldManager=gitops-console`,
+          {
+            timeoutMs: 10_000,
+            contentType: 'application/merge-patch+json',
+            headers: { 'Content-Length': String(Buffer.byteLength(body)) },
+            body,
+          },
+        );
+        if (r.status !== 200) throw deps.conn.httpError(r, `${verb} Rollout ${ref.name}`);
+      }
+      return { verb, patches: patches.length, phase: before.phase };
+    },
+    (o) => (o.ok ? { patches: o.value.patches } : {}),
+  );
+}

@@ -1,0 +1,122 @@
+// Argo Rollouts with its real controller (issue 25): the seeded `checkout-staging` (Argo CD) manages the Rollout
+// `checkout` (canary 20 % → pause 30 s → the business check → 50 % → pause 10 s → full). A new image starts a canary;
+// the console shows its steps and weight as the controller reports them; promote-full through the console is
+// governed (a viewer 403, no reason 400, the intent recorded before the patch); the business endpoint made to
+// fail fails the AnalysisRun and the Rollout aborts (shown with the analysis's message); retry through the console
+// runs the canary again and it completes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppResponse, RolloutDto } from '../../src/api/schemas.ts';
+import type { EvidenceEvent } from '../../src/domain/evidence.ts';
+import { waitFor } from '../../sandbox/procs.ts';
+import { commitAndPushRetrying, waitForArgoSynced, writeRepoFile } from '../../sandbox/scenario.ts';
+import { setBusinessEndpoint } from '../../sandbox/scenario-forge.ts';
+import { checkoutFiles, CHECKOUT_IMAGE } from '../../sandbox/seed.ts';
+import { as, signIn, type Signed } from '../support/auth.ts';
+import { startTestConsole } from '../support/console.ts';
+
+const APP = 'nonprod/argocd/application/checkout-staging';
+const ACTION = (verb: string) => `/api/apps/${APP}/rollouts/staging/checkout/${verb}`;
+const OTHER_IMAGE = CHECKOUT_IMAGE.replace(':0.9.3', ':0.9.2');
+
+let con: Awaited<ReturnType<typeof startTestConsole>>;
+let oncall: Signed;
+let viewer: Signed;
+
+async function rollout(): Promise<RolloutDto | undefined> {
+  const r = await as(viewer, con.url, `/api/apps/${APP}`);
+  expect(r.status).toBe(200);
+  return (r.body as AppResponse).rollouts?.find((x) => x.name === 'checkout');
+}
+async function waitRollout(what: string, ok: (r: RolloutDto) => boolean, timeoutMs = 150_000): Promise<RolloutDto> {
+  let last: RolloutDto | undefined;
+  await waitFor(
+    what,
+    async () => {
+      last = await rollout();
+      return !!last && ok(last);
+    },
+    { timeoutMs, intervalMs: 1000 },
+  ).catch((e: unknown) => {
+    throw new Error(`${String(e)}; last: ${JSON.stringify(last)}`.slice(0, 3000));
+  });
+  return last as RolloutDto;
+}
+function commitImage(image: string): string {
+  return commitAndPushRetrying(`checkout ${image.split(':').pop()} (rollouts test)`, (w) => {
+    for (const [p, c] of Object.entries(checkoutFiles(image))) writeRepoFile(w, p, c);
+  });
+}
+async function evidence(type: string): Promise<EvidenceEvent[]> {
+  const r = await as(con.admin, con.url, `/api/evidence?type=${type}&limit=1000`);
+  return (r.body as { events: EvidenceEvent[] }).events;
+}
+
+beforeAll(async () => {
+  con = await startTestConsole();
+  oncall = await signIn(con.url, 'oncall');
+  viewer = await signIn(con.url, 'viewer');
+  await waitForArgoSynced('nonprod', 'checkout-staging');
+  await waitRollout('the seeded Rollout is Healthy', (r) => r.phase === 'Healthy');
+}, 240_000);
+
+afterAll(async () => {
+  setBusinessEndpoint('staging', { mode: 'ok' });
+  await con?.close();
+});
+
+describe('Argo Rollouts canaries, governed', () => {
+  it('a new image: the canary pauses at 20 %; promote-full is governed and recorded before the patch', async () => {
+    commitImage(OTHER_IMAGE);
+    const paused = await waitRollout('the canary pauses at 20 %', (r) => r.phase === 'Paused' && r.weight === 20);
+    expect(paused.steps.map((s) => s.state)).toEqual(['done', 'current', 'pending', 'pending', 'pending']);
+    expect(paused.paused?.reasons).toEqual(['CanaryPauseStep']);
+    expect(paused.canaryHash).not.toBe(paused.stableHash);
+    // a viewer may not; on-call without a reason may not
+    expect(
+      (await as(viewer, con.url, ACTION('promote-full'), { method: 'POST', body: { reason: 'ship it' } })).status,
+    ).toBe(403);
+    const noReason = await as(oncall, con.url, ACTION('promote-full'), { method: 'POST', body: {} });
+    expect(noReason.status).toBe(400);
+    const ok = await as(oncall, con.url, ACTION('promote-full'), {
+      method: 'POST',
+      body: { reason: 'checkout fix verified by hand' },
+    });
+    expect(ok.status, ok.text).toBe(200);
+    const done = await waitRollout(
+      'fully promoted',
+      (r) => r.phase === 'Healthy' && r.stableHash === paused.canaryHash,
+    );
+    expect(done.weight).toBe(100);
+    // the intent, then its outcome
+    const intent = (await evidence('rollout.control')).find(
+      (e) => (e.data as { verb?: string }).verb === 'promote-full' && e.actor === 'oncall',
+    );
+    expect(intent?.data).toMatchObject({
+      reason: 'checkout fix verified by hand',
+      rollout: 'staging/checkout',
+      before: { phase: 'Paused', weight: 20 },
+    });
+    const completed = (await evidence('action.completed')).find(
+      (e) => (e.data as { intentSeq?: number }).intentSeq === intent?.seq,
+    );
+    expect(completed).toBeDefined();
+  }, 300_000);
+
+  it('the business endpoint fails: the AnalysisRun fails and the Rollout aborts; retry through the console completes the canary', async () => {
+    setBusinessEndpoint('staging', { mode: 'fail' });
+    commitImage(CHECKOUT_IMAGE);
+    const aborted = await waitRollout('the canary aborts on its analysis', (r) => r.aborted, 180_000);
+    expect(aborted.phase).toBe('Degraded');
+    expect(aborted.message).toMatch(/RolloutAborted|aborted/i);
+    expect(aborted.analysis?.status).toMatch(/Failed|Error/);
+    // the endpoint is fixed; on-call retries with a reason
+    setBusinessEndpoint('staging', { mode: 'ok' });
+    const r = await as(oncall, con.url, ACTION('retry'), { method: 'POST', body: { reason: 'endpoint fixed, retry' } });
+    expect(r.status, r.text).toBe(200);
+    await waitRollout(
+      'the retried canary completes',
+      (x) => x.phase === 'Healthy' && !x.aborted && x.weight === 100,
+      180_000,
+    );
+  }, 420_000);
+});
