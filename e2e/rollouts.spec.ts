@@ -1,0 +1,69 @@
+// Argo Rollouts in Chromium (issue 25): an on-call watches a canary progress on the app page (its steps, its
+// weight, why it is paused) and aborts it with a reason; the evidence browser shows the action with its reason.
+// The Rollout is the seeded `checkout` of `checkout-staging`, reconciled by Argo CD and rolled out by the real
+// Argo Rollouts controller.
+import { expect, test, type Page } from '@playwright/test';
+import { waitFor } from '../sandbox/procs.ts';
+import { kubectl } from '../sandbox/state.ts';
+import { commitAndPush, writeRepoFile } from '../sandbox/scenario.ts';
+import { checkoutFiles, CHECKOUT_IMAGE } from '../sandbox/seed.ts';
+import { TEST_PASSWORD } from '../test/support/auth.ts';
+
+const APP = '/apps/nonprod/argocd/application/checkout-staging';
+const rolloutJson = () =>
+  JSON.parse(kubectl('nonprod', ['-n', 'staging', 'get', 'rollout', 'checkout', '-o', 'json'])) as {
+    status?: { phase?: string; abort?: boolean; stableRS?: string; currentPodHash?: string };
+  };
+
+async function signInAs(page: Page, user: string) {
+  await page.getByLabel('User name').fill(user);
+  await page.getByLabel('Password').fill(TEST_PASSWORD);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+}
+function commitImage(image: string): void {
+  commitAndPush(`checkout ${image.split(':').pop()} (rollouts e2e)`, (w) => {
+    for (const [p, c] of Object.entries(checkoutFiles(image))) writeRepoFile(w, p, c);
+  });
+}
+
+test.afterAll(async () => {
+  test.setTimeout(300_000);
+  // the seed's image again, the aborted canary retried and completed (as on-call would)
+  commitImage(CHECKOUT_IMAGE);
+  if (rolloutJson().status?.abort)
+    kubectl('nonprod', [
+      ...['-n', 'staging', 'patch', 'rollout', 'checkout', '--subresource=status', '--type', 'merge', '-p'],
+      '{"status":{"abort":false}}',
+    ]);
+  await waitFor(
+    'checkout Healthy again',
+    async () => {
+      const s = rolloutJson().status;
+      return s?.phase === 'Healthy' && s.stableRS === s.currentPodHash;
+    },
+    { timeoutMs: 240_000, intervalMs: 2000 },
+  );
+});
+
+test('an on-call watches a canary progress and aborts it with a reason; the evidence shows it', async ({ page }) => {
+  test.setTimeout(300_000);
+  await page.goto(APP);
+  await signInAs(page, 'oncall');
+  const ro = page.getByTestId('rollout');
+  await expect(ro).toHaveAttribute('data-phase', 'Healthy', { timeout: 120_000 });
+  commitImage(CHECKOUT_IMAGE.replace(':0.9.3', ':0.9.2'));
+  // live: the canary at 20 %, paused on its pause step
+  await expect(ro).toHaveAttribute('data-weight', '20', { timeout: 120_000 });
+  await expect(page.getByTestId('rollout-paused')).toContainText('CanaryPauseStep', { timeout: 60_000 });
+  await expect(page.locator('[data-testid="rollout-step"][data-state="done"]')).toHaveCount(1);
+  // no reason, no action
+  await expect(page.getByTestId('rollout-abort')).toBeDisabled();
+  await page.getByTestId('rollout-reason').fill('checkout errors in the canary pod logs');
+  await page.getByTestId('rollout-abort').click();
+  await expect(page.getByTestId('rollout-phase')).toContainText('aborted', { timeout: 60_000 });
+  await expect(ro).toHaveAttribute('data-phase', 'Degraded');
+  await page.screenshot({ path: 'test-results/rollout-aborted.png', fullPage: true });
+  await page.goto('/evidence?q=checkout%20errors');
+  const rows = page.getByTestId('evidence-row');
+  await expect(rows.filter({ has: page.getByRole('cell', { name: 'rollout.control', exact: true }) })).toHaveCount(1);
+});
