@@ -58,8 +58,18 @@ export function freezeRequestErrors(r: FreezeRequest): FieldError[] {
 
 const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 
-/** What the app object looked like before the freeze, kept in the store so the end restores it exactly. */
-export type PriorAutomation =
+/** An Argo Rollouts Rollout of a frozen app: its `spec.paused` before the freeze paused it (null: absent). */
+export interface RolloutPrior {
+  namespace: string;
+  name: string;
+  paused: boolean | null;
+}
+
+/**
+ * What the app object looked like before the freeze, kept in the store so the end restores it exactly; and the
+ * app's Rollouts, which the freeze pauses too (a canary does not step on while its app is frozen).
+ */
+export type PriorAutomation = (
   | { controller: 'flux'; suspend: boolean | null; annotations: Record<string, string | null> }
   | {
       controller: 'argocd';
@@ -69,7 +79,8 @@ export type PriorAutomation =
       shape: 'enabled-flag' | 'removed';
       /** an Application an ApplicationSet generates: what the freeze changes on the ApplicationSet (appSetFreezeOps) */
       appSet?: AppSetPrior;
-    };
+    }
+) & { rollouts?: RolloutPrior[] };
 
 /**
  * The ApplicationSet of a frozen Application, as it was: its controller rewrites the Application from the template

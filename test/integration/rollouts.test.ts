@@ -9,6 +9,7 @@ import type { AppResponse, RolloutDto } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { commitAndPushRetrying, waitForArgoSynced, writeRepoFile } from '../../sandbox/scenario.ts';
+import { kubectl } from '../../sandbox/state.ts';
 import { setBusinessEndpoint } from '../../sandbox/scenario-forge.ts';
 import { checkoutFiles, CHECKOUT_IMAGE } from '../../sandbox/seed.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
@@ -119,4 +120,28 @@ describe('Argo Rollouts canaries, governed', () => {
       180_000,
     );
   }, 420_000);
+
+  it('a freeze pauses the app’s Rollout and the end restores it exactly', async () => {
+    const specPaused = () =>
+      (
+        JSON.parse(kubectl('nonprod', ['-n', 'staging', 'get', 'rollout', 'checkout', '-o', 'json'])) as {
+          spec: { paused?: boolean };
+        }
+      ).spec.paused;
+    expect(specPaused()).toBeUndefined();
+    const r = await as(oncall, con.url, '/api/freezes', {
+      method: 'POST',
+      body: { cluster: 'nonprod', app: APP, reason: 'checkout incident', minutes: 10 },
+    });
+    expect(r.status, r.text).toBe(200);
+    const id = (r.body as { freeze: { id: string } }).freeze.id;
+    expect(specPaused()).toBe(true);
+    const started = (await evidence('freeze.started')).find((e) => (e.data as { freezeId?: string }).freezeId === id);
+    expect(JSON.stringify(started?.data)).toContain(
+      '"rollouts":[{"namespace":"staging","name":"checkout","paused":null}]',
+    );
+    const end = await as(oncall, con.url, `/api/freezes/${id}/end`, { method: 'POST', body: { decisions: [] } });
+    expect(end.status, end.text).toBe(200);
+    expect(specPaused()).toBeUndefined();
+  }, 120_000);
 });

@@ -1,7 +1,7 @@
 // The frozen app objects on the cluster: read, patched (with the resourceVersion retry of a freeze patch),
 // and fanned out a few at a time when a whole environment is frozen or restored.
 import { canonicalJson } from '../../domain/evidence.ts';
-import { cannotFreeze, priorOf, type Patch } from '../../domain/freeze.ts';
+import { cannotFreeze, priorOf, type Patch, type RolloutPrior } from '../../domain/freeze.ts';
 import { metaOf, type Obj } from '../../domain/object-meta.ts';
 import { clusterHttpError, HttpError } from '../http/errors.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
@@ -142,4 +142,44 @@ export async function patchAppSet(
       if (!(err instanceof HttpError && [409, 422].includes(err.status)) || attempt >= 5) throw err;
     }
   }
+}
+
+const rolloutPath = (namespace: string, name: string) =>
+  `/apis/argoproj.io/v1alpha1/namespaces/${encodeURIComponent(namespace)}/rollouts/${encodeURIComponent(name)}`;
+
+/** The app's Argo Rollouts Rollouts (from its inventory) with their `spec.paused` now; a gone one is skipped. */
+export async function readRolloutPriors(
+  conn: ClusterConnection,
+  inventory: Array<{ group: string; kind: string; namespace?: string; name: string }>,
+): Promise<RolloutPrior[]> {
+  const out: RolloutPrior[] = [];
+  for (const r of inventory) {
+    if (r.group !== 'argoproj.io' || r.kind !== 'Rollout' || !r.namespace) continue;
+    const res = await conn.request('GET', rolloutPath(r.namespace, r.name), { timeoutMs: 10_000 });
+    if (res.status === 404) continue;
+    if (res.status !== 200)
+      throw clusterHttpError(conn.httpError(res, `GET Rollout ${r.name}`), `cannot read Rollout ${r.name}`, '');
+    const spec = ((JSON.parse(res.body) as Obj).spec ?? {}) as Obj;
+    out.push({ namespace: r.namespace, name: r.name, paused: typeof spec.paused === 'boolean' ? spec.paused : null });
+  }
+  return out;
+}
+
+/** Sets (or, with null, removes) a Rollout's `spec.paused`; a Rollout that is gone has nothing to set. */
+export async function setRolloutPaused(
+  conn: ClusterConnection,
+  r: { namespace: string; name: string },
+  paused: boolean | null,
+  what: string,
+): Promise<'patched' | 'gone'> {
+  const body = JSON.stringify({ spec: { paused } });
+  const res = await conn.request('PATCH', `${rolloutPath(r.namespace, r.name)}?fieldManager=gitops-console`, {
+    timeoutMs: 10_000,
+    contentType: 'application/merge-patch+json',
+    headers: { 'Content-Length': String(Buffer.byteLength(body)) },
+    body,
+  });
+  if (res.status === 404) return 'gone';
+  if (res.status !== 200) throw clusterHttpError(conn.httpError(res, what), what, '');
+  return 'patched';
 }

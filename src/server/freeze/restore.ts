@@ -4,7 +4,7 @@
 import { appSetRestoreOps, restorePatch } from '../../domain/freeze.ts';
 import type { Obj } from '../../domain/object-meta.ts';
 import { HttpError } from '../http/errors.ts';
-import { CONCURRENCY, mapLimit, patchAppSet, patchObject, readObject } from './app-objects.ts';
+import { CONCURRENCY, mapLimit, patchAppSet, patchObject, readObject, setRolloutPaused } from './app-objects.ts';
 import type { EndClaim } from './claim.ts';
 import type { FreezeDoc, FreezeRow } from './store.ts';
 import type { EndDecision, EndProgress, FreezeActor, FreezeContext } from './types.ts';
@@ -49,6 +49,9 @@ export async function finishFreeze(
           },
           async () => {
             const result = await restoreApp();
+            // its Rollouts' spec.paused as each was
+            for (const r of t.prior.rollouts ?? [])
+              await setRolloutPaused(conn, r, r.paused, `cannot restore Rollout ${r.name}`);
             // then its ApplicationSet: exactly what the freeze added there is taken back
             const set = t.prior.controller === 'argocd' ? t.prior.appSet : undefined;
             if (set)

@@ -32,6 +32,8 @@ export interface FreezeTarget {
   applied: boolean;
   /** an Application an ApplicationSet generates: the freeze changed the ApplicationSet (undone if the freeze fails) */
   appSetPaused?: boolean;
+  /** the freeze paused some of the app's Rollouts (undone if the freeze fails) */
+  rolloutsPaused?: boolean;
   /** set when the app object was found changed out of band (resumed directly, annotation dropped, deleted) */
   interference?: { state: string; at: string; message: string } | undefined;
   restored?: { at: string; ok: boolean; detail?: string } | undefined;
