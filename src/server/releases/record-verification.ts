@@ -54,7 +54,8 @@ function livePods(ctx: StateContext, app: App): PodImage[] {
     for (const c of ctx.o.index.childrenOf(app.cluster, uid)) walk(c, depth + 1);
   };
   for (const r of app.inventory) {
-    if (!['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob', 'Pod'].includes(r.kind)) continue;
+    if (!['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob', 'Pod', 'Rollout'].includes(r.kind))
+      continue;
     const o = ctx.o.index.get(app.cluster, r);
     if (o) walk({ ...o, kind: o.kind ?? r.kind }, 0);
   }
