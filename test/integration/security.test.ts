@@ -213,7 +213,8 @@ describe('roles and scopes', () => {
     const dev = await as(rev, con.url, `/api/clusters/nonprod/object${obj.replace('staging', 'dev')}`);
     expect(dev.status).toBe(200);
     const list = (await as(rev, con.url, '/api/apps')).body as AppsResponse;
-    expect(list.apps.map((a) => a.id)).toEqual([DEV]);
+    // dev: the Flux app and the web ApplicationSet's dev Application
+    expect(list.apps.map((a) => a.id).sort()).toEqual([DEV, 'nonprod/argocd/application/web-dev'].sort());
     expect(list.envs).toEqual(['dev']);
     const ev = await as(rev, con.url, '/api/evidence?limit=1000');
     expect(ev.status).toBe(200);

@@ -6,11 +6,11 @@ import {
   renderFlux,
   RenderError,
   type ArgoHelmOptions,
-  type ArgoKustomizeOptions,
   type Obj,
   type RenderResult,
   type RenderTools,
 } from './render.ts';
+import type { ArgoKustomizeOptions } from './argo-kustomize.ts';
 
 /** What the desired state is read from. */
 export interface DesiredDeps {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kustomizeEdits } from './render.ts';
+import { kustomizeEdits, unsupportedKustomizeOptions } from './argo-kustomize.ts';
 
 describe('an Argo CD kustomize source’s options, as Argo CD applies them', () => {
   it('kustomize edit commands in Argo CD’s order', () => {
@@ -22,8 +22,6 @@ describe('an Argo CD kustomize source’s options, as Argo CD applies them', () 
   });
 
   it('an option the console does not apply fails the render: unknown, never a wrong desired state', () => {
-    expect(() => kustomizeEdits({ patches: [{ patch: 'x' }] })).toThrow(
-      /does not apply the Argo CD kustomize option\(s\) patches/,
-    );
+    expect(unsupportedKustomizeOptions({ patches: [{ patch: 'x' }], namePrefix: 'a-' })).toEqual(['patches']);
   });
 });

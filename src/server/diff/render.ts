@@ -4,6 +4,8 @@
 //        postBuild substitution).
 //  Argo CD: fetch the app's revision from Git, render kustomize (kustomize CLI) or a plain directory.
 // A render that fails or a source that cannot be fetched is an error, never an empty desired state.
+// It is over 500 lines: both controllers' renderers share one tool runner, one Secret masking and one error type here.
+import { kustomizeEdits, unsupportedKustomizeOptions, type ArgoKustomizeOptions } from './argo-kustomize.ts';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -417,46 +419,6 @@ export interface ArgoHelmOptions {
   valuesObject?: unknown;
 }
 
-/** An Argo CD kustomize source's options (spec.source.kustomize): what Argo CD applies with `kustomize edit`. */
-export interface ArgoKustomizeOptions {
-  namePrefix?: string;
-  nameSuffix?: string;
-  images?: string[];
-  commonLabels?: Record<string, string>;
-  commonAnnotations?: Record<string, string>;
-  namespace?: string;
-  [other: string]: unknown;
-}
-
-/** The options the console applies as Argo CD does; any other one makes the render fail (unknown, never wrong). */
-const KUSTOMIZE_OPTIONS = new Set([
-  'namePrefix',
-  'nameSuffix',
-  'images',
-  'commonLabels',
-  'commonAnnotations',
-  'namespace',
-  'version',
-]);
-
-/** The `kustomize edit` commands Argo CD runs for these options, in its order. */
-export function kustomizeEdits(k: ArgoKustomizeOptions): string[][] {
-  const other = Object.keys(k).filter((x) => !KUSTOMIZE_OPTIONS.has(x) && k[x] !== undefined && k[x] !== null);
-  if (other.length)
-    throw new RenderError(`the console does not apply the Argo CD kustomize option(s) ${other.join(', ')}`, 'render');
-  const edits: string[][] = [];
-  if (k.namePrefix) edits.push(['edit', 'set', 'nameprefix', '--', k.namePrefix]);
-  if (k.nameSuffix) edits.push(['edit', 'set', 'namesuffix', '--', k.nameSuffix]);
-  if (k.images?.length) edits.push(['edit', 'set', 'image', ...k.images]);
-  const pairs = (m: Record<string, string>) => Object.entries(m).map(([a, b]) => `${a}:${b}`);
-  if (k.commonLabels && Object.keys(k.commonLabels).length)
-    edits.push(['edit', 'add', 'label', '--force', ...pairs(k.commonLabels)]);
-  if (k.commonAnnotations && Object.keys(k.commonAnnotations).length)
-    edits.push(['edit', 'add', 'annotation', '--force', ...pairs(k.commonAnnotations)]);
-  if (k.namespace) edits.push(['edit', 'set', 'namespace', '--', k.namespace]);
-  return edits;
-}
-
 export async function renderArgo(
   repoURL: string,
   revision: string,
@@ -517,6 +479,12 @@ export async function renderArgo(
       renderer = `helm ${await toolVersion(tools.helm, ['version', '--short'])}`;
     } else if (files.some((f) => /^kustomization\.ya?ml$|^Kustomization$/.test(f))) {
       // the Application's kustomize options, as Argo CD applies them (kustomize edit in the checked-out path)
+      const unsupported = unsupportedKustomizeOptions(helm?.kustomize ?? {});
+      if (unsupported.length)
+        throw new RenderError(
+          `the console does not apply the Argo CD kustomize option(s) ${unsupported.join(', ')}`,
+          'render',
+        );
       for (const args of kustomizeEdits(helm?.kustomize ?? {}))
         await run(tools.kustomize, args, { cwd: dir, timeoutMs: tools.timeoutMs ?? 30_000, maxBytes: 1 << 20 });
       text = await run(tools.kustomize, ['build', dir], {
