@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assessHealth } from './health.ts';
-import { analysisRunHealth, rolloutHealth, rolloutView } from './rollout.ts';
+import { analysisRunHealth, latestAnalysis, rolloutHealth, rolloutView } from './rollout.ts';
 
 const steps = [
   { setWeight: 20 },
@@ -93,5 +93,42 @@ describe('a Rollout as Argo CD and a person read it', () => {
     );
     expect(done.weight).toBe(100);
     expect(done.steps.every((s) => s.state === 'done')).toBe(true);
+  });
+});
+
+describe('the newest AnalysisRun of a canary', () => {
+  it('its phase and what was measured, newest first', () => {
+    const run = (name: string, at: string, status: Record<string, unknown>) => ({
+      metadata: { name, creationTimestamp: at },
+      status,
+    });
+    expect(
+      latestAnalysis([
+        run('checkout-a-2-2', '2026-12-02T00:00:00Z', { phase: 'Successful' }),
+        run('checkout-b-3-2', '2026-12-02T01:00:00Z', {
+          phase: 'Error',
+          metricResults: [
+            {
+              name: 'business-endpoint',
+              message: 'received non 2xx response code: 503',
+              measurements: [{ phase: 'Error' }],
+            },
+          ],
+        }),
+      ]),
+    ).toEqual({
+      name: 'checkout-b-3-2',
+      status: 'Error',
+      message: 'business-endpoint: received non 2xx response code: 503',
+    });
+    expect(
+      latestAnalysis([
+        run('x', '2026-12-02T00:00:00Z', {
+          phase: 'Successful',
+          metricResults: [{ name: 'm', measurements: [{ value: 'ok' }] }],
+        }),
+      ])?.message,
+    ).toBe('m: measured ok');
+    expect(latestAnalysis([])).toBeNull();
   });
 });

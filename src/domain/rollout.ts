@@ -182,3 +182,33 @@ export function rolloutView(o: Obj): RolloutView {
       : null,
   };
 }
+
+/**
+ * The newest AnalysisRun of a Rollout's canary (its children; by creation time) as the view shows it: its phase and
+ * what was measured (the run's message, else each metric's message or its last measured value).
+ */
+export function latestAnalysis(runs: Obj[]): RolloutView['analysis'] {
+  const newest = [...runs].sort((a, b) =>
+    String(asObj(b.metadata).creationTimestamp ?? '').localeCompare(String(asObj(a.metadata).creationTimestamp ?? '')),
+  )[0];
+  if (!newest) return null;
+  const st = asObj(newest.status);
+  const metrics = Array.isArray(st.metricResults) ? (st.metricResults as unknown[]).map(asObj) : [];
+  const measured = metrics
+    .map((m) => {
+      const ms = Array.isArray(m.measurements) ? (m.measurements as unknown[]).map(asObj) : [];
+      const last = ms[ms.length - 1];
+      const what =
+        str(m.message) ??
+        str(last?.message) ??
+        (last?.value !== undefined ? `measured ${String(last.value)}` : undefined);
+      return what ? `${str(m.name) ?? 'metric'}: ${what}` : undefined;
+    })
+    .filter(Boolean)
+    .join('; ');
+  return {
+    name: str(asObj(newest.metadata).name) ?? '?',
+    status: str(st.phase) ?? 'Pending',
+    message: str(st.message) ?? (measured || null),
+  };
+}

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { rolloutView, type RolloutView } from '../../domain/rollout.ts';
+import { latestAnalysis, rolloutView, type RolloutView } from '../../domain/rollout.ts';
 import { AppResponse, AppsQuery, AppsResponse, type AppSummary, type ArgoSyncDto } from '../../api/schemas.ts';
 import { argoSyncOperationOf, argoSyncSteps, argoSyncWhy, syncWaveOf } from '../../domain/argo-sync.ts';
 import { assessHealth } from '../../domain/health.ts';
@@ -47,7 +47,20 @@ function rolloutsOf(a: App, deps: AppDeps): RolloutView[] {
       ...(r.namespace ? { namespace: r.namespace } : {}),
       name: r.name,
     });
-    if (o) out.push(rolloutView(o as Record<string, unknown>));
+    if (!o) continue;
+    const view = rolloutView(o as Record<string, unknown>);
+    // the current step's analysis, or (after it ended: an abort clears it from the Rollout) the newest one
+    if (!view.analysis) {
+      const uid = (o.metadata as { uid?: string } | undefined)?.uid;
+      // its children are its ReplicaSets and its AnalysisRuns (list items carry no kind: an AnalysisRun has spec.metrics)
+      const runs = uid
+        ? (deps.index?.childrenOf(a.cluster, uid) ?? []).filter((c) =>
+            Array.isArray((c as { spec?: { metrics?: unknown } }).spec?.metrics),
+          )
+        : [];
+      view.analysis = latestAnalysis(runs as Array<Record<string, unknown>>);
+    }
+    out.push(view);
   }
   return out;
 }
