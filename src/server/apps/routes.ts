@@ -54,8 +54,13 @@ function rolloutsOf(a: App, deps: AppDeps): RolloutView[] {
       const uid = (o.metadata as { uid?: string } | undefined)?.uid;
       // its children are its ReplicaSets and its AnalysisRuns (list items carry no kind: an AnalysisRun has spec.metrics)
       const runs = uid
-        ? (deps.index?.childrenOf(a.cluster, uid) ?? []).filter((c) =>
-            Array.isArray((c as { spec?: { metrics?: unknown } }).spec?.metrics),
+        ? (deps.index?.childrenOf(a.cluster, uid) ?? []).filter(
+            (c) =>
+              Array.isArray((c as { spec?: { metrics?: unknown } }).spec?.metrics) &&
+              // of this canary only (an earlier canary's run says nothing of this one)
+              (c.metadata as { labels?: Record<string, string> } | undefined)?.labels?.[
+                'rollouts-pod-template-hash'
+              ] === view.canaryHash,
           )
         : [];
       view.analysis = latestAnalysis(runs as Array<Record<string, unknown>>);
