@@ -407,7 +407,10 @@ describe("impersonation: a freeze's changes and a prune preview as the reader's 
         return all.changes.some((x) => x.path === 'data.codec') && all.changes.some((x) => x.path === 'spec.replicas');
       },
       { timeoutMs: 90_000, intervalMs: 1000 },
-    );
+    ).catch((e: unknown) => {
+      // what the console said last (a CI run once timed out here: the answer tells which part was missing)
+      throw new Error(`${String(e)}; last answer: ${JSON.stringify(all)}`.slice(0, 4000));
+    });
     const cmChange = all.changes.find((x) => x.path === 'data.codec') as Change;
     expect(cmChange).toMatchObject({
       git: 'h264',
