@@ -47,7 +47,9 @@ export async function startRollouts(c: {
  * SIMULATION, sandbox/business-endpoint.ts), three measurements 5 s apart, each must answer `status: ok`; an error
  * (the endpoint made to fail: 503) fails the analysis at once. Applied once the endpoints' ports are known.
  */
-export function businessCheckTemplates(endpoints: Record<string, { url: string; cluster: string }>): Record<string, string> {
+export function businessCheckTemplates(
+  endpoints: Record<string, { url: string; cluster: string }>,
+): Record<string, string> {
   const byCluster: Record<string, string[]> = {};
   for (const [env, ep] of Object.entries(endpoints))
     (byCluster[ep.cluster] ??= []).push(`apiVersion: argoproj.io/v1alpha1
