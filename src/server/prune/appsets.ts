@@ -21,8 +21,8 @@ import {
   type Shrink,
 } from '../../domain/appset.ts';
 import type { Obj } from '../../domain/object-meta.ts';
-import { deletionCount, planPrune, pruneKey, willDelete } from '../../domain/prune.ts';
-import { refId, type ObjectRef } from '../../domain/refs.ts';
+import { deletionCount, planPrune, pruneKey } from '../../domain/prune.ts';
+import type { ObjectRef } from '../../domain/refs.ts';
 import type { AppCatalog } from '../apps/index.ts';
 import { git, GitMirrors } from '../git/mirror.ts';
 import { HttpError } from '../http/errors.ts';
@@ -30,9 +30,8 @@ import type { ClusterConnection } from '../kube/connection.ts';
 import { gatherCascades } from './cascades.ts';
 import type { PruneContext } from './context.ts';
 import type { PreviewCandidate, PreviewDoc } from './model.ts';
-import { pinnedVersion } from './version.ts';
+import { previewCandidate } from './plan-service.ts';
 import type { AppSetCondition, AppSetSummary, AppSetView } from '../../api/appsets.ts';
-import { lastWriter, metaOf } from '../../domain/object-meta.ts';
 
 const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -343,24 +342,7 @@ export class AppSetService {
     const order = (c: { ref: ObjectRef }) => (c.ref.kind === 'Application' && c.ref.group === 'argoproj.io' ? 1 : 0);
     const candidates: PreviewCandidate[] = [...plan.candidates]
       .sort((a, b) => order(a) - order(b))
-      .map((c) => {
-        const x = live.get(pruneKey(c.ref));
-        const m = x ? metaOf(x) : undefined;
-        return {
-          ref: c.ref,
-          id: refId(c.ref),
-          uid: m?.uid ?? null,
-          resourceVersion: (x && pinnedVersion(x, c.ref)) ?? null,
-          protectedBy: c.protectedBy,
-          blockedBy: c.blockedBy,
-          cascadesUnknown: c.cascadesUnknown,
-          cascades: c.cascades,
-          finalizers: c.finalizers,
-          createdAt: m?.creationTimestamp ?? null,
-          lastWriter: x ? (lastWriter(x) ?? null) : null,
-          deletable: willDelete(c) && !!m?.uid && !!m.resourceVersion,
-        };
-      });
+      .map((c) => previewCandidate(c, live.get(pruneKey(c.ref))));
     const reasons = [...shrink.reasons, ...plan.reasons.filter((r) => !r.startsWith('the render is empty'))];
     const removedApps = shrink.removed.length;
     const fraction = shrink.owned ? removedApps / shrink.owned : 0;

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { App } from '../../domain/app.ts';
 import { lastWriter, metaOf, type Obj } from '../../domain/object-meta.ts';
-import { planPrune, pruneKey, willDelete } from '../../domain/prune.ts';
+import { planPrune, pruneKey, willDelete, type PruneCandidate } from '../../domain/prune.ts';
 import { refId, type ObjectRef } from '../../domain/refs.ts';
 import { refOf } from '../../domain/tree.ts';
 import type { Principal } from '../auth/index.ts';
@@ -17,6 +17,25 @@ import { identityOf } from './identity.ts';
 import type { PreviewCandidate, PreviewDoc } from './model.ts';
 import { snapshotHash } from './snapshot.ts';
 import type { PreviewStatus } from './store.ts';
+
+/** A planned candidate as a preview stores it, with what its live object says (uid, pinned version, last writer). */
+export function previewCandidate(c: PruneCandidate, o: Obj | undefined): PreviewCandidate {
+  const m = o ? metaOf(o) : undefined;
+  return {
+    ref: c.ref,
+    id: refId(c.ref),
+    uid: m?.uid ?? null,
+    resourceVersion: (o && pinnedVersion(o, c.ref)) ?? null,
+    protectedBy: c.protectedBy,
+    blockedBy: c.blockedBy,
+    cascadesUnknown: c.cascadesUnknown,
+    cascades: c.cascades,
+    finalizers: c.finalizers,
+    createdAt: m?.creationTimestamp ?? null,
+    lastWriter: o ? (lastWriter(o) ?? null) : null,
+    deletable: willDelete(c) && !!m?.uid && !!m.resourceVersion,
+  };
+}
 
 /** Plans a prune of the app now (no store, no evidence): what a preview stores. */
 export async function planPreview(ctx: PruneContext, a: App, user: Principal): Promise<PreviewDoc> {
@@ -92,24 +111,7 @@ export async function planPreview(ctx: PruneContext, a: App, user: Principal): P
     unknown: cascades.unknown,
     limits: ctx.limits,
   });
-  const out: PreviewCandidate[] = plan.candidates.map((c) => {
-    const o = liveByKey.get(pruneKey(c.ref));
-    const m = o ? metaOf(o) : undefined;
-    return {
-      ref: c.ref,
-      id: refId(c.ref),
-      uid: m?.uid ?? null,
-      resourceVersion: (o && pinnedVersion(o, c.ref)) ?? null,
-      protectedBy: c.protectedBy,
-      blockedBy: c.blockedBy,
-      cascadesUnknown: c.cascadesUnknown,
-      cascades: c.cascades,
-      finalizers: c.finalizers,
-      createdAt: m?.creationTimestamp ?? null,
-      lastWriter: o ? (lastWriter(o) ?? null) : null,
-      deletable: willDelete(c) && !!m?.uid && !!m.resourceVersion,
-    };
-  });
+  const out: PreviewCandidate[] = plan.candidates.map((c) => previewCandidate(c, liveByKey.get(pruneKey(c.ref))));
   return {
     ...base,
     confirmation:
