@@ -44,6 +44,7 @@ export const TYPICAL_SECONDS: Record<string, number> = {
   'metrics-server': 450, // 448 s measured, while four sandboxes built it at once (load 24): an upper bound
   argocd: 700, // ~11 min of CPU; 285 s wall with a warm module cache, alone on 2 cores
   rollouts: 480, // ~8 min of CPU cold (niced beside a test run); beside Argo CD's build
+  flagger: 240, // 110 s of CPU with a warm module cache (78 s wall); its dependencies download on a fresh machine
 };
 
 /** A cached component: build.sh hashes its wrapper module and links the binaries (measured: ~1 s each). */

@@ -194,6 +194,42 @@ build_rollouts() {
 rollouts_pid=""
 if want rollouts; then build_rollouts & rollouts_pid=$!; fi
 
+# Flagger (issue 25): the only version the module proxy serves, v1.36.1, from a copy of its module; its HTTP
+# server patched to listen on 127.0.0.1 (upstream binds every interface). Its CRDs and ClusterRole come with it.
+FLAGGER_VERSION="v1.36.1"
+build_flagger() {
+  local ld="-s -w -X github.com/fluxcd/flagger/pkg/version.VERSION=${FLAGGER_VERSION#v}"
+  local patch='s/Addr:         ":" + port,/Addr:         "127.0.0.1:" + port,/'
+  local key dest
+  key="$(printf '%s\n' flagger "$FLAGGER_VERSION" "$ARGOCD_GO" "$ld" "$patch" trimpath cgo=0 | sha256sum | cut -c1-16)"
+  dest="$cache_root/bin/flagger-$key"
+  if [[ ! -x "$dest/flagger" ]]; then
+    log "building flagger ($FLAGGER_VERSION, with $ARGOCD_GO) ..."
+    local t0=$SECONDS tmp="$dest.tmp.$$" mods dir
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    mods="$(cd "$tmp" && GOTOOLCHAIN="$ARGOCD_GO" GOFLAGS=-mod=mod go mod download -json "github.com/fluxcd/flagger@$FLAGGER_VERSION")"
+    dir="$(printf '%s\n' "$mods" | sed -n 's/^[[:space:]]*"Dir": "\(.*flagger@.*\)",$/\1/p' | head -1)"
+    [[ -d "$dir" ]] || { log "flagger: module download failed"; return 1; }
+    cp -r "$dir" "$tmp/src"; chmod -R u+w "$tmp/src"
+    sed -i "$patch" "$tmp/src/pkg/server/server.go"
+    grep -q '"127.0.0.1:" + port' "$tmp/src/pkg/server/server.go" || { log "flagger: the loopback patch no longer applies"; return 1; }
+    (cd "$tmp/src" && GOTOOLCHAIN="$ARGOCD_GO" CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$tmp/flagger" ./cmd/flagger)
+    mkdir -p "$tmp/manifests"
+    cp "$tmp/src/artifacts/flagger/crd.yaml" "$tmp/manifests/crd.yaml"
+    cp "$tmp/src/kustomize/base/flagger/rbac.yaml" "$tmp/manifests/rbac.yaml"
+    echo "$FLAGGER_VERSION" > "$tmp/VERSION"
+    rm -rf "$tmp/src"
+    rm -rf "$dest"; mv "$tmp" "$dest"
+    log "built flagger in $((SECONDS - t0))s"
+  else
+    log "flagger cached ($dest)"
+  fi
+  ln -sfn "$dest/flagger" "$out_bin/flagger"
+  ln -sfn "$dest" "$out_bin/flagger-dist"
+}
+flagger_pid=""
+if want flagger; then build_flagger & flagger_pid=$!; fi
+
 # The forge: Gitea (SQLite needs cgo). Its templates and options/ (locales) are read from
 # disk at run time; they are copied from the module next to the binary (gitea-static/).
 GITEA_VERSION="v1.26.0"
@@ -216,6 +252,7 @@ want registry && build imagepush "-s -w" ".:imagepush"
 
 if [[ -n "$argocd_pid" ]]; then wait "$argocd_pid" || { log "argocd build failed"; exit 1; }; fi
 if [[ -n "$rollouts_pid" ]]; then wait "$rollouts_pid" || { log "argo rollouts build failed"; exit 1; }; fi
+if [[ -n "$flagger_pid" ]]; then wait "$flagger_pid" || { log "flagger build failed"; exit 1; }; fi
 
 if want assets; then
   # CRDs, kwok stages and kwok's kubelet resource metrics, straight from the modules that ship them.
@@ -243,6 +280,13 @@ if want assets; then
   cp "$rodist"/manifests/crds/*-crd.yaml "$out_assets.tmp/crds/rollouts/"
   mkdir -p "$out_assets.tmp/rollouts"; cp "$rodist"/manifests/role/argo-rollouts-clusterrole.yaml "$out_assets.tmp/rollouts/clusterrole.yaml"
   cp "$rodist/VERSION" "$out_assets.tmp/crds/rollouts/VERSION"
+  # Flagger's CRDs and ClusterRole: the version that runs
+  [[ -e "$out_bin/flagger-dist" ]] || build_flagger
+  fldist="$(readlink -f "$out_bin/flagger-dist")"
+  mkdir -p "$out_assets.tmp/crds/flagger" "$out_assets.tmp/flagger"
+  cp "$fldist/manifests/crd.yaml" "$out_assets.tmp/crds/flagger/crd.yaml"
+  cp "$fldist/manifests/rbac.yaml" "$out_assets.tmp/flagger/rbac.yaml"
+  cp "$fldist/VERSION" "$out_assets.tmp/crds/flagger/VERSION"
   chmod -R u+w "$out_assets.tmp"
   rm -rf "$out_assets"; mv "$out_assets.tmp" "$out_assets"
   log "assets ready in $out_assets"

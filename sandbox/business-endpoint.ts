@@ -3,13 +3,15 @@
 // a status, the image digest it "runs" (read from the render worker Pods'
 // imageIDs in that environment, which the kubelet stand-in sets), and some
 // latency. A control file per environment (setBusinessEndpoint) makes it fail
-// or slow. The release evidence's verification requests go here.
+// or slow. The release evidence's verification requests go here, and so do a Flagger Canary's webhooks (its
+// business check, and the load tester gates of sandbox/flagger-gate.ts).
 //
 //   tsx sandbox/business-endpoint.ts <config.json>    (started by startSandbox)
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { handleGate } from './flagger-gate.ts';
 import { kubeRequest, type KubeTarget } from './kube-http.ts';
 import { startProcess, type ProcRecord } from './procs.ts';
 
@@ -93,6 +95,8 @@ function run(cfg: BusinessEndpointsConfig): void {
       return cached;
     };
     const srv = createServer((req, res) => {
+      // Flagger's load tester gates (sandbox/flagger-gate.ts): not subject to the fail/slow modes
+      if (handleGate(req, res, { controlDir: cfg.controlDir, target: ep.target, say })) return;
       const mode = readMode(controlFile(cfg.controlDir, ep.env));
       const t0 = Date.now();
       const answer = async () => {

@@ -9,6 +9,7 @@
 //                                              everything; sandbox/argocd.ts runs the real controller with it)
 //   argocd/argocd-applicationset-controller    its shipped Role in argocd (Applications, ApplicationSets)
 //   argo-rollouts/argo-rollouts                Argo Rollouts' shipped ClusterRole (sandbox/rollouts.ts)
+//   flagger-system/flagger                     Flagger's shipped ClusterRole (sandbox/flagger.ts)
 //
 // Each controller process runs with `<cluster dir>/kubeconfig-<service account>`. The tokens are minted at
 // cluster start for a year; they stay valid across an apiserver restart (same signing key, same issuer).
@@ -26,6 +27,7 @@ export const CONTROLLER_IDENTITIES = {
   'argocd-application-controller': 'argocd',
   'argocd-applicationset-controller': 'argocd',
   'argo-rollouts': 'argo-rollouts',
+  flagger: 'flagger-system',
 } as const;
 export type ControllerIdentity = keyof typeof CONTROLLER_IDENTITIES;
 
@@ -228,6 +230,27 @@ subjects:
 `;
 }
 
+/** Flagger's identity: the ServiceAccount and the ClusterRole and binding it ships (copied by build.sh). */
+function flaggerRbac(): string {
+  const rbac = join(ASSETS_DIR, 'flagger', 'rbac.yaml');
+  if (!existsSync(rbac)) return '';
+  return `apiVersion: v1
+kind: Namespace
+metadata:
+  name: flagger-system
+  labels:
+    env: system
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: flagger
+  namespace: flagger-system
+---
+${readFileSync(rbac, 'utf8').trim()}
+`;
+}
+
 function tokenKubeconfig(cluster: string, server: string, caCert: string, user: string, token: string): string {
   const ca = readFileSync(caCert).toString('base64');
   return `apiVersion: v1
@@ -270,7 +293,7 @@ export async function ensureControllerIdentities(c: {
       { timeout: 60_000 },
       (err, _stdout, stderr) => (err ? reject(new Error(`controller RBAC: ${stderr || err.message}`)) : resolve()),
     );
-    child.stdin?.end(`${CONTROLLER_RBAC}\n---\n${rolloutsRbac()}`);
+    child.stdin?.end(`${CONTROLLER_RBAC}\n---\n${rolloutsRbac()}\n---\n${flaggerRbac()}`);
   });
   const out = {} as Record<ControllerIdentity, string>;
   await Promise.all(

@@ -36,6 +36,7 @@ import {
 import { forgeGitState as gitOf } from './forge.ts';
 import { ARGOCD_PROCS, argocdConfigObjects, startArgoCd } from './argocd.ts';
 import { businessCheckTemplates, ROLLOUTS_PROCS, startRollouts } from './rollouts.ts';
+import { FLAGGER_PROCS, flaggerAppObjects, startFlagger } from './flagger.ts';
 import { applyPruneAdmissionPolicy, ensureControllerIdentities } from './identities.ts';
 import {
   ASSETS_DIR,
@@ -179,6 +180,7 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
     'argoAppsetWebhook',
     'rolloutsMetrics',
     'rolloutsHealthz',
+    'flagger',
   ]) {
     ports[p] = await freePort();
   }
@@ -242,7 +244,7 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
   const k = (args: string[], input?: string) => kubectlRaw(kubeconfig, args, input);
   k(
     ['apply', '--server-side', '--field-manager=sandbox', '-f', '-'],
-    ['flux-system', 'argocd', 'argo-rollouts', ...namespaces]
+    ['flux-system', 'argocd', 'argo-rollouts', 'flagger-system', ...namespaces]
       .map(
         (n) =>
           `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${n}\n  labels:\n    env: ${namespaces.includes(n) ? n : 'system'}\n`,
@@ -259,6 +261,8 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
     join(ASSETS_DIR, 'crds', 'argocd'),
     '-f',
     join(ASSETS_DIR, 'crds', 'rollouts'),
+    '-f',
+    join(ASSETS_DIR, 'crds', 'flagger', 'crd.yaml'),
   ]);
   applyConsoleRbac(kubeconfig);
   // the controllers' own identities (ServiceAccount tokens), and the console's prune approval enforced by the
@@ -473,6 +477,9 @@ status:
       logf,
     }),
   );
+  // Flagger (sandbox/flagger.ts), as its own ServiceAccount
+  log(`${name}: flagger`);
+  procs.push(await startFlagger({ name, kubeconfig: ids.flagger, port: ports.flagger ?? 0, logf }));
   writeState({
     ...(readState() ?? emptyState()),
     clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state],
@@ -859,6 +866,11 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   for (const c of clusters)
     if (checks[c.name])
       kubectlRaw(c.kubeconfig, ['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], checks[c.name]);
+  // the Flagger canary's app, its webhooks on the staging endpoint (sandbox/flagger.ts)
+  const flaggerApps = flaggerAppObjects(extras.business?.endpoints ?? {});
+  for (const c of clusters)
+    if (flaggerApps[c.name])
+      kubectlRaw(c.kubeconfig, ['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], flaggerApps[c.name]);
   const state: SandboxState & ExtrasState = {
     startedAt: new Date().toISOString(),
     clusters,
@@ -916,6 +928,8 @@ async function sandboxHealthy(st: SandboxState): Promise<boolean> {
   if (st.clusters.some((c) => !ARGOCD_PROCS.every((n) => c.procs.some((p) => p.name === n)))) return false;
   // and one from before Argo Rollouts
   if (st.clusters.some((c) => !ROLLOUTS_PROCS.every((n) => c.procs.some((p) => p.name === n)))) return false;
+  // and one from before Flagger
+  if (st.clusters.some((c) => !FLAGGER_PROCS.every((n) => c.procs.some((p) => p.name === n)))) return false;
   const s = await sandboxStatus(st);
   // a dead forge/registry/simulation is restarted on its own (ensureExtras), not with the clusters
   return s.every((c) => c.ok || c.extra);

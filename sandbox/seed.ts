@@ -180,7 +180,7 @@ configMapGenerator:
     8443,
   ).replace('replicas: 1', 'replicas: 2');
   files['argo/edge-gateway/service.yaml'] = service('edge-gateway', 8443);
-  Object.assign(files, ledgerFiles(), appSetFiles(), checkoutFiles());
+  Object.assign(files, ledgerFiles(), appSetFiles(), checkoutFiles(), paymentsFiles());
   return files;
 }
 
@@ -339,5 +339,82 @@ spec:
             duration: 10s
 `,
     'argo/checkout/service.yaml': service('checkout', 8080),
+  };
+}
+
+/** The image the payments Deployment runs at first (a Flagger canary is a commit that changes it). */
+export const PAYMENTS_IMAGE = `${SEED_IMAGE_HOST}/digital-human/edge-gateway:0.9.3`;
+
+/**
+ * `flux/payments` (issue 25): a Deployment and its Flagger Canary — blue/green on the `kubernetes` provider (no
+ * mesh): Flagger copies the Deployment to `payments-primary`, scales `payments` to 0 and owns the Services. Each
+ * canary runs 3 iterations 5 s apart; each iteration's `rollout` webhook is the staging business endpoint (made to
+ * fail, it fails the canary: 2 failures roll it back); the `confirm-promotion` webhook is a load tester gate
+ * (sandbox/flagger-gate.ts) that only the console's governed promote opens, and the `rollback` webhook one its
+ * governed rollback opens. The endpoint's URL is the Kustomization's postBuild variable `BUSINESS_URL` (its port is
+ * known only once the sandbox runs; sandbox/flagger.ts flaggerAppObjects). No `replicas` in Git: Flagger owns the
+ * target's scale. Reconciled by the Flux Kustomization `payments-staging` on nonprod.
+ */
+export function paymentsFiles(image = PAYMENTS_IMAGE): Record<string, string> {
+  return {
+    'flux/payments/kustomization.yaml': `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - deployment.yaml
+  - canary.yaml
+`,
+    'flux/payments/deployment.yaml': `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: payments
+  labels:
+    app.kubernetes.io/name: payments
+spec:
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: payments
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: payments
+    spec:
+      containers:
+        - name: payments
+          image: ${image}
+          ports:
+            - containerPort: 8080
+`,
+    'flux/payments/canary.yaml': `apiVersion: flagger.app/v1beta1
+kind: Canary
+metadata:
+  name: payments
+spec:
+  provider: kubernetes
+  targetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: payments
+  progressDeadlineSeconds: 120
+  service:
+    port: 8080
+    portDiscovery: false
+  analysis:
+    interval: 5s
+    threshold: 2
+    iterations: 3
+    webhooks:
+      - name: business-check
+        type: rollout
+        url: \${BUSINESS_URL}/payments
+        timeout: 3s
+      - name: promotion-gate
+        type: confirm-promotion
+        url: \${BUSINESS_URL}/gate/check
+        timeout: 3s
+      - name: rollback-switch
+        type: rollback
+        url: \${BUSINESS_URL}/rollback/check
+        timeout: 3s
+`,
   };
 }

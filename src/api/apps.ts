@@ -154,6 +154,30 @@ export const RolloutSchema = z.object({
 });
 export type RolloutDto = z.infer<typeof RolloutSchema>;
 
+/** A Flagger Canary the app manages (domain/flagger.ts flaggerCanaryView). */
+export const FlaggerCanarySchema = z.object({
+  namespace: z.string(),
+  name: z.string(),
+  target: z.string(),
+  primary: z.string(),
+  provider: z.string(),
+  phase: z.string(),
+  message: z.string(),
+  iteration: z.number(),
+  iterations: z.number().nullable(),
+  failedChecks: z.number(),
+  threshold: z.number().nullable(),
+  weight: z.number(),
+  lastAppliedSpec: z.string().nullable(),
+  lastPromotedSpec: z.string().nullable(),
+  lastTransitionTime: z.string().nullable(),
+  webhooks: z.array(z.object({ name: z.string(), type: z.string(), url: z.string() })),
+  waitingForPromotion: z.boolean(),
+  failed: z.boolean(),
+  suspended: z.boolean(),
+});
+export type FlaggerCanaryDto = z.infer<typeof FlaggerCanarySchema>;
+
 export const AppResponse = z.object({
   app: AppSchema,
   cluster: ClusterStateSchema.optional(),
@@ -161,6 +185,8 @@ export const AppResponse = z.object({
   sync: ArgoSyncSchema.optional(),
   /** the Argo Rollouts Rollouts it manages */
   rollouts: z.array(RolloutSchema).optional(),
+  /** the Flagger Canaries it manages */
+  canaries: z.array(FlaggerCanarySchema).optional(),
 });
 export type AppResponse = z.infer<typeof AppResponse>;
 

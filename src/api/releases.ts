@@ -21,6 +21,22 @@ export const ReleaseSchema = z.object({
   firstSeen: z.string(),
   states: z.array(ReleaseStateSchema),
   blocked: z.object({ state: z.enum(RELEASE_STATES), why: z.string() }).optional(),
+  /** its canary, step by step (an Argo Rollout or a Flagger Canary) */
+  canary: z
+    .array(
+      z.object({
+        seq: z.number(),
+        time: z.string(),
+        rollout: z.string(),
+        state: z.string(),
+        step: z.number().nullable(),
+        steps: z.number(),
+        weight: z.number(),
+        phase: z.string(),
+        reason: z.string(),
+      }),
+    )
+    .optional(),
 });
 /** newest first; `notLive`: the newest release's first incomplete state and why, with the app's conditions */
 export const ReleasesResponse = z.object({

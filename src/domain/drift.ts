@@ -9,13 +9,17 @@
  * field the controller owned before the write (or still shares after it) is
  * Git's. A write by an interactive tool (`kubectl-edit`, `kubectl-scale`…) to
  * such a field is drift by a person; by any other manager (an HPA through
- * `/scale`, a cloud controller) it is a conflict. A field Git does not declare
+ * `/scale`, a cloud controller) it is a conflict — unless it is a
+ * progressive-delivery controller doing what its source does (Flagger scaling
+ * its target to 0, Argo Rollouts pinning a Service to a ReplicaSet:
+ * delivery-writes.ts's rules), which is no drift at all. A field Git does not declare
  * is another controller's business (an HPA scaling a Deployment whose replicas
  * Git leaves out is no drift), unless a person's tool wrote it: the diff calls
  * a field added by hand drift too. Status writes, the controller's own writes
  * and writes that change no value are no drift (the full diff shows nothing).
  * Paths are the diff's leaves (flattenObject's), so both name the same fields.
  */
+import { groupKindOf, isDeliveryWrite } from './delivery-writes.ts';
 import { isGitOpsControllerManager, isInteractiveManager } from './field-managers.ts';
 import { flattenObject, isKeyLeaf } from './field-diff.ts';
 import { ownersByPath, ownersOfPath, type FieldOwner } from './managed-fields.ts';
@@ -140,7 +144,8 @@ function changedLeaves(before: Map<string, unknown>, after: Map<string, unknown>
  * The drifting writes between `prev` and `next` of one object, as the full diff would class them: each
  * changed leaf whose owner now is neither a GitOps controller nor a status writer, grouped by that owner's
  * managedFields entry. A field Git declares (the controller owned it before, shares it now, or an open
- * episode knows it) is drift by an interactive tool (`person`) or a `conflict` with any other manager; a
+ * episode knows it) is drift by an interactive tool (`person`) or a `conflict` with any other manager, but
+ * for a progressive-delivery controller's own write (no write at all, as the diff's `delivery` class); a
  * field Git does not declare is drift only when a person's tool wrote it (the diff's "added by hand"),
  * another controller's business otherwise.
  *
@@ -169,6 +174,7 @@ export function driftWrites(
   if (!changed.length) return [];
   const ownersPrev = ownersByPath(prev);
   const ownersNext = ownersByPath(next);
+  const target = groupKindOf(next);
   const byEntry = new Map<string, DriftWrite>();
   for (const path of changed) {
     const now = ownersOfPath(ownersNext, path);
@@ -183,6 +189,9 @@ export function driftWrites(
     for (const o of them) {
       const interactive = isInteractiveManager(o.manager);
       if (!declared && !interactive) continue;
+      // Argo Rollouts / Flagger writing what their source writes (delivery-writes.ts): theirs, never drift.
+      // A field of theirs outside the rules falls through: a conflict, shown, not silently accepted.
+      if (!interactive && isDeliveryWrite(o.manager, target, path)) continue;
       const k = entryKey(o);
       let w = byEntry.get(k);
       if (!w) {

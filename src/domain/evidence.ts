@@ -49,6 +49,8 @@ export const EVIDENCE_TYPES = [
   'release.review',
   'release.validation',
   'release.promotion',
+  /** a step an app's canary reached while a release was followed (not one of the nine states) */
+  'release.canary',
   // the recorder was not recording for a while (the console was down): releases in that window are not recorded
   'release.gap',
   // a rollback pull request to an earlier release (intent; the outcome names the pull request)

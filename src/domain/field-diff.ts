@@ -15,9 +15,13 @@
  * pending (Git changed, not applied yet), defaulted (filled by the apiserver,
  * not written in Git), ignored (an ignore rule covers it), conflict (another
  * controller owns a field Git also sets: HPA on spec.replicas, a cloud
- * controller on an annotation).
+ * controller on an annotation), delivery (a progressive-delivery controller's
+ * own write, by delivery-writes.ts's rules: Flagger scaling its target to 0,
+ * Argo Rollouts pinning a Service to a ReplicaSet — neither drift nor a
+ * conflict to fix; what such a manager owns beyond its rules stays a conflict).
  */
 import { isQuantityPath, mergeKeyValue, sameQuantity } from './defaults.ts';
+import { groupKindOf, isDeliveryWrite } from './delivery-writes.ts';
 import { isInteractiveManager } from './field-managers.ts';
 import {
   fieldPath,
@@ -32,7 +36,7 @@ import {
   type FieldOwner,
 } from './managed-fields.ts';
 
-export const CHANGE_CLASSES = ['drift', 'pending', 'defaulted', 'ignored', 'conflict'] as const;
+export const CHANGE_CLASSES = ['drift', 'pending', 'defaulted', 'ignored', 'conflict', 'delivery'] as const;
 export type ChangeClass = (typeof CHANGE_CLASSES)[number];
 
 /** How the desired side was obtained: the apiserver's dry-run, or Git as rendered (the fallback). */
@@ -218,6 +222,8 @@ export function fieldDiff(input: FieldDiffInput): FieldChange[] {
     pointerPaths(ptr, normalized ? [input.desired, input.live] : [input.desired, input.predicted, input.live]),
   );
   const ignoreManagers = new Set(input.ignore?.managedFieldsManagers ?? []);
+  // the delivery rules are per kind: the live object's (the desired one's when live has no apiVersion / kind)
+  const target = groupKindOf(input.live) ?? groupKindOf(input.desired);
   const isController = (m: string) => input.controllerManagers.includes(m);
   // a leaf may be owned through an ancestor that owns the node as a whole ("."), nearest first
   const ownersOf = (path: string): FieldOwner[] => ownersOfPath(owners, path);
@@ -229,7 +235,10 @@ export function fieldDiff(input: FieldDiffInput): FieldChange[] {
     if (isIgnored(path, o)) return 'ignored';
     const others = o.filter((x) => !isController(x.manager));
     if (others.some((x) => isInteractiveManager(x.manager))) return 'drift';
-    return others.length > 0 ? 'conflict' : 'pending';
+    if (others.length === 0) return 'pending';
+    // Argo Rollouts / Flagger doing what their source does (Flagger scaling its target to 0) is theirs, never
+    // drift; anything else they own (or a field shared with a third manager) stays a conflict
+    return others.every((x) => isDeliveryWrite(x.manager, target, path)) ? 'delivery' : 'conflict';
   };
   const changes: FieldChange[] = [];
   const paths = new Set([...predicted.keys(), ...live.keys()]);

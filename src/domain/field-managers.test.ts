@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { CONTROLLERS } from './app.ts';
 import {
+  DELIVERY_CONTROLLER_MANAGERS,
   GITOPS_CONTROLLER_MANAGERS,
   controllerManagersOf,
+  deliveryControllerOf,
   isGitOpsControllerManager,
   isInteractiveManager,
+  managerLabel,
 } from './field-managers.ts';
 
 describe('GitOps controller field managers', () => {
@@ -48,4 +51,33 @@ describe('isInteractiveManager', () => {
     'argocd-controller',
     'cloud-lb-controller',
   ])('%s is not', (m) => expect(isInteractiveManager(m)).toBe(false));
+});
+
+describe('progressive-delivery controller managers', () => {
+  it.each([
+    // cmd/rollouts-controller: client-go's default user agent, the binary /bin/rollouts-controller
+    ['rollouts-controller', 'argo-rollouts', 'Argo Rollouts'],
+    // cmd/flagger: the binary ./flagger
+    ['flagger', 'flagger', 'Flagger'],
+  ] as const)('%s is %s', (manager, controller, label) => {
+    expect(deliveryControllerOf(manager)).toBe(controller);
+    expect(DELIVERY_CONTROLLER_MANAGERS[controller]).toContain(manager);
+    expect(managerLabel(manager)).toBe(label);
+    // neither a GitOps controller (their fields are not Git's) nor a person
+    expect(isGitOpsControllerManager(manager)).toBe(false);
+    expect(isInteractiveManager(manager)).toBe(false);
+  });
+
+  it("their kubectl plugin is a person's tool, and other managers keep their names", () => {
+    expect(deliveryControllerOf('kubectl-argo-rollouts')).toBeUndefined();
+    expect(isInteractiveManager('kubectl-argo-rollouts')).toBe(true);
+    expect(managerLabel('kubectl-edit')).toBe('kubectl-edit');
+    expect(managerLabel('kustomize-controller')).toBe('kustomize-controller');
+    expect(deliveryControllerOf('argo-rollouts')).toBeUndefined();
+  });
+
+  it('cannot be changed at run time', () => {
+    expect(Object.isFrozen(DELIVERY_CONTROLLER_MANAGERS)).toBe(true);
+    expect(Object.isFrozen(DELIVERY_CONTROLLER_MANAGERS.flagger)).toBe(true);
+  });
 });

@@ -58,8 +58,12 @@ export function freezeRequestErrors(r: FreezeRequest): FieldError[] {
 
 const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 
-/** An Argo Rollouts Rollout of a frozen app: its `spec.paused` before the freeze paused it (null: absent). */
+/**
+ * An Argo Rollouts Rollout of a frozen app: its `spec.paused` before the freeze paused it (null: absent); or, with
+ * `kind: 'Canary'`, a Flagger Canary and its `spec.suspend`.
+ */
 export interface RolloutPrior {
+  kind?: 'Canary';
   namespace: string;
   name: string;
   paused: boolean | null;

@@ -5,6 +5,7 @@
  * Reconciling) for custom resources such as Flux's kinds.
  */
 import type { HealthStatus } from './app.ts';
+import { flaggerCanaryHealth } from './flagger.ts';
 import { analysisRunHealth, rolloutHealth } from './rollout.ts';
 
 export interface HealthAssessment {
@@ -285,6 +286,8 @@ export function assessHealth(obj: unknown): HealthAssessment {
     // Argo Rollouts: Argo CD's own checks (domain/rollout.ts)
     if (group === 'argoproj.io' && kind === 'Rollout') return rolloutHealth(o);
     if (group === 'argoproj.io' && kind === 'AnalysisRun') return analysisRunHealth(o);
+    // Flagger: Argo CD's check of a Canary (domain/flagger.ts)
+    if (group === 'flagger.app' && kind === 'Canary') return flaggerCanaryHealth(o);
     return byConditions(o) ?? ok();
   } catch (e) {
     return { status: 'Unknown', message: `cannot assess: ${e instanceof Error ? e.message : String(e)}` };

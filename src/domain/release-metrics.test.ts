@@ -320,3 +320,34 @@ describe('releaseMetrics', () => {
     expect(m.prod?.changeFailureRate).toMatchObject({ failed: 1, total: 1, rate: 1 });
   });
 });
+
+describe('canaries (issue 25)', () => {
+  it('lead time ends at full promotion, not at the first Healthy', () => {
+    const events = [
+      ...release(A, '2026-12-02T10:00:00.000Z', { health: 'Healthy', secondsAfterCommit: 70 }),
+      ev('release.verification', '2026-12-02T10:05:00.000Z', {
+        sha: A,
+        status: 'ok',
+        canary: { outcomes: [], promotedSecondsAfterCommit: 360 },
+      }),
+    ];
+    const m = envReleaseMetrics('dev', events, OPTS);
+    expect(m.releases[0]?.leadTimeSeconds).toBe(360);
+  });
+  it('an aborted canary fails the release and counts in the change failure rate', () => {
+    const events = [
+      ...release(B, '2026-12-02T11:00:00.000Z'),
+      ev('release.verification', '2026-12-02T11:02:00.000Z', {
+        sha: B,
+        status: 'failed',
+        reason: 'canary staging/checkout aborted at step 3 of 5: analysis r business-endpoint error: 503',
+        canary: { outcomes: [] },
+      }),
+    ];
+    const m = envReleaseMetrics('dev', events, OPTS);
+    expect(m.changeFailureRate).toMatchObject({ failed: 1, total: 1 });
+    expect(m.releases[0]?.failures[0]).toMatch(/verification failed: canary staging\/checkout aborted.*503/);
+    // an aborted canary was never promoted: its lead time is the first Healthy's (the one it had), not a promotion's
+    expect(m.releases[0]?.leadTimeSeconds).toBe(70);
+  });
+});

@@ -6,7 +6,8 @@
 // - a release is one commit sha of one app (as buildReleases in release.ts groups them);
 // - it is *deployed* when an ok `release.reconcile` record exists for it; its time is the first such record's
 //   and its day that time's UTC date;
-// - its *lead time* is the `secondsAfterCommit` of its first `release.health` record saying Healthy;
+// - its *lead time* is the `secondsAfterCommit` of its first `release.health` record saying Healthy — for a release
+//   verified by a canary, the `canary.promotedSecondsAfterCommit` of its first ok verification (full promotion);
 // - it is a *failure* when, within the failure window after its reconcile: its health record failed
 //   (Degraded/Missing), a verification record for its sha failed, the app's next release is a revert (its
 //   `release.change` subject starts with `Revert `) or a `release.rollback*` record names the app;
@@ -87,6 +88,8 @@ export interface MetricsOptions {
 
 const COUNTED = new Set<string>([...DRIFT_EVENT_TYPES, ...FREEZE_EVENT_TYPES]);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+const asRecord = (v: unknown): Record<string, unknown> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const utcDay = (iso: string): string => new Date(iso).toISOString().slice(0, 10);
 
 /** Every UTC date from `from`'s to `to`'s, both included. */
@@ -120,6 +123,8 @@ interface Release {
   healthy?: MetricsEvent;
   healthFailed: MetricsEvent[];
   verificationFailed: MetricsEvent[];
+  /** the first ok verification of a canary that says when it was fully promoted */
+  promoted?: MetricsEvent;
 }
 
 const isOk = (e: MetricsEvent) => e.data.status === undefined || e.data.status === 'ok';
@@ -188,6 +193,7 @@ export function envReleaseMetrics(env: string, events: MetricsEvent[], opts: Met
         break;
       case 'release.verification':
         if (e.data.status === 'failed') r.verificationFailed.push(e);
+        else if (isOk(e) && typeof asRecord(e.data.canary).promotedSecondsAfterCommit === 'number') r.promoted ??= e;
         break;
     }
   }
@@ -230,7 +236,10 @@ export function envReleaseMetrics(env: string, events: MetricsEvent[], opts: Met
       failures.push(`reverted by ${n.sha.slice(0, 7)}: ${subject}`);
     const rb = (rollbacks.get(r.app) ?? []).find(within);
     if (rb) failures.push(`rolled back (${rb.type})`);
-    const lead = r.healthy?.data.secondsAfterCommit;
+    // a canary's release is delivered when it is fully promoted, not at its first Healthy
+    const lead = r.promoted
+      ? asRecord(r.promoted.data.canary).promotedSecondsAfterCommit
+      : r.healthy?.data.secondsAfterCommit;
     deployed.push({
       app: r.app,
       cluster: r.cluster,

@@ -53,3 +53,42 @@ describe('the timeline', () => {
     expect(older?.states[8]).toMatchObject({ status: 'ok', value: 'reached staging 61 s later' });
   });
 });
+
+describe('a release’s canary steps (issue 25)', () => {
+  it('release.canary records attach to their release, oldest first, and are not states', () => {
+    const sha = 'd'.repeat(40);
+    const rel = (seq: number, type: string, data: Record<string, unknown>) => ({
+      seq,
+      time: `2026-12-02T10:00:0${seq}.000Z`,
+      type,
+      actor: 'x',
+      data: { sha, ...data },
+    });
+    const [r] = buildReleases([
+      rel(1, 'release.change', { subject: 'checkout 0.9.2' }),
+      rel(3, 'release.canary', {
+        rollout: 'Rollout staging/checkout',
+        state: 'progressing',
+        step: 2,
+        steps: 5,
+        weight: 20,
+        phase: 'Paused',
+        reason: 'at 20 %',
+      }),
+      rel(2, 'release.canary', {
+        rollout: 'Rollout staging/checkout',
+        state: 'progressing',
+        step: 1,
+        steps: 5,
+        weight: 20,
+        phase: 'Progressing',
+        reason: 'started',
+      }),
+    ]);
+    expect(r?.canary?.map((c) => [c.seq, c.step, c.phase])).toEqual([
+      [2, 1, 'Progressing'],
+      [3, 2, 'Paused'],
+    ]);
+    expect(r?.states.find((s) => s.name === 'verification')?.status).toBe('pending');
+  });
+});

@@ -30,6 +30,8 @@ export const RELEASE_EVIDENCE: Partial<Record<ReleaseStateName, string>> = {
   verification: 'release.verification',
   promotion: 'release.promotion',
 };
+/** a step of a release's canary (not a state: the verification state is the canary's outcome) */
+export const RELEASE_CANARY = 'release.canary';
 /** a window in which the recorder did not record (not a state of one release) */
 export const RELEASE_GAP = 'release.gap';
 export const RELEASE_EVIDENCE_TYPES = Object.values(RELEASE_EVIDENCE) as string[];
@@ -65,11 +67,27 @@ export interface ReleaseStateView {
   data?: Record<string, unknown>;
 }
 
+/** A step the release's canary reached (a `release.canary` record), oldest first. */
+export interface CanaryStepView {
+  seq: number;
+  time: string;
+  /** `Rollout ns/name` or `Canary ns/name` */
+  rollout: string;
+  state: string;
+  step: number | null;
+  steps: number;
+  weight: number;
+  phase: string;
+  reason: string;
+}
+
 export interface ReleaseView {
   sha: string;
   revision: string;
   firstSeen: string;
   states: ReleaseStateView[];
+  /** its canary, step by step (an app with an Argo Rollout or a Flagger Canary) */
+  canary?: CanaryStepView[];
   /** the first state that did not complete, and why (set on the newest release only) */
   blocked?: { state: ReleaseStateName; why: string };
 }
@@ -176,9 +194,27 @@ export function buildReleases(events: ReleaseEvent[], now = new Date().toISOStri
     string,
     { revision: string; firstSeen: string; firstSeq: number; got: Map<ReleaseStateName, ReleaseEvent> }
   >();
+  const canary = new Map<string, CanaryStepView[]>();
   for (const e of [...events].sort((a, b) => a.seq - b.seq)) {
-    const name = stateOfType(e.type);
     const sha = str(e.data.sha);
+    if (e.type === RELEASE_CANARY && sha) {
+      const d = e.data;
+      const list = canary.get(sha) ?? [];
+      list.push({
+        seq: e.seq,
+        time: e.time,
+        rollout: str(d.rollout) ?? '?',
+        state: str(d.state) ?? '?',
+        step: typeof d.step === 'number' ? d.step : null,
+        steps: typeof d.steps === 'number' ? d.steps : 0,
+        weight: typeof d.weight === 'number' ? d.weight : 0,
+        phase: str(d.phase) ?? '?',
+        reason: str(d.reason) ?? '',
+      });
+      canary.set(sha, list);
+      continue;
+    }
+    const name = stateOfType(e.type);
     if (!name || !sha) continue;
     let r = bySha.get(sha);
     if (!r)
@@ -201,7 +237,14 @@ export function buildReleases(events: ReleaseEvent[], now = new Date().toISOStri
       if (!newest) return { name, step, status: 'unknown', why: 'never reached: a newer revision superseded this one' };
       return { name, step, status: 'pending', why: pendingWhy(name, r.got) };
     });
-    const view: ReleaseView = { sha, revision: r.revision, firstSeen: r.firstSeen, states };
+    const steps = canary.get(sha);
+    const view: ReleaseView = {
+      sha,
+      revision: r.revision,
+      firstSeen: r.firstSeen,
+      states,
+      ...(steps?.length ? { canary: steps } : {}),
+    };
     if (newest) {
       const b = firstIncomplete(states);
       if (b) view.blocked = b;

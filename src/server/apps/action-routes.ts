@@ -11,6 +11,7 @@ import { connectionFor, managedCluster } from '../auth/index.ts';
 import { requestReconcile } from './reconcile.ts';
 import { reconcileStatus } from './reconcile-status.ts';
 import { controlRollout, ROLLOUT_VERBS } from './rollout-actions.ts';
+import { controlFlaggerCanary, FLAGGER_VERBS } from './flagger-actions.ts';
 import { DEFAULT_ROLLOUT_ONCALL_ENVS, whyNotRolloutControl } from '../../domain/access.ts';
 import { HttpError } from '../http/errors.ts';
 import { z } from 'zod';
@@ -19,6 +20,11 @@ const RolloutActionParams = z.object({
   rolloutNamespace: z.string().min(1).max(253),
   rollout: z.string().min(1).max(253),
   verb: z.enum(ROLLOUT_VERBS),
+});
+const FlaggerActionParams = z.object({
+  canaryNamespace: z.string().min(1).max(253),
+  canary: z.string().min(1).max(253),
+  verb: z.enum(FLAGGER_VERBS),
 });
 /** a reason is required: it is the record of why a canary was overridden */
 const RolloutActionBody = z.object({ reason: z.string().trim().min(3, 'a reason is required').max(500) });
@@ -56,6 +62,28 @@ export const actionRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         throw new HttpError(403, 'Forbidden', why);
       }
       return controlRollout(a, { namespace: p.rolloutNamespace, name: p.rollout }, p.verb, reason, user.name, {
+        recorder: deps.recorder,
+        conn: connectionFor(managedCluster(deps.clusters, a.cluster), deps.reviewer, user),
+      });
+    },
+  );
+
+  // a Flagger canary: promote (its confirm-promotion gate), rollback (its rollback gate) (flagger-actions.ts)
+  app.post(
+    '/api/apps/:cluster/:namespace/:kind/:name/canaries/:canaryNamespace/:canary/:verb',
+    { config: { access: { action: 'rollout.control', scope: 'app' } } },
+    async (req) => {
+      const a = await appOf(req, deps);
+      const user = req.principal as Principal;
+      const p = parsed(FlaggerActionParams, req.params);
+      const { reason } = parsed(RolloutActionBody, req.body ?? {});
+      const scope = { cluster: a.cluster, env: a.env };
+      const why = whyNotRolloutControl(user.grants, scope, deps.rolloutOncallEnvs ?? DEFAULT_ROLLOUT_ONCALL_ENVS);
+      if (why) {
+        recordDenial(deps.recorder, req, 'rollout.control', { ...scope, app: a.id }, why);
+        throw new HttpError(403, 'Forbidden', why);
+      }
+      return controlFlaggerCanary(a, { namespace: p.canaryNamespace, name: p.canary }, p.verb, reason, user.name, {
         recorder: deps.recorder,
         conn: connectionFor(managedCluster(deps.clusters, a.cluster), deps.reviewer, user),
       });

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { latestAnalysis, rolloutView, type RolloutView } from '../../domain/rollout.ts';
+import { FLAGGER_GROUP, flaggerCanaryView, type FlaggerCanaryView } from '../../domain/flagger.ts';
 import { AppResponse, AppsQuery, AppsResponse, type AppSummary, type ArgoSyncDto } from '../../api/schemas.ts';
 import { argoSyncOperationOf, argoSyncSteps, argoSyncWhy, syncWaveOf } from '../../domain/argo-sync.ts';
 import { assessHealth } from '../../domain/health.ts';
@@ -37,6 +38,22 @@ function argoSyncView(a: App, deps: AppDeps): ArgoSyncDto | undefined {
 }
 
 /** The Argo Rollouts Rollouts the app manages, live from the index (domain/rollout.ts). */
+/** The Flagger Canaries the app manages, as the console's informers see them. */
+function flaggerCanariesOf(a: App, deps: AppDeps): FlaggerCanaryView[] {
+  const out: FlaggerCanaryView[] = [];
+  for (const r of a.inventory) {
+    if (r.group !== FLAGGER_GROUP || r.kind !== 'Canary') continue;
+    const o = deps.index?.get(a.cluster, {
+      group: r.group,
+      kind: r.kind,
+      ...(r.namespace ? { namespace: r.namespace } : {}),
+      name: r.name,
+    });
+    if (o) out.push(flaggerCanaryView(o as Record<string, unknown>));
+  }
+  return out;
+}
+
 function rolloutsOf(a: App, deps: AppDeps): RolloutView[] {
   const out: RolloutView[] = [];
   for (const r of a.inventory) {
@@ -137,11 +154,13 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const cluster = deps.clusters.clusters.get(a.cluster)?.state;
       const sync = a.controller === 'argocd' ? argoSyncView(a, deps) : undefined;
       const rollouts = rolloutsOf(a, deps);
+      const canaries = flaggerCanariesOf(a, deps);
       return validated(AppResponse, {
         app: a,
         ...(cluster ? { cluster } : {}),
         ...(sync ? { sync } : {}),
         ...(rollouts.length ? { rollouts } : {}),
+        ...(canaries.length ? { canaries } : {}),
       });
     },
   );

@@ -268,7 +268,8 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
       if (ssa === 'Ignore' || ssa === 'IfNotPresent')
         for (const c of changes) if (c.class !== 'defaulted') c.class = 'ignored';
     }
-    const real = changes.filter((c) => c.class !== 'defaulted' && c.class !== 'ignored');
+    // a progressive-delivery controller's own writes (domain/delivery-writes.ts) are not a difference from Git
+    const real = changes.filter((c) => c.class !== 'defaulted' && c.class !== 'ignored' && c.class !== 'delivery');
     if (live) account(ref, live, changes);
     // a live object we could not read is unknown, never "missing" (unknown is not empty)
     const status: ObjectStatus = liveUnreadable ? 'unknown' : !live ? 'missing' : real.length ? 'changed' : 'unchanged';

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../domain/app.ts';
 import type { EvidenceInput } from '../../domain/evidence.ts';
+import {
+  deployment,
+  deploymentApply,
+  replicasUpdate,
+  T_APPLY,
+  T_WRITE,
+} from '../../domain/fixtures/delivery-objects.ts';
 import type { EvidenceRecorder } from '../evidence/recorder.ts';
 import type { KubeObject } from '../kube/informer.ts';
 import { DriftTracker } from './tracker.ts';
@@ -183,5 +190,65 @@ describe('DriftTracker', () => {
     // the same app again (a status change): nothing is replayed twice
     t.appsChanged({ type: 'upsert', app: { ...app, health: 'Healthy' } as App });
     expect(records).toHaveLength(1);
+  });
+});
+
+describe('DriftTracker next to progressive-delivery controllers', () => {
+  const podinfoApp = { ...app, id: 'nonprod/flux-system/kustomization/podinfo', name: 'podinfo' } as App;
+  const argoApp = {
+    ...app,
+    id: 'nonprod/argocd/application/podinfo',
+    controller: 'argocd',
+    kind: 'Application',
+    namespace: 'argocd',
+    name: 'podinfo',
+  } as App;
+  const make = () => {
+    const records: EvidenceInput[] = [];
+    const recorder = { observe: (e: EvidenceInput) => records.push(e) } as unknown as EvidenceRecorder;
+    const t = new DriftTracker({ recorder, apps: () => [podinfoApp, argoApp], now: () => Date.parse(T_WRITE) });
+    return { t, records };
+  };
+  const v1 = deployment(2, [deploymentApply()]) as KubeObject;
+
+  it('Flagger scaling its target to 0 records no drift.detected; kubectl-scale of the same field does', () => {
+    const { t, records } = make();
+    t.onObject('nonprod', undefined, v1);
+    const flagger = deployment(0, [deploymentApply(T_APPLY, ['replicas']), replicasUpdate('flagger')]) as KubeObject;
+    t.onObject('nonprod', v1, flagger);
+    expect(records).toEqual([]);
+    expect(t.forApp(podinfoApp.id)).toBeUndefined();
+    const byHand = deployment(0, [
+      deploymentApply(T_APPLY, ['replicas']),
+      replicasUpdate('kubectl-scale'),
+    ]) as KubeObject;
+    t.onObject('nonprod', v1, byHand);
+    expect(records.map((r) => [r.type, r.actor, r.app])).toEqual([['drift.detected', 'kubectl-scale', podinfoApp.id]]);
+  });
+
+  it("Flagger's generated <target>-primary (a Canary controls it) is never the app's drift, whatever it copied", () => {
+    const { t, records } = make();
+    // createPrimaryDeployment copies the target's annotations but Flux's: Argo CD's tracking id comes along
+    const primary = (replicas: number, mf: unknown[], owned: boolean): KubeObject => {
+      const o = deployment(replicas, mf);
+      const md = o.metadata as Record<string, unknown>;
+      md.name = 'podinfo-primary';
+      md.labels = { 'app.kubernetes.io/name': 'podinfo-primary' };
+      md.annotations = { 'argocd.argoproj.io/tracking-id': 'podinfo:apps/Deployment:dev/podinfo' };
+      if (owned)
+        md.ownerReferences = [
+          { apiVersion: 'flagger.app/v1beta1', kind: 'Canary', name: 'podinfo', uid: 'c1', controller: true },
+        ];
+      return o as KubeObject;
+    };
+    // Flagger created it (a create records an Update entry), then someone edited it by hand
+    const created = [replicasUpdate('flagger', T_APPLY)];
+    const edited = [...created, replicasUpdate('kubectl-edit')];
+    t.onObject('nonprod', primary(2, created, true), primary(5, edited, true));
+    expect(records).toEqual([]);
+    expect(t.openCount).toBe(0);
+    // without the Canary's ownerReference the same object would be the Argo CD app's, and the edit its drift
+    t.onObject('nonprod', primary(2, created, false), primary(5, edited, false));
+    expect(records.map((r) => [r.type, r.app])).toEqual([['drift.detected', argoApp.id]]);
   });
 });

@@ -144,36 +144,52 @@ export async function patchAppSet(
   }
 }
 
-const rolloutPath = (namespace: string, name: string) =>
-  `/apis/argoproj.io/v1alpha1/namespaces/${encodeURIComponent(namespace)}/rollouts/${encodeURIComponent(name)}`;
+const rolloutPath = (namespace: string, name: string, kind?: 'Canary') =>
+  kind === 'Canary'
+    ? `/apis/flagger.app/v1beta1/namespaces/${encodeURIComponent(namespace)}/canaries/${encodeURIComponent(name)}`
+    : `/apis/argoproj.io/v1alpha1/namespaces/${encodeURIComponent(namespace)}/rollouts/${encodeURIComponent(name)}`;
 
-/** The app's Argo Rollouts Rollouts (from its inventory) with their `spec.paused` now; a gone one is skipped. */
+/**
+ * The app's Argo Rollouts Rollouts (from its inventory) with their `spec.paused` now, and its Flagger Canaries with
+ * their `spec.suspend`; a gone one is skipped.
+ */
 export async function readRolloutPriors(
   conn: ClusterConnection,
   inventory: Array<{ group: string; kind: string; namespace?: string; name: string }>,
 ): Promise<RolloutPrior[]> {
   const out: RolloutPrior[] = [];
   for (const r of inventory) {
-    if (r.group !== 'argoproj.io' || r.kind !== 'Rollout' || !r.namespace) continue;
-    const res = await conn.request('GET', rolloutPath(r.namespace, r.name), { timeoutMs: 10_000 });
+    const canary = r.group === 'flagger.app' && r.kind === 'Canary';
+    if ((!canary && (r.group !== 'argoproj.io' || r.kind !== 'Rollout')) || !r.namespace) continue;
+    const kind = canary ? ('Canary' as const) : undefined;
+    const res = await conn.request('GET', rolloutPath(r.namespace, r.name, kind), { timeoutMs: 10_000 });
     if (res.status === 404) continue;
     if (res.status !== 200)
-      throw clusterHttpError(conn.httpError(res, `GET Rollout ${r.name}`), `cannot read Rollout ${r.name}`, '');
+      throw clusterHttpError(conn.httpError(res, `GET ${r.kind} ${r.name}`), `cannot read ${r.kind} ${r.name}`, '');
     const spec = ((JSON.parse(res.body) as Obj).spec ?? {}) as Obj;
-    out.push({ namespace: r.namespace, name: r.name, paused: typeof spec.paused === 'boolean' ? spec.paused : null });
+    const v = canary ? spec.suspend : spec.paused;
+    out.push({
+      ...(kind ? { kind } : {}),
+      namespace: r.namespace,
+      name: r.name,
+      paused: typeof v === 'boolean' ? v : null,
+    });
   }
   return out;
 }
 
-/** Sets (or, with null, removes) a Rollout's `spec.paused`; a Rollout that is gone has nothing to set. */
+/**
+ * Sets (or, with null, removes) a Rollout's `spec.paused` — a Flagger Canary's `spec.suspend`; one that is gone has
+ * nothing to set.
+ */
 export async function setRolloutPaused(
   conn: ClusterConnection,
-  r: { namespace: string; name: string },
+  r: { kind?: 'Canary'; namespace: string; name: string },
   paused: boolean | null,
   what: string,
 ): Promise<'patched' | 'gone'> {
-  const body = JSON.stringify({ spec: { paused } });
-  const res = await conn.request('PATCH', `${rolloutPath(r.namespace, r.name)}?fieldManager=gitops-console`, {
+  const body = JSON.stringify({ spec: r.kind === 'Canary' ? { suspend: paused } : { paused } });
+  const res = await conn.request('PATCH', `${rolloutPath(r.namespace, r.name, r.kind)}?fieldManager=gitops-console`, {
     timeoutMs: 10_000,
     contentType: 'application/merge-patch+json',
     headers: { 'Content-Length': String(Buffer.byteLength(body)) },

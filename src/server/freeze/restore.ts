@@ -51,7 +51,7 @@ export async function finishFreeze(
             const result = await restoreApp();
             // its Rollouts' spec.paused as each was
             for (const r of t.prior.rollouts ?? [])
-              await setRolloutPaused(conn, r, r.paused, `cannot restore Rollout ${r.name}`);
+              await setRolloutPaused(conn, r, r.paused, `cannot restore ${r.kind ?? 'Rollout'} ${r.name}`);
             // then its ApplicationSet: exactly what the freeze added there is taken back
             const set = t.prior.controller === 'argocd' ? t.prior.appSet : undefined;
             if (set)

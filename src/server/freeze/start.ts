@@ -194,7 +194,7 @@ export async function createFreeze(
           // then its Rollouts: a canary does not step on while the app is frozen
           for (const r of t.prior.rollouts ?? []) {
             if (r.paused === true) continue;
-            await setRolloutPaused(conn, r, true, `cannot pause Rollout ${r.name} of ${t.name}`);
+            await setRolloutPaused(conn, r, true, `cannot pause ${r.kind ?? 'Rollout'} ${r.name} of ${t.name}`);
             t.rolloutsPaused = true;
           }
         });

@@ -34,6 +34,8 @@ export const TREE_KINDS: ResourceKind[] = [
   // Argo Rollouts (a cluster without its CRDs: the informer finds the kind not served and looks again later)
   k('argoproj.io', 'v1alpha1', 'Rollout', 'rollouts'),
   k('argoproj.io', 'v1alpha1', 'AnalysisRun', 'analysisruns'),
+  // Flagger: its Canaries own the `-primary` Deployment and the Services they generate
+  k('flagger.app', 'v1beta1', 'Canary', 'canaries'),
 ];
 
 export const FLUX_NAME_LABEL = 'kustomize.toolkit.fluxcd.io/name';

@@ -13,6 +13,7 @@ function setup() {
   const ctx: StateContext = {
     o: {} as StateContext['o'],
     emit: (_a, _r, state, _actor, data) => void emitted.push({ state, data }),
+    emitOther: () => undefined,
   };
   const rel: Tracked = {
     sha: 'a'.repeat(40),

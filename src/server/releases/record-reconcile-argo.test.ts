@@ -51,6 +51,7 @@ function setup() {
       emitted.push({ state, data });
       rel.recorded.set(state, { status: String(data.status ?? 'ok'), reason: data.reason as string, time: '' });
     },
+    emitOther: () => undefined,
   };
   const rel: Tracked = { sha: SHA, revision: SHA, seenAt: Date.now(), recorded: new Map() };
   return { ctx, rel, emitted };

@@ -75,8 +75,10 @@ export function recordReconcile(ctx: StateContext, app: App, rel: Tracked): void
   }
 }
 
-export function recordHealth(ctx: StateContext, app: App, rel: Tracked, expired: boolean): void {
+export function recordHealth(ctx: StateContext, app: App, rel: Tracked, expired: boolean, canary = false): void {
   if (rel.recorded.has('health') || rel.recorded.get('reconcile')?.status !== 'ok') return;
+  // a canary that is still running (paused on a step, analysing) is not the release's health yet
+  if (canary && !expired) return;
   const since = rel.reconciledAt ?? Date.now();
   if (Date.now() - since < HEALTH_SETTLE_MS) return;
   const unhealthy = app.health === 'Degraded' || app.health === 'Missing';

@@ -130,6 +130,7 @@ async function review(opts: {
     emit: (_app, _rel, state, actor, data) => {
       if (state === 'review') emitted.push({ actor, data });
     },
+    emitOther: () => undefined,
   };
   const rel: Tracked = {
     sha: MERGE,

@@ -69,7 +69,7 @@ function context(withPod = true): { ctx: StateContext; emitted: Array<Record<str
     verificationsFile: join(dir, 'verifications.json'),
     log: { info() {}, warn() {} },
   } as unknown as ReleaseRecorderOptions;
-  return { ctx: { o, emit: (_a, _r, _s, _actor, data) => emitted.push(data) }, emitted };
+  return { ctx: { o, emit: (_a, _r, _s, _actor, data) => emitted.push(data), emitOther: () => undefined }, emitted };
 }
 
 const release = (images: Tracked['images']): Tracked => ({

@@ -2,7 +2,9 @@
 // after the health state and every interval, plus the running Pods' image digests against the artifact's.
 import { readFileSync } from 'node:fs';
 import type { App } from '../../domain/app.ts';
+import { canaryVerdict } from '../../domain/release-canary.ts';
 import { checkLiveDigests, type PodImage } from '../../domain/release-images.ts';
+import { secondsBetween } from '../../domain/release.ts';
 import {
   excerpt,
   expectedVersions,
@@ -13,7 +15,8 @@ import {
 import { withoutUserInfo } from '../../domain/url-credentials.ts';
 import { assertFetchableUrl } from '../git/run.ts';
 import type { KubeObject } from '../kube/informer.ts';
-import { message, ROLLOUT_SETTLE_MS, type StateContext, type Tracked } from './tracking.ts';
+import { canariesOf } from './record-canary.ts';
+import { FOLLOW_MS, message, ROLLOUT_SETTLE_MS, type StateContext, type Tracked } from './tracking.ts';
 
 function verifications(ctx: StateContext): Record<string, Partial<VerificationSpec>> {
   const f = ctx.o.verificationsFile;
@@ -63,22 +66,47 @@ function livePods(ctx: StateContext, app: App): PodImage[] {
 }
 
 export async function recordVerification(ctx: StateContext, app: App, rel: Tracked, periodic: boolean): Promise<void> {
+  // with a canary, the release is verified by its canary: promoted all the way, or aborted with what was measured
+  const canaries = canariesOf(ctx, app);
+  const canary = canaryVerdict(canaries.outcomes);
+  const expired = Date.now() - rel.seenAt > FOLLOW_MS;
+  if (!periodic && !expired && (canary?.status === 'pending' || canaries.missing.length)) return;
   const images = rel.images ?? [];
   let live = checkLiveDigests(images, livePods(ctx, app));
   // right after a reconcile the old Pods may still run: wait (bounded) for the rollout before judging
   const sinceHealth = Date.now() - (rel.healthAt ?? 0);
-  if (!periodic && (live.unexpected.length || live.unresolved) && sinceHealth < ROLLOUT_SETTLE_MS) return;
+  // (an aborted canary is judged at once: its stable Pods run the previous digest on purpose)
+  if (
+    !periodic &&
+    canary?.status !== 'failed' &&
+    (live.unexpected.length || live.unresolved) &&
+    sinceHealth < ROLLOUT_SETTLE_MS
+  )
+    return;
   const spec = verificationFor(verifications(ctx), app);
   // a versionHeader must name this release's image (its digest, or its tag): presence alone passes nothing
   const http = spec ? await httpCheck(spec, expectedVersions(images)) : undefined;
   live = checkLiveDigests(images, livePods(ctx, app));
   const reasons: string[] = [];
   let status: 'ok' | 'failed' | 'unknown' = 'ok';
-  if (!spec) {
+  if (canaries.missing.length) {
+    status = 'unknown';
+    reasons.push(`${canaries.missing.join(', ')} not seen by the console: its canary is unknown`);
+  }
+  if (canary?.status === 'failed') {
+    status = 'failed';
+    reasons.push(canary.reason);
+  } else if (canary?.status === 'pending') {
+    status = 'unknown';
+    reasons.push(`not promoted yet: ${canary.reason}`);
+  }
+  if (canary && !spec) {
+    // the canary's analysis is the business check; a separate HTTP check is optional then
+  } else if (!spec) {
     status = 'unknown';
     reasons.push(`no HTTP check configured for ${app.cluster}/${app.env} or ${app.id}`);
   } else if (http && !http.ok) {
-    status = http.unknown ? 'unknown' : 'failed';
+    if (status !== 'failed') status = http.unknown ? 'unknown' : 'failed';
     reasons.push(`HTTP check: ${http.reason}`);
   }
   if (live.unexpected.length) {
@@ -95,6 +123,20 @@ export async function recordVerification(ctx: StateContext, app: App, rel: Track
   ctx.emit(app, rel, 'verification', 'console', {
     periodic,
     ...(http ? { http } : { http: { configured: false } }),
+    ...(canary
+      ? {
+          canary: {
+            outcomes: canaries.outcomes,
+            // when the recorder saw it happen (not a periodic check long after): lead time ends here
+            ...(canary.status === 'ok' && !periodic
+              ? {
+                  promotedAt: new Date().toISOString(),
+                  promotedSecondsAfterCommit: secondsBetween(rel.commitTime, new Date().toISOString()) ?? null,
+                }
+              : {}),
+          },
+        }
+      : {}),
     live,
     gitDigests: images.map((i) => ({ image: i.image, digest: i.digest ?? i.resolved ?? null, mutable: i.mutable })),
     ...(status !== 'ok' ? { status, reason: reasons.join('; ') } : {}),

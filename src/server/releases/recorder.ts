@@ -34,6 +34,7 @@ import { recordPromotion } from './record-promotion.ts';
 import { recordHealth, recordReconcile } from './record-reconcile.ts';
 import { recordReview, reviewDue } from './record-review.ts';
 import { recordValidation } from './record-validation.ts';
+import { canaryRunning, recordCanarySteps } from './record-canary.ts';
 import { recordVerification } from './record-verification.ts';
 import type { ReleaseRecorderOptions } from './recorder-options.ts';
 import { readLatestRelease, resumeFrom } from './resume.ts';
@@ -61,6 +62,7 @@ export class ReleaseRecorder {
     this.ctx = {
       o,
       emit: (app, rel, state, actor, data) => this.emit(app, rel, state, actor, data),
+      emitOther: (app, rel, type, actor, data) => this.emitOther(app, rel, type, actor, data),
       readCommit: (rawUrl, sha) => this.readCommit(rawUrl, sha),
     };
   }
@@ -163,7 +165,8 @@ export class ReleaseRecorder {
     recordReconcile(this.ctx, latest, rel);
     if (rel.recorded.get('reconcile')?.status === 'ok' && !rel.promotionChecked)
       await recordPromotion(this.ctx, latest, rel);
-    recordHealth(this.ctx, latest, rel, expired);
+    recordCanarySteps(this.ctx, latest, rel);
+    recordHealth(this.ctx, latest, rel, expired, canaryRunning(this.ctx, latest));
     if (rel.recorded.has('health') && !rel.recorded.has('verification'))
       await recordVerification(this.ctx, latest, rel, false);
 
@@ -191,10 +194,19 @@ export class ReleaseRecorder {
   private emit(app: App, rel: Tracked, state: ReleaseStateName, actor: string, data: Record<string, unknown>): void {
     // a stopped recorder (the Lease went to another replica, or the console closes) records nothing more
     if (this.closed) return;
-    const type = RELEASE_EVIDENCE[state] as EvidenceType;
+    const status = typeof data.status === 'string' ? data.status : 'ok';
+    rel.recorded.set(state, {
+      status,
+      reason: typeof data.reason === 'string' ? data.reason : undefined,
+      time: new Date().toISOString(),
+    });
+    this.emitOther(app, rel, RELEASE_EVIDENCE[state] as EvidenceType, actor, data);
+  }
+
+  private emitOther(app: App, rel: Tracked, type: EvidenceType, actor: string, data: Record<string, unknown>): void {
+    if (this.closed) return;
     const time = new Date().toISOString();
     const status = typeof data.status === 'string' ? data.status : 'ok';
-    rel.recorded.set(state, { status, reason: typeof data.reason === 'string' ? data.reason : undefined, time });
     const ev: EvidenceInput = {
       time,
       type,

@@ -5,7 +5,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { ReleasesResponse, RollbackBody, RollbackResponse } from '../../api/schemas.ts';
 import { whyNotLive, withPromotionTarget } from '../../domain/release-not-live.ts';
-import { buildReleases, RELEASE_EVIDENCE_TYPES, RELEASE_GAP } from '../../domain/release.ts';
+import { buildReleases, RELEASE_CANARY, RELEASE_EVIDENCE_TYPES, RELEASE_GAP } from '../../domain/release.ts';
 import type { AppDeps } from '../deps.ts';
 import { appOf } from '../apps/index.ts';
 import { parsed, validated } from '../http/respond.ts';
@@ -25,15 +25,17 @@ export const releaseRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const a = await appOf(req, deps);
       // the states and, apart, the newest verifications (periodic ones, one per interval, would otherwise push
       // older releases out of the window)
-      const [states, verifications] = await Promise.all([
+      const [states, verifications, canary] = await Promise.all([
         deps.store.list({
           app: a.id,
           type: RELEASE_EVIDENCE_TYPES.filter((t) => t !== 'release.verification'),
           limit: MAX_RECORDS,
         }),
         deps.store.list({ app: a.id, type: ['release.verification'], limit: MAX_VERIFICATIONS }),
+        // the canary's steps (apart too: a long canary records many)
+        deps.store.list({ app: a.id, type: [RELEASE_CANARY], limit: MAX_RECORDS }),
       ]);
-      const events = [...states, ...verifications];
+      const events = [...states, ...verifications, ...canary];
       const releases = withPromotionTarget(buildReleases(events), a.env, deps.envOrder);
       const gaps = (await deps.store.list({ app: a.id, type: [RELEASE_GAP], limit: 20 })).map((e) => ({
         seq: e.seq,

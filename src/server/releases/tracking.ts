@@ -1,6 +1,7 @@
 // What the release recorder keeps of the release it follows per app (the states recorded so far, the times and
 // images later states need), its timings, and the context each state's recorder (record-*.ts) is given.
 import type { App } from '../../domain/app.ts';
+import type { EvidenceType } from '../../domain/evidence.ts';
 import { shaOf } from '../../domain/release-commit.ts';
 import type { ImageRef } from '../../domain/release-images.ts';
 import type { ReleaseStateName } from '../../domain/release.ts';
@@ -29,6 +30,8 @@ export interface Tracked {
   promotionChecked?: boolean;
   /** since when the app has been Degraded or Missing after the reconcile, while that is not yet the release's health */
   unhealthySince?: number | undefined;
+  /** per Rollout (`ns/name`): the canary's last recorded step (record-canary.ts) */
+  canarySeen?: Map<string, string>;
 }
 
 /** How long a release is followed before its missing states are recorded as unknown. */
@@ -53,6 +56,8 @@ export const message = (e: unknown) => (e instanceof Error ? e.message : String(
 export interface StateContext {
   readonly o: ReleaseRecorderOptions;
   emit(app: App, rel: Tracked, state: ReleaseStateName, actor: string, data: Record<string, unknown>): void;
+  /** records evidence of the release that is not one of its states (a canary's step) */
+  emitOther(app: App, rel: Tracked, type: EvidenceType, actor: string, data: Record<string, unknown>): void;
 }
 
 /** The revision the app's controller is asked to apply (or, without one, has applied), and its commit sha. */

@@ -9,6 +9,7 @@ import { TimeAgo } from '../../components/time-ago.tsx';
 import { appQueryOptions, clustersQueryOptions } from '../../features/apps/api/apps-queries.ts';
 import { ArgoSyncProgress } from '../../features/apps/components/argo-sync-progress.tsx';
 import { RolloutProgress } from '../../features/apps/components/rollout-progress.tsx';
+import { FlaggerCanary } from '../../features/apps/components/flagger-canary.tsx';
 import { DriftSummary } from '../../features/apps/components/drift-summary.tsx';
 import { ReconcileButton } from '../../features/apps/components/reconcile-button.tsx';
 import { StaleBanner } from '../../features/apps/components/stale-banner.tsx';
@@ -92,6 +93,9 @@ export function AppPage() {
         {q.data.sync && <ArgoSyncProgress sync={q.data.sync} />}
         {q.data.rollouts?.map((r) => (
           <RolloutProgress key={`${r.namespace}/${r.name}`} app={app} rollout={r} />
+        ))}
+        {q.data.canaries?.map((c) => (
+          <FlaggerCanary key={`${c.namespace}/${c.name}`} app={app} canary={c} />
         ))}
         <p className="mt-1 text-sm text-slate-600" data-testid="health-message">
           {app.healthMessage}

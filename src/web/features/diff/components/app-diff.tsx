@@ -3,7 +3,7 @@ import { lazy, Suspense, useMemo, useState } from 'react';
 import type { FieldChangeDto, ObjectDiffDto } from '../../../../api/schemas.ts';
 import { diffQueryOptions } from '../api/diff-queries.ts';
 import { OwnershipMap } from './ownership-map.tsx';
-import { fixSnippet, lineBadges, ownerHover, ownerLabel, visibleChanges, type DiffToggles } from '../lib/diff-view.ts';
+import { fixSnippet, lineBadges, ownerBadge, ownerHover, visibleChanges, type DiffToggles } from '../lib/diff-view.ts';
 
 const MonacoDiff = lazy(() => import('../../../components/editor/monaco-diff.tsx'));
 
@@ -13,6 +13,8 @@ const CLASS_STYLE: Record<FieldChangeDto['class'], string> = {
   conflict: 'bg-red-100 text-red-900',
   defaulted: 'bg-slate-100 text-slate-600',
   ignored: 'bg-slate-100 text-slate-500',
+  // a progressive-delivery controller's own field (Argo Rollouts, Flagger): expected, not to fix
+  delivery: 'bg-emerald-100 text-emerald-900',
 };
 const show = (v: unknown) => (v === undefined ? '∅' : typeof v === 'string' ? v : JSON.stringify(v));
 
@@ -161,7 +163,7 @@ function ObjectDiffView({
                     title={ownerHover(c)}
                     data-testid="owner-badge"
                   >
-                    {ownerLabel(c)}
+                    {ownerBadge(c)}
                   </span>
                 </td>
                 <td>

@@ -1,4 +1,5 @@
 import type { DiffResponse } from '../../../../api/schemas.ts';
+import { managerLabel } from '../../../../domain/field-managers.ts';
 import { fixFor } from '../lib/diff-view.ts';
 
 /** Managers × fields for the whole app, conflicts highlighted, each with a ready-to-copy fix. */
@@ -24,7 +25,12 @@ export function OwnershipMap({ rows, controller }: { rows: DiffResponse['ownersh
               data-testid="ownership-row"
               data-manager={r.manager}
             >
-              <td className="px-2 font-medium">{r.manager}</td>
+              <td className="px-2 font-medium">
+                {r.manager}
+                {managerLabel(r.manager) !== r.manager && (
+                  <span className="ml-1 font-normal text-slate-500">({managerLabel(r.manager)})</span>
+                )}
+              </td>
               <td>{r.fields}</td>
               <td>{r.objects}</td>
               <td>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FieldChangeDto } from '../../../../api/schemas.ts';
-import { fixFor, ownerLabel } from './diff-view.ts';
+import { fixFor, fixSnippet, lineBadges, ownerBadge, ownerLabel } from './diff-view.ts';
 
 const change = (...managers: string[]): FieldChangeDto => ({
   path: 'spec.replicas',
@@ -16,6 +16,27 @@ describe('ownerLabel', () => {
     [['argocd-controller'], 'argocd-controller'],
     [[], 'no owner'],
   ])('%j → %s', (managers, want) => expect(ownerLabel(change(...managers))).toBe(want));
+});
+
+describe('ownerBadge', () => {
+  it.each<[string[], string]>([
+    [['kustomize-controller', 'flagger'], 'Flagger'],
+    [['argocd-controller', 'rollouts-controller'], 'Argo Rollouts'],
+    [['kustomize-controller', 'kubectl-edit'], 'kubectl-edit'],
+  ])('%j → %s', (managers, want) => expect(ownerBadge(change(...managers))).toBe(want));
+
+  it('reads on the editor line badge; the fix snippet keeps the raw manager', () => {
+    const c: FieldChangeDto = { ...change('flagger'), class: 'delivery' };
+    const o = {
+      ref: { cluster: 'c', group: 'apps', version: 'v1', kind: 'Deployment', namespace: 'dev', name: 'podinfo' },
+      status: 'changed',
+      mode: 'server-dry-run',
+      changes: [c],
+      liveYaml: 'spec:\n  replicas: 0\n',
+    } as const satisfies Parameters<typeof lineBadges>[0];
+    expect(lineBadges(o, [c]).map((b) => [b.label, b.tone])).toEqual([['Flagger · delivery', 'other']]);
+    expect(fixSnippet('argocd', o, c)).toContain('- flagger');
+  });
 });
 
 describe('fixFor', () => {

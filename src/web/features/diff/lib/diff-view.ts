@@ -1,5 +1,5 @@
 import type { FieldChangeDto, ObjectDiffDto } from '../../../../api/schemas.ts';
-import { isGitOpsControllerManager } from '../../../../domain/field-managers.ts';
+import { isGitOpsControllerManager, managerLabel } from '../../../../domain/field-managers.ts';
 import { fieldPathToPointer } from '../../../../domain/managed-fields.ts';
 import { lineOfPath } from './yaml-lines.ts';
 import type { LineBadge } from '../../../components/editor/monaco-diff.tsx';
@@ -25,6 +25,14 @@ export function ownerLabel(c: FieldChangeDto): string {
   return (other ?? c.owners[0])?.manager ?? 'no owner';
 }
 
+/**
+ * The owner as its badge reads: {@link ownerLabel}, a progressive-delivery controller by its product name
+ * ("Argo Rollouts", "Flagger"). The fix snippets keep the raw manager (Argo CD's managedFieldsManagers needs it).
+ */
+export function ownerBadge(c: FieldChangeDto): string {
+  return managerLabel(ownerLabel(c));
+}
+
 export function ownerHover(c: FieldChangeDto): string {
   if (!c.owners.length) return 'no field manager owns this field';
   return c.owners
@@ -40,7 +48,7 @@ export function lineBadges(o: ObjectDiffDto, changes: FieldChangeDto[]): LineBad
   return changes
     .map((c) => ({
       line: lineOfPath(text, c.path),
-      label: `${ownerLabel(c)} · ${c.class}`,
+      label: `${ownerBadge(c)} · ${c.class}`,
       hover: `**${c.path}**\n\n${ownerHover(c)}`,
       tone: c.class === 'drift' || c.class === 'pending' || c.class === 'conflict' ? c.class : ('other' as const),
     }))

@@ -60,6 +60,31 @@ function StateCell({ appId, sha, s }: { appId: string; sha: string; s: ReleaseSt
   );
 }
 
+/** The release's canary as it went, step by step (each a `release.canary` record: promotion within the env). */
+function CanarySteps({ appId, sha, steps }: { appId: string; sha: string; steps: NonNullable<ReleaseDto['canary']> }) {
+  return (
+    <details className="mt-1 text-xs" data-testid="release-canary">
+      <summary className="cursor-pointer text-slate-600">
+        canary: {steps.length} step(s) recorded, last {steps[steps.length - 1]?.state}
+      </summary>
+      <ol className="mt-1 space-y-0.5">
+        {steps.map((c) => (
+          <li key={c.seq} data-testid="release-canary-step" data-state={c.state} className="wrap-anywhere">
+            <Time iso={c.time} /> · {c.rollout} · {c.phase}
+            {c.step !== null ? ` · step ${c.step}${c.steps ? ` of ${c.steps}` : ''}` : ''} · {c.weight} % — {c.reason}{' '}
+            <Link
+              className="text-teal-800 underline"
+              to={`/evidence?${new URLSearchParams({ app: appId, type: 'release.canary', q: sha })}`}
+            >
+              evidence #{c.seq}
+            </Link>
+          </li>
+        ))}
+      </ol>
+    </details>
+  );
+}
+
 function ReleaseRow({ app, r, newest }: { app: ReleasesApp; r: ReleaseDto; newest: boolean }) {
   const appId = app.appId;
   return (
@@ -81,6 +106,7 @@ function ReleaseRow({ app, r, newest }: { app: ReleasesApp; r: ReleaseDto; newes
           <StateCell key={s.name} appId={appId} sha={r.sha} s={s} />
         ))}
       </ol>
+      {r.canary && <CanarySteps appId={appId} sha={r.sha} steps={r.canary} />}
     </li>
   );
 }

@@ -1,0 +1,114 @@
+// Governed control of a Flagger canary (issue 25): promote and rollback, each with a required reason, the same role
+// rule as an Argo Rollouts canary (`rollout.control`), and the intent recorded before anything happens (fail
+// closed). Flagger takes no command from the API: a promotion waits on the Canary's `confirm-promotion` webhook and
+// a rollback is asked by its `rollback` webhook. Both are Flagger load tester gates in the usual set-up; the console
+// opens the gate the Canary itself names, for the revision the person saw (`status.lastAppliedSpec`): a gate that
+// has moved on answers 409 and nothing is opened.
+import type { App } from '../../domain/app.ts';
+import { FLAGGER_GROUP, flaggerCanaryView, gateOf } from '../../domain/flagger.ts';
+import { withoutUserInfo } from '../../domain/url-credentials.ts';
+import type { EvidenceRecorder } from '../evidence/index.ts';
+import { assertFetchableUrl } from '../git/run.ts';
+import { HttpError } from '../http/errors.ts';
+import type { ClusterConnection } from '../kube/connection.ts';
+
+export const FLAGGER_VERBS = ['promote', 'rollback'] as const;
+export type FlaggerVerb = (typeof FLAGGER_VERBS)[number];
+
+/** the phases in which Flagger asks each gate (its analysis is running or waits for the promotion) */
+const ASKS: Record<FlaggerVerb, string[]> = {
+  promote: ['Progressing', 'Waiting', 'WaitingPromotion'],
+  rollback: ['Progressing', 'Waiting', 'WaitingPromotion'],
+};
+
+type Obj = Record<string, unknown>;
+
+export async function controlFlaggerCanary(
+  a: App,
+  ref: { namespace: string; name: string },
+  verb: FlaggerVerb,
+  reason: string,
+  actor: string,
+  deps: { recorder: EvidenceRecorder; conn: ClusterConnection; fetch?: typeof fetch },
+): Promise<{ verb: FlaggerVerb; phase: string; gate: string }> {
+  const inApp = a.inventory.some(
+    (r) => r.group === FLAGGER_GROUP && r.kind === 'Canary' && r.namespace === ref.namespace && r.name === ref.name,
+  );
+  if (!inApp) throw new HttpError(404, 'NotFound', `${a.name} manages no Flagger Canary ${ref.namespace}/${ref.name}`);
+  const path = `/apis/flagger.app/v1beta1/namespaces/${encodeURIComponent(ref.namespace)}/canaries/${encodeURIComponent(ref.name)}`;
+  const res = await deps.conn.request('GET', path, { timeoutMs: 10_000 });
+  if (res.status === 404) throw new HttpError(404, 'NotFound', `no Canary ${ref.namespace}/${ref.name}`);
+  if (res.status !== 200) throw deps.conn.httpError(res, `GET Canary ${ref.name}`);
+  const canary = JSON.parse(res.body) as Obj;
+  const v = flaggerCanaryView(canary);
+  if (!ASKS[verb].includes(v.phase))
+    throw new HttpError(
+      409,
+      'Conflict',
+      `nothing to ${verb}: the Canary is ${v.phase}${v.message ? ` (${v.message})` : ''}; Flagger asks its gates only while it analyses a new revision`,
+    );
+  const gate = gateOf(v, verb);
+  if ('why' in gate) throw new HttpError(409, 'Conflict', gate.why);
+  try {
+    assertFetchableUrl(gate.url);
+  } catch (e) {
+    throw new HttpError(409, 'Conflict', `the gate ${gate.url}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const shownUrl = withoutUserInfo(gate.url) ?? gate.url;
+  const doFetch = deps.fetch ?? fetch;
+  return deps.recorder.act(
+    {
+      time: new Date().toISOString(),
+      type: 'rollout.control',
+      actor,
+      app: a.id,
+      cluster: a.cluster,
+      env: a.env,
+      data: {
+        controller: 'flagger',
+        verb,
+        reason,
+        canary: `${ref.namespace}/${ref.name}`,
+        uid: ((canary.metadata as Obj | undefined)?.uid as string | undefined) ?? null,
+        before: {
+          phase: v.phase,
+          iteration: v.iteration,
+          failedChecks: v.failedChecks,
+          weight: v.weight,
+          lastAppliedSpec: v.lastAppliedSpec,
+          lastPromotedSpec: v.lastPromotedSpec,
+        },
+        gate: { webhook: gate.webhook, url: shownUrl },
+      },
+    },
+    async () => {
+      let r: Response;
+      try {
+        r = await doFetch(gate.url, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            name: ref.name,
+            namespace: ref.namespace,
+            lastAppliedSpec: v.lastAppliedSpec,
+            by: actor,
+          }),
+          signal: AbortSignal.timeout(10_000),
+        });
+      } catch (e) {
+        throw new HttpError(
+          502,
+          'BadGateway',
+          `the gate ${shownUrl} did not answer: ${e instanceof Error ? e.message : String(e)}`,
+        );
+      }
+      const text = (await r.text()).slice(0, 500);
+      if (r.status === 409) throw new HttpError(409, 'Conflict', `the Canary moved on before the gate opened: ${text}`);
+      if (r.status < 200 || r.status > 299)
+        throw new HttpError(502, 'BadGateway', `the gate ${shownUrl} answered HTTP ${r.status}: ${text}`);
+      return { verb, phase: v.phase, gate: gate.webhook };
+    },
+    (o) => (o.ok ? { gate: o.value.gate } : {}),
+  );
+}
