@@ -1,5 +1,6 @@
 // Argo Rollouts in Chromium (issue 25): an on-call watches a canary progress on the app page (its steps, its
-// weight, why it is paused) and aborts it with a reason; the evidence browser shows the action with its reason.
+// weight, why it is paused) and aborts it with a reason; the release chain shows the release failed by its canary
+// with the canary's steps; the evidence browser shows the action with its reason.
 // The Rollout is the seeded `checkout` of `checkout-staging`, reconciled by Argo CD and rolled out by the real
 // Argo Rollouts controller.
 import { expect, test, type Page } from '@playwright/test';
@@ -63,6 +64,17 @@ test('an on-call watches a canary progress and aborts it with a reason; the evid
   await expect(page.getByTestId('rollout-phase')).toContainText('aborted', { timeout: 60_000 });
   await expect(ro).toHaveAttribute('data-phase', 'Degraded');
   await page.screenshot({ path: 'test-results/rollout-aborted.png', fullPage: true });
+  // the release chain: this release's verification is the aborted canary, its steps listed under it
+  const newest = page.getByTestId('release').first();
+  const verification = newest.locator('[data-testid="release-state"][data-state="verification"]');
+  await expect(async () => {
+    await page.reload();
+    await expect(verification).toHaveAttribute('data-status', 'failed', { timeout: 5000 });
+  }).toPass({ timeout: 150_000 });
+  await expect(verification).toContainText('canary staging/checkout aborted');
+  await newest.getByTestId('release-canary').locator('summary').click();
+  await expect(newest.locator('[data-testid="release-canary-step"][data-state="aborted"]')).toHaveCount(1);
+  await expect(newest.getByTestId('release-canary-step').first()).toContainText('Rollout staging/checkout');
   await page.goto('/evidence?q=checkout%20errors');
   const rows = page.getByTestId('evidence-row');
   await expect(rows.filter({ has: page.getByRole('cell', { name: 'rollout.control', exact: true }) })).toHaveCount(1);

@@ -355,7 +355,10 @@ export const PAYMENTS_IMAGE = `${SEED_IMAGE_HOST}/digital-human/edge-gateway:0.9
  * known only once the sandbox runs; sandbox/flagger.ts flaggerAppObjects). No `replicas` in Git: Flagger owns the
  * target's scale. Reconciled by the Flux Kustomization `payments-staging` on nonprod.
  */
-export function paymentsFiles(image = PAYMENTS_IMAGE): Record<string, string> {
+export function paymentsFiles(image = PAYMENTS_IMAGE, change?: string): Record<string, string> {
+  // a test's change note (a pod-template annotation): each commit a new revision for Flagger, even with an image
+  // it ran before (Flagger does not analyse a revision equal to the one it promoted)
+  const note = change ? `\n      annotations:\n        sandbox.gitops-console.dev/change: "${change}"` : '';
   return {
     'flux/payments/kustomization.yaml': `apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
@@ -376,7 +379,7 @@ spec:
   template:
     metadata:
       labels:
-        app.kubernetes.io/name: payments
+        app.kubernetes.io/name: payments${note}
     spec:
       containers:
         - name: payments

@@ -24,7 +24,8 @@ const run = (name: string, hash: string, phase: string, measurement: Record<stri
   metadata: {
     name,
     creationTimestamp: `2026-12-02T03:0${name.slice(-1)}:00Z`,
-    labels: { 'rollouts-pod-template-hash': hash },
+    // the controller labels a step's run with its step index
+    labels: { 'rollouts-pod-template-hash': hash, 'step-index': '2' },
   },
   status: {
     phase,
@@ -58,12 +59,21 @@ describe('canaryOutcome (Argo Rollouts)', () => {
     expect(canaryVerdict([o])).toEqual({ status: 'failed', reason: o.reason });
   });
 
-  it('aborted by hand (no failed run): says so', () => {
-    const o = canaryOutcome(
-      rollout({ phase: 'Degraded', abort: true, currentStepIndex: 1, stableRS: 'a', currentPodHash: 'b' }),
-      [],
+  it('aborted by hand (no failed run): says so, at the furthest step seen (an abort resets the step to 0)', () => {
+    const aborted = rollout({
+      phase: 'Degraded',
+      abort: true,
+      currentStepIndex: 0,
+      stableRS: 'a',
+      currentPodHash: 'b',
+    });
+    expect(canaryOutcome(aborted, [], { iteration: 1 }).reason).toMatch(
+      /aborted at step 2 of 3: aborted \(no analysis failed: by hand\?\)/,
     );
-    expect(o.reason).toMatch(/aborted at step 2 of 3: aborted \(no analysis failed: by hand\?\)/);
+    // where it was is not known: not guessed
+    expect(canaryOutcome(aborted, []).reason).toBe(
+      'canary staging/checkout aborted: aborted (no analysis failed: by hand?)',
+    );
   });
 
   it('promoted: stable is the current pod template and the spec was observed', () => {

@@ -12,6 +12,8 @@ const arr = (v: unknown): Obj[] => (Array.isArray(v) ? (v as unknown[]).map(asOb
 
 export interface AnalysisSummary {
   name: string;
+  /** the canary step that ran it (its `step-index` label, 0-based); null for a background analysis */
+  stepIndex: number | null;
   phase: string;
   message: string | null;
   startedAt: string | null;
@@ -32,8 +34,10 @@ export function summarizeAnalysis(run: Obj): AnalysisSummary {
   const md = asObj(run.metadata);
   const st = asObj(run.status);
   const cut = (v: unknown) => (str(v) ? (v as string).slice(0, 300) : null);
+  const step = Number(asObj(md.labels)['step-index']);
   return {
     name: str(md.name) ?? '?',
+    stepIndex: Number.isInteger(step) && step >= 0 ? step : null,
     phase: str(st.phase) ?? 'Pending',
     message: cut(st.message),
     startedAt: str(st.startedAt) ?? str(md.creationTimestamp) ?? null,
@@ -100,7 +104,12 @@ const hashOf = (run: Obj): string | undefined => str(asObj(asObj(run.metadata).l
  * `aborted`: the controller aborted it (an analysis failed, or
  * someone aborted it), with the analysis's measured reason. Anything else is `progressing`.
  */
-export function canaryOutcome(rollout: Obj, runs: Obj[]): CanaryOutcome {
+export function canaryOutcome(
+  rollout: Obj,
+  runs: Obj[],
+  /** the furthest step (0-based) seen while the canary ran: an abort resets the Rollout's step to 0 */
+  peak?: { iteration: number },
+): CanaryOutcome {
   const v = rolloutView(rollout);
   const md = asObj(rollout.metadata);
   const st = asObj(rollout.status);
@@ -120,7 +129,8 @@ export function canaryOutcome(rollout: Obj, runs: Obj[]): CanaryOutcome {
   if (seen && v.aborted) {
     state = 'aborted';
     const measured = failedRun ? measuredReason(failedRun) : undefined;
-    reason = `canary ${v.namespace}/${v.name} aborted at step ${(v.currentStep ?? 0) + 1} of ${v.steps.length}: ${
+    const at = failedRun?.stepIndex ?? peak?.iteration ?? null;
+    reason = `canary ${v.namespace}/${v.name} aborted${at !== null ? ` at step ${at + 1} of ${v.steps.length}` : ''}: ${
       measured ? `analysis ${failedRun?.name} ${measured}` : v.message || 'aborted (no analysis failed: by hand?)'
     }`;
   } else if (seen && v.phase === 'Healthy' && v.stableHash && v.stableHash === v.canaryHash) {
@@ -153,8 +163,20 @@ export function canaryOutcome(rollout: Obj, runs: Obj[]): CanaryOutcome {
  * or Initialized with nothing to analyse), `aborted` when it failed (rolled back: the checks failed, the rollback
  * webhook asked for it, or the deadline passed), else `progressing` (analysing, waiting on its promotion gate).
  */
-export function flaggerOutcome(canary: Obj): CanaryOutcome {
-  const v = flaggerCanaryView(canary);
+export function flaggerOutcome(
+  canary: Obj,
+  /** the most this canary reached while it was followed: Flagger resets its counts when it rolls back */
+  peak?: { iteration: number; failedChecks: number },
+): CanaryOutcome {
+  const seen = flaggerCanaryView(canary);
+  const v =
+    seen.failed && peak
+      ? {
+          ...seen,
+          iteration: Math.max(seen.iteration, peak.iteration),
+          failedChecks: Math.max(seen.failedChecks, peak.failedChecks),
+        }
+      : seen;
   const id = `${v.namespace}/${v.name}`;
   let state: CanaryState = 'progressing';
   let reason: string;

@@ -25,7 +25,10 @@ function podSpecOf(o: Obj): Obj | undefined {
   const spec = asObj(o.spec);
   if (kind === 'Pod') return spec;
   if (kind === 'CronJob') return asObj(asObj(asObj(asObj(spec.jobTemplate).spec).template).spec);
-  if (['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'ReplicationController'].includes(kind))
+  // (an Argo Rollout has a Deployment's Pod template)
+  if (
+    ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'ReplicationController', 'Rollout'].includes(kind)
+  )
     return asObj(asObj(spec.template).spec);
   return undefined;
 }

@@ -5,7 +5,7 @@
 // fail fails the AnalysisRun and the Rollout aborts (shown with the analysis's message); retry through the console
 // runs the canary again and it completes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AppResponse, RolloutDto } from '../../src/api/schemas.ts';
+import type { AppResponse, ReleaseDto, ReleasesResponse, RolloutDto } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { commitAndPushRetrying, waitForArgoSynced, writeRepoFile } from '../../sandbox/scenario.ts';
@@ -47,6 +47,21 @@ function commitImage(image: string): string {
     for (const [p, c] of Object.entries(checkoutFiles(image))) writeRepoFile(w, p, c);
   });
 }
+async function waitRelease(sha: string, status: 'ok' | 'failed'): Promise<ReleaseDto> {
+  let last: ReleaseDto | undefined;
+  await waitFor(
+    `the release's verification is ${status}`,
+    async () => {
+      const r = await as(con.admin, con.url, `/api/apps/${APP}/releases`);
+      last = (r.body as ReleasesResponse).releases.find((x) => x.sha === sha);
+      return last?.states.find((x) => x.name === 'verification')?.status === status;
+    },
+    { timeoutMs: 150_000, intervalMs: 2000 },
+  ).catch((e: unknown) => {
+    throw new Error(`${String(e)}; last: ${JSON.stringify(last?.states.map((x) => [x.name, x.status, x.why]))}`);
+  });
+  return last as ReleaseDto;
+}
 async function evidence(type: string): Promise<EvidenceEvent[]> {
   const r = await as(con.admin, con.url, `/api/evidence?type=${type}&limit=1000`);
   return (r.body as { events: EvidenceEvent[] }).events;
@@ -67,11 +82,21 @@ afterAll(async () => {
 
 describe('Argo Rollouts canaries, governed', () => {
   it('a new image: the canary pauses at 20 %; promote-full is governed and recorded before the patch', async () => {
-    commitImage(OTHER_IMAGE);
+    const sha = commitImage(OTHER_IMAGE);
     const paused = await waitRollout('the canary pauses at 20 %', (r) => r.phase === 'Paused' && r.weight === 20);
     expect(paused.steps.map((s) => s.state)).toEqual(['done', 'current', 'pending', 'pending', 'pending']);
     expect(paused.paused?.reasons).toEqual(['CanaryPauseStep']);
     expect(paused.canaryHash).not.toBe(paused.stableHash);
+    // the release chain records the step as it happens (the pause lasts 30 s)
+    await waitFor(
+      'the paused step in the release chain',
+      async () => {
+        const r = await as(con.admin, con.url, `/api/apps/${APP}/releases`);
+        const rel = (r.body as ReleasesResponse).releases.find((x) => x.sha === sha);
+        return !!rel?.canary?.some((c) => c.weight === 20 && c.phase === 'Paused');
+      },
+      { timeoutMs: 25_000, intervalMs: 1000 },
+    );
     // a viewer may not; on-call without a reason may not
     expect(
       (await as(viewer, con.url, ACTION('promote-full'), { method: 'POST', body: { reason: 'ship it' } })).status,
@@ -101,16 +126,27 @@ describe('Argo Rollouts canaries, governed', () => {
       (e) => (e.data as { intentSeq?: number }).intentSeq === intent?.seq,
     );
     expect(completed).toBeDefined();
+    // the release chain: the canary step by step (20 %, paused), and its verification is the full promotion
+    const r = await waitRelease(sha, 'ok');
+    expect(r.canary?.some((c) => c.weight === 20 && c.phase === 'Paused')).toBe(true);
+    expect(r.canary?.at(-1)?.state).toBe('promoted');
+    const v = r.states.find((x) => x.name === 'verification');
+    expect((v?.data?.canary as { promotedSecondsAfterCommit?: number }).promotedSecondsAfterCommit).toBeGreaterThan(0);
   }, 300_000);
 
   it('the business endpoint fails: the AnalysisRun fails and the Rollout aborts; retry through the console completes the canary', async () => {
     setBusinessEndpoint('staging', { mode: 'fail' });
-    commitImage(CHECKOUT_IMAGE);
+    const sha = commitImage(CHECKOUT_IMAGE);
     const aborted = await waitRollout('the canary aborts on its analysis', (r) => r.aborted, 180_000);
     expect(aborted.phase).toBe('Degraded');
     // the measured reason: the endpoint's 503
     expect(aborted.message).toMatch(/RolloutAborted.*503/);
     expect(aborted.analysis?.status).toMatch(/Failed|Error/);
+    // the release is failed with what the analysis measured
+    const failed = await waitRelease(sha, 'failed');
+    expect(failed.states.find((x) => x.name === 'verification')?.why).toMatch(
+      /canary staging\/checkout aborted at step 3 of 5: analysis \S+ business-endpoint (error|failed): .*503/,
+    );
     // the endpoint is fixed; on-call retries with a reason
     setBusinessEndpoint('staging', { mode: 'ok' });
     const r = await as(oncall, con.url, ACTION('retry'), { method: 'POST', body: { reason: 'endpoint fixed, retry' } });

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../domain/app.ts';
 import type { ObjectIndex } from '../kube/object-index.ts';
-import { canaryRunning, recordCanarySteps } from './record-canary.ts';
+import { canaryPhase, recordCanarySteps } from './record-canary.ts';
 import { recordVerification } from './record-verification.ts';
 import type { ReleaseRecorderOptions } from './recorder-options.ts';
 import type { StateContext, Tracked } from './tracking.ts';
@@ -60,7 +60,7 @@ describe('record-canary', () => {
     recordCanarySteps(ctx, app, r);
     expect(other).toHaveLength(1);
     expect(other[0]).toMatchObject({ type: 'release.canary', actor: 'argo-rollouts', data: { step: 2, weight: 20 } });
-    expect(canaryRunning(ctx, app)).toBe(true);
+    expect(canaryPhase(ctx, app)).toBe('running');
     await recordVerification(ctx, app, r, false);
     expect(states).toHaveLength(0);
     live = rollout({ phase: 'Progressing', currentStepIndex: 2 });
@@ -81,7 +81,7 @@ describe('record-canary', () => {
         ],
       },
     });
-    expect(canaryRunning(ctx, app)).toBe(false);
+    expect(canaryPhase(ctx, app)).toBe('aborted');
     await recordVerification(ctx, app, rel(), false);
     expect(states[0]?.data).toMatchObject({
       status: 'failed',

@@ -4,6 +4,7 @@
 // measured (see domain/release-canary.ts). Health waits while a canary runs: a paused canary is not the release's
 // health.
 import type { App } from '../../domain/app.ts';
+import { shaOf } from '../../domain/release-commit.ts';
 import type { EvidenceType } from '../../domain/evidence.ts';
 import { FLAGGER_GROUP } from '../../domain/flagger.ts';
 import { RELEASE_CANARY } from '../../domain/release.ts';
@@ -17,7 +18,11 @@ type Obj = Record<string, unknown>;
  * The app's Rollouts and where their canaries stand; `missing` names a Rollout Git manages that the console cannot
  * see (not listed yet, or not readable): its outcome is unknown, never "promoted".
  */
-export function canariesOf(ctx: StateContext, app: App): { outcomes: CanaryOutcome[]; missing: string[] } {
+export function canariesOf(
+  ctx: StateContext,
+  app: App,
+  rel?: Tracked,
+): { outcomes: CanaryOutcome[]; missing: string[] } {
   const outcomes: CanaryOutcome[] = [];
   const missing: string[] = [];
   for (const r of app.inventory) {
@@ -34,7 +39,7 @@ export function canariesOf(ctx: StateContext, app: App): { outcomes: CanaryOutco
       continue;
     }
     if (flagger) {
-      outcomes.push(flaggerOutcome(o as Obj));
+      outcomes.push(flaggerOutcome(o as Obj, rel?.canaryPeak?.get(`Canary ${r.namespace ?? ''}/${r.name}`)));
       continue;
     }
     const uid = o.metadata?.uid;
@@ -44,22 +49,41 @@ export function canariesOf(ctx: StateContext, app: App): { outcomes: CanaryOutco
           .childrenOf(app.cluster, uid)
           .filter((c: KubeObject) => Array.isArray((c as { spec?: { metrics?: unknown } }).spec?.metrics))
       : [];
-    outcomes.push(canaryOutcome(o as Obj, runs as Obj[]));
+    outcomes.push(
+      canaryOutcome(o as Obj, runs as Obj[], rel?.canaryPeak?.get(`Rollout ${r.namespace ?? ''}/${r.name}`)),
+    );
   }
   return { outcomes, missing };
 }
 
-/** Does the app run a canary now (a Rollout not yet promoted nor aborted)? Health waits for it. */
-export function canaryRunning(ctx: StateContext, app: App): boolean {
-  return canariesOf(ctx, app).outcomes.some((c) => c.state === 'progressing');
+/**
+ * Where the app's canaries stand for its health: `running` (one not yet promoted nor aborted: health waits for it),
+ * `aborted` (the controller gave up on one: its Degraded is confirmed, no need to watch it last), else `none`.
+ */
+export function canaryPhase(ctx: StateContext, app: App, rel?: Tracked): 'running' | 'aborted' | 'none' {
+  const o = canariesOf(ctx, app, rel).outcomes;
+  if (o.some((c) => c.state === 'aborted')) return 'aborted';
+  return o.some((c) => c.state === 'progressing') ? 'running' : 'none';
 }
 
 /** Records each new step of the app's canaries for the release followed (once per change). */
 export function recordCanarySteps(ctx: StateContext, app: App, rel: Tracked): void {
-  if (rel.recorded.get('reconcile')?.status !== 'ok') return;
+  // once the controller has applied this revision (its canary cannot have started before); not waiting for the
+  // reconcile state's record, which follows the slower states: a canary step can last seconds
+  if (rel.recorded.get('reconcile')?.status !== 'ok' && shaOf(app.source.revisionObserved) !== rel.sha) return;
   const seen = (rel.canarySeen ??= new Map());
-  for (const c of canariesOf(ctx, app).outcomes) {
+  const peaks = (rel.canaryPeak ??= new Map());
+  for (const c of canariesOf(ctx, app, rel).outcomes) {
     const id = `${c.kind} ${c.namespace}/${c.name}`;
+    // the furthest a canary got (a Flagger Canary's iterations and failed checks, a Rollout's step): both
+    // controllers reset them when they give up, and the verification says where it failed
+    if (c.state === 'progressing') {
+      const p = peaks.get(id);
+      peaks.set(id, {
+        iteration: Math.max(p?.iteration ?? 0, c.step ?? 0),
+        failedChecks: Math.max(p?.failedChecks ?? 0, c.failedChecks?.count ?? 0),
+      });
+    }
     const key = canaryKey(c);
     if (seen.get(id) === key) continue;
     seen.set(id, key);

@@ -75,17 +75,24 @@ export function recordReconcile(ctx: StateContext, app: App, rel: Tracked): void
   }
 }
 
-export function recordHealth(ctx: StateContext, app: App, rel: Tracked, expired: boolean, canary = false): void {
+export function recordHealth(
+  ctx: StateContext,
+  app: App,
+  rel: Tracked,
+  expired: boolean,
+  canary: 'running' | 'aborted' | 'none' = 'none',
+): void {
   if (rel.recorded.has('health') || rel.recorded.get('reconcile')?.status !== 'ok') return;
   // a canary that is still running (paused on a step, analysing) is not the release's health yet
-  if (canary && !expired) return;
+  if (canary === 'running' && !expired) return;
   const since = rel.reconciledAt ?? Date.now();
   if (Date.now() - since < HEALTH_SETTLE_MS) return;
   const unhealthy = app.health === 'Degraded' || app.health === 'Missing';
   if (!unhealthy) rel.unhealthySince = undefined;
   const settled = unhealthy || app.health === 'Healthy' || app.health === 'Suspended';
   if (!settled && !expired) return;
-  if (unhealthy && !expired) {
+  // (an aborted canary is its controller's verdict: Degraded needs no watching to be confirmed)
+  if (unhealthy && !expired && canary !== 'aborted') {
     rel.unhealthySince ??= Date.now();
     if (Date.now() - rel.unhealthySince < UNHEALTHY_CONFIRM_MS) return;
   }

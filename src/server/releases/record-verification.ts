@@ -57,7 +57,12 @@ function livePods(ctx: StateContext, app: App): PodImage[] {
     for (const c of ctx.o.index.childrenOf(app.cluster, uid)) walk(c, depth + 1);
   };
   for (const r of app.inventory) {
-    if (!['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob', 'Pod', 'Rollout'].includes(r.kind))
+    // (a Flagger Canary: its Pods are its `-primary` Deployment's, a child of the Canary)
+    if (
+      !['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob', 'Pod', 'Rollout', 'Canary'].includes(
+        r.kind,
+      )
+    )
       continue;
     const o = ctx.o.index.get(app.cluster, r);
     if (o) walk({ ...o, kind: o.kind ?? r.kind }, 0);
@@ -67,7 +72,7 @@ function livePods(ctx: StateContext, app: App): PodImage[] {
 
 export async function recordVerification(ctx: StateContext, app: App, rel: Tracked, periodic: boolean): Promise<void> {
   // with a canary, the release is verified by its canary: promoted all the way, or aborted with what was measured
-  const canaries = canariesOf(ctx, app);
+  const canaries = canariesOf(ctx, app, rel);
   const canary = canaryVerdict(canaries.outcomes);
   const expired = Date.now() - rel.seenAt > FOLLOW_MS;
   if (!periodic && !expired && (canary?.status === 'pending' || canaries.missing.length)) return;

@@ -34,7 +34,7 @@ import { recordPromotion } from './record-promotion.ts';
 import { recordHealth, recordReconcile } from './record-reconcile.ts';
 import { recordReview, reviewDue } from './record-review.ts';
 import { recordValidation } from './record-validation.ts';
-import { canaryRunning, recordCanarySteps } from './record-canary.ts';
+import { canaryPhase, recordCanarySteps } from './record-canary.ts';
 import { recordVerification } from './record-verification.ts';
 import type { ReleaseRecorderOptions } from './recorder-options.ts';
 import { readLatestRelease, resumeFrom } from './resume.ts';
@@ -154,11 +154,16 @@ export class ReleaseRecorder {
     const rel = t;
     const expired = Date.now() - rel.seenAt > FOLLOW_MS;
 
+    // a canary's steps first and between the slower states: a step can last seconds (record-canary.ts)
+    const steps = () => recordCanarySteps(this.ctx, this.o.catalog.get(id) ?? app, rel);
+    steps();
     if (!rel.recorded.has('change')) await this.heavy.run(() => recordChange(this.ctx, app, rel, expired));
     if (reviewDue(rel, expired)) await recordReview(this.ctx, app, rel);
     if (this.superseded(app, rel)) return this.schedule(id);
+    steps();
     if (!rel.recorded.has('render') && this.artifactIsFor(app, rel))
       await this.heavy.run(() => recordArtifactAndRender(this.ctx, app, rel));
+    steps();
     if (rel.recorded.get('render')?.status === 'ok' && !rel.recorded.has('validation'))
       await this.heavy.run(() => recordValidation(this.ctx, app, rel));
     const latest = this.o.catalog.get(id) ?? app;
@@ -166,7 +171,7 @@ export class ReleaseRecorder {
     if (rel.recorded.get('reconcile')?.status === 'ok' && !rel.promotionChecked)
       await recordPromotion(this.ctx, latest, rel);
     recordCanarySteps(this.ctx, latest, rel);
-    recordHealth(this.ctx, latest, rel, expired, canaryRunning(this.ctx, latest));
+    recordHealth(this.ctx, latest, rel, expired, canaryPhase(this.ctx, latest, rel));
     if (rel.recorded.has('health') && !rel.recorded.has('verification'))
       await recordVerification(this.ctx, latest, rel, false);
 

@@ -32,6 +32,8 @@ export interface Tracked {
   unhealthySince?: number | undefined;
   /** per Rollout (`ns/name`): the canary's last recorded step (record-canary.ts) */
   canarySeen?: Map<string, string>;
+  /** per canary: the furthest step / most iterations and failed checks seen (reset when the canary is given up) */
+  canaryPeak?: Map<string, { iteration: number; failedChecks: number }>;
 }
 
 /** How long a release is followed before its missing states are recorded as unknown. */

@@ -1,0 +1,207 @@
+// Flagger with its real controller (issue 25): the seeded `payments-staging` (Flux) manages the Deployment `payments`
+// and its Canary (blue/green on the kubernetes provider, 3 iterations 5 s apart, the staging business endpoint as
+// its rollout webhook, a confirm-promotion gate and a rollback gate — sandbox/flagger-gate.ts). A new image: the
+// analysis passes and the canary waits on its gate; promote through the console is governed (viewer 403, no reason
+// 400, the intent recorded before the gate opens) and Flagger promotes; the release chain records the canary step by
+// step and its verification is the promotion. The business endpoint made to fail: Flagger rolls the canary back and
+// the release is failed. A governed rollback opens the rollback gate and Flagger rolls back.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppResponse, FlaggerCanaryDto, ReleasesResponse } from '../../src/api/schemas.ts';
+import type { EvidenceEvent } from '../../src/domain/evidence.ts';
+import { waitFor } from '../../sandbox/procs.ts';
+import { commitAndPushRetrying, writeRepoFile } from '../../sandbox/scenario.ts';
+import { businessEndpointUrl, setBusinessEndpoint } from '../../sandbox/scenario-forge.ts';
+import { kubectl } from '../../sandbox/state.ts';
+import { paymentsFiles, PAYMENTS_IMAGE } from '../../sandbox/seed.ts';
+import { as, signIn, type Signed } from '../support/auth.ts';
+import { startTestConsole } from '../support/console.ts';
+
+const APP = 'nonprod/flux-system/kustomization/payments-staging';
+const ACTION = (verb: string) => `/api/apps/${APP}/canaries/staging/payments/${verb}`;
+const IMAGES = ['0.9.2', '0.9.3'].map((t) => PAYMENTS_IMAGE.replace(':0.9.3', `:${t}`));
+
+let con: Awaited<ReturnType<typeof startTestConsole>>;
+let oncall: Signed;
+let viewer: Signed;
+
+const liveImage = () =>
+  (
+    JSON.parse(kubectl('nonprod', ['-n', 'staging', 'get', 'deployment', 'payments', '-o', 'json'])) as {
+      spec: { template: { spec: { containers: Array<{ image: string }> } } };
+    }
+  ).spec.template.spec.containers[0]?.image;
+/** the image the Deployment does not run now (each test's canary is a real change) */
+const otherImage = () => (liveImage() === IMAGES[0] ? IMAGES[1] : IMAGES[0]) as string;
+
+async function canary(): Promise<FlaggerCanaryDto | undefined> {
+  const r = await as(viewer, con.url, `/api/apps/${APP}`);
+  expect(r.status).toBe(200);
+  return (r.body as AppResponse).canaries?.find((x) => x.name === 'payments');
+}
+async function waitCanary(what: string, ok: (c: FlaggerCanaryDto) => boolean, timeoutMs = 150_000) {
+  let last: FlaggerCanaryDto | undefined;
+  await waitFor(
+    what,
+    async () => {
+      last = await canary();
+      return !!last && ok(last);
+    },
+    { timeoutMs, intervalMs: 1000 },
+  ).catch((e: unknown) => {
+    throw new Error(`${String(e)}; last: ${JSON.stringify(last)}`.slice(0, 3000));
+  });
+  return last as FlaggerCanaryDto;
+}
+/** a new revision of the Deployment (a change note makes each one new to Flagger, whatever the image) */
+function commitImage(image: string): string {
+  const note = `flagger test ${Date.now()}`;
+  return commitAndPushRetrying(`payments ${image.split(':').pop()} (${note})`, (w) => {
+    for (const [p, c] of Object.entries(paymentsFiles(image, note))) writeRepoFile(w, p, c);
+  });
+}
+async function evidence(type: string): Promise<EvidenceEvent[]> {
+  const r = await as(con.admin, con.url, `/api/evidence?type=${type}&app=${encodeURIComponent(APP)}&limit=1000`);
+  return (r.body as { events: EvidenceEvent[] }).events;
+}
+async function release(sha: string) {
+  const r = await as(con.admin, con.url, `/api/apps/${APP}/releases`);
+  expect(r.status).toBe(200);
+  return (r.body as ReleasesResponse).releases.find((x) => x.sha === sha);
+}
+const settled = (c: FlaggerCanaryDto) =>
+  ['Succeeded', 'Initialized', 'Failed'].includes(c.phase) && c.lastAppliedSpec !== null;
+
+beforeAll(async () => {
+  con = await startTestConsole();
+  oncall = await signIn(con.url, 'oncall');
+  viewer = await signIn(con.url, 'viewer');
+  await waitCanary('the seeded Canary is initialized', settled, 180_000);
+}, 240_000);
+
+afterAll(async () => {
+  setBusinessEndpoint('staging', { mode: 'ok' });
+  // leave the canary promoted (a Failed Canary is a Degraded app for the tests after this one): a new revision,
+  // its gate opened as the sandbox's admin would (straight to the load tester stand-in)
+  try {
+    commitImage(PAYMENTS_IMAGE);
+    const c = await waitCanary('waiting again', (x) => x.phase === 'WaitingPromotion', 150_000);
+    await fetch(`${businessEndpointUrl('staging')}/gate/open`, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'payments', namespace: 'staging', lastAppliedSpec: c.lastAppliedSpec, by: 'test' }),
+    });
+    await waitCanary('promoted again', (x) => x.phase === 'Succeeded', 120_000);
+  } finally {
+    await con?.close();
+  }
+}, 300_000);
+
+describe('Flagger canaries, governed, in the release chain', () => {
+  it('a new image: the analysis passes and waits on the gate; a governed promote; the chain records it', async () => {
+    const before = await canary();
+    const sha = commitImage(otherImage());
+    const waiting = await waitCanary(
+      'the canary waits for its promotion gate',
+      (c) => c.phase === 'WaitingPromotion' && c.lastAppliedSpec !== before?.lastAppliedSpec,
+    );
+    expect(waiting.iteration).toBeGreaterThanOrEqual(2);
+    expect(waiting.failedChecks).toBe(0);
+    // nothing promotes it while the gate is closed
+    await new Promise((r) => setTimeout(r, 8000));
+    expect((await canary())?.phase).toBe('WaitingPromotion');
+    // a viewer may not; on-call without a reason may not
+    expect((await as(viewer, con.url, ACTION('promote'), { method: 'POST', body: { reason: 'ship' } })).status).toBe(
+      403,
+    );
+    expect((await as(oncall, con.url, ACTION('promote'), { method: 'POST', body: {} })).status).toBe(400);
+    const ok = await as(oncall, con.url, ACTION('promote'), {
+      method: 'POST',
+      body: { reason: 'payments canary checked by hand' },
+    });
+    expect(ok.status, ok.text).toBe(200);
+    await waitCanary(
+      'promoted',
+      (c) => c.phase === 'Succeeded' && c.lastPromotedSpec === waiting.lastAppliedSpec,
+      120_000,
+    );
+    const intent = (await evidence('rollout.control')).find(
+      (e) => (e.data as { reason?: string }).reason === 'payments canary checked by hand',
+    );
+    expect(intent?.data).toMatchObject({
+      controller: 'flagger',
+      verb: 'promote',
+      canary: 'staging/payments',
+      before: { phase: 'WaitingPromotion', lastAppliedSpec: waiting.lastAppliedSpec },
+      gate: { webhook: 'promotion-gate' },
+    });
+    const completed = (await evidence('action.completed')).find(
+      (e) => (e.data as { intentSeq?: number }).intentSeq === intent?.seq,
+    );
+    expect(completed).toBeDefined();
+    // the release chain: the canary step by step, and its verification is the promotion
+    await waitFor(
+      'the release is verified by its canary',
+      async () => (await release(sha))?.states.find((s) => s.name === 'verification')?.status === 'ok',
+      { timeoutMs: 120_000, intervalMs: 2000 },
+    );
+    const r = await release(sha);
+    expect(r?.canary?.map((c) => c.phase)).toEqual(expect.arrayContaining(['WaitingPromotion', 'Succeeded']));
+    const v = r?.states.find((s) => s.name === 'verification');
+    expect(JSON.stringify(v?.data)).toContain('"state":"promoted"');
+    expect((v?.data?.canary as { promotedSecondsAfterCommit?: number }).promotedSecondsAfterCommit).toBeGreaterThan(0);
+  }, 360_000);
+
+  it('the business endpoint fails: Flagger rolls the canary back and the release is failed', async () => {
+    setBusinessEndpoint('staging', { mode: 'fail' });
+    const sha = commitImage(otherImage());
+    await waitCanary('rolled back', (c) => c.phase === 'Failed', 150_000);
+    await waitFor(
+      'the release is failed by its canary',
+      async () => (await release(sha))?.states.find((s) => s.name === 'verification')?.status === 'failed',
+      { timeoutMs: 150_000, intervalMs: 2000 },
+    ).catch(async (e: unknown) => {
+      const r = await release(sha);
+      throw new Error(
+        `${String(e)}; release: ${JSON.stringify(r?.states.map((x) => [x.name, x.status, x.why]))}; canary: ${JSON.stringify(r?.canary)}`,
+      );
+    });
+    const v = (await release(sha))?.states.find((s) => s.name === 'verification');
+    expect(v?.why).toMatch(
+      /canary staging\/payments rolled back at iteration \d+ of 3 after [1-9]\d* failed check\(s\)/,
+    );
+    // counted in the change failure rate of staging
+    const m = await as(con.admin, con.url, `/api/envs/staging/releases`);
+    expect(m.status).toBe(200);
+    // (every app of the repo has a release at this sha: the row of this app)
+    const row = (
+      m.body as { releases: Array<{ app: string; sha: string; failed: boolean; failures: string[] }> }
+    ).releases.find((x) => x.sha === sha && x.app === APP);
+    expect(row?.failed).toBe(true);
+    expect(row?.failures.join(' ')).toMatch(/rolled back/);
+  }, 360_000);
+
+  it('a governed rollback opens the rollback gate and Flagger rolls back', async () => {
+    setBusinessEndpoint('staging', { mode: 'ok' });
+    const before = await canary();
+    commitImage(otherImage());
+    await waitCanary(
+      'analysing the new revision',
+      (c) => ['Progressing', 'WaitingPromotion'].includes(c.phase) && c.lastAppliedSpec !== before?.lastAppliedSpec,
+    );
+    const r = await as(oncall, con.url, ACTION('rollback'), {
+      method: 'POST',
+      body: { reason: 'payments error budget burning' },
+    });
+    expect(r.status, r.text).toBe(200);
+    await waitCanary('rolled back on request', (c) => c.phase === 'Failed', 120_000);
+    // nothing to roll back any more: 409, and no second intent
+    const again = await as(oncall, con.url, ACTION('rollback'), {
+      method: 'POST',
+      body: { reason: 'payments error budget burning' },
+    });
+    expect(again.status).toBe(409);
+    const intents = (await evidence('rollout.control')).filter(
+      (e) => (e.data as { reason?: string }).reason === 'payments error budget burning',
+    );
+    expect(intents).toHaveLength(1);
+  }, 300_000);
+});
