@@ -173,6 +173,18 @@ describe('flaggerOutcome', () => {
       'promoted',
     );
   });
+  it('Succeeded, but the target runs images its primary does not: Flagger has not picked the revision up yet', () => {
+    const dep = (image: string) => ({ spec: { template: { spec: { containers: [{ name: 'payments', image }] } } } });
+    const st = { phase: 'Succeeded', lastAppliedSpec: 'b', lastPromotedSpec: 'b' };
+    const o = flaggerOutcome(canary(st), undefined, { target: dep('pay:2'), primary: dep('pay:1') });
+    expect(o.state).toBe('progressing');
+    expect(o.reason).toMatch(/runs a revision Flagger has not promoted yet/);
+    expect(flaggerOutcome(canary(st), undefined, { target: dep('pay:2'), primary: dep('pay:2') }).state).toBe(
+      'promoted',
+    );
+    // a workload the console cannot see: not promoted
+    expect(flaggerOutcome(canary(st), undefined, { primary: dep('pay:2') }).state).toBe('progressing');
+  });
   it('Succeeded while a newer revision is applied: still progressing', () => {
     expect(flaggerOutcome(canary({ phase: 'Succeeded', lastAppliedSpec: 'c', lastPromotedSpec: 'b' })).state).toBe(
       'progressing',

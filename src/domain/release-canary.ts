@@ -163,10 +163,23 @@ export function canaryOutcome(
  * or Initialized with nothing to analyse), `aborted` when it failed (rolled back: the checks failed, the rollback
  * webhook asked for it, or the deadline passed), else `progressing` (analysing, waiting on its promotion gate).
  */
+/** The containers' names and images of a Deployment's Pod template ("" when it is not known). */
+export function templateImages(d: Obj | undefined): string {
+  const containers = asObj(asObj(asObj(asObj(d?.spec).template).spec)).containers;
+  if (!d || !Array.isArray(containers)) return '';
+  return JSON.stringify(containers.map((c) => [str(asObj(c).name) ?? '', str(asObj(c).image) ?? '']));
+}
+
 export function flaggerOutcome(
   canary: Obj,
   /** the most this canary reached while it was followed: Flagger resets its counts when it rolls back */
   peak?: { iteration: number; failedChecks: number },
+  /**
+   * its target and `-primary` Deployments as they are live: a revision Git just applied to the target is not
+   * promoted until the primary runs the target's images (Flagger's own status still says Succeeded for the
+   * previous revision until its next loop picks the change up)
+   */
+  workloads?: { target?: Obj; primary?: Obj },
 ): CanaryOutcome {
   const seen = flaggerCanaryView(canary);
   const v =
@@ -187,10 +200,15 @@ export function flaggerOutcome(
   } else if (
     (v.phase === 'Succeeded' || v.phase === 'Initialized') &&
     v.lastAppliedSpec !== null &&
-    v.lastAppliedSpec === v.lastPromotedSpec
+    v.lastAppliedSpec === v.lastPromotedSpec &&
+    (!workloads ||
+      (templateImages(workloads.target) !== '' &&
+        templateImages(workloads.target) === templateImages(workloads.primary)))
   ) {
     state = 'promoted';
     reason = `canary ${id} ${v.phase === 'Succeeded' ? 'promoted' : 'initialized'} (revision ${v.lastPromotedSpec})`;
+  } else if (v.phase === 'Succeeded' || v.phase === 'Initialized') {
+    reason = `canary ${id}: the target ${v.target} runs a revision Flagger has not promoted yet (its primary runs other images)`;
   } else {
     reason = `canary ${id} ${v.phase}${v.iterations ? `, iteration ${v.iteration} of ${v.iterations}` : `, weight ${v.weight} %`}, ${checks}${
       v.waitingForPromotion ? ': waiting for the promotion gate (a governed promote)' : ''

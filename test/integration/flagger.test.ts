@@ -147,6 +147,10 @@ describe('Flagger canaries, governed, in the release chain', () => {
     expect(r?.canary?.map((c) => c.phase)).toEqual(expect.arrayContaining(['WaitingPromotion', 'Succeeded']));
     const v = r?.states.find((s) => s.name === 'verification');
     expect(JSON.stringify(v?.data)).toContain('"state":"promoted"');
+    // verified by the promotion, not before it (Flagger's status lags the target's change by a loop)
+    expect(Date.parse(v?.time ?? '')).toBeGreaterThanOrEqual(Date.parse(intent?.time ?? 'x'));
+    const health = r?.states.find((s) => s.name === 'health');
+    expect(Date.parse(health?.time ?? '')).toBeGreaterThanOrEqual(Date.parse(intent?.time ?? 'x'));
     expect((v?.data?.canary as { promotedSecondsAfterCommit?: number }).promotedSecondsAfterCommit).toBeGreaterThan(0);
   }, 360_000);
 

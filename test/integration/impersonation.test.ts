@@ -243,6 +243,7 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
       [
         DEV,
         STAGING,
+        'nonprod/flux-system/kustomization/payments-staging',
         ARGO_STAGING,
         ...[
           'checkout-staging',

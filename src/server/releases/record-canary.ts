@@ -39,7 +39,20 @@ export function canariesOf(
       continue;
     }
     if (flagger) {
-      outcomes.push(flaggerOutcome(o as Obj, rel?.canaryPeak?.get(`Canary ${r.namespace ?? ''}/${r.name}`)));
+      const target = String((o as { spec?: { targetRef?: { name?: string } } }).spec?.targetRef?.name ?? '');
+      const dep = (name: string) =>
+        ctx.o.index.get(app.cluster, {
+          group: 'apps',
+          kind: 'Deployment',
+          ...(r.namespace ? { namespace: r.namespace } : {}),
+          name,
+        }) as Obj | undefined;
+      outcomes.push(
+        flaggerOutcome(o as Obj, rel?.canaryPeak?.get(`Canary ${r.namespace ?? ''}/${r.name}`), {
+          ...(dep(target) ? { target: dep(target) } : {}),
+          ...(dep(`${target}-primary`) ? { primary: dep(`${target}-primary`) } : {}),
+        }),
+      );
       continue;
     }
     const uid = o.metadata?.uid;
