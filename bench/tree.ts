@@ -135,18 +135,28 @@ async function ensureRolloutApp(): Promise<void> {
           spec: { containers: [{ name: 'w', image: 'registry.example.com/bench:1' }] },
         },
         strategy: { canary: { steps: [{ setWeight: 50 }, { pause: { duration: '1s' } }] } },
+        // keep every AnalysisRun: the controller deletes runs beyond these limits (default 5 each)
+        analysis: { successfulRunHistoryLimit: 50, unsuccessfulRunHistoryLimit: 50 },
       },
     }),
   );
-  const ro = JSON.parse(kubectl(CLUSTER, ['-n', NS, 'get', 'rollout', 'ro-bench', '-o', 'json'])) as {
-    metadata: { uid: string };
-  };
+  // the runs carry the pod-template hash of a ReplicaSet of the Rollout, or its controller deletes them
+  let ro: { metadata: { uid: string }; status?: { currentPodHash?: string } } = { metadata: { uid: '' } };
+  await waitFor(
+    'the Rollout’s ReplicaSet',
+    async () => {
+      ro = JSON.parse(kubectl(CLUSTER, ['-n', NS, 'get', 'rollout', 'ro-bench', '-o', 'json'])) as typeof ro;
+      return !!ro.status?.currentPodHash;
+    },
+    { timeoutMs: 120_000, intervalMs: 1000 },
+  );
   const runs = Array.from({ length: ANALYSIS_RUNS }, (_, i) => ({
     apiVersion: 'argoproj.io/v1alpha1',
     kind: 'AnalysisRun',
     metadata: {
       name: `ro-bench-run-${i}`,
       namespace: NS,
+      labels: { 'rollouts-pod-template-hash': ro.status?.currentPodHash ?? '' },
       ownerReferences: [
         {
           apiVersion: 'argoproj.io/v1alpha1',
@@ -210,7 +220,14 @@ async function runningPods(): Promise<number> {
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
 
-async function measureTree(ctx: Ctx, id: string, size: number, title: (total: number) => string): Promise<void> {
+async function measureTree(
+  ctx: Ctx,
+  id: string,
+  size: number,
+  title: (total: number) => string,
+  /** the app's own Pods (the namespace holds both apps) */
+  podPrefix: string,
+): Promise<void> {
   const { base, auth, browser, bff, conn } = ctx;
   const treeUrl = `${base}/api/apps/${id}/tree`;
   await waitFor(
@@ -264,7 +281,7 @@ async function measureTree(ctx: Ctx, id: string, size: number, title: (total: nu
   // 100 live updates: 100 concurrent pod patches (real watch events → SSE → tree refetch → re-render)
   const pods = kubectl(CLUSTER, ['-n', NS, 'get', 'pods', '-o', 'name'])
     .split('\n')
-    .filter(Boolean)
+    .filter((p) => p.startsWith(`pod/${podPrefix}`))
     .slice(0, 100)
     .map((p) => p.replace('pod/', ''));
   const longestBefore = await page.evaluate(() => Math.max(0, ...(window as unknown as { __long: number[] }).__long));
@@ -344,6 +361,9 @@ async function main(): Promise<void> {
         timeoutMs: 600_000,
         intervalMs: 3000,
       });
+      // the runs are still there (the controller keeps them: the history limits above)
+      const runs = kubectl(CLUSTER, ['-n', NS, 'get', 'analysisruns', '-o', 'name']).split('\n').filter(Boolean).length;
+      if (runs < ANALYSIS_RUNS) throw new Error(`only ${runs} of ${ANALYSIS_RUNS} AnalysisRuns are left`);
       // Rollout + its ReplicaSet(s) + 200 Pods + 20 AnalysisRuns
       await measureTree(
         ctx,
@@ -351,6 +371,7 @@ async function main(): Promise<void> {
         ROLLOUT_PODS + ANALYSIS_RUNS + 2,
         (total) =>
           `tree of a Rollout: ${total} objects (${ROLLOUT_PODS} Pods, ${ANALYSIS_RUNS} AnalysisRuns; up in ${((Date.now() - t0) / 1000).toFixed(0)} s) — target: first row < 2 s, longest task < 200 ms`,
+        'ro-bench-',
       );
     }
     for (const size of SIZES) {
@@ -370,6 +391,7 @@ async function main(): Promise<void> {
         size,
         (total) =>
           `tree of ${total} objects (${deployments} Deployments × ${PER_DEPLOY} kwok pods; created in ${createS.toFixed(0)} s)`,
+        `w${size}-`,
       );
     }
   } finally {

@@ -183,6 +183,30 @@ describe('Flagger canaries, governed, in the release chain', () => {
     expect(row?.failures.join(' ')).toMatch(/rolled back/);
   }, 360_000);
 
+  it('a freeze suspends the app’s Canary and the end restores it exactly', async () => {
+    const suspended = () =>
+      (
+        JSON.parse(kubectl('nonprod', ['-n', 'staging', 'get', 'canary', 'payments', '-o', 'json'])) as {
+          spec: { suspend?: boolean };
+        }
+      ).spec.suspend;
+    expect(suspended()).toBeUndefined();
+    const r = await as(oncall, con.url, '/api/freezes', {
+      method: 'POST',
+      body: { cluster: 'nonprod', app: APP, reason: 'payments incident', minutes: 10 },
+    });
+    expect(r.status, r.text).toBe(200);
+    const id = (r.body as { freeze: { id: string } }).freeze.id;
+    expect(suspended()).toBe(true);
+    const started = (await evidence('freeze.started')).find((e) => (e.data as { freezeId?: string }).freezeId === id);
+    expect(JSON.stringify(started?.data)).toContain(
+      '"rollouts":[{"kind":"Canary","namespace":"staging","name":"payments","paused":null}]',
+    );
+    const end = await as(oncall, con.url, `/api/freezes/${id}/end`, { method: 'POST', body: { decisions: [] } });
+    expect(end.status, end.text).toBe(200);
+    expect(suspended()).toBeUndefined();
+  }, 120_000);
+
   it('a governed rollback opens the rollback gate and Flagger rolls back', async () => {
     setBusinessEndpoint('staging', { mode: 'ok' });
     const before = await canary();
