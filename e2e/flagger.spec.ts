@@ -21,7 +21,7 @@ test('an on-call watches a Flagger canary wait on its gate and promotes it with 
   await expect(canary).toHaveAttribute('data-phase', /Succeeded|Initialized|Failed/, { timeout: 120_000 });
   const note = `flagger e2e ${Date.now()}`;
   commitAndPush(`payments (${note})`, (w) => {
-    for (const [p, c] of Object.entries(paymentsFiles(PAYMENTS_IMAGE, note))) writeRepoFile(w, p, c);
+    for (const [p, c] of Object.entries(paymentsFiles(PAYMENTS_IMAGE, note, { gate: true }))) writeRepoFile(w, p, c);
   });
   // live: the analysis runs its iterations, then waits on the promotion gate
   await expect(canary).toHaveAttribute('data-phase', 'WaitingPromotion', { timeout: 180_000 });
@@ -32,4 +32,9 @@ test('an on-call watches a Flagger canary wait on its gate and promotes it with 
   await expect(page.getByTestId('flagger-done')).toContainText('promotion-gate');
   await expect(canary).toHaveAttribute('data-phase', 'Succeeded', { timeout: 120_000 });
   await page.screenshot({ path: 'test-results/flagger-promoted.png', fullPage: true });
+  // the seed's files again (no gate: it promotes itself), so no later reset leaves a canary waiting for a person
+  commitAndPush('payments back to the seed (flagger e2e)', (w) => {
+    for (const [p, c] of Object.entries(paymentsFiles())) writeRepoFile(w, p, c);
+  });
+  await expect(canary).toHaveAttribute('data-phase', /Progressing|Succeeded/, { timeout: 60_000 });
 });

@@ -349,13 +349,26 @@ export const PAYMENTS_IMAGE = `${SEED_IMAGE_HOST}/digital-human/edge-gateway:0.9
  * `flux/payments` (issue 25): a Deployment and its Flagger Canary — blue/green on the `kubernetes` provider (no
  * mesh): Flagger copies the Deployment to `payments-primary`, scales `payments` to 0 and owns the Services. Each
  * canary runs 3 iterations 5 s apart; each iteration's `rollout` webhook is the staging business endpoint (made to
- * fail, it fails the canary: 2 failures roll it back); the `confirm-promotion` webhook is a load tester gate
- * (sandbox/flagger-gate.ts) that only the console's governed promote opens, and the `rollback` webhook one its
- * governed rollback opens. The endpoint's URL is the Kustomization's postBuild variable `BUSINESS_URL` (its port is
+ * fail, it fails the canary: 2 failures roll it back); the `rollback` webhook is a load tester gate
+ * (sandbox/flagger-gate.ts) that the console's governed rollback opens, and with `gate` a `confirm-promotion`
+ * webhook is one that only the console's governed promote opens (the seed has none: see below). The endpoint's URL is the Kustomization's postBuild variable `BUSINESS_URL` (its port is
  * known only once the sandbox runs; sandbox/flagger.ts flaggerAppObjects). No `replicas` in Git: Flagger owns the
  * target's scale. Reconciled by the Flux Kustomization `payments-staging` on nonprod.
  */
-export function paymentsFiles(image = PAYMENTS_IMAGE, change?: string): Record<string, string> {
+export function paymentsFiles(
+  image = PAYMENTS_IMAGE,
+  change?: string,
+  opts: { gate?: boolean } = {},
+): Record<string, string> {
+  // the promotion gate only where a test asks for it: a seed canary that waits for a person would fail (its
+  // progress deadline) after every reset of the repo to the seed, and leave the app Degraded for the tests after
+  const gate = opts.gate
+    ? `
+      - name: promotion-gate
+        type: confirm-promotion
+        url: \${BUSINESS_URL}/gate/check
+        timeout: 3s`
+    : '';
   // a test's change note (a pod-template annotation): each commit a new revision for Flagger, even with an image
   // it ran before (Flagger does not analyse a revision equal to the one it promoted)
   const note = change ? `\n      annotations:\n        sandbox.gitops-console.dev/change: "${change}"` : '';
@@ -409,11 +422,7 @@ spec:
       - name: business-check
         type: rollout
         url: \${BUSINESS_URL}/payments
-        timeout: 3s
-      - name: promotion-gate
-        type: confirm-promotion
-        url: \${BUSINESS_URL}/gate/check
-        timeout: 3s
+        timeout: 3s${gate}
       - name: rollback-switch
         type: rollback
         url: \${BUSINESS_URL}/rollback/check

@@ -1,6 +1,6 @@
 // Flagger with its real controller (issue 25): the seeded `payments-staging` (Flux) manages the Deployment `payments`
 // and its Canary (blue/green on the kubernetes provider, 3 iterations 5 s apart, the staging business endpoint as
-// its rollout webhook, a confirm-promotion gate and a rollback gate — sandbox/flagger-gate.ts). A new image: the
+// its rollout webhook and a rollback gate — sandbox/flagger-gate.ts; the tests add a confirm-promotion gate). A new image: the
 // analysis passes and the canary waits on its gate; promote through the console is governed (viewer 403, no reason
 // 400, the intent recorded before the gate opens) and Flagger promotes; the release chain records the canary step by
 // step and its verification is the promotion. The business endpoint made to fail: Flagger rolls the canary back and
@@ -10,7 +10,7 @@ import type { AppResponse, FlaggerCanaryDto, ReleasesResponse } from '../../src/
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { commitAndPushRetrying, writeRepoFile } from '../../sandbox/scenario.ts';
-import { businessEndpointUrl, setBusinessEndpoint } from '../../sandbox/scenario-forge.ts';
+import { setBusinessEndpoint } from '../../sandbox/scenario-forge.ts';
 import { kubectl } from '../../sandbox/state.ts';
 import { paymentsFiles, PAYMENTS_IMAGE } from '../../sandbox/seed.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
@@ -53,10 +53,10 @@ async function waitCanary(what: string, ok: (c: FlaggerCanaryDto) => boolean, ti
   return last as FlaggerCanaryDto;
 }
 /** a new revision of the Deployment (a change note makes each one new to Flagger, whatever the image) */
-function commitImage(image: string): string {
+function commitImage(image: string, gate = true): string {
   const note = `flagger test ${Date.now()}`;
   return commitAndPushRetrying(`payments ${image.split(':').pop()} (${note})`, (w) => {
-    for (const [p, c] of Object.entries(paymentsFiles(image, note))) writeRepoFile(w, p, c);
+    for (const [p, c] of Object.entries(paymentsFiles(image, note, { gate }))) writeRepoFile(w, p, c);
   });
 }
 async function evidence(type: string): Promise<EvidenceEvent[]> {
@@ -80,16 +80,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   setBusinessEndpoint('staging', { mode: 'ok' });
-  // leave the canary promoted (a Failed Canary is a Degraded app for the tests after this one): a new revision,
-  // its gate opened as the sandbox's admin would (straight to the load tester stand-in)
+  // leave the canary promoted (a Failed Canary is a Degraded app for the tests after this one): the seed's files
+  // again (no promotion gate), a new revision that Flagger promotes by itself once its analysis passes
   try {
-    commitImage(PAYMENTS_IMAGE);
-    const c = await waitCanary('waiting again', (x) => x.phase === 'WaitingPromotion', 150_000);
-    await fetch(`${businessEndpointUrl('staging')}/gate/open`, {
-      method: 'POST',
-      body: JSON.stringify({ name: 'payments', namespace: 'staging', lastAppliedSpec: c.lastAppliedSpec, by: 'test' }),
+    commitAndPushRetrying('payments back to the seed (flagger test)', (w) => {
+      for (const [p, c] of Object.entries(paymentsFiles())) writeRepoFile(w, p, c);
     });
-    await waitCanary('promoted again', (x) => x.phase === 'Succeeded', 120_000);
+    await waitCanary(
+      'promoted again',
+      (x) => x.phase === 'Succeeded' && !x.webhooks.some((w) => w.type === 'confirm-promotion'),
+      180_000,
+    );
   } finally {
     await con?.close();
   }
@@ -156,7 +157,7 @@ describe('Flagger canaries, governed, in the release chain', () => {
 
   it('the business endpoint fails: Flagger rolls the canary back and the release is failed', async () => {
     setBusinessEndpoint('staging', { mode: 'fail' });
-    const sha = commitImage(otherImage());
+    const sha = commitImage(otherImage(), false);
     await waitCanary('rolled back', (c) => c.phase === 'Failed', 150_000);
     await waitFor(
       'the release is failed by its canary',

@@ -15,6 +15,8 @@ import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provid
 const LABEL = 'console-test=impersonation';
 const DEV = 'nonprod/flux-system/kustomization/digital-human-dev';
 const STAGING = 'nonprod/flux-system/kustomization/digital-human-staging';
+/** the Flagger canary's app (issue 25): its objects are in staging too */
+const PAYMENTS = 'nonprod/flux-system/kustomization/payments-staging';
 const ARGO_STAGING = 'nonprod/argocd/application/edge-gateway-staging';
 const obj = (ns: string) => `?group=apps&version=v1&kind=Deployment&namespace=${ns}&name=render-worker`;
 
@@ -160,7 +162,7 @@ afterAll(async () => {
 
 describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
   it('a console viewer lists only apps whose objects its Kubernetes RBAC lets it get (no Argo CD app, nothing in prod)', async () => {
-    expect(await apps(dana)).toEqual([DEV, STAGING]);
+    expect(await apps(dana)).toEqual([DEV, STAGING, PAYMENTS]);
     // the hidden apps exist in the console's catalog: hidden, answered like unknown ones
     expect((await as(dana, con.url, `/api/apps/${ARGO_STAGING}`)).status).toBe(404);
     expect((await as(dana, con.url, '/api/apps/prod/flux-system/kustomization/digital-human-prod')).status).toBe(404);
@@ -243,7 +245,7 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
       [
         DEV,
         STAGING,
-        'nonprod/flux-system/kustomization/payments-staging',
+        PAYMENTS,
         ARGO_STAGING,
         ...[
           'checkout-staging',
@@ -263,7 +265,7 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
   it("an OIDC user's groups are what Kubernetes RBAC sees: a dev-team member sees the dev app and its objects", async () => {
     const g = await oidcSignIn('gabriel', ['dev-team']);
     expect(g).toBeDefined();
-    expect(await apps(g as Signed)).toEqual([DEV, STAGING]);
+    expect(await apps(g as Signed)).toEqual([DEV, STAGING, PAYMENTS]);
     expect((await as(g as Signed, con.url, `/api/clusters/nonprod/object${obj('dev')}`)).status).toBe(200);
     expect((await as(g as Signed, con.url, `/api/clusters/nonprod/object${obj('staging')}`)).status).toBe(403);
     // the same person without the group sees nothing, even as a console admin: the group carried the access
@@ -282,7 +284,9 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
           stagingEvents: (await as(s, con.url, `/api/clusters/nonprod/events${obj('staging')}`)).status,
         }
       : 'refused';
-    expect(['refused', { apps: [DEV, STAGING], stagingObject: 403, stagingEvents: 403 }]).toContainEqual(outcome);
+    expect(['refused', { apps: [DEV, STAGING, PAYMENTS], stagingObject: 403, stagingEvents: 403 }]).toContainEqual(
+      outcome,
+    );
   });
 });
 
