@@ -1,6 +1,6 @@
 // Mutations on apps. Each declares its action; the guard checks role, scope and CSRF.
 // Routes are thin: parse, call one service function, validate the answer.
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ReconcileResponse, ReconcileStatusQuery, ReconcileStatusResponse } from '../../api/schemas.ts';
 import { recordDenial } from '../auth/index.ts';
 import type { Principal } from '../auth/index.ts';
@@ -30,6 +30,29 @@ const FlaggerActionParams = z.object({
 const RolloutActionBody = z.object({ reason: z.string().trim().min(3, 'a reason is required').max(500) });
 
 export const actionRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  /**
+   * What a canary action (Argo Rollouts or Flagger) needs first: the app, a reason, and the role rule of
+   * `rollout.control` (on-call only in the on-call environments), a denial recorded; then the user's connection.
+   */
+  const canaryControl = async (req: FastifyRequest) => {
+    const a = await appOf(req, deps);
+    const user = req.principal as Principal;
+    const { reason } = parsed(RolloutActionBody, req.body ?? {});
+    const scope = { cluster: a.cluster, env: a.env };
+    const why = whyNotRolloutControl(user.grants, scope, deps.rolloutOncallEnvs ?? DEFAULT_ROLLOUT_ONCALL_ENVS);
+    if (why) {
+      recordDenial(deps.recorder, req, 'rollout.control', { ...scope, app: a.id }, why);
+      throw new HttpError(403, 'Forbidden', why);
+    }
+    return {
+      app: a,
+      reason,
+      actor: user.name,
+      recorder: deps.recorder,
+      conn: connectionFor(managedCluster(deps.clusters, a.cluster), deps.reviewer, user),
+    };
+  };
+
   app.post(
     '/api/apps/:cluster/:namespace/:kind/:name/reconcile',
     { config: { access: { action: 'app.reconcile', scope: 'app' } } },
@@ -51,20 +74,9 @@ export const actionRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     '/api/apps/:cluster/:namespace/:kind/:name/rollouts/:rolloutNamespace/:rollout/:verb',
     { config: { access: { action: 'rollout.control', scope: 'app' } } },
     async (req) => {
-      const a = await appOf(req, deps);
-      const user = req.principal as Principal;
       const p = parsed(RolloutActionParams, req.params);
-      const { reason } = parsed(RolloutActionBody, req.body ?? {});
-      const scope = { cluster: a.cluster, env: a.env };
-      const why = whyNotRolloutControl(user.grants, scope, deps.rolloutOncallEnvs ?? DEFAULT_ROLLOUT_ONCALL_ENVS);
-      if (why) {
-        recordDenial(deps.recorder, req, 'rollout.control', { ...scope, app: a.id }, why);
-        throw new HttpError(403, 'Forbidden', why);
-      }
-      return controlRollout(a, { namespace: p.rolloutNamespace, name: p.rollout }, p.verb, reason, user.name, {
-        recorder: deps.recorder,
-        conn: connectionFor(managedCluster(deps.clusters, a.cluster), deps.reviewer, user),
-      });
+      const c = await canaryControl(req);
+      return controlRollout(c.app, { namespace: p.rolloutNamespace, name: p.rollout }, p.verb, c.reason, c.actor, c);
     },
   );
 
@@ -73,20 +85,16 @@ export const actionRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     '/api/apps/:cluster/:namespace/:kind/:name/canaries/:canaryNamespace/:canary/:verb',
     { config: { access: { action: 'rollout.control', scope: 'app' } } },
     async (req) => {
-      const a = await appOf(req, deps);
-      const user = req.principal as Principal;
       const p = parsed(FlaggerActionParams, req.params);
-      const { reason } = parsed(RolloutActionBody, req.body ?? {});
-      const scope = { cluster: a.cluster, env: a.env };
-      const why = whyNotRolloutControl(user.grants, scope, deps.rolloutOncallEnvs ?? DEFAULT_ROLLOUT_ONCALL_ENVS);
-      if (why) {
-        recordDenial(deps.recorder, req, 'rollout.control', { ...scope, app: a.id }, why);
-        throw new HttpError(403, 'Forbidden', why);
-      }
-      return controlFlaggerCanary(a, { namespace: p.canaryNamespace, name: p.canary }, p.verb, reason, user.name, {
-        recorder: deps.recorder,
-        conn: connectionFor(managedCluster(deps.clusters, a.cluster), deps.reviewer, user),
-      });
+      const c = await canaryControl(req);
+      return controlFlaggerCanary(
+        c.app,
+        { namespace: p.canaryNamespace, name: p.canary },
+        p.verb,
+        c.reason,
+        c.actor,
+        c,
+      );
     },
   );
 

@@ -11,6 +11,7 @@ import type { EvidenceRecorder } from '../evidence/index.ts';
 import { assertFetchableUrl } from '../git/run.ts';
 import { HttpError } from '../http/errors.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
+import { readCanaryObject } from './canary-object.ts';
 
 export const FLAGGER_VERBS = ['promote', 'rollback'] as const;
 export type FlaggerVerb = (typeof FLAGGER_VERBS)[number];
@@ -31,15 +32,12 @@ export async function controlFlaggerCanary(
   actor: string,
   deps: { recorder: EvidenceRecorder; conn: ClusterConnection; fetch?: typeof fetch },
 ): Promise<{ verb: FlaggerVerb; phase: string; gate: string }> {
-  const inApp = a.inventory.some(
-    (r) => r.group === FLAGGER_GROUP && r.kind === 'Canary' && r.namespace === ref.namespace && r.name === ref.name,
+  const { obj: canary } = await readCanaryObject(
+    a,
+    ref,
+    { group: FLAGGER_GROUP, version: 'v1beta1', kind: 'Canary', plural: 'canaries', what: 'Flagger Canary' },
+    deps.conn,
   );
-  if (!inApp) throw new HttpError(404, 'NotFound', `${a.name} manages no Flagger Canary ${ref.namespace}/${ref.name}`);
-  const path = `/apis/flagger.app/v1beta1/namespaces/${encodeURIComponent(ref.namespace)}/canaries/${encodeURIComponent(ref.name)}`;
-  const res = await deps.conn.request('GET', path, { timeoutMs: 10_000 });
-  if (res.status === 404) throw new HttpError(404, 'NotFound', `no Canary ${ref.namespace}/${ref.name}`);
-  if (res.status !== 200) throw deps.conn.httpError(res, `GET Canary ${ref.name}`);
-  const canary = JSON.parse(res.body) as Obj;
   const v = flaggerCanaryView(canary);
   if (!ASKS[verb].includes(v.phase))
     throw new HttpError(

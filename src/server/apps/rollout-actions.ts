@@ -7,6 +7,7 @@ import { rolloutView } from '../../domain/rollout.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
 import { HttpError } from '../http/errors.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
+import { readCanaryObject } from './canary-object.ts';
 
 export const ROLLOUT_VERBS = ['promote', 'promote-full', 'abort', 'retry', 'pause', 'resume'] as const;
 export type RolloutVerb = (typeof ROLLOUT_VERBS)[number];
@@ -64,15 +65,12 @@ export async function controlRollout(
   actor: string,
   deps: { recorder: EvidenceRecorder; conn: ClusterConnection },
 ): Promise<{ verb: RolloutVerb; patches: number; phase: string }> {
-  const inApp = a.inventory.some(
-    (r) => r.group === 'argoproj.io' && r.kind === 'Rollout' && r.namespace === ref.namespace && r.name === ref.name,
+  const { obj: ro, path } = await readCanaryObject(
+    a,
+    ref,
+    { group: 'argoproj.io', version: 'v1alpha1', kind: 'Rollout', plural: 'rollouts', what: 'Rollout' },
+    deps.conn,
   );
-  if (!inApp) throw new HttpError(404, 'NotFound', `${a.name} manages no Rollout ${ref.namespace}/${ref.name}`);
-  const path = `/apis/argoproj.io/v1alpha1/namespaces/${encodeURIComponent(ref.namespace)}/rollouts/${encodeURIComponent(ref.name)}`;
-  const res = await deps.conn.request('GET', path, { timeoutMs: 10_000 });
-  if (res.status === 404) throw new HttpError(404, 'NotFound', `no Rollout ${ref.namespace}/${ref.name}`);
-  if (res.status !== 200) throw deps.conn.httpError(res, `GET Rollout ${ref.name}`);
-  const ro = JSON.parse(res.body) as Obj;
   const before = rolloutView(ro);
   const patches = rolloutPatches(verb, ro);
   if (!patches.length)

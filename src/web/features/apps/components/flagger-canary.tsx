@@ -2,7 +2,7 @@
 // failed checks against the threshold that rolls it back, the revision under analysis and the one last promoted,
 // the webhooks that gate it; and its governed controls — promote (opens its confirm-promotion gate) and rollback
 // (opens its rollback gate) — each with a required reason. Live: the app's query is refreshed by the SSE stream.
-import { useState } from 'react';
+import { CanaryActions } from './canary-actions.tsx';
 import type { FlaggerCanaryDto } from '../../../../api/schemas.ts';
 import { usePermission } from '../../../lib/use-permission.ts';
 import { useControlFlagger, type FlaggerVerb } from '../api/control-flagger.ts';
@@ -25,7 +25,6 @@ export function FlaggerCanary({
 }) {
   const perm = usePermission('rollout.control', { cluster: app.cluster, env: app.env });
   const m = useControlFlagger(app.id, canary);
-  const [reason, setReason] = useState('');
   const c = canary;
   const hooks = new Set(c.webhooks.map((w) => w.type));
   const verbs: FlaggerVerb[] = ASKING.includes(c.phase)
@@ -34,7 +33,6 @@ export function FlaggerCanary({
         ...(hooks.has('rollback') ? (['rollback'] as const) : []),
       ]
     : [];
-  const canAct = perm.allowed && reason.trim().length >= 3 && !m.isPending;
   const total = c.iterations ?? 0;
   return (
     <section
@@ -100,41 +98,15 @@ export function FlaggerCanary({
           </>
         )}
       </dl>
-      {verbs.length > 0 && (
-        <div className="mt-2 flex flex-wrap items-center gap-2">
-          <label className="flex items-center gap-1 text-xs">
-            <span className="text-slate-600">Reason</span>
-            <input
-              className="w-64 rounded border border-slate-300 px-1 py-0.5"
-              value={reason}
-              onChange={(e) => setReason(e.target.value)}
-              data-testid="flagger-reason"
-              placeholder="why (recorded with the action)"
-            />
-          </label>
-          {verbs.map((v) => (
-            <button
-              key={v}
-              type="button"
-              data-testid={`flagger-${v}`}
-              disabled={!canAct}
-              title={
-                !perm.allowed ? perm.reason : reason.trim().length < 3 ? 'give a reason first' : `${v} this canary`
-              }
-              onClick={() => m.mutate({ verb: v, reason: reason.trim() }, { onSuccess: () => setReason('') })}
-              className={`rounded border px-2 py-0.5 text-xs font-medium disabled:cursor-not-allowed disabled:border-slate-300 disabled:text-slate-400 ${v === 'rollback' ? 'border-red-700 text-red-800' : 'border-teal-700 text-teal-800'}`}
-            >
-              {v}
-            </button>
-          ))}
-          {!perm.allowed && <span className="text-xs text-slate-500">{perm.reason}</span>}
-          {m.isSuccess && (
-            <span className="text-xs text-emerald-700" role="status" data-testid="flagger-done">
-              {m.data.verb}: gate {m.data.gate} opened
-            </span>
-          )}
-        </div>
-      )}
+      <CanaryActions
+        prefix="flagger"
+        verbs={verbs}
+        danger={['rollback']}
+        perm={perm}
+        pending={m.isPending}
+        done={m.isSuccess ? `${m.data.verb}: gate ${m.data.gate} opened` : undefined}
+        onAct={(verb, reason, sent) => m.mutate({ verb, reason }, { onSuccess: sent })}
+      />
     </section>
   );
 }

@@ -2,7 +2,7 @@
 // pending), the weight it holds, why it is paused, stable and canary pod-template hashes, the current step's
 // analysis; and its governed controls (promote, promote-full, abort, retry, pause, resume), each with a required
 // reason. Live: the app's query is refreshed by the SSE stream.
-import { useState } from 'react';
+import { CanaryActions } from './canary-actions.tsx';
 import type { RolloutDto } from '../../../../api/schemas.ts';
 import { usePermission } from '../../../lib/use-permission.ts';
 import { useControlRollout, type RolloutVerb } from '../api/control-rollout.ts';
@@ -24,14 +24,12 @@ export function RolloutProgress({
 }) {
   const perm = usePermission('rollout.control', { cluster: app.cluster, env: app.env });
   const m = useControlRollout(app.id, rollout);
-  const [reason, setReason] = useState('');
   const r = rollout;
   const verbs: RolloutVerb[] = r.aborted
     ? ['retry']
     : r.phase === 'Healthy'
       ? []
       : [...(r.paused ? (['promote', 'resume'] as const) : (['promote', 'pause'] as const)), 'promote-full', 'abort'];
-  const canAct = perm.allowed && reason.trim().length >= 3 && !m.isPending;
   return (
     <section
       className="mt-3 rounded border border-slate-200 p-3 text-sm"
@@ -97,41 +95,15 @@ export function RolloutProgress({
           </>
         )}
       </dl>
-      {verbs.length > 0 && (
-        <div className="mt-2 flex flex-wrap items-center gap-2">
-          <label className="flex items-center gap-1 text-xs">
-            <span className="text-slate-600">Reason</span>
-            <input
-              className="w-64 rounded border border-slate-300 px-1 py-0.5"
-              value={reason}
-              onChange={(e) => setReason(e.target.value)}
-              data-testid="rollout-reason"
-              placeholder="why (recorded with the action)"
-            />
-          </label>
-          {verbs.map((v) => (
-            <button
-              key={v}
-              type="button"
-              data-testid={`rollout-${v}`}
-              disabled={!canAct}
-              title={
-                !perm.allowed ? perm.reason : reason.trim().length < 3 ? 'give a reason first' : `${v} this canary`
-              }
-              onClick={() => m.mutate({ verb: v, reason: reason.trim() }, { onSuccess: () => setReason('') })}
-              className={`rounded border px-2 py-0.5 text-xs font-medium disabled:cursor-not-allowed disabled:border-slate-300 disabled:text-slate-400 ${v === 'abort' ? 'border-red-700 text-red-800' : 'border-teal-700 text-teal-800'}`}
-            >
-              {v}
-            </button>
-          ))}
-          {!perm.allowed && <span className="text-xs text-slate-500">{perm.reason}</span>}
-          {m.isSuccess && (
-            <span className="text-xs text-emerald-700" role="status" data-testid="rollout-done">
-              {m.data.verb} sent
-            </span>
-          )}
-        </div>
-      )}
+      <CanaryActions
+        prefix="rollout"
+        verbs={verbs}
+        danger={['abort']}
+        perm={perm}
+        pending={m.isPending}
+        done={m.isSuccess ? `${m.data.verb} sent` : undefined}
+        onAct={(verb, reason, sent) => m.mutate({ verb, reason }, { onSuccess: sent })}
+      />
     </section>
   );
 }
