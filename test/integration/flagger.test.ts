@@ -192,10 +192,19 @@ describe('Flagger canaries, governed, in the release chain', () => {
         }
       ).spec.suspend;
     expect(suspended()).toBeUndefined();
-    const r = await as(oncall, con.url, '/api/freezes', {
+    // (right after the previous test's commit Flux is still writing the Kustomization: the freeze's precondition
+    // can meet a newer resourceVersion and answer 409 "try again", which is what a person then does)
+    let r = await as(oncall, con.url, '/api/freezes', {
       method: 'POST',
       body: { cluster: 'nonprod', app: APP, reason: 'payments incident', minutes: 10 },
     });
+    for (let i = 0; r.status === 409 && i < 5; i++) {
+      await new Promise((res) => setTimeout(res, 2000));
+      r = await as(oncall, con.url, '/api/freezes', {
+        method: 'POST',
+        body: { cluster: 'nonprod', app: APP, reason: 'payments incident', minutes: 10 },
+      });
+    }
     expect(r.status, r.text).toBe(200);
     const id = (r.body as { freeze: { id: string } }).freeze.id;
     expect(suspended()).toBe(true);
