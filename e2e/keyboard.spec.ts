@@ -18,8 +18,13 @@ const focused = (page: Page) =>
     };
   });
 
-/** Presses Tab until the focused element passes the test (and fails after `max` presses). */
-async function tabUntil(page: Page, ok: (f: Awaited<ReturnType<typeof focused>>) => boolean, max = 80) {
+/**
+ * Presses Tab until the focused element passes the test (and fails after `max` presses); done at once when focus is
+ * already there (Back/Forward restore it). `max` is high enough for a full cycle of a page whose release and evidence
+ * lists have grown during a full run (each row has links).
+ */
+async function tabUntil(page: Page, ok: (f: Awaited<ReturnType<typeof focused>>) => boolean, max = 250) {
+  if (ok(await focused(page))) return;
   for (let i = 0; i < max; i++) {
     await page.keyboard.press('Tab');
     if (ok(await focused(page))) return;

@@ -23,7 +23,8 @@ test('overview shows Flux and Argo CD apps per env with health and revision', as
   const argo = page.locator('[data-app-id="prod/argocd/application/edge-gateway-prod"]');
   await expect(argo).toContainText('Argo CD');
   await expect(argo.getByTestId('health')).toHaveAttribute('data-status', 'Healthy');
-  await expect(page.locator('[data-env="prod"]').getByTestId('app-card')).toHaveCount(2);
+  // digital-human-prod, its infra-prod (dependsOn) and edge-gateway-prod
+  await expect(page.locator('[data-env="prod"]').getByTestId('app-card')).toHaveCount(3);
   await page.screenshot({ path: 'test-results/overview.png', fullPage: true });
 });
 

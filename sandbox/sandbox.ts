@@ -584,6 +584,25 @@ spec:
 `,
   ];
   for (const env of namespaces) {
+    // infra first: the environment's platform objects (seed.ts infraFiles); the app depends on them (issue 26)
+    docs.push(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: infra-${env}
+  namespace: flux-system
+  labels:
+    env: ${env}
+spec:
+  interval: 15s
+  retryInterval: 5s
+  timeout: 2m
+  path: ./infra/${env}
+  prune: true
+  wait: false
+  sourceRef:
+    kind: GitRepository
+    name: digital-human
+`);
     docs.push(`apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata:
@@ -598,6 +617,8 @@ spec:
   path: ./overlays/${env}
   prune: ${env === 'prod' ? 'false' : 'true'}
   wait: false
+  dependsOn:
+    - name: infra-${env}
   sourceRef:
     kind: GitRepository
     name: digital-human

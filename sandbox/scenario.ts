@@ -189,8 +189,9 @@ export function makeRenderEmpty(env: string, st = mustState()): string {
 }
 
 /** What `kubectl edit` does: a strategic merge patch with field manager kubectl-edit (operation Update). */
-export function kubectlEdit(cluster: string, kindName: string, namespace: string, patch: Json): void {
-  kubectl(cluster, [
+/** A kubectl-edit style patch; returns the object as the apiserver wrote it (a controller may revert it a moment later). */
+export function kubectlEdit(cluster: string, kindName: string, namespace: string, patch: Json): Json {
+  const out = kubectl(cluster, [
     '-n',
     namespace,
     'patch',
@@ -199,9 +200,12 @@ export function kubectlEdit(cluster: string, kindName: string, namespace: string
     'strategic',
     '--field-manager',
     'kubectl-edit',
+    '-o',
+    'json',
     '-p',
     JSON.stringify(patch),
   ]);
+  return JSON.parse(out) as Json;
 }
 
 /** The incident edit used by tests and fixtures: render-worker to 12 replicas plus a DEBUG_TRACE env var, by kubectl-edit. */

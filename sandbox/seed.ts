@@ -61,7 +61,7 @@ spec:
 export function seedFiles(): Record<string, string> {
   const files: Record<string, string> = {};
   files['README.md'] =
-    '# digital-human\n\nGitOps repository seeded by the console sandbox. `overlays/<env>` are reconciled by Flux; `argo/` by the Argo CD Applications.\n';
+    '# digital-human\n\nGitOps repository seeded by the console sandbox. `infra/<env>` and `overlays/<env>` (which depends on it) are reconciled by Flux; `argo/` by the Argo CD Applications.\n';
   files['base/render-worker.yaml'] = deployment(
     'render-worker',
     `${SEED_IMAGE_HOST}/digital-human/render-worker:1.4.0`,
@@ -180,7 +180,44 @@ configMapGenerator:
     8443,
   ).replace('replicas: 1', 'replicas: 2');
   files['argo/edge-gateway/service.yaml'] = service('edge-gateway', 8443);
-  Object.assign(files, ledgerFiles(), appSetFiles(), checkoutFiles(), paymentsFiles());
+  Object.assign(files, infraFiles(), ledgerFiles(), appSetFiles(), checkoutFiles(), paymentsFiles());
+  return files;
+}
+
+/**
+ * What each environment's `infra-<env>` Kustomization applies (issue 26; sandbox/sandbox.ts fluxObjects): the
+ * platform team's guardrails of the environment's namespace, which `digital-human-<env>` depends on (`dependsOn`:
+ * kustomize-controller applies the app only once infra is Ready). A ConfigMap of platform settings and a
+ * NetworkPolicy (no CNI enforces it here: it is the object that matters, not its effect).
+ */
+export function infraFiles(): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const env of ['dev', 'staging', 'prod'])
+    files[`infra/${env}/platform.yaml`] = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: platform-settings
+  namespace: ${env}
+  labels:
+    app.kubernetes.io/part-of: infra
+data:
+  ENVIRONMENT: ${env}
+  EGRESS_POLICY: same-namespace
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: same-namespace-only
+  namespace: ${env}
+  labels:
+    app.kubernetes.io/part-of: infra
+spec:
+  podSelector: {}
+  policyTypes: [Ingress]
+  ingress:
+    - from:
+        - podSelector: {}
+`;
   return files;
 }
 

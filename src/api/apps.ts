@@ -4,6 +4,7 @@ import { APP_KINDS, CONTROLLERS, HEALTH_STATES, SYNC_STATES } from '../domain/ap
 import { ENV_SOURCES } from '../domain/environments.ts';
 import { ObjectRefSchema } from './common.ts';
 import { AppDriftSchema } from './drift.ts';
+import { DependencyStateSchema } from './dependencies.ts';
 
 export const ConditionSchema = z.object({
   type: z.string(),
@@ -57,6 +58,10 @@ export const AppSchema = z.object({
   simulated: z.string().optional(),
   warnings: z.array(z.string()),
   links: z.array(z.object({ title: z.string(), url: z.string() })).optional(),
+  /** Flux `spec.dependsOn`: the apps (same cluster, same kind) it is applied after */
+  dependsOn: z.array(z.object({ namespace: z.string(), name: z.string() })).optional(),
+  /** "waiting on infra-dev (not Ready: …)" while the controller holds it for a dependency */
+  waitingOn: z.string().optional(),
   generation: z.number().optional(),
   observedGeneration: z.number().optional(),
   updatedAt: z.string().optional(),
@@ -187,6 +192,9 @@ export const AppResponse = z.object({
   rollouts: z.array(RolloutSchema).optional(),
   /** the Flagger Canaries it manages */
   canaries: z.array(FlaggerCanarySchema).optional(),
+  /** Flux: what it depends on, each with its Ready; and the apps that depend on it */
+  dependencies: z.array(DependencyStateSchema).optional(),
+  dependents: z.array(z.object({ id: z.string(), name: z.string(), waitingOn: z.string().optional() })).optional(),
 });
 export type AppResponse = z.infer<typeof AppResponse>;
 

@@ -4,6 +4,7 @@
 export * from './common.ts';
 export * from './drift.ts';
 export * from './apps.ts';
+export * from './dependencies.ts';
 export * from './stream.ts';
 export * from './tree.ts';
 export * from './diff.ts';

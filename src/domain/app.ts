@@ -77,6 +77,10 @@ export interface App {
     why?: string;
     finishedAt?: string;
   };
+  /** Flux: `spec.dependsOn` (the apps it is applied after; domain/flux-deps.ts) */
+  dependsOn?: Array<{ namespace: string; name: string }>;
+  /** Flux: the one line of "why isn't it reconciling yet?" while its controller holds it for a dependency */
+  waitingOn?: string;
   /** set while an incident freeze holds the app (read from its object's annotations, see freeze.ts) */
   freeze?: { id: string; by: string; reason: string; until: string; incident?: string };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { App } from './app.ts';
-import { dependencyGraph, dependencyStates, dependsOnOf, waitingOn } from './flux-deps.ts';
+import { dependencyDepths, dependencyGraph, dependencyStates, dependsOnOf, waitingOn } from './flux-deps.ts';
 
 const app = (name: string, ready: { status: string; reason?: string; message?: string }): App =>
   ({
@@ -40,6 +40,8 @@ describe('Flux dependencies', () => {
     expect(waitingOn(apps, states)).toBe(
       'waiting on infra (not Ready: HealthCheckFailed — Deployment/ingress not ready)',
     );
+    // the line shown wherever the app is names the reason only
+    expect(waitingOn(apps, states, { messages: false })).toBe('waiting on infra (not Ready: HealthCheckFailed)');
     // a Ready app waits on nothing, whatever its dependencies say
     expect(waitingOn(app('x', { status: 'True' }), states)).toBeUndefined();
   });
@@ -72,5 +74,15 @@ describe('Flux dependencies', () => {
     expect(g.edges).toHaveLength(3);
     expect(g.cycles).toEqual([[a.id, b.id, c.id]]);
     expect(g.unknown).toEqual([{ from: c.id, ref: { namespace: 'other', name: 'x' } }]);
+    // a cycle ends; a chain counts its length
+    expect([...dependencyDepths(g).values()].every((d) => d >= 0 && d <= g.nodes.length)).toBe(true);
+    const line = dependencyGraph(
+      [
+        { app: a, deps: [{ namespace: 'flux-system', name: 'b' }] },
+        { app: b, deps: [{ namespace: 'flux-system', name: 'c' }] },
+      ],
+      [a, b, c],
+    );
+    expect(Object.fromEntries(dependencyDepths(line))).toEqual({ [a.id]: 2, [b.id]: 1, [c.id]: 0 });
   });
 });

@@ -1,7 +1,7 @@
 // Flux dependencies (issue 26, part 1): a Kustomization's or HelmRelease's `spec.dependsOn` as a graph of the
 // environment's apps, and "why isn't my app reconciling yet?" in one line when kustomize-controller holds it back
 // (its Ready condition says DependencyNotReady): which dependency, and what that dependency's own Ready says. Pure.
-import type { App } from './app.ts';
+import { appId, type App } from './app.ts';
 
 type Obj = Record<string, unknown>;
 const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -32,11 +32,14 @@ export interface DependencyState extends DependencyRef {
 }
 
 /** Each dependency of an app and its Ready condition, looked up among the apps of its cluster. */
-export function dependencyStates(app: App, deps: DependencyRef[], apps: App[]): DependencyState[] {
+export function dependencyStates(
+  app: App,
+  deps: DependencyRef[],
+  apps: App[] | ((id: string) => App | undefined),
+): DependencyState[] {
+  const find = typeof apps === 'function' ? apps : (id: string) => apps.find((a) => a.id === id);
   return deps.map((d) => {
-    const dep = apps.find(
-      (a) => a.cluster === app.cluster && a.kind === app.kind && a.namespace === d.namespace && a.name === d.name,
-    );
+    const dep = find(appId(app.cluster, d.namespace, app.kind, d.name));
     const ready = dep?.conditions.find((c) => c.type === 'Ready');
     return {
       ...d,
@@ -52,16 +55,22 @@ export function dependencyStates(app: App, deps: DependencyRef[], apps: App[]): 
  * The one line of the app header: undefined unless the controller holds the app back for a dependency (its Ready
  * is False/Unknown with reason DependencyNotReady). Names the dependencies that are not Ready with their own reason.
  */
-export function waitingOn(app: App, states: DependencyState[]): string | undefined {
+export function waitingOn(
+  app: App,
+  states: DependencyState[],
+  /** messages: false — the line names each dependency and its reason only (it is shown wherever the app is) */
+  opts: { messages?: boolean } = {},
+): string | undefined {
   const ready = app.conditions.find((c) => c.type === 'Ready');
   if (!ready || ready.status === 'True' || ready.reason !== 'DependencyNotReady') return undefined;
   const blocking = states.filter((s) => s.ready !== 'True');
+  // (the dependency became Ready since: the controller moves on at its next requeue)
   if (!blocking.length) return `waiting on a dependency: ${ready.message ?? 'DependencyNotReady'}`;
   return `waiting on ${blocking
     .map(
       (s) =>
         `${s.name} (${s.ready === 'False' ? 'not Ready' : 'Ready unknown'}${s.reason ? `: ${s.reason}` : ''}${
-          s.message ? ` — ${s.message.slice(0, 200)}` : ''
+          s.message && opts.messages !== false ? ` — ${s.message.slice(0, 200)}` : ''
         })`,
     )
     .join(', ')}`;
@@ -78,7 +87,10 @@ export interface DependencyGraph {
 }
 
 /** The dependency graph of a set of apps (an environment's), with cycles found by depth-first search. */
-export function dependencyGraph(apps: Array<{ app: App; deps: DependencyRef[] }>, all: App[]): DependencyGraph {
+export function dependencyGraph(
+  apps: Array<{ app: App; deps: DependencyRef[] }>,
+  all: App[] | ((id: string) => App | undefined),
+): DependencyGraph {
   const nodes = new Map<string, DependencyGraph['nodes'][number]>();
   const edges: DependencyGraph['edges'] = [];
   const unknown: DependencyGraph['unknown'] = [];
@@ -114,4 +126,27 @@ export function dependencyGraph(apps: Array<{ app: App; deps: DependencyRef[] }>
   };
   for (const id of [...nodes.keys()].sort()) if (!state.has(id)) visit(id);
   return { nodes: [...nodes.values()], edges, cycles, unknown };
+}
+
+/**
+ * Per node: the longest chain of dependencies beneath it (0: depends on nothing in the graph), so a drawing puts
+ * what is applied first on the left. Members of a cycle stop counting where the cycle closes.
+ */
+export function dependencyDepths(g: Pick<DependencyGraph, 'nodes' | 'edges'>): Map<string, number> {
+  const out = new Map<string, string[]>();
+  for (const e of g.edges) out.set(e.from, [...(out.get(e.from) ?? []), e.to]);
+  const depth = new Map<string, number>();
+  const open = new Set<string>();
+  const visit = (id: string): number => {
+    const known = depth.get(id);
+    if (known !== undefined) return known;
+    if (open.has(id)) return 0;
+    open.add(id);
+    const d = Math.max(-1, ...(out.get(id) ?? []).map(visit)) + 1;
+    open.delete(id);
+    depth.set(id, d);
+    return d;
+  };
+  for (const n of g.nodes) visit(n.id);
+  return depth;
 }

@@ -684,6 +684,14 @@ describe('assessHealth: Flux kinds (kstatus conditions)', () => {
       'BuildFailed',
     ],
     [
+      'Kustomization held for a dependency (Ready=False DependencyNotReady) → Progressing, waiting, not Degraded',
+      ks({
+        conds: [cond('Ready', 'False', 'DependencyNotReady', "dependency 'flux-system/infra-dev' is not ready")],
+      }),
+      'Progressing',
+      "waiting on a dependency: dependency 'flux-system/infra-dev' is not ready",
+    ],
+    [
       'Kustomization Ready=Unknown → Progressing',
       ks({ conds: [cond('Ready', 'Unknown', 'Progressing', 'Reconciliation in progress')] }),
       'Progressing',

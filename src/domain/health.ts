@@ -228,6 +228,9 @@ function byConditions(o: Obj): HealthAssessment | undefined {
   const reconciling = cond(o, 'Reconciling');
   if (reconciling?.status === 'True') return progressing(reconciling.message ?? reconciling.reason ?? 'reconciling');
   const ready = cond(o, 'Ready');
+  // Flux holds it until a dependency is Ready (dependsOn): it waits, nothing of it is broken (the dependency is)
+  if (ready?.status === 'False' && ready.reason === 'DependencyNotReady')
+    return progressing(`waiting on a dependency: ${ready.message ?? 'DependencyNotReady'}`);
   if (ready?.status === 'False') return degraded(`${ready.reason ?? 'NotReady'}: ${ready.message ?? ''}`.trim());
   if (ready?.status === 'Unknown') return progressing(ready.message ?? ready.reason ?? 'readiness unknown');
   if (ready?.status === 'True') return ok(ready.message ?? '');

@@ -33,4 +33,32 @@ describe('merged, but not live', () => {
       why: 'failed: render failed: missing.yaml: no such file',
     });
   });
+
+  it('held for a dependency: the reconcile state says on what, in the line the app header shows', () => {
+    const [newest] = buildReleases(events);
+    const waiting = {
+      sync: 'OutOfSync',
+      health: 'Unknown',
+      healthMessage: '',
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'DependencyNotReady',
+          message: "dependency 'flux-system/infra-dev' is not ready",
+        },
+      ],
+      source: { sourceReady: 'True (Succeeded)' },
+      automation: { suspended: false },
+      clusterReachable: true,
+      waitingOn: 'waiting on infra-dev (not Ready: ReconciliationFailed — NetworkPolicy invalid)',
+    };
+    expect(whyNotLive(newest, waiting)).toEqual({
+      state: 'reconcile',
+      why: 'waiting on infra-dev (not Ready: ReconciliationFailed — NetworkPolicy invalid)',
+    });
+    // no line (the dependency is Ready again): the recorder's own pending state
+    const { waitingOn: _line, ...ready } = waiting;
+    expect(whyNotLive(newest, ready)?.why).not.toMatch(/waiting on infra-dev/);
+  });
 });

@@ -11,6 +11,8 @@ export interface AppConditionsView {
   source: { revisionWanted?: string; revisionObserved?: string; revisionAttempted?: string; sourceReady?: string };
   automation: { suspended: boolean };
   clusterReachable: boolean;
+  /** Flux: "waiting on infra-dev (not Ready: …)" while the controller holds the app for a dependency */
+  waitingOn?: string;
 }
 
 /**
@@ -27,6 +29,9 @@ export function whyNotLive(
     return { state, why: 'the cluster is unreachable: the console cannot see what the controller did' };
   if (app.automation.suspended)
     return { state: 'reconcile', why: 'the app is suspended: its controller applies nothing' };
+  // held for a dependency: the controller applies nothing of this app until that one is Ready
+  if (app.waitingOn && ['artifact', 'render', 'validation', 'reconcile'].includes(state))
+    return { state: 'reconcile', why: app.waitingOn };
   const ready = app.conditions.find((c) => c.type === 'Ready');
   const sourceNotReady = app.source.sourceReady && !app.source.sourceReady.startsWith('True');
   const renderPending = release.states.find((x) => x.name === 'render')?.status === 'pending';

@@ -139,6 +139,13 @@ function recordedState(name: ReleaseStateName, e: ReleaseEvent): ReleaseStateVie
       value = str(d.appliedRevision) ?? str(d.attemptedRevision);
       if (typeof d.secondsAfterCommit === 'number')
         value = `${value ?? ''} · ${Math.round(d.secondsAfterCommit)} s after the commit`;
+      {
+        // Flux held it for a dependency first (server/releases/record-reconcile.ts)
+        const w = asObj(d.waited);
+        const on = Array.isArray(w.on) ? (w.on as unknown[]).map((x) => String(x).split('/').pop()) : [];
+        if (on.length)
+          value = `${value ?? ''} · waited${typeof w.seconds === 'number' ? ` ${Math.round(w.seconds)} s` : ''} on ${on.join(', ')}`;
+      }
       break;
     case 'health':
       value = str(d.health);

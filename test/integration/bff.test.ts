@@ -44,8 +44,8 @@ describe('BFF against the sandbox', () => {
       async () => {
         const { apps: list } = await apps('?controller=flux');
         const bad = list.filter((a) => a.source.revisionObserved !== `main@sha1:${head}` || a.health !== 'Healthy');
-        // digital-human-dev|staging|prod and payments-staging (the Flagger canary)
-        if (list.length !== 4 || bad.length)
+        // digital-human-dev|staging|prod, their infra-dev|staging|prod (dependsOn) and payments-staging (Flagger)
+        if (list.length !== 7 || bad.length)
           throw new Error(
             JSON.stringify(bad.map((a) => [a.name, a.source.revisionObserved, a.health, a.healthMessage])),
           );

@@ -18,6 +18,14 @@ const STAGING = 'nonprod/flux-system/kustomization/digital-human-staging';
 /** the Flagger canary's app (issue 25): its objects are in staging too */
 const PAYMENTS = 'nonprod/flux-system/kustomization/payments-staging';
 const ARGO_STAGING = 'nonprod/argocd/application/edge-gateway-staging';
+/** the nonprod Flux apps, sorted: the two environments' apps, their infra (issue 26: dependsOn) and payments */
+const FLUX_NONPROD = [
+  DEV,
+  STAGING,
+  'nonprod/flux-system/kustomization/infra-dev',
+  'nonprod/flux-system/kustomization/infra-staging',
+  PAYMENTS,
+].sort();
 const obj = (ns: string) => `?group=apps&version=v1&kind=Deployment&namespace=${ns}&name=render-worker`;
 
 /** the views computed with the console's identity (a freeze's changes, a prune preview) as these users see them */
@@ -162,7 +170,7 @@ afterAll(async () => {
 
 describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
   it('a console viewer lists only apps whose objects its Kubernetes RBAC lets it get (no Argo CD app, nothing in prod)', async () => {
-    expect(await apps(dana)).toEqual([DEV, STAGING, PAYMENTS]);
+    expect(await apps(dana)).toEqual(FLUX_NONPROD);
     // the hidden apps exist in the console's catalog: hidden, answered like unknown ones
     expect((await as(dana, con.url, `/api/apps/${ARGO_STAGING}`)).status).toBe(404);
     expect((await as(dana, con.url, '/api/apps/prod/flux-system/kustomization/digital-human-prod')).status).toBe(404);
@@ -243,9 +251,7 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
     });
     expect(await apps(con.admin)).toEqual(
       [
-        DEV,
-        STAGING,
-        PAYMENTS,
+        ...FLUX_NONPROD,
         ARGO_STAGING,
         ...[
           'checkout-staging',
@@ -265,7 +271,7 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
   it("an OIDC user's groups are what Kubernetes RBAC sees: a dev-team member sees the dev app and its objects", async () => {
     const g = await oidcSignIn('gabriel', ['dev-team']);
     expect(g).toBeDefined();
-    expect(await apps(g as Signed)).toEqual([DEV, STAGING, PAYMENTS]);
+    expect(await apps(g as Signed)).toEqual(FLUX_NONPROD);
     expect((await as(g as Signed, con.url, `/api/clusters/nonprod/object${obj('dev')}`)).status).toBe(200);
     expect((await as(g as Signed, con.url, `/api/clusters/nonprod/object${obj('staging')}`)).status).toBe(403);
     // the same person without the group sees nothing, even as a console admin: the group carried the access
@@ -284,9 +290,7 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
           stagingEvents: (await as(s, con.url, `/api/clusters/nonprod/events${obj('staging')}`)).status,
         }
       : 'refused';
-    expect(['refused', { apps: [DEV, STAGING, PAYMENTS], stagingObject: 403, stagingEvents: 403 }]).toContainEqual(
-      outcome,
-    );
+    expect(['refused', { apps: FLUX_NONPROD, stagingObject: 403, stagingEvents: 403 }]).toContainEqual(outcome);
   });
 });
 

@@ -40,8 +40,8 @@ describe('sandbox', () => {
   });
 
   it('shows a kubectl-edit change in managedFields, and Flux puts the Git value back', async () => {
-    kubectlEdit('nonprod', 'deployment/render-worker', 'dev', { spec: { replicas: 12 } });
-    const edited = getJson('nonprod', ['-n', 'dev', 'get', 'deployment', 'render-worker']);
+    // The object as the patch wrote it: Flux may revert it before a separate GET (that revert is what this test waits for).
+    const edited = kubectlEdit('nonprod', 'deployment/render-worker', 'dev', { spec: { replicas: 12 } });
     expect((edited.spec as Json).replicas).toBe(12);
     const editor = managers(edited).find((m) => m.manager === 'kubectl-edit');
     expect(editor?.operation).toBe('Update');

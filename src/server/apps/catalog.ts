@@ -3,7 +3,8 @@
 // revision change, each cluster's connection change, and each app whose environment is flagged (its label
 // disagrees with the console's mapping, or the mapping does not decide it) when that is first seen.
 import { EventEmitter } from 'node:events';
-import { worseHealth, type App } from '../../domain/app.ts';
+import { appId, worseHealth, type App } from '../../domain/app.ts';
+import { dependencyStates, waitingOn } from '../../domain/flux-deps.ts';
 import { refId } from '../../domain/refs.ts';
 import { refOf } from '../../domain/tree.ts';
 import { appTree } from '../tree/index.ts';
@@ -41,6 +42,8 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
   private drift?: DriftTracker;
   /** refId of a managed object → ids of apps whose inventory lists it */
   private readonly byObject = new Map<string, Set<string>>();
+  /** app id → ids of the apps that depend on it (Flux dependsOn), so its Ready change updates their "waiting on" */
+  private readonly dependents = new Map<string, Set<string>>();
   private readonly raw = new Map<string, { cluster: string; kind: string; obj: KubeObject }>();
   private readonly dirty = new Set<string>();
   private flushTimer?: NodeJS.Timeout;
@@ -132,6 +135,14 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     return [...this.apps.values()];
   }
 
+  /** the apps whose dependsOn names this one */
+  dependentsOf(id: string): App[] {
+    return [...(this.dependents.get(id) ?? [])].flatMap((d) => {
+      const a = this.apps.get(d);
+      return a?.dependsOn?.some((r) => appId(a.cluster, r.namespace, a.kind, r.name) === id) ? [a] : [];
+    });
+  }
+
   get(id: string): App | undefined {
     return this.apps.get(id);
   }
@@ -199,8 +210,35 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     return { ...app, health: worst, healthMessage: summary.reason };
   }
 
+  /** "waiting on infra-dev (not Ready: …)" from the app's Ready and its dependencies' own (domain/flux-deps.ts) */
+  private withWaiting(app: App): App {
+    if (!app.dependsOn?.length) return app;
+    for (const d of app.dependsOn) {
+      const id = appId(app.cluster, d.namespace, app.kind, d.name);
+      let set = this.dependents.get(id);
+      if (!set) this.dependents.set(id, (set = new Set()));
+      set.add(app.id);
+    }
+    // (reasons only: the line is shown wherever the app is, to people who may not read the dependency)
+    const line = waitingOn(
+      app,
+      dependencyStates(app, app.dependsOn, (id) => this.apps.get(id)),
+      { messages: false },
+    );
+    return line ? { ...app, waitingOn: line } : app;
+  }
+
+  /** The apps that depend on this one, read again (their "waiting on" line names its Ready). */
+  private refreshDependents(id: string): void {
+    for (const dep of this.dependents.get(id) ?? []) {
+      const r = this.raw.get(dep);
+      const app = r ? this.toApp(r.cluster, r.kind, r.obj) : undefined;
+      if (app) this.upsert(app);
+    }
+  }
+
   private upsert(input: App): void {
-    const withHealth = this.withObjectHealth(input);
+    const withHealth = this.withWaiting(this.withObjectHealth(input));
     const drift = this.drift?.forApp(withHealth.id);
     const app = drift ? { ...withHealth, drift } : withHealth;
     const prev = this.apps.get(app.id);
@@ -215,6 +253,7 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     if (prev && JSON.stringify({ ...prev, updatedAt: '' }) === JSON.stringify({ ...app, updatedAt: '' })) return;
     this.apps.set(app.id, app);
     this.emit('app', { type: 'upsert', app });
+    this.refreshDependents(app.id);
     this.recordEnvConflict(app);
     const rev = app.source.revisionObserved;
     if (rev && this.lastRevision.get(app.id) !== rev) {
@@ -276,6 +315,7 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
         const prev = this.apps.get(id);
         if (prev) for (const r of prev.inventory) this.byObject.get(refId(r))?.delete(id);
         if (this.apps.delete(id)) this.emit('app', { type: 'delete', id });
+        this.refreshDependents(id);
         return;
       }
       this.raw.set(id, { cluster, kind, obj: e.obj });

@@ -1,7 +1,16 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { latestAnalysis, rolloutView, type RolloutView } from '../../domain/rollout.ts';
 import { FLAGGER_GROUP, flaggerCanaryView, type FlaggerCanaryView } from '../../domain/flagger.ts';
-import { AppResponse, AppsQuery, AppsResponse, type AppSummary, type ArgoSyncDto } from '../../api/schemas.ts';
+import {
+  AppResponse,
+  AppsQuery,
+  AppsResponse,
+  DependencyGraphQuery,
+  DependencyGraphResponse,
+  type AppSummary,
+  type ArgoSyncDto,
+} from '../../api/schemas.ts';
+import { dependenciesOf, environmentGraph } from './dependency-view.ts';
 import { argoSyncOperationOf, argoSyncSteps, argoSyncWhy, syncWaveOf } from '../../domain/argo-sync.ts';
 import { assessHealth } from '../../domain/health.ts';
 import type { App } from '../../domain/app.ts';
@@ -127,12 +136,17 @@ export function sortEnvs(envs: Iterable<string>, order: string[]): string[] {
 }
 
 export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  /** the apps this person may read (their own Kubernetes identity's view too, when the console reviews access) */
+  const readableApps = async (req: Parameters<typeof allowed>[0]) => {
+    const visible = deps.reviewer ? await deps.reviewer.visibleApps(req, deps.catalog.list()) : deps.catalog.list();
+    return visible.filter((a) => allowed(req, 'app.read', { cluster: a.cluster, env: a.env }));
+  };
+
   app.get('/api/apps', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
     const q = parsed(AppsQuery, req.query);
     // a read sees every object change the BFF has observed (health updates are otherwise batched for 250 ms)
     deps.catalog.settleNow();
-    const visible = deps.reviewer ? await deps.reviewer.visibleApps(req, deps.catalog.list()) : deps.catalog.list();
-    const all = visible.filter((a) => allowed(req, 'app.read', { cluster: a.cluster, env: a.env }));
+    const all = await readableApps(req);
     const apps = filterApps(all, q).sort(
       (a, b) => a.env.localeCompare(b.env) || a.cluster.localeCompare(b.cluster) || a.name.localeCompare(b.name),
     );
@@ -155,13 +169,34 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const sync = a.controller === 'argocd' ? argoSyncView(a, deps) : undefined;
       const rollouts = rolloutsOf(a, deps);
       const canaries = flaggerCanariesOf(a, deps);
+      const readable = a.dependsOn?.length || deps.catalog.dependentsOf(a.id).length ? await readableApps(req) : [];
+      const byId = new Map(readable.map((x) => [x.id, x]));
+      const dependencies = a.dependsOn?.length ? dependenciesOf(a, (id) => byId.get(id)) : [];
+      const dependents = deps.catalog
+        .dependentsOf(a.id)
+        .filter((d) => byId.has(d.id))
+        .map((d) => ({ id: d.id, name: d.name, ...(d.waitingOn ? { waitingOn: d.waitingOn } : {}) }));
       return validated(AppResponse, {
         app: a,
         ...(cluster ? { cluster } : {}),
         ...(sync ? { sync } : {}),
         ...(rollouts.length ? { rollouts } : {}),
         ...(canaries.length ? { canaries } : {}),
+        ...(dependencies.length ? { dependencies } : {}),
+        ...(dependents.length ? { dependents } : {}),
       });
     },
   );
+
+  // an environment's Flux dependency graph (issue 26): "why isn't my app reconciling yet?"
+  app.get('/api/dependencies', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
+    const q = parsed(DependencyGraphQuery, req.query);
+    deps.catalog.settleNow();
+    const readable = await readableApps(req);
+    const byId = new Map(readable.map((x) => [x.id, x]));
+    return validated(
+      DependencyGraphResponse,
+      environmentGraph(q.env, readable, (id) => byId.get(id)),
+    );
+  });
 };

@@ -9,6 +9,7 @@ import {
   type SyncStatus,
 } from '../../domain/app.ts';
 import { assessHealth } from '../../domain/health.ts';
+import { dependsOnOf } from '../../domain/flux-deps.ts';
 import { parseFluxInventoryId, type ObjectRef } from '../../domain/refs.ts';
 import {
   asObj,
@@ -128,6 +129,7 @@ export function kustomizationToApp(cluster: string, obj: unknown, lookup: Source
     inventory,
     warnings,
     ...(freezeOf(md) ? { freeze: freezeOf(md) } : {}),
+    ...(dependsOnOf(o).length ? { dependsOn: dependsOnOf(o) } : {}),
     generation: typeof md.generation === 'number' ? md.generation : undefined,
     observedGeneration: typeof status.observedGeneration === 'number' ? status.observedGeneration : undefined,
   };
@@ -190,6 +192,7 @@ export function helmReleaseToApp(cluster: string, obj: unknown, lookup: SourceLo
     inventory: [],
     warnings,
     ...(freezeOf(md) ? { freeze: freezeOf(md) } : {}),
+    ...(dependsOnOf(o).length ? { dependsOn: dependsOnOf(o) } : {}),
     generation: typeof md.generation === 'number' ? md.generation : undefined,
     observedGeneration: typeof status.observedGeneration === 'number' ? status.observedGeneration : undefined,
   };

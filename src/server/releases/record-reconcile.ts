@@ -25,11 +25,31 @@ export function recordReconcile(ctx: StateContext, app: App, rel: Tracked): void
   };
   const applied = shaOf(app.source.revisionObserved) === rel.sha;
   if (app.controller === 'flux') {
+    // held for a dependency (dependsOn): noted while it lasts, said with the reconcile (when it waited, on what)
+    if (!applied && ready?.status !== 'True' && ready?.reason === 'DependencyNotReady') {
+      rel.dependencyWait = {
+        since: rel.dependencyWait?.since ?? new Date().toISOString(),
+        on: dependenciesNamed(ready.message, app),
+        line: (app.waitingOn ?? ready.message ?? 'DependencyNotReady').slice(0, 1000),
+      };
+      return;
+    }
     if (applied && ready?.status === 'True') {
       rel.reconciledAt = Date.now();
+      const w = rel.dependencyWait;
       ctx.emit(app, rel, 'reconcile', controllerActor(app), {
         ...base,
         appliedRevision: app.source.revisionObserved,
+        ...(w
+          ? {
+              waited: {
+                on: w.on,
+                since: w.since,
+                seconds: secondsBetween(w.since, new Date().toISOString()) ?? null,
+                line: w.line,
+              },
+            }
+          : {}),
       });
       return;
     }
@@ -114,4 +134,10 @@ export function recordHealth(
               ),
         }),
   });
+}
+
+/** The dependencies kustomize-controller names ("dependency 'flux-system/infra-dev' is not ready"), else dependsOn. */
+export function dependenciesNamed(message: string | undefined, app: App): string[] {
+  const named = [...(message ?? '').matchAll(/dependency '([^']+)'/g)].map((m) => m[1] as string);
+  return named.length ? named : (app.dependsOn ?? []).map((d) => `${d.namespace}/${d.name}`);
 }

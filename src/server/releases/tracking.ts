@@ -34,6 +34,8 @@ export interface Tracked {
   canarySeen?: Map<string, string>;
   /** per canary: the furthest step / most iterations and failed checks seen (reset when the canary is given up) */
   canaryPeak?: Map<string, { iteration: number; failedChecks: number }>;
+  /** Flux: since when (ISO) and on what its controller held this release for a dependency (record-reconcile.ts) */
+  dependencyWait?: { since: string; on: string[]; line: string } | undefined;
 }
 
 /** How long a release is followed before its missing states are recorded as unknown. */

@@ -1,6 +1,11 @@
 import type { QueryClient } from '@tanstack/react-query';
 import { createBrowserRouter, isRouteErrorResponse, Link, redirect, useRouteError } from 'react-router';
-import { appQueryOptions, appsQueryOptions, clustersQueryOptions } from '../features/apps/api/apps-queries.ts';
+import {
+  appQueryOptions,
+  appsQueryOptions,
+  clustersQueryOptions,
+  dependencyGraphQueryOptions,
+} from '../features/apps/api/apps-queries.ts';
 import { SignInPage } from '../features/auth/components/sign-in-page.tsx';
 import { freezeQueryOptions } from '../features/freeze/api/freeze-queries.ts';
 import { prefetchEnvReleases } from '../features/releases/api/env-release-queries.ts';
@@ -119,11 +124,14 @@ export function createRouter(qc: QueryClient) {
           path: 'envs/:env',
           errorElement: <RouteError />,
           loader: async ({ params, request }) => {
-            await prefetchEnvReleases(qc, params.env ?? '', new URL(request.url));
+            await Promise.allSettled([
+              prefetchEnvReleases(qc, params.env ?? '', new URL(request.url)),
+              qc.prefetchQuery(dependencyGraphQueryOptions(params.env ?? '')),
+            ]);
             return null;
           },
           lazy: async () => ({
-            Component: (await import('../features/releases/components/env-releases.tsx')).EnvReleasesPage,
+            Component: (await import('./routes/env-route.tsx')).EnvPage,
           }),
         },
         {

@@ -11,6 +11,7 @@ import { ArgoSyncProgress } from '../../features/apps/components/argo-sync-progr
 import { RolloutProgress } from '../../features/apps/components/rollout-progress.tsx';
 import { FlaggerCanary } from '../../features/apps/components/flagger-canary.tsx';
 import { DriftSummary } from '../../features/apps/components/drift-summary.tsx';
+import { DependencyRows, WaitingOn } from '../../features/apps/components/app-dependencies.tsx';
 import { ReconcileButton } from '../../features/apps/components/reconcile-button.tsx';
 import { StaleBanner } from '../../features/apps/components/stale-banner.tsx';
 import { AppDiff } from '../../features/diff/components/app-diff.tsx';
@@ -89,6 +90,7 @@ export function AppPage() {
           <PreviewPruneButton app={app} />
           <FreezeButton app={app} />
         </div>
+        <WaitingOn app={app} dependencies={q.data.dependencies} />
         <NotLiveLead appId={app.id} cluster={app.cluster} env={app.env} />
         {q.data.sync && <ArgoSyncProgress sync={q.data.sync} />}
         {q.data.rollouts?.map((r) => (
@@ -136,6 +138,7 @@ export function AppPage() {
               <dd className="font-mono break-all">{app.source.artifactDigest}</dd>
             </>
           )}
+          <DependencyRows data={q.data} />
           <dt className="text-slate-500">Automation</dt>
           <dd className="flex flex-wrap gap-1" data-testid="automation">
             <Tag tone={a.autoSync ? 'teal' : 'slate'}>auto-sync {a.autoSync ? 'on' : 'off'}</Tag>

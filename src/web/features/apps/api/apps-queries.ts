@@ -4,6 +4,7 @@ import {
   AppResponse,
   AppsResponse,
   AppSummarySchema,
+  DependencyGraphResponse,
   ClustersResponse,
   appPath,
   type AppSummary,
@@ -14,6 +15,7 @@ export const appKeys = {
   all: ['apps'] as const,
   list: () => [...appKeys.all, 'list'] as const,
   detail: (id: string) => [...appKeys.all, 'detail', id] as const,
+  dependencies: (env: string) => [...appKeys.all, 'dependencies', env] as const,
   /** under the app's detail key: every live update of the app refreshes it too */
   reconcileStatus: (id: string, requestedAt: string) =>
     [...appKeys.detail(id), 'reconcile-status', requestedAt] as const,
@@ -59,3 +61,13 @@ export const appQueryOptions = (id: string) =>
 export const getClusters = (signal?: AbortSignal) => apiGet('/api/clusters', ClustersResponse, { signal });
 export const clustersQueryOptions = () =>
   queryOptions({ queryKey: clusterKeys.all, queryFn: ({ signal }) => getClusters(signal) });
+
+export const getDependencyGraph = (env: string, signal?: AbortSignal) =>
+  apiGet(`/api/dependencies?env=${encodeURIComponent(env)}`, DependencyGraphResponse, { signal });
+/** an environment's dependency graph: read again every 5 s while shown (a dependency's Ready changes it) */
+export const dependencyGraphQueryOptions = (env: string) =>
+  queryOptions({
+    queryKey: appKeys.dependencies(env),
+    queryFn: ({ signal }) => getDependencyGraph(env, signal),
+    refetchInterval: 5000,
+  });

@@ -52,6 +52,16 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
           {app.envConflict}
         </p>
       )}
+      {app.waitingOn && (
+        // Flux holds it for a dependency: "why isn't it reconciling?" answered on the card
+        <p
+          className="mt-1 line-clamp-2 text-xs text-amber-900 wrap-anywhere"
+          data-testid="card-waiting-on"
+          title={app.waitingOn}
+        >
+          {app.waitingOn}
+        </p>
+      )}
       {app.drift && (
         <div
           className="mt-1 truncate text-xs text-orange-900"
