@@ -40,12 +40,13 @@ test('a developer reads "waiting on infra-dev" and opens the dependency', async 
   await expect(page.getByTestId('depends-on')).toContainText('infra-dev');
   await expect(page.getByTestId('waiting-on')).toHaveCount(0);
   setInfraPath('./infra/does-not-exist');
+  requestReconcile('nonprod', 'kustomization', 'infra-dev');
   try {
     // kustomize-controller holds the app at its next reconcile (asked for now and then, as `flux reconcile` does)
     await expect
       .poll(
         async () => {
-          nudge();
+          requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
           return page.getByTestId('waiting-on').count();
         },
         { timeout: 120_000, intervals: [3000] },

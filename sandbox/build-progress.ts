@@ -36,6 +36,7 @@ export const TYPICAL_SECONDS: Record<string, number> = {
   'flux-source': 170,
   'flux-kustomize': 170,
   'flux-render': 60,
+  sops: 150, // 133 s of CPU, 128 s wall with a cold module cache (sops and age-keygen)
   helm: 100,
   'jq-del': 10,
   gitea: 320,

@@ -106,6 +106,9 @@ want flux && build flux-source "-s -w" "github.com/fluxcd/source-controller:sour
 want flux && build flux-kustomize "-s -w" "github.com/fluxcd/kustomize-controller:kustomize-controller"
 # our renderer on Flux's own library (github.com/fluxcd/pkg/kustomize, as kustomize-controller uses it)
 want flux && build flux-render "-s -w" ".:flux-render"
+# SOPS (issue 26): the sops CLI encrypts the seed's Secrets with an age key age-keygen makes at start-up;
+# kustomize-controller decrypts them with that key (the console never holds it)
+want flux && build sops "-s -w" "github.com/getsops/sops/v3/cmd/sops:sops" "filippo.io/age/cmd/age-keygen:age-keygen"
 # Argo CD renderers and ignore rules: helm (helm template) and our jq-del on the gojq library
 want argo && build helm "-s -w -X helm.sh/helm/v3/internal/version.version=v3.22.0" "helm.sh/helm/v3/cmd/helm:helm"
 want argo && build jq-del "-s -w" ".:jq-del"

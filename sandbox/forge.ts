@@ -227,6 +227,8 @@ export interface StartForgeOptions {
   binDir: string;
   /** the port to listen on (a restart keeps its URL, which the clusters' Git sources name); else a free one */
   port?: number;
+  /** more files for the seed commit, made at first start only (sandbox/sops.ts: the encrypted Secrets) */
+  extraSeedFiles?: () => Record<string, string>;
 }
 
 export async function startForge(opts: StartForgeOptions): Promise<ForgeState> {
@@ -302,7 +304,7 @@ export async function startForge(opts: StartForgeOptions): Promise<ForgeState> {
   };
   if (fresh) {
     log(`forge: first start, creating users and ${FORGE_ORG}/${SEED_REPO}`);
-    await provision(state, cli);
+    await provision(state, cli, opts.extraSeedFiles?.() ?? {});
   }
   writeConsoleTokens(state);
   return state;
@@ -317,7 +319,11 @@ function writeConsoleTokens(st: ForgeState): void {
   chmodSync(st.consoleTokensFile, 0o600);
 }
 
-async function provision(st: ForgeState, cli: (args: string[]) => string): Promise<void> {
+async function provision(
+  st: ForgeState,
+  cli: (args: string[]) => string,
+  extraSeedFiles: Record<string, string>,
+): Promise<void> {
   const pw = () => randomBytes(18).toString('base64url');
   const users = {} as Credentials['users'];
   const adminName = FORGE_USERS.admin;
@@ -396,7 +402,7 @@ async function provision(st: ForgeState, cli: (args: string[]) => string): Promi
   mkdirSync(tmp, { recursive: true });
   const admin = { username: adminName, token: users.admin.token };
   forgeGit(['init', '-q', '--initial-branch=main', tmp], st.dir, admin);
-  for (const [f, content] of Object.entries(seedFiles())) {
+  for (const [f, content] of Object.entries({ ...seedFiles(), ...extraSeedFiles })) {
     mkdirSync(dirname(join(tmp, f)), { recursive: true });
     writeFileSync(join(tmp, f), content);
   }

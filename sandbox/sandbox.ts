@@ -37,6 +37,7 @@ import { forgeGitState as gitOf } from './forge.ts';
 import { ARGOCD_PROCS, argocdConfigObjects, startArgoCd } from './argocd.ts';
 import { businessCheckTemplates, ROLLOUTS_PROCS, startRollouts } from './rollouts.ts';
 import { FLAGGER_PROCS, flaggerAppObjects, startFlagger } from './flagger.ts';
+import { ensureAgeKey, sopsKeySecret, SOPS_KEY_SECRET } from './sops.ts';
 import { applyPruneAdmissionPolicy, ensureControllerIdentities } from './identities.ts';
 import {
   ASSETS_DIR,
@@ -487,6 +488,8 @@ status:
 
   // the Git source: the forge's repo, seeded (it starts beside the first cluster and is up long before this)
   const url = await gitUrl;
+  // SOPS (sandbox/sops.ts): the age key kustomize-controller decrypts the infra Secrets with, as Flux documents it
+  k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], sopsKeySecret(ensureAgeKey(RUN_DIR, BIN_DIR)));
   k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], fluxObjects(namespaces, url));
   k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], argoObjects(name, namespaces, url, apiserver));
   return state;
@@ -599,6 +602,10 @@ spec:
   path: ./infra/${env}
   prune: true
   wait: false
+  decryption:
+    provider: sops
+    secretRef:
+      name: ${SOPS_KEY_SECRET}
   sourceRef:
     kind: GitRepository
     name: digital-human

@@ -202,6 +202,7 @@ export function kubectlEdit(cluster: string, kindName: string, namespace: string
     'kubectl-edit',
     '-o',
     'json',
+    '--show-managed-fields',
     '-p',
     JSON.stringify(patch),
   ]);

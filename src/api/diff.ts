@@ -5,6 +5,31 @@ import { FieldOwnerSchema, ObjectRefSchema } from './common.ts';
 
 // ---- Git-versus-live diff
 
+/** SOPS metadata of a document in Git (who can decrypt it; whether a MAC guards it) */
+export const SopsMetaSchema = z.object({
+  age: z.array(z.string()),
+  pgp: z.number(),
+  kms: z.number(),
+  gcpKms: z.number(),
+  azureKv: z.number(),
+  hcVault: z.number(),
+  mac: z.boolean(),
+  version: z.string().optional(),
+  encryptedRegex: z.string().optional(),
+  lastModified: z.string().optional(),
+});
+const SecretKeyInGitSchema = z.object({ key: z.string(), git: z.enum(['encrypted', 'plaintext']) });
+/** a rendered Secret and where Git holds it (file, keys, SOPS or plaintext): never a value */
+export const SecretInGitSchema = z.object({
+  name: z.string(),
+  namespace: z.string().nullable(),
+  file: z.string().nullable(),
+  generator: z.boolean().optional(),
+  keys: z.array(SecretKeyInGitSchema),
+  sops: SopsMetaSchema.nullable(),
+});
+export type SecretInGitDto = z.infer<typeof SecretInGitSchema>;
+
 export const FieldChangeSchema = z.object({
   path: z.string(),
   desired: z.unknown().optional(),
@@ -23,6 +48,14 @@ export const ObjectDiffSchema = z.object({
   desiredYaml: z.string().optional(),
   liveYaml: z.string().optional(),
   predictedYaml: z.string().optional(),
+  secret: z
+    .object({
+      file: z.string().nullable(),
+      generator: z.boolean().optional(),
+      sops: SopsMetaSchema.nullable(),
+      keys: z.array(SecretKeyInGitSchema.extend({ live: z.enum(['present', 'absent', 'unknown']) })),
+    })
+    .optional(),
 });
 export type ObjectDiffDto = z.infer<typeof ObjectDiffSchema>;
 export const DiffResponse = z.object({
@@ -36,6 +69,7 @@ export const DiffResponse = z.object({
       revision: z.string(),
       artifactDigest: z.string().optional(),
       renderHash: z.string(),
+      secretsInGit: z.array(SecretInGitSchema).optional(),
     })
     .optional(),
   counts: z.record(z.string(), z.number()),

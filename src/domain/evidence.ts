@@ -51,6 +51,8 @@ export const EVIDENCE_TYPES = [
   'release.promotion',
   /** a step an app's canary reached while a release was followed (not one of the nine states) */
   'release.canary',
+  /** a Secret whose values Git holds in plaintext (data: file, secret, keys — never a value), found by a render */
+  'secret.plaintext-in-git',
   // the recorder was not recording for a while (the console was down): releases in that window are not recorded
   'release.gap',
   // a rollback pull request to an earlier release (intent; the outcome names the pull request)

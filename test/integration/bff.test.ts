@@ -80,7 +80,11 @@ describe('BFF against the sandbox', () => {
 
   it('filters by env, controller, health, sync and text', async () => {
     // dev: Flux's overlay and the web ApplicationSet's dev Application
-    expect((await apps('?env=dev')).apps.map((a) => a.name).sort()).toEqual(['digital-human-dev', 'web-dev']);
+    expect((await apps('?env=dev')).apps.map((a) => a.name).sort()).toEqual([
+      'digital-human-dev',
+      'infra-dev',
+      'web-dev',
+    ]);
     expect((await apps('?controller=argocd')).apps.map((a) => a.name).sort()).toEqual([
       'checkout-staging',
       'edge-gateway-prod',

@@ -93,13 +93,17 @@ describe('Flux dependsOn', () => {
       const sha = commitAndPushRetrying(`dev notes ${Date.now()}`, (w) =>
         writeRepoFile(w, 'overlays/dev/NOTES.md', `held while infra fails (${new Date().toISOString()})\n`),
       );
+      // (infra-dev is Ready=Unknown for the moments it reconciles again: each read waits for a moment it is False)
       let last: AppResponse | undefined;
       await waitFor(
         'digital-human-dev waiting on infra-dev',
         async () => {
-          nudge();
+          requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
           last = await detail(DEV);
-          return /^waiting on infra-dev \(not Ready: /.test(last.app.waitingOn ?? '');
+          return (
+            /^waiting on infra-dev \(not Ready: /.test(last.app.waitingOn ?? '') &&
+            last.dependencies?.[0]?.ready === 'False'
+          );
         },
         { timeoutMs: 90_000, intervalMs: 2000 },
       ).catch((e: unknown) => {
@@ -110,6 +114,8 @@ describe('Flux dependsOn', () => {
       // the dependency's own words reach the person who may read it (the line itself names only its reason)
       expect(held.dependencies?.[0]?.message).toMatch(/does-not-exist|not found|no such/i);
       expect(held.app.waitingOn).not.toMatch(/does-not-exist/);
+      // a held app is waiting, not broken
+      expect(held.app.health).not.toBe('Degraded');
       // the live Kustomization really is held: kustomize-controller's own reason
       const k = getJson('nonprod', ['-n', 'flux-system', 'get', 'kustomization', 'digital-human-dev']);
       const ready = ((k.status as { conditions: Array<{ type: string; reason: string }> }).conditions ?? []).find(
@@ -118,9 +124,13 @@ describe('Flux dependsOn', () => {
       expect(ready?.reason).toBe('DependencyNotReady');
       expect(String((k.status as { lastAppliedRevision?: string }).lastAppliedRevision)).not.toContain(sha);
 
-      const g = (await as(dev, con.url, '/api/dependencies?env=dev')).body as DependencyGraphResponse;
-      expect(g.nodes.find((n) => n.id === INFRA)?.ready).toBe('False');
-      expect(g.nodes.find((n) => n.id === DEV)?.waitingOn).toMatch(/^waiting on infra-dev/);
+      await waitFor('the graph: infra-dev not Ready, the app waiting on it', async () => {
+        const g = (await as(dev, con.url, '/api/dependencies?env=dev')).body as DependencyGraphResponse;
+        return (
+          g.nodes.find((n) => n.id === INFRA)?.ready === 'False' &&
+          /^waiting on infra-dev/.test(g.nodes.find((n) => n.id === DEV)?.waitingOn ?? '')
+        );
+      });
       // the list (overview cards) carries the line too
       const list = (await as(dev, con.url, '/api/apps?env=dev')).body as {
         apps: Array<{ id: string; waitingOn?: string }>;

@@ -213,8 +213,10 @@ describe('roles and scopes', () => {
     const dev = await as(rev, con.url, `/api/clusters/nonprod/object${obj.replace('staging', 'dev')}`);
     expect(dev.status).toBe(200);
     const list = (await as(rev, con.url, '/api/apps')).body as AppsResponse;
-    // dev: the Flux app and the web ApplicationSet's dev Application
-    expect(list.apps.map((a) => a.id).sort()).toEqual([DEV, 'nonprod/argocd/application/web-dev'].sort());
+    // dev: the Flux app, its infra (dependsOn) and the web ApplicationSet's dev Application
+    expect(list.apps.map((a) => a.id).sort()).toEqual(
+      [DEV, 'nonprod/flux-system/kustomization/infra-dev', 'nonprod/argocd/application/web-dev'].sort(),
+    );
     expect(list.envs).toEqual(['dev']);
     const ev = await as(rev, con.url, '/api/evidence?limit=1000');
     expect(ev.status).toBe(200);
@@ -577,6 +579,13 @@ describe('a Secret managed by an app', () => {
       data: { token: string };
     };
     expect(live.data.token).toBe(B64);
+    // the SOPS-encrypted Secret of infra-dev (issue 26), decrypted by kustomize-controller: its value is a needle too
+    const sopsLive = JSON.parse(kubectl('nonprod', ['-n', 'dev', 'get', 'secret', 'db-credentials', '-o', 'json'])) as {
+      data: { DB_PASSWORD: string };
+    };
+    const SOPS_B64 = sopsLive.data.DB_PASSWORD;
+    const SOPS_VALUE = Buffer.from(SOPS_B64, 'base64').toString('utf8');
+    expect(SOPS_VALUE.length).toBeGreaterThanOrEqual(20);
     const get = async (path: string) => {
       const r = await as(con.admin, con.url, path);
       seen.push({ where: `GET ${path} (${r.status})`, text: r.text });
@@ -650,13 +659,33 @@ describe('a Secret managed by an app', () => {
     const dataFiles = files(con.dataDir);
     expect(dataFiles.some((f) => f.endsWith('evidence.sqlite'))).toBe(true);
     for (const f of dataFiles) if (existsSync(f)) seen.push({ where: f, text: readFileSync(f).toString('latin1') });
-    // each leak is named with a little context (the value itself shown as <VALUE>/<B64>)
+    // each leak is named with a little context (the value itself shown as <VALUE>/<B64>, <SOPS>/<SOPS_B64>)
+    const needles = [VALUE, B64, SOPS_VALUE, SOPS_B64];
     const leaks = seen.flatMap((s) => {
-      const i = Math.max(s.text.indexOf(VALUE), s.text.indexOf(B64));
+      const i = Math.max(...needles.map((n) => s.text.indexOf(n)));
       if (i < 0) return [];
       const around = s.text.slice(Math.max(0, i - 120), i + VALUE.length + 40);
-      return [`${s.where}: …${around.replaceAll(VALUE, '<VALUE>').replaceAll(B64, '<B64>')}…`];
+      return [
+        `${s.where}: …${around
+          .replaceAll(VALUE, '<VALUE>')
+          .replaceAll(B64, '<B64>')
+          .replaceAll(SOPS_VALUE, '<SOPS>')
+          .replaceAll(SOPS_B64, '<SOPS_B64>')}…`,
+      ];
     });
     expect(leaks).toEqual([]);
+    // the console did show the SOPS Secret (masked): infra-dev's diff has it, encrypted in Git, its keys live
+    const infraDiff = JSON.parse(
+      seen.find((s) => s.where === 'GET /api/apps/nonprod/flux-system/kustomization/infra-dev/diff (200)')?.text ?? '{}',
+    ) as DiffResponse;
+    const enc = infraDiff.objects?.find((o) => o.ref.kind === 'Secret' && o.ref.name === 'db-credentials');
+    expect(enc?.secret?.sops?.mac).toBe(true);
+    expect(enc?.secret?.keys.map((k) => [k.key, k.git, k.live])).toEqual([
+      ['DB_PASSWORD', 'encrypted', 'present'],
+      ['DB_USER', 'encrypted', 'present'],
+    ]);
+    // and flagged the probe, which is plaintext in Git: the file and the key, never the value
+    const flagged = diff.render?.secretsInGit?.find((x) => x.name === 'leak-probe');
+    expect(flagged).toMatchObject({ file: FILE, sops: null, keys: [{ key: 'token', git: 'plaintext' }] });
   });
 });

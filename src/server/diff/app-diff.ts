@@ -18,6 +18,14 @@ import type { Obj, RenderResult } from './render.ts';
 import { maskSecrets, maskSecretsInText } from '../kube/secret-mask.ts';
 import { ignoreFor, jqDelete } from './argo-ignore.ts';
 import { renderDesired, withFluxOwnerLabels, type DesiredDeps } from './desired.ts';
+import { describeSops, sopsMetaOf } from '../../domain/secrets-in-git.ts';
+import {
+  applyableSopsSecret,
+  isCoreSecret,
+  secretDiffInfo,
+  secretInGitFor,
+  type SecretDiffInfo,
+} from './sops-secret.ts';
 
 export type ObjectStatus = 'changed' | 'missing' | 'extraneous' | 'unchanged' | 'unknown';
 
@@ -30,6 +38,8 @@ export interface ObjectDiff {
   desiredYaml?: string;
   liveYaml?: string;
   predictedYaml?: string;
+  /** a Secret: the file Git holds it in, SOPS or plaintext per key, and whether the live Secret has each key */
+  secret?: SecretDiffInfo;
 }
 
 export interface OwnershipRow {
@@ -210,6 +220,17 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
       counts[known.status]++;
       return known;
     }
+    // SOPS-encrypted in Git (sops-secret.ts): the console holds no key; what it applies and compares is Git's
+    // Secret with the live values (keys and metadata compared, values not)
+    const sops = isCoreSecret(desired) ? sopsMetaOf(desired) : undefined;
+    const toApply = sops ? applyableSopsSecret(desired, live) : desired;
+    if (sops)
+      note = [
+        note,
+        `${describeSops(sops)}: the console holds no key, so keys and metadata are compared and the values are not`,
+      ]
+        .filter(Boolean)
+        .join('; ');
     try {
       const path = await deps.discovery.path(
         String(desired.apiVersion),
@@ -221,7 +242,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
         'PATCH',
         `${path}?dryRun=All&fieldManager=${encodeURIComponent(manager)}&force=true`,
         {
-          body: JSON.stringify(desired),
+          body: JSON.stringify(toApply),
           contentType: 'application/apply-patch+yaml',
           timeoutMs: 20_000,
         },
@@ -235,13 +256,13 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
             : `server-side dry-run failed: ${maskSecretsInText(e.message, [desired, live])}`
           : maskSecretsInText(String(e), [desired, live]);
       note = note ? `${note}; ${why}` : why;
-      predicted = desired;
+      predicted = toApply;
     }
     // Secret values never leave the BFF: mask all three sides before comparing (equal values, equal masks)
     const [d, p, l] = [maskSecrets(desired), maskSecrets(predicted), maskSecrets(live)];
     const changes = live
       ? fieldDiff({
-          desired: d,
+          desired: sops ? maskSecrets(toApply) : d,
           predicted: p,
           live: l,
           controllerManagers: mgrs,
@@ -283,6 +304,9 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
       desiredYaml: toYaml(d),
       liveYaml: toYaml(l),
       predictedYaml: toYaml(p),
+      ...(isCoreSecret(desired)
+        ? { secret: secretDiffInfo(desired, live, liveUnreadable, secretInGitFor(render.secretsInGit, desired)) }
+        : {}),
     };
     if (!liveUnreadable) deps.memo?.remember(desired, live, result);
     return result;

@@ -26,6 +26,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { canonicalJson } from '../../domain/evidence.ts';
+import { renderedSecretsInGit, secretsInGitTree } from './secrets-in-git.ts';
+import type { SecretInGit } from '../../domain/secrets-in-git.ts';
 import { maskSecrets, maskSecretsInText } from '../kube/secret-mask.ts';
 import { GitRunError, runGit } from '../git/run.ts';
 import { checkUrl, checkUrlSync, UnfetchableUrlError } from '../git/url-policy.ts';
@@ -43,6 +45,8 @@ export interface RenderResult {
    * no offline guessing of a Secret value from it.
    */
   renderHash: string;
+  /** the render's Secrets and where Git holds them: file, keys, SOPS or plaintext (never values) */
+  secretsInGit?: SecretInGit[];
 }
 
 export class RenderError extends Error {
@@ -401,6 +405,7 @@ export async function renderFlux(ks: Obj, source: Obj | undefined, tools: Render
       revision: artifact.revision ?? '',
       ...(artifact.digest ? { artifactDigest: artifact.digest } : {}),
       renderHash: renderHash(objects),
+      secretsInGit: renderedSecretsInGit(objects, secretsInGitTree(work)),
     };
   } catch (e) {
     const [tree, output] = [root, out];
@@ -514,7 +519,13 @@ export async function renderArgo(
       }
       return o;
     });
-    return { objects, renderer, revision: sha, renderHash: renderHash(objects) };
+    return {
+      objects,
+      renderer,
+      revision: sha,
+      renderHash: renderHash(objects),
+      secretsInGit: renderedSecretsInGit(objects, secretsInGitTree(work)),
+    };
   } catch (e) {
     const output = rendered;
     throw maskedRenderError(e, () => [...secretsInTree(work), ...(output ? secretsInYaml(output) : [])]);

@@ -30,6 +30,7 @@ export const TREE_KINDS: ResourceKind[] = [
   k('batch', 'v1', 'CronJob', 'cronjobs'),
   k('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers'),
   k('networking.k8s.io', 'v1', 'Ingress', 'ingresses'),
+  k('networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies'),
   k('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices'),
   // Argo Rollouts (a cluster without its CRDs: the informer finds the kind not served and looks again later)
   k('argoproj.io', 'v1alpha1', 'Rollout', 'rollouts'),

@@ -1,6 +1,7 @@
 // The release recorder's states 3 artifact and 4 render: the source artifact digest and each container image
 // the render names (mutable tags flagged, tags resolved to digests through configured registry mirrors); the
 // renderer, version, render hash and object count (DiffService.desired: the diff's renderer).
+import { describeSops, plaintextInGit } from '../../domain/secrets-in-git.ts';
 import type { App } from '../../domain/app.ts';
 import { parseImage } from '../../domain/image.ts';
 import { shaOf } from '../../domain/release-commit.ts';
@@ -59,12 +60,33 @@ export async function recordArtifactAndRender(ctx: StateContext, app: App, rel: 
     images,
     mutableImages: images.filter((i) => i.mutable).length,
   });
+  const secrets = render.secretsInGit ?? [];
+  const plaintext = plaintextInGit(secrets);
   ctx.emit(app, rel, 'render', 'console', {
     renderer: render.renderer,
     renderedRevision: render.revision,
     renderHash: render.renderHash,
     objects: render.objects.length,
+    // how Git holds the render's Secrets (file, keys, SOPS metadata): never a value
+    ...(secrets.length
+      ? {
+          secrets: secrets.slice(0, 100).map((s) => ({
+            secret: `${s.namespace ? `${s.namespace}/` : ''}${s.name}`,
+            file: s.file,
+            keys: s.keys,
+            encryption: s.sops ? describeSops(s.sops) : 'none (plaintext in Git)',
+          })),
+        }
+      : {}),
   });
+  // a Secret Git holds in plaintext: flagged once per release, naming the file and the keys
+  for (const f of plaintext.slice(0, 50))
+    ctx.emitOther(app, rel, 'secret.plaintext-in-git', 'console', {
+      file: f.file,
+      secret: f.secret,
+      keys: f.keys,
+      revision: render.revision,
+    });
 }
 
 /** A tag's digest at a configured registry mirror (HEAD on the manifest); nothing when none is configured. */

@@ -12,6 +12,23 @@ import {
   type Tracked,
 } from './tracking.ts';
 
+/**
+ * Notes that kustomize-controller holds this release for a dependency (cheap: the recorder calls it before and
+ * between its slower states, so a short wait is seen too). True while it is held.
+ */
+export function noteDependencyWait(app: App, rel: Tracked): boolean {
+  if (app.controller !== 'flux' || rel.recorded.get('reconcile')?.status === 'ok') return false;
+  const ready = app.conditions.find((c) => c.type === 'Ready');
+  if (shaOf(app.source.revisionObserved) === rel.sha || ready?.status === 'True') return false;
+  if (ready?.reason !== 'DependencyNotReady') return false;
+  rel.dependencyWait = {
+    since: rel.dependencyWait?.since ?? new Date().toISOString(),
+    on: dependenciesNamed(ready.message, app),
+    line: (app.waitingOn ?? ready.message ?? 'DependencyNotReady').slice(0, 1000),
+  };
+  return true;
+}
+
 export function recordReconcile(ctx: StateContext, app: App, rel: Tracked): void {
   const prev = rel.recorded.get('reconcile');
   if (prev?.status === 'ok') return;
@@ -26,14 +43,7 @@ export function recordReconcile(ctx: StateContext, app: App, rel: Tracked): void
   const applied = shaOf(app.source.revisionObserved) === rel.sha;
   if (app.controller === 'flux') {
     // held for a dependency (dependsOn): noted while it lasts, said with the reconcile (when it waited, on what)
-    if (!applied && ready?.status !== 'True' && ready?.reason === 'DependencyNotReady') {
-      rel.dependencyWait = {
-        since: rel.dependencyWait?.since ?? new Date().toISOString(),
-        on: dependenciesNamed(ready.message, app),
-        line: (app.waitingOn ?? ready.message ?? 'DependencyNotReady').slice(0, 1000),
-      };
-      return;
-    }
+    if (noteDependencyWait(app, rel)) return;
     if (applied && ready?.status === 'True') {
       rel.reconciledAt = Date.now();
       const w = rel.dependencyWait;

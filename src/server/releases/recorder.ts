@@ -31,7 +31,7 @@ import { Limiter } from './limiter.ts';
 import { recordArtifactAndRender } from './record-artifact.ts';
 import { readCommit, recordChange, type ChangeContext } from './record-change.ts';
 import { recordPromotion } from './record-promotion.ts';
-import { recordHealth, recordReconcile } from './record-reconcile.ts';
+import { noteDependencyWait, recordHealth, recordReconcile } from './record-reconcile.ts';
 import { recordReview, reviewDue } from './record-review.ts';
 import { recordValidation } from './record-validation.ts';
 import { canaryPhase, recordCanarySteps } from './record-canary.ts';
@@ -155,7 +155,11 @@ export class ReleaseRecorder {
     const expired = Date.now() - rel.seenAt > FOLLOW_MS;
 
     // a canary's steps first and between the slower states: a step can last seconds (record-canary.ts)
-    const steps = () => recordCanarySteps(this.ctx, this.o.catalog.get(id) ?? app, rel);
+    const steps = () => {
+      const now = this.o.catalog.get(id) ?? app;
+      recordCanarySteps(this.ctx, now, rel);
+      noteDependencyWait(now, rel);
+    };
     steps();
     if (!rel.recorded.has('change')) await this.heavy.run(() => recordChange(this.ctx, app, rel, expired));
     if (reviewDue(rel, expired)) await recordReview(this.ctx, app, rel);

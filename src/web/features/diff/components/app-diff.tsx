@@ -3,6 +3,7 @@ import { lazy, Suspense, useMemo, useState } from 'react';
 import type { FieldChangeDto, ObjectDiffDto } from '../../../../api/schemas.ts';
 import { diffQueryOptions } from '../api/diff-queries.ts';
 import { OwnershipMap } from './ownership-map.tsx';
+import { PlaintextSecretsBanner, SecretInGit } from './secret-in-git.tsx';
 import { fixSnippet, lineBadges, ownerBadge, ownerHover, visibleChanges, type DiffToggles } from '../lib/diff-view.ts';
 
 const MonacoDiff = lazy(() => import('../../../components/editor/monaco-diff.tsx'));
@@ -58,6 +59,7 @@ export function AppDiff({ appId, controller }: { appId: string; controller: 'flu
           prune preview would need an override.
         </p>
       )}
+      {q.data?.state === 'ok' && <PlaintextSecretsBanner render={q.data.render} />}
       {q.data?.render && (
         <p className="mb-2 font-mono text-xs text-slate-500" data-testid="render-info">
           {q.data.render.renderer} · {q.data.render.revision} · artifact {q.data.render.artifactDigest ?? '—'} · render{' '}
@@ -134,6 +136,7 @@ function ObjectDiffView({
           </button>
         )}
       </div>
+      {o.secret && <SecretInGit secret={o.secret} />}
       {changes.length > 0 && (
         <table className="w-full text-xs" data-testid="field-table">
           <thead>
