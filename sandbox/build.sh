@@ -233,6 +233,39 @@ build_flagger() {
 flagger_pid=""
 if want flagger; then build_flagger & flagger_pid=$!; fi
 
+# External Secrets Operator (issue 26): its go.mod has a replace directive, so `go install` refuses the module;
+# it builds from a copy of it (its dependencies from the proxy), with the Go it declares. Its CRD bundle goes
+# beside the binary. Started in the background like Argo CD: it is a long build (every provider's SDK).
+ESO_VERSION="v0.16.2"
+build_eso() {
+  local ld="-s -w"
+  local key dest
+  key="$(printf '%s\n' eso "$ESO_VERSION" "$(go version)" "$ld" trimpath cgo=0 | sha256sum | cut -c1-16)"
+  dest="$cache_root/bin/eso-$key"
+  if [[ ! -x "$dest/external-secrets" ]]; then
+    log "building eso (external-secrets $ESO_VERSION) ..."
+    local t0=$SECONDS tmp="$dest.tmp.$$" mods dir
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    mods="$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "github.com/external-secrets/external-secrets@$ESO_VERSION")"
+    dir="$(printf '%s\n' "$mods" | sed -n 's/^[[:space:]]*"Dir": "\(.*external-secrets@.*\)",$/\1/p' | head -1)"
+    [[ -d "$dir" ]] || { log "eso: module download failed"; return 1; }
+    cp -r "$dir" "$tmp/src"; chmod -R u+w "$tmp/src"
+    (cd "$tmp/src" && CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$tmp/external-secrets" .)
+    mkdir -p "$tmp/manifests"
+    cp "$tmp/src/deploy/crds/bundle.yaml" "$tmp/manifests/bundle.yaml"
+    echo "$ESO_VERSION" > "$tmp/VERSION"
+    rm -rf "$tmp/src"
+    rm -rf "$dest"; mv "$tmp" "$dest"
+    log "built eso in $((SECONDS - t0))s"
+  else
+    log "eso cached ($dest)"
+  fi
+  ln -sfn "$dest/external-secrets" "$out_bin/external-secrets"
+  ln -sfn "$dest" "$out_bin/eso-dist"
+}
+eso_pid=""
+if want eso; then build_eso & eso_pid=$!; fi
+
 # The forge: Gitea (SQLite needs cgo). Its templates and options/ (locales) are read from
 # disk at run time; they are copied from the module next to the binary (gitea-static/).
 GITEA_VERSION="v1.26.0"
@@ -256,6 +289,7 @@ want registry && build imagepush "-s -w" ".:imagepush"
 if [[ -n "$argocd_pid" ]]; then wait "$argocd_pid" || { log "argocd build failed"; exit 1; }; fi
 if [[ -n "$rollouts_pid" ]]; then wait "$rollouts_pid" || { log "argo rollouts build failed"; exit 1; }; fi
 if [[ -n "$flagger_pid" ]]; then wait "$flagger_pid" || { log "flagger build failed"; exit 1; }; fi
+if [[ -n "$eso_pid" ]]; then wait "$eso_pid" || { log "eso build failed"; exit 1; }; fi
 
 if want assets; then
   # CRDs, kwok stages and kwok's kubelet resource metrics, straight from the modules that ship them.
@@ -290,6 +324,12 @@ if want assets; then
   cp "$fldist/manifests/crd.yaml" "$out_assets.tmp/crds/flagger/crd.yaml"
   cp "$fldist/manifests/rbac.yaml" "$out_assets.tmp/flagger/rbac.yaml"
   cp "$fldist/VERSION" "$out_assets.tmp/crds/flagger/VERSION"
+  # External Secrets Operator's CRDs: the version that runs
+  [[ -e "$out_bin/eso-dist" ]] || build_eso
+  esodist="$(readlink -f "$out_bin/eso-dist")"
+  mkdir -p "$out_assets.tmp/crds/eso"
+  cp "$esodist/manifests/bundle.yaml" "$out_assets.tmp/crds/eso/bundle.yaml"
+  cp "$esodist/VERSION" "$out_assets.tmp/crds/eso/VERSION"
   chmod -R u+w "$out_assets.tmp"
   rm -rf "$out_assets"; mv "$out_assets.tmp" "$out_assets"
   log "assets ready in $out_assets"

@@ -10,6 +10,7 @@
 //   argocd/argocd-applicationset-controller    its shipped Role in argocd (Applications, ApplicationSets)
 //   argo-rollouts/argo-rollouts                Argo Rollouts' shipped ClusterRole (sandbox/rollouts.ts)
 //   flagger-system/flagger                     Flagger's shipped ClusterRole (sandbox/flagger.ts)
+//   external-secrets/external-secrets          the controller ClusterRole of ESO's chart (sandbox/eso.ts)
 //
 // Each controller process runs with `<cluster dir>/kubeconfig-<service account>`. The tokens are minted at
 // cluster start for a year; they stay valid across an apiserver restart (same signing key, same issuer).
@@ -18,6 +19,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ASSETS_DIR, REPO_ROOT, bin, readState } from './state.ts';
+import { esoRbac } from './eso.ts';
 
 const execFileP = promisify(execFile);
 
@@ -28,6 +30,7 @@ export const CONTROLLER_IDENTITIES = {
   'argocd-applicationset-controller': 'argocd',
   'argo-rollouts': 'argo-rollouts',
   flagger: 'flagger-system',
+  'external-secrets': 'external-secrets',
 } as const;
 export type ControllerIdentity = keyof typeof CONTROLLER_IDENTITIES;
 
@@ -293,7 +296,7 @@ export async function ensureControllerIdentities(c: {
       { timeout: 60_000 },
       (err, _stdout, stderr) => (err ? reject(new Error(`controller RBAC: ${stderr || err.message}`)) : resolve()),
     );
-    child.stdin?.end(`${CONTROLLER_RBAC}\n---\n${rolloutsRbac()}\n---\n${flaggerRbac()}`);
+    child.stdin?.end(`${CONTROLLER_RBAC}\n---\n${rolloutsRbac()}\n---\n${flaggerRbac()}\n---\n${esoRbac()}`);
   });
   const out = {} as Record<ControllerIdentity, string>;
   await Promise.all(

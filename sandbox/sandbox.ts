@@ -38,6 +38,7 @@ import { ARGOCD_PROCS, argocdConfigObjects, startArgoCd } from './argocd.ts';
 import { businessCheckTemplates, ROLLOUTS_PROCS, startRollouts } from './rollouts.ts';
 import { FLAGGER_PROCS, flaggerAppObjects, startFlagger } from './flagger.ts';
 import { ensureAgeKey, sopsKeySecret, SOPS_KEY_SECRET } from './sops.ts';
+import { ESO_PROCS, startEso } from './eso.ts';
 import { applyPruneAdmissionPolicy, ensureControllerIdentities } from './identities.ts';
 import {
   ASSETS_DIR,
@@ -182,6 +183,7 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
     'rolloutsMetrics',
     'rolloutsHealthz',
     'flagger',
+    'esoMetrics',
   ]) {
     ports[p] = await freePort();
   }
@@ -264,6 +266,8 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
     join(ASSETS_DIR, 'crds', 'rollouts'),
     '-f',
     join(ASSETS_DIR, 'crds', 'flagger', 'crd.yaml'),
+    '-f',
+    join(ASSETS_DIR, 'crds', 'eso', 'bundle.yaml'),
   ]);
   applyConsoleRbac(kubeconfig);
   // the controllers' own identities (ServiceAccount tokens), and the console's prune approval enforced by the
@@ -481,6 +485,9 @@ status:
   // Flagger (sandbox/flagger.ts), as its own ServiceAccount
   log(`${name}: flagger`);
   procs.push(await startFlagger({ name, kubeconfig: ids.flagger, port: ports.flagger ?? 0, logf }));
+  // External Secrets Operator (sandbox/eso.ts), as its own ServiceAccount
+  log(`${name}: external-secrets`);
+  procs.push(await startEso({ name, kubeconfig: ids['external-secrets'], metricsPort: ports.esoMetrics ?? 0, logf }));
   writeState({
     ...(readState() ?? emptyState()),
     clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state],
@@ -958,6 +965,8 @@ async function sandboxHealthy(st: SandboxState): Promise<boolean> {
   if (st.clusters.some((c) => !ROLLOUTS_PROCS.every((n) => c.procs.some((p) => p.name === n)))) return false;
   // and one from before Flagger
   if (st.clusters.some((c) => !FLAGGER_PROCS.every((n) => c.procs.some((p) => p.name === n)))) return false;
+  // and one from before the External Secrets Operator
+  if (st.clusters.some((c) => !ESO_PROCS.every((n) => c.procs.some((p) => p.name === n)))) return false;
   const s = await sandboxStatus(st);
   // a dead forge/registry/simulation is restarted on its own (ensureExtras), not with the clusters
   return s.every((c) => c.ok || c.extra);

@@ -676,7 +676,8 @@ describe('a Secret managed by an app', () => {
     expect(leaks).toEqual([]);
     // the console did show the SOPS Secret (masked): infra-dev's diff has it, encrypted in Git, its keys live
     const infraDiff = JSON.parse(
-      seen.find((s) => s.where === 'GET /api/apps/nonprod/flux-system/kustomization/infra-dev/diff (200)')?.text ?? '{}',
+      seen.find((s) => s.where === 'GET /api/apps/nonprod/flux-system/kustomization/infra-dev/diff (200)')?.text ??
+        '{}',
     ) as DiffResponse;
     const enc = infraDiff.objects?.find((o) => o.ref.kind === 'Secret' && o.ref.name === 'db-credentials');
     expect(enc?.secret?.sops?.mac).toBe(true);

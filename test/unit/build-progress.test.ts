@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   ASSETS_SECONDS,
+  CACHED_SECONDS,
   BuildProgress,
   TYPICAL_SECONDS,
   TYPICAL_START_SECONDS,
@@ -84,7 +85,7 @@ describe('the start-up estimate', () => {
     expect(JSON.parse(readFileSync(c.times, 'utf8'))).toEqual({ '(start)': 40 });
     expect(p.snapshot().estimateLeftS).toBe(0);
     const next = new BuildProgress([...components], c.times, () => 0);
-    expect(next.snapshot().estimateLeftS).toBe(components.length * 2 + ASSETS_SECONDS + 40);
+    expect(next.snapshot().estimateLeftS).toBe(components.length * CACHED_SECONDS + ASSETS_SECONDS + 40);
   });
 
   it('gives the cold figures on a machine with nothing cached', () => {
@@ -116,6 +117,6 @@ describe('the start-up estimate', () => {
     p.line(
       '[sandbox build 09:00:01] building kube (kube-apiserver kube-controller-manager kube-scheduler kubectl) ...',
     );
-    expect(p.snapshot().estimateLeftS).toBe(warm - 2 * 2 + (TYPICAL_SECONDS.kube ?? 0));
+    expect(p.snapshot().estimateLeftS).toBe(warm - 2 * CACHED_SECONDS + (TYPICAL_SECONDS.kube ?? 0));
   });
 });

@@ -37,6 +37,10 @@ export const TREE_KINDS: ResourceKind[] = [
   k('argoproj.io', 'v1alpha1', 'AnalysisRun', 'analysisruns'),
   // Flagger: its Canaries own the `-primary` Deployment and the Services they generate
   k('flagger.app', 'v1beta1', 'Canary', 'canaries'),
+  // External Secrets Operator: an ExternalSecret, its store (and readiness); the Secret it makes is never read
+  k('external-secrets.io', 'v1', 'ExternalSecret', 'externalsecrets'),
+  k('external-secrets.io', 'v1', 'SecretStore', 'secretstores'),
+  k('external-secrets.io', 'v1', 'ClusterSecretStore', 'clustersecretstores', false),
 ];
 
 export const FLUX_NAME_LABEL = 'kustomize.toolkit.fluxcd.io/name';

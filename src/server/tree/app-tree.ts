@@ -1,4 +1,5 @@
 // Builds an app's resource tree from the informer caches.
+import { ESO_GROUP, externalSecretChild, storeRefOf } from '../../domain/external-secret.ts';
 import type { App } from '../../domain/app.ts';
 import { refId, type ObjectRef } from '../../domain/refs.ts';
 import { buildTree, refOf, type TreeNode, type TreeSummary } from '../../domain/tree.ts';
@@ -26,7 +27,35 @@ export function appTree(app: App, index: ObjectIndex): { nodes: TreeNode[]; summ
         n.ref.kind === 'Secret' ? 'Secrets are not read by the console' : `the console does not watch ${n.ref.kind}`;
     }
   }
-  return { nodes, summary: recount(nodes, summary) };
+  return { nodes: withExternalSecretChildren(app.cluster, nodes, index), summary: recount(nodes, summary) };
+}
+
+/** Each ExternalSecret's Secret as its child (domain/external-secret.ts): the Secret is never read, only named. */
+function withExternalSecretChildren(cluster: string, nodes: TreeNode[], index: ObjectIndex): TreeNode[] {
+  if (!nodes.some((n) => n.ref.kind === 'ExternalSecret' && n.ref.group === ESO_GROUP)) return nodes;
+  const ids = new Set(nodes.map((n) => n.id));
+  const out: TreeNode[] = [];
+  for (const n of nodes) {
+    out.push(n);
+    if (n.ref.kind !== 'ExternalSecret' || n.ref.group !== ESO_GROUP) continue;
+    const es = index.get(cluster, n.ref) as Record<string, unknown> | undefined;
+    if (!es) continue;
+    const s = storeRefOf(es);
+    const store = s
+      ? index.get(cluster, {
+          group: ESO_GROUP,
+          kind: s.kind,
+          ...(s.kind === 'SecretStore' && n.ref.namespace ? { namespace: n.ref.namespace } : {}),
+          name: s.name,
+        })
+      : undefined;
+    const child = externalSecretChild(n, es, store as Record<string, unknown> | undefined, (id) => ids.has(id));
+    if (!child) continue;
+    ids.add(child.id);
+    n.childCount++;
+    out.push(child);
+  }
+  return out;
 }
 
 function recount(nodes: TreeNode[], s: TreeSummary): TreeSummary {
