@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBusinessEndpoints, type BusinessEndpointsConfig } from './business-endpoint.ts';
 import { startForge, stopForge, type ForgeState } from './forge.ts';
-import { ensureAgeKey, sopsSeedFiles } from './sops.ts';
+import { ensureAgeKey, rememberGeneratedSeed, sopsSeedFiles } from './sops.ts';
 import { kubeTarget } from './kube-http.ts';
 import { startKubeletSim } from './kubelet-sim.ts';
 import { alive, freePort, stopProcess, tail, type ProcRecord } from './procs.ts';
@@ -59,7 +59,13 @@ export async function startSandboxForge(paths: Paths, port?: number): Promise<Fo
     ...(port ? { port } : {}),
     // the seed's Secrets, encrypted with SOPS for the sandbox's age key (when the Flux tools are built)
     ...(existsSync(join(paths.binDir, 'sops'))
-      ? { extraSeedFiles: () => sopsSeedFiles(paths.binDir, ensureAgeKey(paths.runDir, paths.binDir)) }
+      ? {
+          extraSeedFiles: () =>
+            rememberGeneratedSeed(
+              paths.runDir,
+              sopsSeedFiles(paths.binDir, ensureAgeKey(paths.runDir, paths.binDir)),
+            ),
+        }
       : {}),
   });
   log(`forge (Gitea ${forge.version}) on ${forge.url} in ${Date.now() - t0} ms`);

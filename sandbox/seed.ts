@@ -3,6 +3,10 @@
 // Applications point at. Written as files, committed with git, pushed to the
 // sandbox's smart-HTTP git server.
 
+import { readFileSync } from 'node:fs';
+import { generatedSeedPath } from './sops.ts';
+import { RUN_DIR } from './state.ts';
+
 export const SEED_REPO = 'digital-human';
 
 /** The image host the seed names; the sandbox registry serves it as a mirror (sandbox/registry.ts). */
@@ -181,7 +185,19 @@ configMapGenerator:
   ).replace('replicas: 1', 'replicas: 2');
   files['argo/edge-gateway/service.yaml'] = service('edge-gateway', 8443);
   Object.assign(files, infraFiles(), ledgerFiles(), appSetFiles(), checkoutFiles(), paymentsFiles());
+  // the files this sandbox made at its first start (sandbox/sops.ts: the SOPS-encrypted Secrets), so that a reset
+  // to the seed keeps them (without them infra would prune its Secrets, which the prune policy denies)
+  Object.assign(files, generatedSeedFiles());
   return files;
+}
+
+/** The sandbox's generated seed files (ciphertext only), when this sandbox has made them. */
+export function generatedSeedFiles(runDir = RUN_DIR): Record<string, string> {
+  try {
+    return JSON.parse(readFileSync(generatedSeedPath(runDir), 'utf8')) as Record<string, string>;
+  } catch {
+    return {};
+  }
 }
 
 /**

@@ -13,6 +13,17 @@ import { join } from 'node:path';
 export const SOPS_SECRET_NAME = 'db-credentials';
 export const SOPS_KEY_SECRET = 'sops-age';
 export const sopsSeedPath = (env: string) => `infra/${env}/${SOPS_SECRET_NAME}.sops.yaml`;
+/**
+ * The encrypted files of this sandbox's seed (ciphertext and `.sops.yaml` only), kept so that every later "back to
+ * the seed" (the Try-it reset, tests) writes the same files: seed.ts seedFiles() includes them.
+ */
+export const generatedSeedPath = (runDir: string) => join(runDir, 'sops', 'seed-files.json');
+
+/** The seed files made at the forge's first start, written beside the key (owner-only). */
+export function rememberGeneratedSeed(runDir: string, files: Record<string, string>): Record<string, string> {
+  writeFileSync(generatedSeedPath(runDir), JSON.stringify(files), { mode: 0o600 });
+  return files;
+}
 
 export interface AgeKey {
   file: string;
