@@ -61,10 +61,7 @@ export async function startSandboxForge(paths: Paths, port?: number): Promise<Fo
     ...(existsSync(join(paths.binDir, 'sops'))
       ? {
           extraSeedFiles: () =>
-            rememberGeneratedSeed(
-              paths.runDir,
-              sopsSeedFiles(paths.binDir, ensureAgeKey(paths.runDir, paths.binDir)),
-            ),
+            rememberGeneratedSeed(paths.runDir, sopsSeedFiles(paths.binDir, ensureAgeKey(paths.runDir, paths.binDir))),
         }
       : {}),
   });
