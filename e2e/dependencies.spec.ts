@@ -78,12 +78,13 @@ test('a developer reads "waiting on infra-dev" and opens the dependency', async 
     setInfraPath('./infra/dev');
     nudge();
   }
-  // back to Git's path: the app is applied again and says nothing of waiting
+  // back to Git's path: the app is applied again and says nothing of waiting (only the app is asked again: a
+  // dependency asked every few seconds is always "reconciling", and Flux holds its dependents meanwhile)
   await page.goto(DEV);
   await expect
     .poll(
       async () => {
-        nudge();
+        requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
         return page.getByTestId('waiting-on').count();
       },
       { timeout: 120_000, intervals: [3000] },
