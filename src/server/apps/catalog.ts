@@ -253,7 +253,10 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     if (prev && JSON.stringify({ ...prev, updatedAt: '' }) === JSON.stringify({ ...app, updatedAt: '' })) return;
     this.apps.set(app.id, app);
     this.emit('app', { type: 'upsert', app });
-    this.refreshDependents(app.id);
+    // the apps that depend on it show its Ready in their "waiting on" line: read again only when that changed (not
+    // on every health update of its objects: each would rebuild every dependent's tree)
+    const ready = (a: App | undefined) => JSON.stringify(a?.conditions.find((c) => c.type === 'Ready') ?? null);
+    if (!prev || ready(prev) !== ready(app)) this.refreshDependents(app.id);
     this.recordEnvConflict(app);
     const rev = app.source.revisionObserved;
     if (rev && this.lastRevision.get(app.id) !== rev) {
