@@ -129,6 +129,7 @@ describe('OIDC sign-in', () => {
     expect(apps.apps.map((a) => a.id).sort()).toEqual([
       'prod/argocd/application/edge-gateway-prod',
       'prod/flux-system/kustomization/digital-human-prod',
+      'prod/flux-system/kustomization/infra-prod',
     ]);
     expect((await as(s, con.url, '/api/apps/nonprod/flux-system/kustomization/digital-human-dev')).status).toBe(403);
     const ev = await evidenceSince(seq, 'auth.signed-in');

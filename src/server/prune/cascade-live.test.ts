@@ -7,7 +7,7 @@ import { planPrune, type PruneLimits } from '../../domain/prune.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
 import { KubeError, type ClusterConnection, type KubeResponse } from '../kube/connection.ts';
 import type { ObjectIndex } from '../kube/object-index.ts';
-import { customResources, METADATA_LIST_ACCEPT, namespaceContents, namespacedKinds } from './cascade-live.ts';
+import { customResources, METADATA_LIST_ACCEPT, named, namespaceContents, namespacedKinds } from './cascade-live.ts';
 import { gatherCascades } from './cascades.ts';
 import { pruneContext } from './context.ts';
 import type { PreviewDoc, PruneServiceDeps, StoredPreview } from './model.ts';
@@ -190,6 +190,18 @@ describe('namespaceContents: every namespaced kind, metadata only', () => {
     );
     // what could be listed is still listed
     expect(names(l.objects)).toEqual(['ConfigMap/x']);
+  });
+
+  it('names failures with a reason, then Kubernetes’ own kinds, then custom resources (20 at most)', () => {
+    const failures = [
+      ...Array.from({ length: 25 }, (_, i) => ({ what: `gen${i}.example.com/gadget${i}s`, error: '' })),
+      { what: 'rbac.authorization.k8s.io/rolebindings', error: '' },
+      { what: 'secrets', error: '' },
+      { what: 'the kinds of example.com/v1', error: 'discovery failed' },
+    ];
+    expect(named(failures)).toMatch(
+      /^the kinds of example\.com\/v1 \(discovery failed\), rbac\.authorization\.k8s\.io\/rolebindings, secrets, gen0\.example\.com\/gadget0s, .*gen16\.example\.com\/gadget16s and 8 more kinds$/,
+    );
   });
 });
 

@@ -144,9 +144,21 @@ async function listMetadata(
   return { objects };
 }
 
-/** "secrets, rbac.authorization.k8s.io/rolebindings (HTTP 500)" — at most 20 named, then how many more. */
-function named(failures: Array<{ what: string; error: string }>): string {
-  const shown = failures.slice(0, 20).map((f) => (f.error ? `${f.what} (${f.error})` : f.what));
+/** Kubernetes' own kinds (core, `apps`, `*.k8s.io`…) before custom resources: what a reviewer knows first. */
+const builtIn = (what: string) => {
+  const group = what.includes('/') ? what.slice(0, what.indexOf('/')) : '';
+  return !group.includes('.') || group.endsWith('.k8s.io');
+};
+
+/**
+ * "secrets, rbac.authorization.k8s.io/rolebindings (HTTP 500)" — at most 20 named (failures with a reason first, then
+ * Kubernetes' own kinds, then custom resources: what a reviewer needs first), then how many more.
+ */
+export function named(failures: Array<{ what: string; error: string }>): string {
+  // failures with a reason (a group whose discovery failed, an HTTP error) first, then forbidden built-in kinds
+  const rank = (f: { what: string; error: string }) => (f.error ? 0 : builtIn(f.what) ? 1 : 2);
+  const ordered = [...failures].sort((a, b) => rank(a) - rank(b));
+  const shown = ordered.slice(0, 20).map((f) => (f.error ? `${f.what} (${f.error})` : f.what));
   const more = failures.length - shown.length;
   return `${shown.join(', ')}${more > 0 ? ` and ${more} more kind${more === 1 ? '' : 's'}` : ''}`;
 }
