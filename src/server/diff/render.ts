@@ -23,10 +23,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { canonicalJson } from '../../domain/evidence.ts';
-import { renderedSecretsInGit, secretsInGitTree } from './secrets-in-git.ts';
+import { forEachYamlFile, readInTree, renderedSecretsInGit, secretsInGitTree } from './secrets-in-git.ts';
 import type { SecretInGit } from '../../domain/secrets-in-git.ts';
 import { maskSecrets, maskSecretsInText } from '../kube/secret-mask.ts';
 import { GitRunError, runGit } from '../git/run.ts';
@@ -212,16 +212,7 @@ function secretsInYaml(text: string, file?: { path: string; root: string }): Obj
 
 /** kustomize secretGenerator entries as Secrets: literals, env files and files (read only inside the tree). */
 function generatedSecrets(gens: unknown[], file: { path: string; root: string }): Obj[] {
-  const read = (p: string): string | undefined => {
-    const abs = resolve(dirname(file.path), p);
-    if (relative(file.root, abs).startsWith('..')) return undefined;
-    try {
-      const st = lstatSync(abs); // a regular file: never a symlink out of the tree, a FIFO or /dev/zero
-      return st.isFile() && st.size <= 1 << 20 ? readFileSync(abs, 'utf8') : undefined;
-    } catch {
-      return undefined;
-    }
-  };
+  const read = (p: string) => readInTree(file.root, file.path, p);
   const strs = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   return gens.filter(isObj).map((g) => {
     const values: string[] = strs(g.literals).map((l) => l.slice(l.indexOf('=') + 1));
@@ -236,40 +227,10 @@ function generatedSecrets(gens: unknown[], file: { path: string; root: string })
   });
 }
 
-/** Secrets committed in a source tree (bounded walk, .git and symlinks skipped): what a render error may quote. */
+/** Secrets committed in a source tree (secrets-in-git.ts forEachYamlFile): what a render error may quote. */
 function secretsInTree(root: string): Obj[] {
   const out: Obj[] = [];
-  const stack = [root];
-  let visited = 0;
-  let bytes = 0;
-  while (stack.length && visited < 5000 && bytes < 32 << 20) {
-    const p = stack.pop() as string;
-    visited++;
-    let st: ReturnType<typeof lstatSync>;
-    try {
-      st = lstatSync(p);
-    } catch {
-      continue;
-    }
-    if (st.isDirectory()) {
-      try {
-        for (const e of readdirSync(p)) if (e !== '.git') stack.push(join(p, e));
-      } catch {
-        /* unreadable: skip */
-      }
-    } else if (
-      st.isFile() &&
-      st.size <= 1 << 20 &&
-      /\.(ya?ml|json)$|^kustomization$/i.test(p.split('/').at(-1) ?? '')
-    ) {
-      bytes += st.size;
-      try {
-        out.push(...secretsInYaml(readFileSync(p, 'utf8'), { path: p, root }));
-      } catch {
-        /* unreadable: skip */
-      }
-    }
-  }
+  forEachYamlFile(root, (path, text) => out.push(...secretsInYaml(text, { path, root })));
   return out;
 }
 

@@ -2,7 +2,7 @@
 // kustomize secretGenerator, found by a bounded walk of the source tree (.git and symlinks skipped), and how
 // Git holds each value (SOPS-encrypted or plaintext). Values are never kept: only names, files and keys.
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { secretKeysInGit, sopsMetaOf, type SecretInGit } from '../../domain/secrets-in-git.ts';
 
@@ -29,16 +29,7 @@ function inFile(root: string, path: string, text: string): SecretInGit[] {
     return out;
   }
   const file = relative(root, path);
-  const read = (p: string): string | undefined => {
-    const abs = join(path, '..', p);
-    if (relative(root, abs).startsWith('..')) return undefined;
-    try {
-      const st = lstatSync(abs);
-      return st.isFile() && st.size <= 1 << 20 ? readFileSync(abs, 'utf8') : undefined;
-    } catch {
-      return undefined;
-    }
-  };
+  const read = (p: string) => readInTree(root, path, p);
   for (const d of Array.isArray(docs) ? docs : [docs]) {
     let v: unknown;
     try {
@@ -72,9 +63,11 @@ function inFile(root: string, path: string, text: string): SecretInGit[] {
   return out;
 }
 
-/** Every Secret document and secretGenerator in a source tree (bounded: 5,000 entries, 32 MiB of YAML). */
-export function secretsInGitTree(root: string): SecretInGit[] {
-  const out: SecretInGit[] = [];
+/**
+ * Calls `visit` with every YAML/JSON file of a source tree (and kustomize's extension-less `kustomization`): a
+ * bounded walk (5,000 entries, 32 MiB read, 1 MiB a file), .git and symlinks skipped, unreadable entries ignored.
+ */
+export function forEachYamlFile(root: string, visit: (path: string, text: string) => void): void {
   const stack = [root];
   let visited = 0;
   let bytes = 0;
@@ -93,16 +86,42 @@ export function secretsInGitTree(root: string): SecretInGit[] {
       } catch {
         /* unreadable: skip */
       }
-    } else if (st.isFile() && st.size <= 1 << 20 && /\.(ya?ml|json)$/i.test(p)) {
+    } else if (
+      st.isFile() &&
+      st.size <= 1 << 20 &&
+      /\.(ya?ml|json)$|^kustomization$/i.test(p.split('/').at(-1) ?? '')
+    ) {
       bytes += st.size;
       try {
-        const text = readFileSync(p, 'utf8');
-        if (/\bkind:\s*Secret\b|"kind":\s*"Secret"|secretGenerator/.test(text)) out.push(...inFile(root, p, text));
+        visit(p, readFileSync(p, 'utf8'));
       } catch {
         /* unreadable: skip */
       }
     }
   }
+}
+
+/**
+ * A file a kustomization names, relative to the file that names it: read only inside the tree and only a regular
+ * file of at most 1 MiB (never a symlink out of the tree, a FIFO or /dev/zero); undefined otherwise.
+ */
+export function readInTree(root: string, from: string, p: string): string | undefined {
+  const abs = resolve(dirname(from), p);
+  if (relative(root, abs).startsWith('..')) return undefined;
+  try {
+    const st = lstatSync(abs);
+    return st.isFile() && st.size <= 1 << 20 ? readFileSync(abs, 'utf8') : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every Secret document and secretGenerator in a source tree. */
+export function secretsInGitTree(root: string): SecretInGit[] {
+  const out: SecretInGit[] = [];
+  forEachYamlFile(root, (p, text) => {
+    if (/\bkind:\s*Secret\b|"kind":\s*"Secret"|secretGenerator/.test(text)) out.push(...inFile(root, p, text));
+  });
   return out;
 }
 
