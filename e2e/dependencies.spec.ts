@@ -2,30 +2,35 @@
 // exist, by someone with kubectl); a developer reads on the app page that digital-human-dev is "waiting on
 // infra-dev", sees the environment's dependency graph, and opens the dependency. Then infra is put back.
 import { expect, test, type Page } from '@playwright/test';
-import { requestReconcile } from '../sandbox/scenario.ts';
-import { kubectl } from '../sandbox/state.ts';
+import { requestReconcile, setKustomizationPath } from '../sandbox/scenario.ts';
 import { TEST_PASSWORD } from '../test/support/auth.ts';
 
 test.use({ baseURL: process.env.E2E_BASE_URL });
 
 const DEV = '/apps/nonprod/flux-system/kustomization/digital-human-dev';
 
-const setInfraPath = (path: string) =>
-  kubectl('nonprod', [
-    '-n',
-    'flux-system',
-    'patch',
-    'kustomization',
-    'infra-dev',
-    '--type',
-    'merge',
-    '-p',
-    JSON.stringify({ spec: { path } }),
-  ]);
+const setInfraPath = (path: string) => setKustomizationPath('nonprod', 'infra-dev', path);
 const nudge = () => {
   requestReconcile('nonprod', 'kustomization', 'infra-dev');
   requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
 };
+
+/**
+ * Waits until the page shows `n` "waiting on" lines, asking kustomize-controller to reconcile the app meanwhile
+ * (as `flux reconcile` does). Only the app: a dependency asked every few seconds is always "reconciling", and Flux
+ * holds its dependents meanwhile.
+ */
+async function waitingLines(page: Page, n: number) {
+  await expect
+    .poll(
+      async () => {
+        requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
+        return page.getByTestId('waiting-on').count();
+      },
+      { timeout: 120_000, intervals: [3000] },
+    )
+    .toBe(n);
+}
 
 async function signInAs(page: Page, user: string) {
   await page.getByLabel('User name').fill(user);
@@ -43,15 +48,7 @@ test('a developer reads "waiting on infra-dev" and opens the dependency', async 
   requestReconcile('nonprod', 'kustomization', 'infra-dev');
   try {
     // kustomize-controller holds the app at its next reconcile (asked for now and then, as `flux reconcile` does)
-    await expect
-      .poll(
-        async () => {
-          requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
-          return page.getByTestId('waiting-on').count();
-        },
-        { timeout: 120_000, intervals: [3000] },
-      )
-      .toBe(1);
+    await waitingLines(page, 1);
     await expect(page.getByTestId('waiting-on')).toContainText(/waiting on infra-dev \(not Ready: /);
     await expect(page.getByTestId('depends-on')).toContainText('not Ready');
     await page.screenshot({ path: 'test-results/dependencies-waiting.png', fullPage: true });
@@ -81,13 +78,5 @@ test('a developer reads "waiting on infra-dev" and opens the dependency', async 
   // back to Git's path: the app is applied again and says nothing of waiting (only the app is asked again: a
   // dependency asked every few seconds is always "reconciling", and Flux holds its dependents meanwhile)
   await page.goto(DEV);
-  await expect
-    .poll(
-      async () => {
-        requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
-        return page.getByTestId('waiting-on').count();
-      },
-      { timeout: 120_000, intervals: [3000] },
-    )
-    .toBe(0);
+  await waitingLines(page, 0);
 });

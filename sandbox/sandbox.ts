@@ -593,50 +593,46 @@ spec:
     branch: main
 `,
   ];
+  /** one of the environment's Kustomizations on the seed repository; `spec` adds its own lines (2-space indent) */
+  const kustomization = (
+    name: string,
+    env: string,
+    path: string,
+    spec: string,
+  ) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: ${name}
+  namespace: flux-system
+  labels:
+    env: ${env}
+spec:
+  interval: 15s
+  retryInterval: 5s
+  timeout: 2m
+  path: ${path}
+  wait: false
+${spec}  sourceRef:
+    kind: GitRepository
+    name: digital-human
+`;
   for (const env of namespaces) {
-    // infra first: the environment's platform objects (seed.ts infraFiles); the app depends on them (issue 26)
-    docs.push(`apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: infra-${env}
-  namespace: flux-system
-  labels:
-    env: ${env}
-spec:
-  interval: 15s
-  retryInterval: 5s
-  timeout: 2m
-  path: ./infra/${env}
-  prune: true
-  wait: false
-  decryption:
-    provider: sops
-    secretRef:
-      name: ${SOPS_KEY_SECRET}
-  sourceRef:
-    kind: GitRepository
-    name: digital-human
-`);
-    docs.push(`apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: digital-human-${env}
-  namespace: flux-system
-  labels:
-    env: ${env}
-spec:
-  interval: 15s
-  retryInterval: 5s
-  timeout: 2m
-  path: ./overlays/${env}
-  prune: ${env === 'prod' ? 'false' : 'true'}
-  wait: false
-  dependsOn:
-    - name: infra-${env}
-  sourceRef:
-    kind: GitRepository
-    name: digital-human
-`);
+    // infra first: the environment's platform objects (seed.ts infraFiles), its Secrets decrypted with the
+    // sandbox's age key (sops.ts); the app depends on it (issue 26)
+    docs.push(
+      kustomization(
+        `infra-${env}`,
+        env,
+        `./infra/${env}`,
+        `  prune: true\n  decryption:\n    provider: sops\n    secretRef:\n      name: ${SOPS_KEY_SECRET}\n`,
+      ),
+      kustomization(
+        `digital-human-${env}`,
+        env,
+        `./overlays/${env}`,
+        `  prune: ${env === 'prod' ? 'false' : 'true'}\n  dependsOn:\n    - name: infra-${env}\n`,
+      ),
+    );
   }
   return docs.join('---\n');
 }

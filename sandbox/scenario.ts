@@ -276,6 +276,21 @@ export function getJson(cluster: string, args: string[]): Json {
 const conditions = (o: Json): Array<{ type: string; status: string; reason?: string; message?: string }> =>
   ((o.status as Json | undefined)?.conditions as Array<{ type: string; status: string }>) ?? [];
 
+/** Points a Kustomization at another path, as someone with kubectl would (the sandbox applies it, not Git). */
+export function setKustomizationPath(cluster: string, name: string, path: string): void {
+  kubectl(cluster, [
+    '-n',
+    'flux-system',
+    'patch',
+    'kustomization',
+    name,
+    '--type',
+    'merge',
+    '-p',
+    JSON.stringify({ spec: { path } }),
+  ]);
+}
+
 /** Asks Flux to reconcile now (what `flux reconcile` does: the requestedAt annotation). */
 export function requestReconcile(cluster: string, kind: 'gitrepository' | 'kustomization', name: string): void {
   kubectl(cluster, [

@@ -10,10 +10,10 @@ import {
   commitAndPushRetrying,
   getJson,
   requestReconcile,
+  setKustomizationPath,
   waitForKustomizationRevision,
   writeRepoFile,
 } from '../../sandbox/scenario.ts';
-import { kubectl } from '../../sandbox/state.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
 
@@ -24,18 +24,7 @@ let con: Awaited<ReturnType<typeof startTestConsole>>;
 let dev: Signed;
 
 /** what someone with kubectl does to the infra Kustomization (the sandbox applies it, not Git) */
-const setInfraPath = (path: string) =>
-  kubectl('nonprod', [
-    '-n',
-    'flux-system',
-    'patch',
-    'kustomization',
-    'infra-dev',
-    '--type',
-    'merge',
-    '-p',
-    JSON.stringify({ spec: { path } }),
-  ]);
+const setInfraPath = (path: string) => setKustomizationPath('nonprod', 'infra-dev', path);
 const nudge = () => {
   requestReconcile('nonprod', 'gitrepository', 'digital-human');
   requestReconcile('nonprod', 'kustomization', 'infra-dev');

@@ -13,7 +13,7 @@ import {
 import { dependenciesOf, environmentGraph } from './dependency-view.ts';
 import { argoSyncOperationOf, argoSyncSteps, argoSyncWhy, syncWaveOf } from '../../domain/argo-sync.ts';
 import { assessHealth } from '../../domain/health.ts';
-import type { App } from '../../domain/app.ts';
+import { appId, type App } from '../../domain/app.ts';
 import { parsed, validated } from '../http/respond.ts';
 import { appOf } from './app-of.ts';
 import type { AppDeps } from '../deps.ts';
@@ -137,8 +137,8 @@ export function sortEnvs(envs: Iterable<string>, order: string[]): string[] {
 
 export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   /** the apps this person may read (their own Kubernetes identity's view too, when the console reviews access) */
-  const readableApps = async (req: Parameters<typeof allowed>[0]) => {
-    const visible = deps.reviewer ? await deps.reviewer.visibleApps(req, deps.catalog.list()) : deps.catalog.list();
+  const readableApps = async (req: Parameters<typeof allowed>[0], among: App[] = deps.catalog.list()) => {
+    const visible = deps.reviewer ? await deps.reviewer.visibleApps(req, among) : among;
     return visible.filter((a) => allowed(req, 'app.read', { cluster: a.cluster, env: a.env }));
   };
 
@@ -169,7 +169,12 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const sync = a.controller === 'argocd' ? argoSyncView(a, deps) : undefined;
       const rollouts = rolloutsOf(a, deps);
       const canaries = flaggerCanariesOf(a, deps);
-      const readable = a.dependsOn?.length || deps.catalog.dependentsOf(a.id).length ? await readableApps(req) : [];
+      // only the apps it names and those that name it are checked (not every app of the console)
+      const related = [
+        ...(a.dependsOn ?? []).flatMap((d) => deps.catalog.get(appId(a.cluster, d.namespace, a.kind, d.name)) ?? []),
+        ...deps.catalog.dependentsOf(a.id),
+      ];
+      const readable = related.length ? await readableApps(req, related) : [];
       const byId = new Map(readable.map((x) => [x.id, x]));
       const dependencies = a.dependsOn?.length ? dependenciesOf(a, (id) => byId.get(id)) : [];
       const dependents = deps.catalog
