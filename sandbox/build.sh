@@ -266,6 +266,43 @@ build_eso() {
 eso_pid=""
 if want eso; then build_eso & eso_pid=$!; fi
 
+# Flux helm-controller (issue 26): the proxy serves exact versions (not its version list). v1.6.2, not v1.6.3: that
+# one replaces Helm with Flux's fork (github.com/fluxcd/helm/v4 v4.2.4-flux.1), which the proxy refuses. Its go.mod replaces
+# its api module with ./api, a nested module the module zip leaves out: that module is downloaded at the same
+# version and placed there (as Argo CD's gitops-engine). No patch: its listeners take addresses as flags. Its CRD
+# goes beside the binary.
+HELMCTL_VERSION="v1.6.2"
+build_helmctl() {
+  local ld="-s -w"
+  local key dest
+  key="$(printf '%s\n' helmctl "$HELMCTL_VERSION" "$(go version)" "$ld" trimpath cgo=0 | sha256sum | cut -c1-16)"
+  dest="$cache_root/bin/helmctl-$key"
+  if [[ ! -x "$dest/helm-controller" ]]; then
+    log "building flux helm-controller ($HELMCTL_VERSION) ..."
+    local t0=$SECONDS tmp="$dest.tmp.$$" mods dir api
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    mods="$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "github.com/fluxcd/helm-controller@$HELMCTL_VERSION" "github.com/fluxcd/helm-controller/api@$HELMCTL_VERSION")"
+    dir="$(printf '%s\n' "$mods" | sed -n 's/^[[:space:]]*"Dir": "\(.*helm-controller@.*\)",$/\1/p' | head -1)"
+    api="$(printf '%s\n' "$mods" | sed -n 's/^[[:space:]]*"Dir": "\(.*helm-controller\/api@.*\)",$/\1/p' | head -1)"
+    [[ -d "$dir" && -d "$api" ]] || { log "helm-controller: module download failed"; return 1; }
+    cp -r "$dir" "$tmp/src"; chmod -R u+w "$tmp/src"
+    rm -rf "$tmp/src/api"; cp -r "$api" "$tmp/src/api"; chmod -R u+w "$tmp/src/api"
+    (cd "$tmp/src" && CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$tmp/helm-controller" .)
+    mkdir -p "$tmp/manifests"
+    cp "$tmp/src/config/crd/bases/"*.yaml "$tmp/manifests/"
+    echo "$HELMCTL_VERSION" > "$tmp/VERSION"
+    rm -rf "$tmp/src"
+    rm -rf "$dest"; mv "$tmp" "$dest"
+    log "built flux helm-controller in $((SECONDS - t0))s"
+  else
+    log "flux helm-controller cached ($dest)"
+  fi
+  ln -sfn "$dest/helm-controller" "$out_bin/helm-controller"
+  ln -sfn "$dest" "$out_bin/helmctl-dist"
+}
+helmctl_pid=""
+if want flux || want helmctl; then build_helmctl & helmctl_pid=$!; fi
+
 # The forge: Gitea (SQLite needs cgo). Its templates and options/ (locales) are read from
 # disk at run time; they are copied from the module next to the binary (gitea-static/).
 GITEA_VERSION="v1.26.0"
@@ -290,12 +327,16 @@ if [[ -n "$argocd_pid" ]]; then wait "$argocd_pid" || { log "argocd build failed
 if [[ -n "$rollouts_pid" ]]; then wait "$rollouts_pid" || { log "argo rollouts build failed"; exit 1; }; fi
 if [[ -n "$flagger_pid" ]]; then wait "$flagger_pid" || { log "flagger build failed"; exit 1; }; fi
 if [[ -n "$eso_pid" ]]; then wait "$eso_pid" || { log "eso build failed"; exit 1; }; fi
+if [[ -n "$helmctl_pid" ]]; then wait "$helmctl_pid" || { log "flux helm-controller build failed"; exit 1; }; fi
 
 if want assets; then
   # CRDs, kwok stages and kwok's kubelet resource metrics, straight from the modules that ship them.
   rm -rf "$out_assets.tmp"; mkdir -p "$out_assets.tmp"/{crds/flux,crds/argocd,kwok}
   cp "$(moddir flux-source github.com/fluxcd/source-controller)"/config/crd/bases/*.yaml "$out_assets.tmp/crds/flux/"
   cp "$(moddir flux-kustomize github.com/fluxcd/kustomize-controller)"/config/crd/bases/*.yaml "$out_assets.tmp/crds/flux/"
+  # helm-controller's CRD: the version that runs (from its build above)
+  [[ -e "$out_bin/helmctl-dist" ]] || build_helmctl
+  cp "$(readlink -f "$out_bin/helmctl-dist")"/manifests/*.yaml "$out_assets.tmp/crds/flux/"
   kwokdir="$(moddir kwok sigs.k8s.io/kwok)"
   cp "$kwokdir"/kustomize/stage/node/fast/node-initialize.yaml \
      "$kwokdir"/kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \

@@ -5,6 +5,7 @@
 //
 //   flux-system/source-controller              crd-controller-flux-system (Flux's own objects, events, leases)
 //   flux-system/kustomize-controller           the same + cluster-admin (Flux's cluster-reconciler binding)
+//   flux-system/helm-controller                the same as kustomize-controller (installs the HelmReleases' charts)
 //   argocd/argocd-application-controller       argocd-application-controller (Argo CD's: every verb on
 //                                              everything; sandbox/argocd.ts runs the real controller with it)
 //   argocd/argocd-applicationset-controller    its shipped Role in argocd (Applications, ApplicationSets)
@@ -26,6 +27,7 @@ const execFileP = promisify(execFile);
 export const CONTROLLER_IDENTITIES = {
   'source-controller': 'flux-system',
   'kustomize-controller': 'flux-system',
+  'helm-controller': 'flux-system',
   'argocd-application-controller': 'argocd',
   'argocd-applicationset-controller': 'argocd',
   'argo-rollouts': 'argo-rollouts',
@@ -52,6 +54,12 @@ apiVersion: v1
 kind: ServiceAccount
 metadata:
   name: kustomize-controller
+  namespace: flux-system
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: helm-controller
   namespace: flux-system
 ---
 apiVersion: rbac.authorization.k8s.io/v1
@@ -96,6 +104,9 @@ subjects:
   - kind: ServiceAccount
     name: kustomize-controller
     namespace: flux-system
+  - kind: ServiceAccount
+    name: helm-controller
+    namespace: flux-system
 ---
 # Flux's default: kustomize-controller (and helm-controller) apply whatever Git holds, as cluster-admin
 apiVersion: rbac.authorization.k8s.io/v1
@@ -109,6 +120,9 @@ roleRef:
 subjects:
   - kind: ServiceAccount
     name: kustomize-controller
+    namespace: flux-system
+  - kind: ServiceAccount
+    name: helm-controller
     namespace: flux-system
 ---
 apiVersion: v1

@@ -39,6 +39,8 @@ import { businessCheckTemplates, ROLLOUTS_PROCS, startRollouts } from './rollout
 import { FLAGGER_PROCS, flaggerAppObjects, startFlagger } from './flagger.ts';
 import { ensureAgeKey, sopsKeySecret, SOPS_KEY_SECRET } from './sops.ts';
 import { ESO_PROCS, startEso } from './eso.ts';
+import { chartSourceObjects, pushCharts } from './helm-charts.ts';
+import type { RegistryState } from './registry.ts';
 import { applyPruneAdmissionPolicy, ensureControllerIdentities } from './identities.ts';
 import {
   ASSETS_DIR,
@@ -172,6 +174,8 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
     'srcStorage',
     'kusMetrics',
     'kusHealth',
+    'helmMetrics',
+    'helmHealth',
     'metricsServer',
     'argoRedis',
     'argoRepo',
@@ -409,7 +413,7 @@ status:
     ...['--metrics-addr', `127.0.0.1:${metrics}`, '--health-addr', `127.0.0.1:${health}`],
     ...['--log-level', 'info', '--requeue-dependency', '5s'],
   ];
-  log(`${name}: flux source-controller, kustomize-controller`);
+  log(`${name}: flux source-controller, kustomize-controller, helm-controller`);
   // each controller as its own ServiceAccount (sandbox/identities.ts), never as the sandbox admin
   const [ids] = await Promise.all([identities, policy]);
   const fluxEnv = (sa: keyof typeof ids) => ({ KUBECONFIG: ids[sa], RUNTIME_NAMESPACE: 'flux-system' });
@@ -437,6 +441,14 @@ status:
       fluxFlags(ports.kusMetrics ?? 0, ports.kusHealth ?? 0),
       logf('kustomize-controller'),
       fluxEnv('kustomize-controller'),
+    ),
+    // helm-controller (issue 26): installs the HelmReleases' charts from source-controller's artifacts
+    startProcess(
+      'helm-controller',
+      bin('helm-controller'),
+      fluxFlags(ports.helmMetrics ?? 0, ports.helmHealth ?? 0),
+      logf('helm-controller'),
+      fluxEnv('helm-controller'),
     ),
   );
   writeState({
@@ -500,6 +512,25 @@ status:
   k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], fluxObjects(namespaces, url));
   k(['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], argoObjects(name, namespaces, url, apiserver));
   return state;
+}
+
+/**
+ * The Helm chart in the registry and the HelmRepository naming the registry's current address, on every cluster
+ * (sandbox/helm-charts.ts). A failure is reported, not fatal: only the HelmRelease depends on it.
+ */
+function applyChartSources(clusters: ClusterState[], registry: RegistryState | undefined): void {
+  if (!registry) return;
+  try {
+    pushCharts({ binDir: BIN_DIR, registryDir: registry.dir, host: registry.host });
+    for (const c of clusters)
+      kubectlRaw(
+        c.kubeconfig,
+        ['apply', '--server-side', '--field-manager=sandbox', '-f', '-'],
+        chartSourceObjects(registry.host),
+      );
+  } catch (e) {
+    log(`WARNING: helm charts: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }
 
 /** Whether the aggregator reports metrics-server's APIService Available. */
@@ -836,6 +867,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
       try {
         const more = await ensureExtras(st as SandboxState & ExtrasState, extrasPaths(), st.clusters);
         if (more) writeState({ ...(readState() ?? st), ...more, ...(more.forge ? { git: gitOf(more.forge) } : {}) });
+        applyChartSources(st.clusters, (readState() as (SandboxState & ExtrasState) | undefined)?.registry);
       } catch (e) {
         log(`WARNING: forge/registry/simulations: ${e instanceof Error ? e.message : String(e)}`);
       }
@@ -887,6 +919,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   const services = await servicesStarted;
   let extras: ExtrasState = { ...('v' in services ? services.v : {}), forge };
   if ('e' in services) log(`WARNING: registry: ${String(services.e)}`);
+  applyChartSources(clusters, extras.registry);
   try {
     extras = await startSimulations(extras, extrasPaths(), clusters);
   } catch (e) {
@@ -963,6 +996,8 @@ async function sandboxHealthy(st: SandboxState): Promise<boolean> {
   if (st.clusters.some((c) => !FLAGGER_PROCS.every((n) => c.procs.some((p) => p.name === n)))) return false;
   // and one from before the External Secrets Operator
   if (st.clusters.some((c) => !ESO_PROCS.every((n) => c.procs.some((p) => p.name === n)))) return false;
+  // and one from before Flux's helm-controller
+  if (st.clusters.some((c) => !c.procs.some((p) => p.name === 'helm-controller'))) return false;
   const s = await sandboxStatus(st);
   // a dead forge/registry/simulation is restarted on its own (ensureExtras), not with the clusters
   return s.every((c) => c.ok || c.extra);

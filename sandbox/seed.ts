@@ -3,6 +3,7 @@
 // Applications point at. Written as files, committed with git, pushed to the
 // sandbox's smart-HTTP git server.
 
+import { helmReleaseFiles } from './helm-charts.ts';
 import { readFileSync } from 'node:fs';
 import { generatedSeedPath } from './sops.ts';
 import { RUN_DIR } from './state.ts';
@@ -184,7 +185,15 @@ configMapGenerator:
     8443,
   ).replace('replicas: 1', 'replicas: 2');
   files['argo/edge-gateway/service.yaml'] = service('edge-gateway', 8443);
-  Object.assign(files, infraFiles(), ledgerFiles(), appSetFiles(), checkoutFiles(), paymentsFiles());
+  Object.assign(
+    files,
+    infraFiles(),
+    helmReleaseFiles(),
+    ledgerFiles(),
+    appSetFiles(),
+    checkoutFiles(),
+    paymentsFiles(),
+  );
   // the files this sandbox made at its first start (sandbox/sops.ts: the SOPS-encrypted Secrets), so that a reset
   // to the seed keeps them (without them infra would prune its Secrets, which the prune policy denies)
   Object.assign(files, generatedSeedFiles());

@@ -71,6 +71,20 @@ describe('Argo CD sync progress', () => {
     ).toBe(
       'waiting on wave 1: Deployment ledger not healthy (Degraded: 0/2 ready: CrashLoopBackOff) (and 1 more resources)',
     );
+    // Argo CD may name the wave's healthy Service first: the Deployment that holds the wave is named instead
+    const serviceFirst = argoSyncOperationOf(
+      app('Running', 'waiting for healthy state of /Service/ledger and 1 more resources', op!.tasks as never),
+      waveOf,
+    );
+    const health = (t: { kind: string }) =>
+      t.kind === 'Deployment' ? { status: 'Progressing', message: '0/2 ready: Unschedulable' } : { status: 'Healthy' };
+    expect(argoSyncWhy(serviceFirst, health)).toBe(
+      'waiting on wave 1: Deployment ledger not healthy (Progressing: 0/2 ready: Unschedulable) (and 1 more resources)',
+    );
+    // all of the wave healthy by the console's look: Argo CD has not looked again yet
+    expect(argoSyncWhy(serviceFirst, () => ({ status: 'Healthy' }))).toBe(
+      'waiting on wave 1: Argo CD has not seen Service ledger healthy yet (and 1 more resources)',
+    );
     // the steps in the order they run
     expect(argoSyncSteps(op!).map((s) => [s.phase, s.wave, s.tasks.map((t) => t.name)])).toEqual([
       ['PreSync', undefined, ['ledger-migrate']],

@@ -165,11 +165,27 @@ export function argoSyncWhy(
       return `waiting for the confirmation to prune ${w.kind} ${w.name}${more} (Prune=confirm: its prune preview needs a reviewer's approval)`;
     if (w) {
       const wave = w.task?.wave;
-      const h = healthOf?.({ group: w.task?.group ?? '', kind: w.kind, namespace: w.task?.namespace, name: w.name });
       const at = wave !== undefined ? `wave ${wave}` : 'the sync';
-      // healthy by the console's look already: Argo CD's next look at it moves the sync on (a moment, said so)
-      if (h?.status === 'Healthy')
+      const h = healthOf?.({ group: w.task?.group ?? '', kind: w.kind, namespace: w.task?.namespace, name: w.name });
+      if (h?.status === 'Healthy') {
+        // Argo CD names one of the wave's resources (in its own order); the one it names may be healthy while
+        // another of the same wave is not: name the one that holds the wave
+        const other = w.more
+          ? op.tasks.find(
+              (t) =>
+                t !== w.task &&
+                !t.hookType &&
+                t.syncPhase === (w.task?.syncPhase ?? 'Sync') &&
+                t.wave === wave &&
+                (healthOf?.(t)?.status ?? 'Healthy') !== 'Healthy',
+            )
+          : undefined;
+        const oh = other && healthOf?.(other);
+        if (other && oh)
+          return `waiting on ${at}: ${label(other)} not healthy (${oh.status}${oh.message ? `: ${oh.message}` : ''})${more}`;
+        // healthy by the console's look already: Argo CD's next look at it moves the sync on (a moment, said so)
         return `waiting on ${at}: Argo CD has not seen ${w.kind} ${w.name} healthy yet${more}`;
+      }
       const why = h ? `${h.status}${h.message ? `: ${h.message}` : ''}` : 'not healthy yet';
       return `waiting on ${at}: ${w.kind} ${w.name} not healthy (${why})${more}`;
     }

@@ -43,9 +43,12 @@ describe('BFF against the sandbox', () => {
       'Flux apps at HEAD, Healthy (the HPAs have the sandbox metrics API)',
       async () => {
         const { apps: list } = await apps('?controller=flux');
-        const bad = list.filter((a) => a.source.revisionObserved !== `main@sha1:${head}` || a.health !== 'Healthy');
-        // digital-human-dev|staging|prod, their infra-dev|staging|prod (dependsOn) and payments-staging (Flagger)
-        if (list.length !== 7 || bad.length)
+        // a Kustomization at Git's HEAD; the HelmRelease at its chart's pinned version (issue 26)
+        const want = (a: (typeof list)[number]) => (a.kind === 'HelmRelease' ? '0.1.0' : `main@sha1:${head}`);
+        const bad = list.filter((a) => a.source.revisionObserved !== want(a) || a.health !== 'Healthy');
+        // digital-human-dev|staging|prod, their infra-dev|staging|prod (dependsOn), payments-staging (Flagger) and
+        // the status-page HelmRelease infra-dev installs
+        if (list.length !== 8 || bad.length)
           throw new Error(
             JSON.stringify(bad.map((a) => [a.name, a.source.revisionObserved, a.health, a.healthMessage])),
           );
@@ -79,10 +82,11 @@ describe('BFF against the sandbox', () => {
   });
 
   it('filters by env, controller, health, sync and text', async () => {
-    // dev: Flux's overlay and the web ApplicationSet's dev Application
+    // dev: Flux's overlay, its infra, the HelmRelease infra installs and the web ApplicationSet's dev Application
     expect((await apps('?env=dev')).apps.map((a) => a.name).sort()).toEqual([
       'digital-human-dev',
       'infra-dev',
+      'status-page',
       'web-dev',
     ]);
     expect((await apps('?controller=argocd')).apps.map((a) => a.name).sort()).toEqual([

@@ -21,7 +21,8 @@ describe('diff CLI', () => {
     try {
       kubectlEdit('nonprod', 'deployment/tts-gateway', 'staging', { spec: { replicas: 5 } });
       const r = cli('nonprod/flux-system/digital-human-staging');
-      expect(r.status).toBe(1);
+      // the whole output on a failure: an exit 2 says why in stderr or in the UNKNOWN line
+      expect({ status: r.status, stdout: r.stdout.slice(0, 2000), stderr: r.stderr }).toMatchObject({ status: 1 });
       expect(r.stdout).toMatch(/~ Deployment staging\/tts-gateway/);
       expect(r.stdout).toMatch(/spec\.replicas: git=2 live=5 {2}\[drift\] kubectl-edit \(Update/);
       kubectlEdit('nonprod', 'deployment/tts-gateway', 'staging', { spec: { replicas: 2 } });

@@ -18,13 +18,17 @@ const STAGING = 'nonprod/flux-system/kustomization/digital-human-staging';
 /** the Flagger canary's app (issue 25): its objects are in staging too */
 const PAYMENTS = 'nonprod/flux-system/kustomization/payments-staging';
 const ARGO_STAGING = 'nonprod/argocd/application/edge-gateway-staging';
-/** the nonprod Flux apps, sorted: the two environments' apps, their infra (issue 26: dependsOn) and payments */
+/**
+ * the nonprod Flux apps, sorted: the two environments' apps, their infra (issue 26: dependsOn), payments and the
+ * HelmRelease infra-dev installs (issue 26: helm-controller)
+ */
 const FLUX_NONPROD = [
   DEV,
   STAGING,
   'nonprod/flux-system/kustomization/infra-dev',
   'nonprod/flux-system/kustomization/infra-staging',
   PAYMENTS,
+  'nonprod/dev/helmrelease/status-page',
 ].sort();
 const obj = (ns: string) => `?group=apps&version=v1&kind=Deployment&namespace=${ns}&name=render-worker`;
 

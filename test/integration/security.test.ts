@@ -213,9 +213,14 @@ describe('roles and scopes', () => {
     const dev = await as(rev, con.url, `/api/clusters/nonprod/object${obj.replace('staging', 'dev')}`);
     expect(dev.status).toBe(200);
     const list = (await as(rev, con.url, '/api/apps')).body as AppsResponse;
-    // dev: the Flux app, its infra (dependsOn) and the web ApplicationSet's dev Application
+    // dev: the Flux app, its infra (dependsOn), the HelmRelease infra installs and the web ApplicationSet's dev app
     expect(list.apps.map((a) => a.id).sort()).toEqual(
-      [DEV, 'nonprod/flux-system/kustomization/infra-dev', 'nonprod/argocd/application/web-dev'].sort(),
+      [
+        DEV,
+        'nonprod/flux-system/kustomization/infra-dev',
+        'nonprod/dev/helmrelease/status-page',
+        'nonprod/argocd/application/web-dev',
+      ].sort(),
     );
     expect(list.envs).toEqual(['dev']);
     const ev = await as(rev, con.url, '/api/evidence?limit=1000');

@@ -13,7 +13,7 @@ import type { ObjectIndex } from '../kube/object-index.ts';
 import { applicationToApp } from '../gitops/argocd.ts';
 import type { EnvSetting } from '../gitops/common.ts';
 import { mappedEnv } from '../../domain/environments.ts';
-import { helmReleaseToApp, kustomizationToApp } from '../gitops/flux.ts';
+import { helmChartOf, helmReleaseToApp, kustomizationToApp } from '../gitops/flux.ts';
 import type { ClusterManager, ClusterState } from '../kube/cluster-manager.ts';
 import type { InformerEvent, KubeObject } from '../kube/informer.ts';
 import { KINDS, SOURCE_KINDS, kindKey } from '../kube/kinds.ts';
@@ -265,7 +265,12 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
       this.record({
         time: new Date().toISOString(),
         type: 'app.revision-observed',
-        actor: app.controller === 'flux' ? 'kustomize-controller' : 'argocd-application-controller',
+        actor:
+          app.controller !== 'flux'
+            ? 'argocd-application-controller'
+            : app.kind === 'HelmRelease'
+              ? 'helm-controller'
+              : 'kustomize-controller',
         app: app.id,
         cluster: app.cluster,
         env: app.env,
@@ -333,7 +338,14 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
       for (const k of [KINDS.Kustomization, KINDS.HelmRelease]) {
         for (const obj of mc.list(k)) {
           const app = this.toApp(cluster, k.kind, obj);
-          if (app && app.source.kind === kind && app.source.name === e.obj.metadata?.name) this.upsert(app);
+          const chart = k.kind === 'HelmRelease' ? helmChartOf(obj) : undefined;
+          const named = e.obj.metadata?.name;
+          if (
+            app &&
+            ((app.source.kind === kind && app.source.name === named) ||
+              (chart?.kind === kind && chart.name === named && chart.namespace === e.obj.metadata?.namespace))
+          )
+            this.upsert(app);
         }
       }
     }

@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import type { App } from '../../domain/app.ts';
 import { parseFluxInventoryId } from '../../domain/refs.ts';
 import { applicationToApp } from '../gitops/argocd.ts';
-import { helmReleaseToApp, kustomizationToApp } from '../gitops/flux.ts';
+import { helmChartOf, helmReleaseToApp, kustomizationToApp } from '../gitops/flux.ts';
 import { ClusterManager } from '../kube/cluster-manager.ts';
 import { ClusterConnection } from '../kube/connection.ts';
 import { Discovery } from '../kube/discovery.ts';
@@ -144,19 +144,40 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     const a = app;
-    const srcObj =
-      a.source.kind && a.source.name
+    // a HelmRelease renders from its chart's artifact (gitops/flux.ts helmChartOf)
+    const chart = a.kind === 'HelmRelease' ? helmChartOf(appObj) : undefined;
+    const chartKind = chart && (KINDS as Record<string, typeof KINDS.GitRepository>)[chart.kind];
+    const chartObj =
+      chart && chartKind
+        ? await get(`${resourcePath(chartKind, chart.namespace)}/${encodeURIComponent(chart.name)}`)
+        : undefined;
+    const srcObj = chart
+      ? chartObj
+      : a.source.kind && a.source.name
         ? cache.get(
             `${a.source.kind}/${String(((appObj.spec as Obj).sourceRef as { namespace?: string } | undefined)?.namespace ?? namespace)}/${a.source.name}`,
           )
         : undefined;
+    // the ConfigMaps the render reads (postBuild.substituteFrom, a HelmRelease's valuesFrom), read now
+    const spec = (appObj.spec ?? {}) as Obj;
+    const refs = [
+      ...(((spec.postBuild as Obj | undefined)?.substituteFrom as unknown[] | undefined) ?? []),
+      ...((spec.valuesFrom as unknown[] | undefined) ?? []),
+    ] as Array<{ kind?: string; name?: string }>;
+    const configMaps = new Map<string, Obj>();
+    for (const r of refs.filter((x) => x.kind === 'ConfigMap' && x.name)) {
+      const cm = await get(
+        `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(String(r.name))}`,
+      );
+      if (cm) configMaps.set(String(r.name), cm);
+    }
     const result = await diffApp(a, {
       conn,
       discovery,
       tools: renderTools(mkdtempSync(join(tmpdir(), 'console-cli-'))),
       appObject: appObj,
       ...(srcObj ? { sourceObject: srcObj } : {}),
-      configMap: () => undefined,
+      configMap: (ns, n) => (ns === namespace ? configMaps.get(n) : undefined),
       tracked: () => [],
       async getLive(ref) {
         return get(await discovery.path(ref.apiVersion, ref.kind, ref.namespace, ref.name));

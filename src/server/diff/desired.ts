@@ -11,11 +11,12 @@ import {
   type RenderTools,
 } from './render.ts';
 import type { ArgoKustomizeOptions } from './argo-kustomize.ts';
+import { composeHelmValues, renderHelmRelease } from './render-helm.ts';
 
 /** What the desired state is read from. */
 export interface DesiredDeps {
   tools: RenderTools;
-  /** the app's CR and its source object (Flux) */
+  /** the app's CR and its source object (Flux; a HelmRelease's: the object whose artifact is its chart) */
   appObject: Obj;
   sourceObject?: Obj;
   /** ConfigMap data for postBuild.substituteFrom (never Secrets) */
@@ -59,6 +60,7 @@ function withSubstitutions(ks: Obj, cm: DesiredDeps['configMap']): Obj {
  */
 export type RenderInput =
   | { controller: 'flux'; kustomization: Obj; source: Obj | undefined }
+  | { controller: 'flux-helm'; helmRelease: Obj; chart: Obj | undefined }
   | {
       controller: 'argocd';
       repoURL: string;
@@ -69,6 +71,19 @@ export type RenderInput =
     };
 
 export function renderInput(app: App, deps: Omit<DesiredDeps, 'tools'>): RenderInput {
+  // a HelmRelease: its values composed from valuesFrom and spec.values; its chart's source object (the service
+  // passes the HelmChart or OCIRepository, gitops/flux.ts helmChartOf)
+  if (app.kind === 'HelmRelease') {
+    const spec = (deps.appObject.spec ?? {}) as Obj;
+    return {
+      controller: 'flux-helm',
+      helmRelease: {
+        ...deps.appObject,
+        spec: { ...spec, values: composeHelmValues(deps.appObject, deps.configMap), valuesFrom: [] },
+      },
+      chart: deps.sourceObject,
+    };
+  }
   if (app.controller === 'flux')
     return {
       controller: 'flux',
@@ -103,6 +118,7 @@ export function renderInput(app: App, deps: Omit<DesiredDeps, 'tools'>): RenderI
 /** Renders a RenderInput with the controller's renderer. */
 export function renderFrom(input: RenderInput, tools: RenderTools): Promise<RenderResult> {
   if (input.controller === 'flux') return renderFlux(input.kustomization, input.source, tools);
+  if (input.controller === 'flux-helm') return renderHelmRelease(input.helmRelease, input.chart, tools);
   return renderArgo(input.repoURL, input.revision, input.path, input.namespace, tools, input.helm);
 }
 

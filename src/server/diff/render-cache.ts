@@ -75,6 +75,21 @@ export function renderKey(input: RenderInput, tools: RenderTools): string | unde
         spec: Object.fromEntries(Object.entries((ks.spec ?? {}) as Obj).filter(([k]) => !NOT_RENDERED.includes(k))),
       },
     };
+  } else if (input.controller === 'flux-helm') {
+    // the chart by its artifact's digest, the release's spec (values composed) and its identity
+    const artifact = ((input.chart?.status as Obj | undefined)?.artifact ?? {}) as { digest?: string; url?: string };
+    if (!artifact.digest) return undefined;
+    const hr = input.helmRelease;
+    const md = (hr.metadata ?? {}) as { name?: string; namespace?: string };
+    what = {
+      controller: 'flux-helm',
+      chart: artifact.digest,
+      helmRelease: {
+        name: md.name,
+        namespace: md.namespace,
+        spec: Object.fromEntries(Object.entries((hr.spec ?? {}) as Obj).filter(([k]) => !NOT_RENDERED.includes(k))),
+      },
+    };
   } else {
     if (!IMMUTABLE_REVISION.test(input.revision)) return undefined;
     what = input;

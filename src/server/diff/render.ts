@@ -99,7 +99,7 @@ function gitRun(
   });
 }
 
-function run(
+export function run(
   cmd: string,
   args: string[],
   opts: { cwd?: string; timeoutMs: number; maxBytes: number },
@@ -188,7 +188,7 @@ function makePrivate(root: string): void {
 const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
 
 /** Secrets in YAML text, leniently: a document that does not parse is skipped, the others still count. */
-function secretsInYaml(text: string, file?: { path: string; root: string }): Obj[] {
+export function secretsInYaml(text: string, file?: { path: string; root: string }): Obj[] {
   const out: Obj[] = [];
   let docs: ReturnType<typeof parseAllDocuments>;
   try {
@@ -239,7 +239,7 @@ function secretsInTree(root: string): Obj[] {
  * that point (those in the source tree, those in the renderer's output); what is not known is masked by
  * shape (values under data:/stringData: in quoted YAML or JSON, URL credentials), see maskSecretsInText.
  */
-function maskedRenderError(e: unknown, known: () => Obj[]): RenderError {
+export function maskedRenderError(e: unknown, known: () => Obj[]): RenderError {
   const stage = e instanceof RenderError ? e.stage : 'render';
   let objects: Obj[] = [];
   try {
@@ -251,7 +251,7 @@ function maskedRenderError(e: unknown, known: () => Obj[]): RenderError {
 }
 
 let versions: Record<string, string> = {};
-async function toolVersion(bin: string, args: string[]): Promise<string> {
+export async function toolVersion(bin: string, args: string[]): Promise<string> {
   const v = versions[bin];
   if (v) return v;
   const out =
@@ -264,7 +264,7 @@ async function toolVersion(bin: string, args: string[]): Promise<string> {
 /** One download per artifact at a time: parallel renders of one source (dev and staging) share it. */
 const inFlight = new Map<string, Promise<string>>();
 
-async function downloadArtifact(url: string, digest: string | undefined, tools: RenderTools): Promise<string> {
+export async function downloadArtifact(url: string, digest: string | undefined, tools: RenderTools): Promise<string> {
   assertFetchableUrl(url);
   const key = digest?.replace(/[^a-z0-9:]/gi, '') ?? sha256hex(url);
   privateDir(tools.workDir);
@@ -467,19 +467,7 @@ export async function renderArgo(
       renderer = 'directory (plain YAML)';
     }
     rendered = text;
-    const objects = parseRendered(text).map((o) => {
-      const md = (o.metadata ?? {}) as Obj;
-      if (
-        namespace &&
-        md.namespace === undefined &&
-        o.kind !== 'Namespace' &&
-        o.kind !== 'CustomResourceDefinition' &&
-        !String(o.kind).startsWith('Cluster')
-      ) {
-        return { ...o, metadata: { ...md, namespace } };
-      }
-      return o;
-    });
+    const objects = withDefaultNamespace(parseRendered(text), namespace);
     return {
       objects,
       renderer,
@@ -493,4 +481,23 @@ export async function renderArgo(
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The namespace the controller applies a namespaced object into when the render leaves it out (Argo CD's
+ * destination, Helm's release namespace); cluster-scoped kinds by name (Namespace, CRDs, Cluster*).
+ */
+export function withDefaultNamespace(objects: Obj[], namespace: string | undefined): Obj[] {
+  return objects.map((o) => {
+    const md = (o.metadata ?? {}) as Obj;
+    if (
+      namespace &&
+      md.namespace === undefined &&
+      o.kind !== 'Namespace' &&
+      o.kind !== 'CustomResourceDefinition' &&
+      !String(o.kind).startsWith('Cluster')
+    )
+      return { ...o, metadata: { ...md, namespace } };
+    return o;
+  });
 }

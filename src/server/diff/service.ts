@@ -26,6 +26,7 @@ import { AccessReviewer } from '../auth/index.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import { controllerManagers, diffApp, type AppDiff, type DiffDeps } from './app-diff.ts';
 import { renderInput } from './desired.ts';
+import { helmChartOf } from '../gitops/flux.ts';
 import { trackerOf } from '../tree/index.ts';
 import { compareRenders, type EnvCompare } from './env-compare.ts';
 import { ObjectDiffCache, type ObjectDiffCacheOptions, type ObjectDiffCacheStats } from './object-diff-memo.ts';
@@ -250,7 +251,16 @@ export class DiffService {
     const srcNs = String(
       ((raw.spec as Obj | undefined)?.sourceRef as { namespace?: string } | undefined)?.namespace ?? a.namespace,
     );
-    const source = srcKey && a.source.name ? mc.get(srcKey, srcNs, a.source.name) : undefined;
+    // a HelmRelease renders from its chart's artifact (the HelmChart or chartRef source), not its HelmRepository
+    const chart = a.kind === 'HelmRelease' ? helmChartOf(raw) : undefined;
+    const chartKey = chart ? kindKey(chart.kind) : undefined;
+    const source = chart
+      ? chartKey
+        ? mc.get(chartKey, chart.namespace, chart.name)
+        : undefined
+      : srcKey && a.source.name
+        ? mc.get(srcKey, srcNs, a.source.name)
+        : undefined;
     // impersonation: dry-runs and reads go out as the user, and what comes from the console's cache is
     // filtered by the user's Kubernetes RBAC too
     const userConn = connectionFor(mc, reviewer, user);

@@ -206,6 +206,62 @@ describe('helmReleaseToApp', () => {
       healthMessage: expect.stringContaining('UpgradeFailed'),
     });
   });
+  it("chart.spec: the HelmChart helm-controller made is the chart's artifact; its inventory is the tree", () => {
+    const helmChart = {
+      kind: 'HelmChart',
+      metadata: { name: 'dev-status-page', namespace: 'flux-system' },
+      status: { artifact: { revision: '0.2.0', digest: 'sha256:' + 'e'.repeat(64) } },
+    };
+    const repo = { kind: 'HelmRepository', spec: { type: 'oci', url: 'oci://127.0.0.1:5000/charts' }, status: {} };
+    const look = (kind: string, ns: string, name: string) =>
+      ns !== 'flux-system'
+        ? undefined
+        : kind === 'HelmChart' && name === 'dev-status-page'
+          ? helmChart
+          : kind === 'HelmRepository' && name === 'charts'
+            ? repo
+            : undefined;
+    const obj = {
+      kind: 'HelmRelease',
+      metadata: { name: 'status-page', namespace: 'dev' },
+      spec: {
+        chart: {
+          spec: {
+            chart: 'status-page',
+            version: '0.2.0',
+            sourceRef: { kind: 'HelmRepository', name: 'charts', namespace: 'flux-system' },
+          },
+        },
+      },
+      status: {
+        helmChart: 'flux-system/dev-status-page',
+        conditions: [{ type: 'Ready', status: 'True', reason: 'UpgradeSucceeded' }],
+        history: [{ chartVersion: '0.1.0' }],
+        inventory: {
+          entries: [
+            { id: 'dev_status-page_apps_Deployment', v: 'v1' },
+            { id: 'dev_status-page__ConfigMap', v: 'v1' },
+          ],
+        },
+      },
+    };
+    const a = helmReleaseToApp('c', obj, look, 'env');
+    expect(a.source).toMatchObject({
+      kind: 'HelmRepository',
+      url: 'oci://127.0.0.1:5000/charts',
+      path: 'status-page',
+      ref: '0.2.0',
+      revisionWanted: '0.2.0',
+      revisionObserved: '0.1.0',
+      artifactDigest: 'sha256:' + 'e'.repeat(64),
+    });
+    // Ready, but the chart wanted is not the one installed yet
+    expect(a.sync).toBe('OutOfSync');
+    expect(a.inventory.map((r) => `${r.group}/${r.kind}/${r.namespace}/${r.name}`)).toEqual([
+      'apps/Deployment/dev/status-page',
+      '/ConfigMap/dev/status-page',
+    ]);
+  });
   it('is Unknown without status', () => {
     const a = helmReleaseToApp('c', { ...hr({}), status: undefined }, lookupOci, 'env');
     expect(a).toMatchObject({ health: 'Unknown', sync: 'Unknown' });

@@ -59,6 +59,21 @@ function fluxSync(status: Obj, wanted: string | undefined, conds: Condition[]): 
   return 'Synced';
 }
 
+/** status.inventory as kustomize-controller and helm-controller (v1.5+) write it: `<ns>_<name>_<group>_<kind>` ids. */
+function inventoryOf(cluster: string, status: Obj, warnings: string[]): ObjectRef[] {
+  const inventory: ObjectRef[] = [];
+  const entries = asObj(status.inventory).entries;
+  if (Array.isArray(entries)) {
+    for (const e of entries) {
+      const en = asObj(e);
+      const ref = parseFluxInventoryId(cluster, String(en.id ?? ''), String(en.v ?? ''));
+      if (ref) inventory.push(ref);
+      else warnings.push(`unreadable inventory entry ${String(en.id)}`);
+    }
+  }
+  return inventory;
+}
+
 export function kustomizationToApp(cluster: string, obj: unknown, lookup: SourceLookup, envSetting: EnvSetting): App {
   const o = asObj(obj);
   const md = asObj(o.metadata);
@@ -83,16 +98,7 @@ export function kustomizationToApp(cluster: string, obj: unknown, lookup: Source
   const conds = conditionsOf(o);
   if (!md.name || typeof o.spec !== 'object') warnings.push('malformed Kustomization (missing metadata.name or spec)');
   if (!o.status) warnings.push('no status yet: the controller has not reconciled this object');
-  const inventory: ObjectRef[] = [];
-  const entries = asObj(status.inventory).entries;
-  if (Array.isArray(entries)) {
-    for (const e of entries) {
-      const en = asObj(e);
-      const ref = parseFluxInventoryId(cluster, String(en.id ?? ''), String(en.v ?? ''));
-      if (ref) inventory.push(ref);
-      else warnings.push(`unreadable inventory entry ${String(en.id)}`);
-    }
-  }
+  const inventory = inventoryOf(cluster, status, warnings);
   const suspended = spec.suspend === true;
   let health: HealthStatus;
   let healthMessage: string;
@@ -154,10 +160,18 @@ export function helmReleaseToApp(cluster: string, obj: unknown, lookup: SourceLo
   if (srcName && !srcObj) warnings.push(`source ${srcKind} ${srcNs}/${srcName} not found`);
   const history = Array.isArray(status.history) ? (status.history as Obj[]) : [];
   const latest = asObj(history[0]);
+  // chart.spec: helm-controller makes a HelmChart (status.helmChart, `<ns>/<name>`) whose artifact is the chart
+  // at the version it resolved; chartRef names the artifact's source directly
+  const chart = helmChartOf(o);
+  const chartObj = chart && chart.kind === 'HelmChart' ? lookup(chart.kind, chart.namespace, chart.name) : undefined;
+  const chartArtifact = asObj(asObj(chartObj?.status).artifact);
+  const info = sourceInfo(srcObj, srcKind, srcName);
   const source: AppSource = {
-    ...sourceInfo(srcObj, srcKind, srcName),
+    ...info,
     path: str(chartSpec.chart),
-    ref: str(chartSpec.version),
+    ref: str(chartSpec.version) ?? info.ref,
+    ...(str(chartArtifact.revision) ? { revisionWanted: str(chartArtifact.revision) } : {}),
+    ...(str(chartArtifact.digest) ? { artifactDigest: str(chartArtifact.digest) } : {}),
     revisionObserved: str(status.lastAppliedRevision) ?? str(latest.chartVersion),
     revisionAttempted: str(status.lastAttemptedRevision),
   };
@@ -168,6 +182,9 @@ export function helmReleaseToApp(cluster: string, obj: unknown, lookup: SourceLo
     ? assessHealth(o)
     : { status: 'Unknown' as const, message: 'no status reported by helm-controller' };
   const ready = conds.find((c) => c.type === 'Ready');
+  // the chart version the source offers (an OCI artifact's revision is `<tag>@sha256:…`) against the one installed
+  const wanted = source.revisionWanted?.split('@')[0];
+  const behind = !!wanted && !!source.revisionObserved && wanted !== source.revisionObserved;
   return {
     id: appId(cluster, namespace, 'HelmRelease', name),
     cluster,
@@ -185,15 +202,42 @@ export function helmReleaseToApp(cluster: string, obj: unknown, lookup: SourceLo
     ),
     source,
     automation: { autoSync: !suspended, selfHeal: !suspended, prune: true, suspended },
-    sync: !conds.length ? 'Unknown' : ready?.status === 'True' ? 'Synced' : 'OutOfSync',
+    sync: !conds.length ? 'Unknown' : ready?.status === 'True' && !behind ? 'Synced' : 'OutOfSync',
     health: h.status,
     healthMessage: h.message,
     conditions: conds,
-    inventory: [],
+    inventory: inventoryOf(cluster, status, warnings),
     warnings,
     ...(freezeOf(md) ? { freeze: freezeOf(md) } : {}),
     ...(dependsOnOf(o).length ? { dependsOn: dependsOnOf(o) } : {}),
     generation: typeof md.generation === 'number' ? md.generation : undefined,
     observedGeneration: typeof status.observedGeneration === 'number' ? status.observedGeneration : undefined,
   };
+}
+
+/**
+ * The object whose artifact is a HelmRelease's chart: spec.chartRef (an OCIRepository or a HelmChart), else the
+ * HelmChart helm-controller made for spec.chart (status.helmChart `<namespace>/<name>`; by Flux's naming
+ * `<release namespace>-<release name>` in the source's namespace before the first status).
+ */
+export function helmChartOf(hr: unknown): { kind: string; namespace: string; name: string } | undefined {
+  const o = asObj(hr);
+  const md = asObj(o.metadata);
+  const spec = asObj(o.spec);
+  const ns = str(md.namespace) ?? 'default';
+  const chartRef = asObj(spec.chartRef);
+  if (str(chartRef.name))
+    return {
+      kind: str(chartRef.kind) ?? 'OCIRepository',
+      namespace: str(chartRef.namespace) ?? ns,
+      name: String(chartRef.name),
+    };
+  const hc = str(asObj(o.status).helmChart);
+  if (hc && hc.includes('/')) {
+    const [namespace = '', name = ''] = hc.split('/');
+    return { kind: 'HelmChart', namespace, name };
+  }
+  const src = asObj(asObj(asObj(spec.chart).spec).sourceRef);
+  if (!str(md.name) || !str(src.name)) return undefined;
+  return { kind: 'HelmChart', namespace: str(src.namespace) ?? ns, name: `${ns}-${String(md.name)}` };
 }

@@ -45,6 +45,9 @@ export const TREE_KINDS: ResourceKind[] = [
 
 export const FLUX_NAME_LABEL = 'kustomize.toolkit.fluxcd.io/name';
 export const FLUX_NS_LABEL = 'kustomize.toolkit.fluxcd.io/namespace';
+/** helm-controller's origin labels on every object of a release (its post-renderer) */
+export const HELM_NAME_LABEL = 'helm.toolkit.fluxcd.io/name';
+export const HELM_NS_LABEL = 'helm.toolkit.fluxcd.io/namespace';
 export const ARGO_TRACKING_ANNOTATION = 'argocd.argoproj.io/tracking-id';
 export const ARGO_INSTANCE_LABEL = 'app.kubernetes.io/instance';
 
@@ -56,7 +59,7 @@ export const refKey = (r: Pick<ObjectRef, 'group' | 'kind' | 'namespace' | 'name
 interface ClusterIndex {
   byKey: Map<string, { kind: ResourceKind; obj: KubeObject }>;
   childrenByOwner: Map<string, Set<string>>;
-  /** tracker id ("flux:ns/name" or "argo:name") → object keys */
+  /** tracker id ("flux:ns/name", "helm:ns/name" or "argo:name") → object keys */
   tracked: Map<string, Set<string>>;
 }
 
@@ -72,6 +75,9 @@ export function trackersOf(o: KubeObject): string[] {
   const fn = md.labels?.[FLUX_NAME_LABEL];
   const fns = md.labels?.[FLUX_NS_LABEL];
   if (fn && fns) out.push(`flux:${fns}/${fn}`);
+  const hn = md.labels?.[HELM_NAME_LABEL];
+  const hns = md.labels?.[HELM_NS_LABEL];
+  if (hn && hns) out.push(`helm:${hns}/${hn}`);
   const tid = md.annotations?.[ARGO_TRACKING_ANNOTATION];
   if (tid) out.push(`argo:${tid.split(':')[0]}`);
   return out;

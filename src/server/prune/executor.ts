@@ -180,7 +180,9 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
   const status = stop ? 'failed' : 'done';
   const controllerName =
     p.doc.controller === 'flux'
-      ? 'kustomize-controller'
+      ? p.app.includes('/helmrelease/')
+        ? 'helm-controller'
+        : 'kustomize-controller'
       : p.doc.appSet
         ? `the applicationset-controller (ApplicationSet ${p.doc.appSet.name})`
         : 'the Argo CD application controller';

@@ -7,7 +7,8 @@ import type { KubeObject } from '../kube/informer.ts';
 import { refKey, type ObjectIndex } from '../kube/object-index.ts';
 
 export function trackerOf(app: App): string {
-  return app.controller === 'flux' ? `flux:${app.namespace}/${app.name}` : `argo:${app.name}`;
+  if (app.controller !== 'flux') return `argo:${app.name}`;
+  return app.kind === 'HelmRelease' ? `helm:${app.namespace}/${app.name}` : `flux:${app.namespace}/${app.name}`;
 }
 
 export function appTree(app: App, index: ObjectIndex): { nodes: TreeNode[]; summary: TreeSummary } {

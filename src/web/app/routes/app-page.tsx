@@ -117,8 +117,8 @@ export function AppPage() {
               </span>
             )}
           </dd>
-          <dt className="text-slate-500">Path / ref</dt>
-          <dd className="font-mono">
+          <dt className="text-slate-500">{app.kind === 'HelmRelease' ? 'Chart @ version' : 'Path / ref'}</dt>
+          <dd className="font-mono" data-testid="source-path">
             {app.source.path ?? '—'} @ {app.source.ref ?? '—'}
           </dd>
           <dt className="text-slate-500">Revision wanted</dt>
