@@ -24,6 +24,7 @@ const DENIED = /needs an approved prune preview in the GitOps console/;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let developer: Signed;
 let reviewer: Signed;
+let oncall: Signed;
 
 async function app(): Promise<AppResponse> {
   const r = await as(developer, con.url, `/api/apps/${HR}`);
@@ -51,6 +52,10 @@ const setSuspended = (suspend: boolean) =>
     ...['-n', 'dev', 'patch', 'helmrelease', 'status-page', '--type', 'merge'],
     ...['--field-manager', 'flux-client-side-apply', '-p', JSON.stringify({ spec: { suspend } })],
   ]);
+const hrSpec = () =>
+  JSON.parse(kubectl('nonprod', ['-n', 'dev', 'get', 'helmrelease', 'status-page', '-o', 'json'])).spec as {
+    suspend?: boolean;
+  };
 const liveMessage = () =>
   kubectl('nonprod', ['-n', 'dev', 'get', 'configmap', 'status-page', '-o', 'jsonpath={.data.MESSAGE}']).trim();
 const bannerLive = () =>
@@ -73,6 +78,7 @@ beforeAll(async () => {
   con = await startTestConsole();
   developer = await signIn(con.url, 'developer');
   reviewer = await signIn(con.url, 'reviewer');
+  oncall = await signIn(con.url, 'oncall');
 }, 120_000);
 afterAll(async () => {
   try {
@@ -119,7 +125,14 @@ describe('Flux HelmRelease on the real helm-controller', () => {
     expect(changed(d).map((o) => `${o.ref.kind}/${o.ref.name}: ${o.changes.map((c) => c.path).join(',')}`)).toEqual([]);
     expect(d.objects.map((o) => o.ref.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'Service']);
 
-    setSuspended(true);
+    // on-call freezes the release through the console: helm-controller is suspended (spec.suspend)
+    const fr = await as(oncall, con.url, '/api/freezes', {
+      method: 'POST',
+      body: { cluster: 'nonprod', app: HR, reason: 'status page incident (helmrelease test)', minutes: 10 },
+    });
+    expect(fr.status, fr.text).toBe(200);
+    const freezeId = (fr.body as { freeze: { id: string } }).freeze.id;
+    expect(hrSpec().suspend).toBe(true);
     await commitRelease('status-page: a maintenance message (helmrelease test)', { message: 'Planned maintenance' });
     await waitFor(
       'the changed value in the diff',
@@ -134,8 +147,13 @@ describe('Flux HelmRelease on the real helm-controller', () => {
     expect(msg).toMatchObject({ predicted: 'Planned maintenance', live: 'All systems operational' });
     expect(msg?.owners.map((o) => o.manager)).toContain('helm-controller');
     expect(liveMessage()).toBe('All systems operational');
-    // resumed: helm-controller upgrades the release, the diff is clean again
-    setSuspended(false);
+    // the freeze ended: the release as it was (not suspended), helm-controller upgrades it, the diff is clean again
+    const ended = await as(oncall, con.url, `/api/freezes/${freezeId}/end`, {
+      method: 'POST',
+      body: { decisions: [] },
+    });
+    expect(ended.status, ended.text).toBe(200);
+    expect(hrSpec().suspend).not.toBe(true);
     await waitFor('helm-controller applied the message', async () => liveMessage() === 'Planned maintenance', {
       timeoutMs: 120_000,
       intervalMs: 1000,
