@@ -64,6 +64,7 @@ export const actionRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         conn: connectionFor(managedCluster(deps.clusters, a.cluster), deps.reviewer, user),
         onForbidden: (reason) =>
           recordDenial(deps.recorder, req, 'app.reconcile', { cluster: a.cluster, env: a.env, app: a.id }, reason),
+        ...(deps.catalog.rawObject(a.id) ? { appObject: deps.catalog.rawObject(a.id) } : {}),
       });
       return validated(ReconcileResponse, result);
     },

@@ -8,6 +8,8 @@ import type { EvidenceRecorder } from '../evidence/index.ts';
 import { clusterHttpError, HttpError } from '../http/errors.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import { KINDS } from '../kube/kinds.ts';
+import { asObj, type Obj } from '../gitops/common.ts';
+import { helmChartOf } from '../gitops/flux.ts';
 
 type KnownKind = keyof typeof KINDS;
 
@@ -18,8 +20,12 @@ export interface ReconcileTarget {
   annotations: Record<string, string>;
 }
 
-/** What "reconcile now" patches for an app: the app object and, for Flux, its Git source too. */
-export function reconcileTargets(a: App, now: string): ReconcileTarget[] {
+/**
+ * What "reconcile now" patches for an app: the app object and, for Flux, its source too (`flux reconcile
+ * --with-source`), in the source's own namespace (`raw`, the app object: spec.sourceRef.namespace); a HelmRelease's
+ * source is the HelmChart helm-controller made for it (or its chartRef).
+ */
+export function reconcileTargets(a: App, now: string, raw?: Obj): ReconcileTarget[] {
   if (a.controller !== 'flux')
     return [
       {
@@ -33,10 +39,22 @@ export function reconcileTargets(a: App, now: string): ReconcileTarget[] {
   const targets: ReconcileTarget[] = [
     { kind: a.kind as KnownKind, namespace: a.namespace, name: a.name, annotations: requested },
   ];
+  if (a.kind === 'HelmRelease') {
+    const chart = raw ? helmChartOf(raw) : undefined;
+    if (chart && chart.kind in KINDS)
+      targets.push({
+        kind: chart.kind as KnownKind,
+        namespace: chart.namespace,
+        name: chart.name,
+        annotations: requested,
+      });
+    return targets;
+  }
+  const sourceNs = (asObj(asObj(raw?.spec).sourceRef).namespace as string | undefined) ?? a.namespace;
   if (a.source.kind && a.source.name && a.source.kind in KINDS)
     targets.push({
       kind: a.source.kind as KnownKind,
-      namespace: a.namespace,
+      namespace: sourceNs,
       name: a.source.name,
       annotations: requested,
     });
@@ -49,6 +67,8 @@ export interface ReconcileDeps {
   conn: ClusterConnection;
   /** called when the cluster's RBAC refuses (recorded as a denial) */
   onForbidden?: (message: string) => void;
+  /** the app's object as last seen (where its source is) */
+  appObject?: Obj;
 }
 
 export async function requestReconcile(
@@ -57,7 +77,7 @@ export async function requestReconcile(
   deps: ReconcileDeps,
 ): Promise<{ requestedAt: string; objects: string[] }> {
   const now = new Date().toISOString();
-  const targets = reconcileTargets(a, now);
+  const targets = reconcileTargets(a, now, deps.appObject);
   const names = targets.map((t) => `${t.kind}/${t.namespace}/${t.name}`);
   const done: string[] = [];
   await deps.recorder.act(
