@@ -114,6 +114,13 @@ describe('Flux HelmRelease on the real helm-controller', () => {
       kubectl('nonprod', ['-n', 'dev', 'get', 'deployment', 'status-page', '-o', 'json', '--show-managed-fields']),
     ).metadata.managedFields.map((m: { manager: string }) => m.manager) as string[];
     expect(managers).toContain('helm-controller');
+    // reconcile now: the release and the HelmChart helm-controller made for it (in the source's namespace)
+    const rec = await as(developer, con.url, `/api/apps/${HR}/reconcile`, { method: 'POST' });
+    expect(rec.status, rec.text).toBe(200);
+    expect((rec.body as { objects: string[] }).objects).toEqual([
+      'HelmRelease/dev/status-page',
+      'HelmChart/flux-system/dev-status-page',
+    ]);
   });
 
   it('diffs as helm-controller renders; a value changed in Git while suspended names helm-controller as the owner', async () => {
