@@ -46,7 +46,7 @@ export const TYPICAL_SECONDS: Record<string, number> = {
   argocd: 700, // ~11 min of CPU; 285 s wall with a warm module cache, alone on 2 cores
   rollouts: 480, // ~8 min of CPU cold (niced beside a test run); beside Argo CD's build
   flagger: 240,
-  helmctl: 300, // estimate before the first measured build (helm v4 SDK, controller-runtime: close to flux-kustomize's)
+  helmctl: 300, // an estimate (helm v4 SDK, controller-runtime: close to flux-kustomize's); its first build here took 4615 s wall, niced beside six other cold builds
   eso: 420, // 389 s of CPU, 403 s wall cold (niced beside an e2e run); every provider's SDK // 110 s of CPU with a warm module cache (78 s wall); its dependencies download on a fresh machine
 };
 

@@ -81,10 +81,15 @@ describe('HelmRelease values, as helm-controller composes them', () => {
       labels: {
         a: '1',
         team: 'platform',
+        'app.kubernetes.io/managed-by': 'Helm',
         'helm.toolkit.fluxcd.io/name': 'status-page',
         'helm.toolkit.fluxcd.io/namespace': 'dev',
       },
-      annotations: { owner: 'sre' },
+      annotations: {
+        owner: 'sre',
+        'meta.helm.sh/release-name': 'status-page',
+        'meta.helm.sh/release-namespace': 'dev',
+      },
     });
   });
 

@@ -115,15 +115,25 @@ export function helmReleaseName(hr: Obj): string {
   return typeof spec.targetNamespace === 'string' && spec.targetNamespace ? `${spec.targetNamespace}-${name}` : name;
 }
 
-/** helm-controller's post-render without kustomize: spec.commonMetadata, then its origin labels (which win). */
+/**
+ * What an installed object carries beyond `helm template`'s output: helm-controller's post-render without kustomize
+ * (spec.commonMetadata, then its origin labels, which win) and Helm's release ownership metadata (the
+ * `managed-by: Helm` label and the `meta.helm.sh/release-name|namespace` annotations it writes on install).
+ */
 export function withHelmControllerMetadata(o: Obj, hr: Obj): Obj {
   const hmd = (hr.metadata ?? {}) as Obj;
+  const releaseNs = String((hr.spec as Obj | undefined)?.targetNamespace ?? hmd.namespace ?? 'default');
   const common = ((hr.spec as Obj | undefined)?.commonMetadata ?? {}) as {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
   };
   const md = (o.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
-  const annotations = { ...(md.annotations ?? {}), ...(common.annotations ?? {}) };
+  const annotations = {
+    ...(md.annotations ?? {}),
+    ...(common.annotations ?? {}),
+    'meta.helm.sh/release-name': helmReleaseName(hr),
+    'meta.helm.sh/release-namespace': releaseNs,
+  };
   return {
     ...o,
     metadata: {
@@ -131,10 +141,11 @@ export function withHelmControllerMetadata(o: Obj, hr: Obj): Obj {
       labels: {
         ...(md.labels ?? {}),
         ...(common.labels ?? {}),
+        'app.kubernetes.io/managed-by': 'Helm',
         'helm.toolkit.fluxcd.io/name': String(hmd.name ?? ''),
         'helm.toolkit.fluxcd.io/namespace': String(hmd.namespace ?? ''),
       },
-      ...(Object.keys(annotations).length ? { annotations } : {}),
+      annotations,
     },
   };
 }
