@@ -100,6 +100,15 @@ describe('HelmRelease values, as helm-controller composes them', () => {
     );
     await expect(renderHelmRelease(hr({}), undefined, tools)).rejects.toThrow(/source object is not found/);
     await expect(renderHelmRelease(hr({}), { status: {} }, tools)).rejects.toThrow(/no artifact yet/);
+    // a version change helm-controller has not taken into its HelmChart yet (suspended): not the old chart's render
+    const stale = {
+      kind: 'HelmChart',
+      spec: { version: '0.2.0' },
+      status: { artifact: { url: 'http://127.0.0.1:1/x.tgz' } },
+    };
+    await expect(renderHelmRelease(hr({ chart: { spec: { version: '0.1.0' } } }), stale, tools)).rejects.toThrow(
+      /still asks for version 0\.2\.0: helm-controller has not fetched 0\.1\.0 yet/,
+    );
   });
 
   it("the chart's source: chartRef, else the HelmChart helm-controller made", () => {

@@ -182,6 +182,16 @@ export async function renderHelmRelease(hr: Obj, chart: Obj | undefined, tools: 
     if (!tools.helm) throw new RenderError('no helm binary is configured (CONSOLE_HELM)', 'render');
     if (!chart) throw new RenderError("the chart's source object is not found", 'source');
     if (!artifact.url) throw new RenderError('the chart has no artifact yet', 'source');
+    // helm-controller copies chart.spec.version into its HelmChart when it reconciles: until then (suspended, or not
+    // yet) the artifact is another version's, and a render of it would be a guess
+    const wanted = (((spec.chart as Obj | undefined)?.spec as Obj | undefined)?.version ?? undefined) as
+      string | undefined;
+    const has = ((chart.spec as Obj | undefined)?.version ?? undefined) as string | undefined;
+    if (chart.kind === 'HelmChart' && wanted !== undefined && has !== undefined && wanted !== has)
+      throw new RenderError(
+        `the HelmChart still asks for version ${has}: helm-controller has not fetched ${wanted} yet (is the release suspended?)`,
+        'source',
+      );
     const root = await downloadArtifact(artifact.url, artifact.digest, tools);
     work = mkdtempSync(join(tmpdir(), 'helm-render-'));
     cpSync(root, join(work, 'chart'), { recursive: true });

@@ -63,7 +63,8 @@ interface ClusterIndex {
   tracked: Map<string, Set<string>>;
 }
 
-export function trackersOf(o: KubeObject): string[] {
+/** `group`: the object's API group (helm-controller labels the HelmChart it makes too: a source, not a release object) */
+export function trackersOf(o: KubeObject, group?: string): string[] {
   const md = (o.metadata ?? {}) as {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
@@ -77,7 +78,7 @@ export function trackersOf(o: KubeObject): string[] {
   if (fn && fns) out.push(`flux:${fns}/${fn}`);
   const hn = md.labels?.[HELM_NAME_LABEL];
   const hns = md.labels?.[HELM_NS_LABEL];
-  if (hn && hns) out.push(`helm:${hns}/${hn}`);
+  if (hn && hns && group !== 'source.toolkit.fluxcd.io') out.push(`helm:${hns}/${hn}`);
   const tid = md.annotations?.[ARGO_TRACKING_ANNOTATION];
   if (tid) out.push(`argo:${tid.split(':')[0]}`);
   return out;
@@ -125,12 +126,12 @@ export class ObjectIndex extends EventEmitter<{
 
   private link(i: ClusterIndex, key: string, o: KubeObject): void {
     for (const ref of ownerRefs(o)) add(i.childrenByOwner, ref, key);
-    for (const t of trackersOf(o)) add(i.tracked, t, key);
+    for (const t of trackersOf(o, key.split('/')[0])) add(i.tracked, t, key);
   }
 
   private unlink(i: ClusterIndex, key: string, o: KubeObject): void {
     for (const ref of ownerRefs(o)) remove(i.childrenByOwner, ref, key);
-    for (const t of trackersOf(o)) remove(i.tracked, t, key);
+    for (const t of trackersOf(o, key.split('/')[0])) remove(i.tracked, t, key);
   }
 
   get(cluster: string, r: Pick<ObjectRef, 'group' | 'kind' | 'namespace' | 'name'>): KubeObject | undefined {
