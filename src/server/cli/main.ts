@@ -100,7 +100,9 @@ async function main(argv: string[]): Promise<number> {
   // the Git URL policy as the console applies it (src/server/git/url-policy.ts); against the sandbox, its own
   // loopback Git endpoints are allowed by host and port
   const cfg = loadConfig(process.env, []);
-  const sandbox = resolve(kubeconfig) === resolve(sandboxKc) ? readState() : undefined;
+  // (the sandbox's admin kubeconfig or its console identity's, .sandbox/kubeconfig-console)
+  const sandboxKcs = [sandboxKc, join(process.cwd(), '.sandbox/kubeconfig-console')].map((k) => resolve(k));
+  const sandbox = sandboxKcs.includes(resolve(kubeconfig)) ? readState() : undefined;
   configureUrlPolicy({
     ...cfg.git,
     allowHosts: [...(cfg.git?.allowHosts ?? []), ...(sandbox ? sandboxGitHosts(sandbox) : [])],
