@@ -276,19 +276,23 @@ export function getJson(cluster: string, args: string[]): Json {
 const conditions = (o: Json): Array<{ type: string; status: string; reason?: string; message?: string }> =>
   ((o.status as Json | undefined)?.conditions as Array<{ type: string; status: string }>) ?? [];
 
+/** A merge patch of a Flux object's spec with kubectl (`manager`: the field manager, as the flux CLI names itself). */
+export function patchFluxSpec(
+  cluster: string,
+  target: { kind: 'kustomization' | 'helmrelease'; namespace?: string; name: string },
+  spec: Json,
+  manager?: string,
+): void {
+  kubectl(cluster, [
+    ...['-n', target.namespace ?? 'flux-system', 'patch', target.kind, target.name, '--type', 'merge'],
+    ...(manager ? ['--field-manager', manager] : []),
+    ...['-p', JSON.stringify({ spec })],
+  ]);
+}
+
 /** Points a Kustomization at another path, as someone with kubectl would (the sandbox applies it, not Git). */
 export function setKustomizationPath(cluster: string, name: string, path: string): void {
-  kubectl(cluster, [
-    '-n',
-    'flux-system',
-    'patch',
-    'kustomization',
-    name,
-    '--type',
-    'merge',
-    '-p',
-    JSON.stringify({ spec: { path } }),
-  ]);
+  patchFluxSpec(cluster, { kind: 'kustomization', name }, { path });
 }
 
 /** Asks Flux to reconcile now (what `flux reconcile` does: the requestedAt annotation). */
@@ -629,19 +633,7 @@ export function scaleAsController(
 
 /** Suspends or resumes a Flux Kustomization (what `flux suspend|resume kustomization` does). */
 export function setSuspended(cluster: string, name: string, suspend: boolean): void {
-  kubectl(cluster, [
-    '-n',
-    'flux-system',
-    'patch',
-    'kustomization',
-    name,
-    '--type',
-    'merge',
-    '--field-manager',
-    'flux-client-side-apply',
-    '-p',
-    JSON.stringify({ spec: { suspend } }),
-  ]);
+  patchFluxSpec(cluster, { kind: 'kustomization', name }, { suspend }, 'flux-client-side-apply');
 }
 
 // forge, registry and business-endpoint scenarios

@@ -10,7 +10,12 @@ import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { helmReleaseFiles } from '../../sandbox/helm-charts.ts';
 import { kubectlAs } from '../../sandbox/identities.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { commitAndPushRetrying, waitForKustomizationRevision, writeRepoFile } from '../../sandbox/scenario.ts';
+import {
+  commitAndPushRetrying,
+  patchFluxSpec,
+  waitForKustomizationRevision,
+  writeRepoFile,
+} from '../../sandbox/scenario.ts';
 import { kubectl } from '../../sandbox/state.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
@@ -47,11 +52,12 @@ async function commitRelease(message: string, opts: Parameters<typeof helmReleas
 }
 /** What `flux suspend|resume helmrelease` does. */
 const setSuspended = (suspend: boolean) =>
-  kubectl('nonprod', [
-    ...['-n', 'dev', 'patch', 'helmrelease', 'status-page', '--type', 'merge'],
-    ...['--field-manager', 'flux-client-side-apply', '-p', JSON.stringify({ spec: { suspend } })],
-  ]);
-/** `flux reconcile helmrelease --force`: helm-controller forces a retry only when forceAt equals requestedAt */
+  patchFluxSpec(
+    'nonprod',
+    { kind: 'helmrelease', namespace: 'dev', name: 'status-page' },
+    { suspend },
+    'flux-client-side-apply',
+  );
 const forceRetry = () => {
   const at = new Date().toISOString();
   return [`reconcile.fluxcd.io/forceAt=${at}`, `reconcile.fluxcd.io/requestedAt=${at}`];
