@@ -95,7 +95,9 @@ export async function startEso(c: {
     'external-secrets',
     bin('external-secrets'),
     [
-      ...['--metrics-addr', `127.0.0.1:${c.metricsPort}`, '--enable-leader-election=false', '--concurrent', '2'],
+      // one worker: the fake provider's NewClient writes a map without a lock, and two reconciles at once
+      // crashed the operator ("fatal error: concurrent map writes", fake.go:80) during a sandbox start
+      ...['--metrics-addr', `127.0.0.1:${c.metricsPort}`, '--enable-leader-election=false', '--concurrent', '1'],
       // a store that fails is re-validated soon (the default is 5 min): the console shows it coming back
       ...['--store-requeue-interval', '10s', '--loglevel', 'info', '--zap-time-encoding', 'iso8601'],
     ],

@@ -15,6 +15,9 @@ const want = (s) => only.length === 0 || only.includes(s);
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const failures = [];
+// every failed test by name, and each step's time, repeated at the very end: a CI log is often read from its tail
+const failedTests = [];
+const timings = [];
 
 function run(name, cmd, args, parse) {
   console.log(`\n=== ${name} ===`);
@@ -36,10 +39,24 @@ function run(name, cmd, args, parse) {
   totals.failed += counts.failed;
   totals.skipped += counts.skipped;
   if (r.status !== 0) failures.push(name);
+  if (r.status !== 0) failedTests.push(...failedTestNames(`${r.stdout}\n${r.stderr}`).map((t) => `${name}: ${t}`));
+  timings.push(`${name} ${((Date.now() - t0) / 1000).toFixed(0)}s`);
   console.log(
     `--- ${name}: exit ${r.status} in ${((Date.now() - t0) / 1000).toFixed(1)}s (${counts.passed} passed, ${counts.failed} failed)`,
   );
   return r.status === 0;
+}
+
+/** vitest's "FAIL  |project| file > suite > test" lines and Playwright's "✘ … › test" lines, each once */
+function failedTestNames(out) {
+  const names = new Set();
+  for (const line of out.split('\n')) {
+    const v = /^\s*FAIL\s+(.*\S)\s*$/.exec(line);
+    if (v && v[1].includes(' > ')) names.add(v[1]);
+    const p = /^\s*[✘×]\s+\d+\s+(.*?)(?:\s+\(\d[\d.]*(?:ms|s|m|h)\))?\s*$/.exec(line);
+    if (p) names.add(p[1]);
+  }
+  return [...names];
 }
 
 function vitestCounts(out) {
@@ -84,6 +101,8 @@ if (want('integration') || want('e2e')) {
   if (process.env.SANDBOX_KEEP !== '1') run('sandbox down', node, ['--import', 'tsx', 'sandbox/cli.ts', 'down']);
 }
 
-console.log(`\n${failures.length ? `failed steps: ${failures.join(', ')}` : 'all steps passed'}`);
+console.log(`\ntimes: ${timings.join(', ')}`);
+if (failedTests.length) console.log(`failed tests:\n${failedTests.map((t) => `  ${t}`).join('\n')}`);
+console.log(`${failures.length ? `failed steps: ${failures.join(', ')}` : 'all steps passed'}`);
 console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 process.exit(failures.length ? 1 : 0);

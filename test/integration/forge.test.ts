@@ -112,8 +112,8 @@ describe('forge (Gitea in the sandbox)', () => {
 
     const { forge, repo } = consoleForge();
     const found = await forge.mergedPullRequest(repo, merged.mergeCommit);
-    expect(found).toMatchObject({ ok: true });
-    if (!found.ok || !found.value) throw new Error('no PR found for the merge commit');
+    if (!found.ok) throw new Error(`the forge adapter failed: ${found.state}: ${found.message}`);
+    if (!found.value) throw new Error('no PR found for the merge commit');
     expect(found.value.number).toBe(pr.number);
     expect(found.value.author).toBe('developer');
     expect(found.value.mergeCommit).toBe(merged.mergeCommit);

@@ -149,3 +149,44 @@ describe('a forge that redirects', () => {
     expect(elsewhereHits).toHaveLength(0);
   });
 });
+
+describe('a busy forge', () => {
+  const policy = makeUrlPolicy({ allowHosts: ['127.0.0.1:3000'] });
+  const apiUrl = 'http://127.0.0.1:3000/api/v1';
+  /** answers the given statuses in turn (the last one from then on), counting the requests by method */
+  function answering(...statuses: number[]) {
+    const asked: string[] = [];
+    const f = (async (_input: string | URL | Request, init?: RequestInit) => {
+      asked.push(init?.method ?? 'GET');
+      const status = statuses[Math.min(asked.length - 1, statuses.length - 1)] ?? 200;
+      return new Response(status === 200 ? '[]' : '{"message":"busy"}', { status });
+    }) as typeof fetch;
+    return { f, asked };
+  }
+
+  it('a read that got a 503 or 429 is asked again, and its answer counts', async () => {
+    const { f, asked } = answering(503, 429, 200);
+    const forge = giteaForge({ apiUrl, token: 't', fetch: f, policy, retryDelaysMs: [1, 1] });
+    expect(await forge.commitStatuses(repo, SHA)).toEqual({ ok: true, value: [] });
+    expect(asked).toEqual(['GET', 'GET', 'GET']);
+  });
+
+  it('a read still failing after the retries is unreachable, with the last status', async () => {
+    const { f, asked } = answering(500);
+    const forge = giteaForge({ apiUrl, token: 't', fetch: f, policy, retryDelaysMs: [1, 1] });
+    expect(await forge.commitStatuses(repo, SHA)).toMatchObject({ ok: false, state: 'forge-unreachable', status: 500 });
+    expect(asked).toHaveLength(3);
+  });
+
+  it('a refusal (403) is not asked again, nor is a write', async () => {
+    const refused = answering(403);
+    const forge = giteaForge({ apiUrl, token: 't', fetch: refused.f, policy, retryDelaysMs: [1, 1] });
+    expect(await forge.commitStatuses(repo, SHA)).toMatchObject({ ok: false, state: 'refused' });
+    expect(refused.asked).toHaveLength(1);
+    const busy = answering(503);
+    const writer = giteaForge({ apiUrl, token: 't', fetch: busy.f, policy, retryDelaysMs: [1, 1] });
+    const st = await writer.setCommitStatus(repo, SHA, { context: 'c', state: 'success', description: 'd' });
+    expect(st).toMatchObject({ ok: false, state: 'forge-unreachable' });
+    expect(busy.asked).toEqual(['POST']);
+  });
+});

@@ -37,6 +37,12 @@ export interface GiteaForgeOptions {
   fetch?: typeof fetch;
   /** the URL policy (tests); default the console's, read at each request */
   policy?: UrlPolicy;
+  /** pauses before a read is asked again (5xx, 429, reset); default 0.5 s, 2 s */
+  retryDelaysMs?: number[];
+}
+
+function retryable(f: { status?: number; message: string }): boolean {
+  return (f.status ?? 0) >= 500 || f.status === 429 || /ECONNRESET|UND_ERR_SOCKET|EPIPE/.test(f.message);
 }
 
 type Answer = { ok: true; status: number; body: unknown } | { ok: false; result: ForgeResult<never> };
@@ -47,8 +53,22 @@ export function giteaForge(opts: GiteaForgeOptions): Forge {
   const doFetch = opts.fetch ?? fetch;
   const readTimeoutMs = opts.timeoutMs ?? 10_000;
   const writeTimeoutMs = opts.writeTimeoutMs ?? 30_000;
+  const retryDelaysMs = opts.retryDelaysMs ?? [500, 2_000];
 
+  // reads are observations: a busy forge (5xx, 429, a reset connection) is asked again, twice, before it
+  // counts as unreachable; not after a timeout (it had its time) nor a refused connection (it is down);
+  // writes are not repeated (a failed write may have happened)
   async function call(method: string, path: string, body?: unknown, okStatuses = [200, 201, 204]): Promise<Answer> {
+    let a = await callOnce(method, path, body, okStatuses);
+    for (const delayMs of method === 'GET' ? retryDelaysMs : []) {
+      if (a.ok || a.result.ok || a.result.state !== 'forge-unreachable' || !retryable(a.result)) break;
+      await new Promise((r) => setTimeout(r, delayMs));
+      a = await callOnce(method, path, body, okStatuses);
+    }
+    return a;
+  }
+
+  async function callOnce(method: string, path: string, body: unknown, okStatuses: number[]): Promise<Answer> {
     const timeoutMs = method === 'GET' ? readTimeoutMs : writeTimeoutMs;
     let target: string;
     try {
