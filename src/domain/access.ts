@@ -23,6 +23,8 @@ export const ACTIONS = {
   'evidence.read': ['reviewer', 'oncall', 'auditor', 'admin'],
   'evidence.verify': ['auditor', 'admin'],
   'users.manage': ['admin'],
+  // the event sinks' health and dead letters, and a dead letter's retry (every cluster's events: admin on '*')
+  'sinks.manage': ['admin'],
 } as const satisfies Record<string, readonly Role[]>;
 export type Action = keyof typeof ACTIONS;
 
@@ -71,6 +73,7 @@ const PURPOSE: { readonly [A in Action]?: string } = {
   'evidence.read': "see this app's evidence",
   'evidence.verify': 'verify the evidence chain',
   'users.manage': 'manage users',
+  'sinks.manage': 'manage event sinks',
 };
 
 /** "You need the developer or oncall role on nonprod/dev to reconcile this app"; every role can read: "a role". */

@@ -65,6 +65,8 @@ export const EVIDENCE_TYPES = [
   // an attempt at a governed action refused by a check before its intent (data.action, data.reason): one record,
   // never the action's own type
   'action.refused',
+  // an admin's retry of an event sink's dead letter (intent: data.sink, data.seq; the outcome follows)
+  'sink.redelivery',
   // sandbox mode only: a "Try it" scenario run and a reset of the sandbox to its seed (intent; the outcome follows)
   'sandbox.scenario',
   'sandbox.reset',

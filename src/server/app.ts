@@ -26,6 +26,7 @@ import { envReleaseRoutes } from './releases/env-routes.ts';
 import { streamRoutes } from './apps/stream-routes.ts';
 import { treeRoutes } from './tree/routes.ts';
 import { tryitRoutes } from './tryit/routes.ts';
+import { sinkRoutes } from './sinks/routes.ts';
 
 export type { AppDeps } from './deps.ts';
 
@@ -122,6 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(diffRoutes, deps);
     await api.register(pruneRoutes, deps);
     await api.register(freezeRoutes, deps);
+    await api.register(sinkRoutes, deps);
     await api.register(tryitRoutes, deps); // sandbox mode only (deps.tryit): otherwise no route, 404
     await api.register(metricsRoutes, { metrics, metricsToken: deps.metricsToken });
     api.all('/api/*', { config: { access: { public: true } } }, async (_req, rep) =>

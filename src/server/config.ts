@@ -67,6 +67,8 @@ const ConfigSchema = z.object({
   metricsToken: z.string().min(1).optional(),
   /** JSON file of forge tokens per repo host (src/server/forge/forge-directory.ts) */
   forgeTokensFile: z.string().min(1).optional(),
+  /** JSON file of event sinks: the evidence as signed CDEvents (src/server/sinks/config.ts) */
+  eventSinksFile: z.string().min(1).optional(),
   /** the Git URL policy (src/server/git/url-policy.ts): CONSOLE_GIT_ALLOW_HOSTS, CONSOLE_GIT_ALLOW_SSH */
   git: z
     .object({
@@ -157,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     trustProxy: list(env.CONSOLE_TRUST_PROXY),
     metricsToken: env.CONSOLE_METRICS_TOKEN?.trim() || undefined,
     forgeTokensFile: env.CONSOLE_FORGE_TOKENS_FILE?.trim() || undefined,
+    eventSinksFile: env.CONSOLE_EVENT_SINKS_FILE?.trim() || undefined,
     git: Object.fromEntries(
       Object.entries({
         allowHosts: listSetting(env.CONSOLE_GIT_ALLOW_HOSTS),

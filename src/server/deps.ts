@@ -13,6 +13,7 @@ import type { ObjectIndex } from './kube/object-index.ts';
 import type { EvidenceStore } from './evidence/index.ts';
 import type { StateBus } from './store/state-bus.ts';
 import type { SandboxKit, TryItService } from './tryit/index.ts';
+import type { SinksDeps } from './sinks/index.ts';
 
 export interface AppDeps {
   clusters: ClusterManager;
@@ -60,4 +61,6 @@ export interface AppDeps {
   tryit?: SandboxKit | undefined;
   /** tests: the "Try it" runner to use (default: one built from `tryit`) */
   tryitService?: TryItService | undefined;
+  /** event sinks (CONSOLE_EVENT_SINKS_FILE): the admin API and /metrics; unset, none configured */
+  sinks?: SinksDeps | undefined;
 }

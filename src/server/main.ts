@@ -34,6 +34,7 @@ import { LeaseElector } from './kube/lease.ts';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DiffService } from './diff/index.ts';
+import { loadSinks, SinkDelivery, SinkStore, type SinksDeps } from './sinks/index.ts';
 
 export interface RunningConsole {
   url: string;
@@ -137,7 +138,33 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   const releaseStats: { get(): { followed: number; verificationsPending: number } | undefined } = {
     get: () => undefined,
   };
+  // event sinks (issue 28): delivered by the replica that records releases (the Lease's holder, or the only one)
+  const sinkConfigs = loadSinks(cfg.eventSinksFile);
+  let sinksDelivering = false;
+  const sinks: SinksDeps | undefined = sinkConfigs.length
+    ? (() => {
+        const sinkStore = new SinkStore(store);
+        const delivery = new SinkDelivery({
+          sinks: sinkConfigs,
+          store,
+          sinkStore,
+          source: cfg.publicUrl ?? 'gitops-console',
+          ...(cfg.publicUrl ? { publicUrl: cfg.publicUrl } : {}),
+          log,
+        });
+        return { delivery, sinkStore, delivering: () => sinksDelivering };
+      })()
+    : undefined;
+  const startSinks = () => {
+    sinksDelivering = true;
+    sinks?.delivery.start();
+  };
+  const stopSinks = async () => {
+    sinksDelivering = false;
+    await sinks?.delivery.stop();
+  };
   const deps = {
+    sinks,
     releaseStats: () => releaseStats.get(),
     bus,
     pruneStaleMs: cfg.pruneStaleSeconds * 1000,
@@ -206,7 +233,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   let lease: LeaseElector | undefined;
   /** the stop of a recorder that lost the Lease: awaited before another starts and at close */
   let stopping: Promise<void> = Promise.resolve();
-  if (cfg.releases.enabled && cfg.releases.lease) {
+  if (cfg.releases.lease && (cfg.releases.enabled || sinks)) {
     const [ns = '', leaseName = ''] = cfg.releases.lease.split('/');
     const leaseCluster = cfg.releases.leaseCluster ?? contexts[0]?.name ?? '';
     const conn = clusters.clusters.get(leaseCluster)?.conn;
@@ -218,6 +245,8 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       identity: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
       log,
       onStart: () => {
+        startSinks();
+        if (!cfg.releases.enabled) return;
         const r = newReleaseRecorder();
         releases = r;
         void stopping.then(() => {
@@ -227,13 +256,16 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       onStop: () => {
         const r = releases;
         releases = undefined;
-        stopping = stopping.then(() => r?.stop());
+        stopping = stopping.then(() => Promise.all([r?.stop(), stopSinks()]).then(() => undefined));
       },
     });
     lease.start();
-  } else if (cfg.releases.enabled) {
-    releases = newReleaseRecorder();
-    releases.start();
+  } else {
+    startSinks();
+    if (cfg.releases.enabled) {
+      releases = newReleaseRecorder();
+      releases.start();
+    }
   }
   recorder.observe({
     time: new Date().toISOString(),
@@ -269,6 +301,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       await bus.close();
       await lease?.stop();
       await releases?.stop();
+      await stopSinks();
       await stopping;
       await clusters.stop();
       await recorder.flush();

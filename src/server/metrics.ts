@@ -14,6 +14,7 @@ import type { EvidenceStore } from './evidence/index.ts';
 import { FreezeStore } from './freeze/index.ts';
 import { PruneStore } from './prune/index.ts';
 import type { StateBus } from './store/state-bus.ts';
+import type { SinkStatus } from './sinks/index.ts';
 
 export interface MetricsSources {
   clusters: ClusterManager;
@@ -26,6 +27,8 @@ export interface MetricsSources {
   sessions?: { size: number } | undefined;
   /** the release recorder's counts (undefined while this replica does not record) */
   releaseStats?: (() => { followed: number; verificationsPending: number } | undefined) | undefined;
+  /** the event sinks (counts from this replica's delivery; absent where it does not deliver) */
+  sinks?: { delivery: { status(): SinkStatus[] }; delivering(): boolean } | undefined;
 }
 
 const PREFIX = 'gitops_console_';
@@ -267,6 +270,43 @@ export class ConsoleMetrics {
         if (st) this.set(st.followed);
       },
     });
+    /** one gauge per field of each sink's status, on the replica that delivers */
+    const sinkGauge = (name: string, help: string, value: (s: SinkStatus) => number | null) =>
+      new Gauge({
+        name: `${PREFIX}${name}`,
+        help,
+        labelNames: ['sink'],
+        registers,
+        collect() {
+          this.reset();
+          if (!src.sinks?.delivering()) return;
+          for (const s of src.sinks.delivery.status()) {
+            const v = value(s);
+            if (v !== null) this.set({ sink: s.name }, v);
+          }
+        },
+      });
+    sinkGauge(
+      'sink_up',
+      '1 while the event sink takes records; 0 while it is down (its last record a dead letter)',
+      (s) => (s.down ? 0 : 1),
+    );
+    sinkGauge(
+      'sink_lag_records',
+      'Evidence records after the sink cursor (not yet delivered or given up on)',
+      (s) => s.lag,
+    );
+    sinkGauge(
+      'sink_delivered',
+      'Records the event sink took since this replica started delivering',
+      (s) => s.delivered,
+    );
+    sinkGauge(
+      'sink_failed_attempts',
+      'Failed delivery attempts to the event sink (each retry counts)',
+      (s) => s.failedAttempts,
+    );
+    sinkGauge('sink_dead_letters', 'Records in the event sink dead-letter list', (s) => s.deadLettered);
     new Gauge({
       name: `${PREFIX}sessions_cached`,
       help: 'Sessions this replica holds in memory (all of them live in the store)',

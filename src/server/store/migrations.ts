@@ -201,4 +201,20 @@ export const MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  {
+    // event sinks (sinks/sink-store.ts): how far each sink has heard the chain, and the records it never took
+    id: 9,
+    sql: [
+      'CREATE TABLE IF NOT EXISTS sink_cursors (sink TEXT PRIMARY KEY, seq BIGINT NOT NULL, updated_at TEXT NOT NULL)',
+      `CREATE TABLE IF NOT EXISTS sink_dead_letters (
+        sink TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        attempts INTEGER NOT NULL,
+        last_error TEXT NOT NULL,
+        first_failed_at TEXT NOT NULL,
+        dead_at TEXT NOT NULL,
+        PRIMARY KEY (sink, seq)
+      )`,
+    ],
+  },
 ];

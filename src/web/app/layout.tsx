@@ -136,6 +136,13 @@ function MainNav() {
             </NavLink>
           </li>
         )}
+        {can(grants, 'sinks.manage', { cluster: '*', env: '*' }) && (
+          <li>
+            <NavLink to="/sinks" className={NAV_LINK}>
+              Event sinks
+            </NavLink>
+          </li>
+        )}
         {tryIt.data === true && (
           <li>
             <NavLink to="/try" className={NAV_LINK}>

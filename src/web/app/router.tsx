@@ -151,6 +151,11 @@ export function createRouter(qc: QueryClient) {
           }),
         },
         {
+          path: 'sinks',
+          errorElement: <RouteError />,
+          lazy: async () => ({ Component: (await import('../features/sinks/components/sinks-page.tsx')).SinksPage }),
+        },
+        {
           // the guided scenarios (sandbox mode only: elsewhere the page says so)
           path: 'try',
           errorElement: <RouteError />,

@@ -102,4 +102,5 @@ const ACTION_TEXT: Record<string, string> = {
   'evidence.read': 'read evidence',
   'evidence.verify': 'verify the evidence chain',
   'users.manage': 'manage users',
+  'sinks.manage': 'manage event sinks',
 };
