@@ -199,6 +199,7 @@ export class SinkDelivery {
       const a = await this.post(sink, e, ev);
       if (a.ok) {
         s.delivered++;
+        if (s.down) this.o.log.info({ sink: sink.name, seq: e.seq }, 'event sink answers again');
         s.down = false;
         s.retrying = null;
         s.lastDeliveredAt = new Date(this.now()).toISOString();
@@ -221,9 +222,14 @@ export class SinkDelivery {
         if (saved === undefined && this.stopped) return false;
         s.deadLettered++;
         s.retrying = null;
+        // logged once per episode: while a sink is down its next records are dead letters without a line each
+        if (!s.down)
+          this.o.log.warn(
+            { sink: sink.name, seq: e.seq, attempts: attempt, err: a.error },
+            a.permanent ? 'event sink refused a record: dead letter' : 'event sink down: dead letters until it answers',
+          );
         // refused outright: the sink is up, this one record is not for it; given up after the wait: it is down
         if (!a.permanent) s.down = true;
-        this.o.log.warn({ sink: sink.name, seq: e.seq, attempts: attempt, err: a.error }, 'event sink: dead letter');
         return true;
       }
       s.retrying = { seq: e.seq, attempts: attempt, since: new Date(firstFailedAt).toISOString() };
