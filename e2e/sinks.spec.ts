@@ -86,13 +86,13 @@ test('an admin sees a sink down with its dead letters and retries one once the r
 
   // while the receiver still fails, a retry says why and the row stays
   const seq = Number(await rows.first().getAttribute('data-seq'));
-  await sink.getByRole('button', { name: `Retry #${seq}` }).click();
+  await sink.getByRole('button', { name: `Retry #${seq}`, exact: true }).click();
   await expect(sink.getByTestId('sink-retry-error')).toContainText(`the sink did not take record ${seq}: HTTP 500`);
   await expect(sink.locator(`[data-testid="dead-letter"][data-seq="${seq}"]`)).toBeVisible();
 
   // fixed: the retry delivers, the row goes, the receiver holds that record, signed
   status = 200;
-  await sink.getByRole('button', { name: `Retry #${seq}` }).click();
+  await sink.getByRole('button', { name: `Retry #${seq}`, exact: true }).click();
   await expect(sink.locator(`[data-testid="dead-letter"][data-seq="${seq}"]`)).toHaveCount(0);
   expect(got.filter((g) => g.seq === seq)).toEqual([{ seq, signed: true }]);
   await context.close();
