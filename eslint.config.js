@@ -30,6 +30,7 @@ export const CAPABILITIES = [
   'evidence',
   'auth',
   'tryit',
+  'sinks',
 ];
 export const PLATFORM = ['kube', 'git', 'forge', 'http', 'store', 'gitops', 'config.ts'];
 const serverEntries = readdirSync(serverDir, { withFileTypes: true });
