@@ -27,7 +27,9 @@ export const SinkStatus = z.object({
   lastError: z.string().nullable(),
   lastDeliveredAt: z.string().nullable(),
   retrying: z.object({ seq: z.number().int(), attempts: z.number().int(), since: z.string() }).nullable(),
+  /** the first dead letters by seq (at most 200) and how many there are */
   deadLetters: z.array(DeadLetter),
+  deadLetterCount: z.number().int().nonnegative(),
 });
 export type SinkStatus = z.infer<typeof SinkStatus>;
 

@@ -256,11 +256,18 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       onStop: () => {
         const r = releases;
         releases = undefined;
-        stopping = stopping.then(() => Promise.all([r?.stop(), stopSinks()]).then(() => undefined));
+        // the sinks stop at once (their POSTs in flight are aborted); a new start waits for that stop itself
+        const sinksStopped = stopSinks();
+        stopping = stopping.then(() => Promise.all([r?.stop(), sinksStopped]).then(() => undefined));
       },
     });
     lease.start();
   } else {
+    if (sinks && store.kind === 'postgres')
+      log.warn(
+        {},
+        'event sinks without CONSOLE_RECORDER_LEASE: every replica delivers (duplicates); set the Lease with several replicas',
+      );
     startSinks();
     if (cfg.releases.enabled) {
       releases = newReleaseRecorder();

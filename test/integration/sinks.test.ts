@@ -35,7 +35,7 @@ function receiver(status = 200) {
   let server: Server | undefined;
   let port = 0;
   const listen = () =>
-    new Promise<void>((resolve) => {
+    new Promise<void>((resolve, reject) => {
       server = createServer((req, res) => {
         let body = '';
         req.on('data', (c: Buffer) => (body += c.toString()));
@@ -59,6 +59,7 @@ function receiver(status = 200) {
           res.writeHead(status).end();
         });
       });
+      server.once('error', reject); // the port taken meanwhile: fail, not hang
       server.listen(port, '127.0.0.1', () => {
         port = (server?.address() as { port: number }).port;
         resolve();
@@ -189,9 +190,9 @@ describe('event sinks on the sandbox', () => {
   it('a sink that always fails: its records are dead letters an admin sees and retries; a developer may not', async () => {
     const r = await as(con.admin, con.url, '/api/sinks');
     expect(r.status).toBe(200);
-    const b = (r.body.sinks as Array<{ name: string; down: boolean; deadLetters: Array<{ seq: number }> }>).find(
-      (s) => s.name === 'broken',
-    );
+    const b = (
+      r.body.sinks as Array<{ name: string; down: boolean; deadLetters: Array<{ seq: number; attempts: number }> }>
+    ).find((s) => s.name === 'broken');
     expect(b?.down).toBe(true);
     expect(b?.deadLetters.length).toBeGreaterThan(0);
     const seq = b?.deadLetters[0]?.seq ?? 0;
@@ -204,6 +205,11 @@ describe('event sinks on the sandbox', () => {
     const retry = await as(con.admin, con.url, `/api/sinks/broken/dead-letters/${seq}/retry`, { method: 'POST' });
     expect(retry.status).toBe(502);
     expect(retry.text).toContain(`the sink did not take record ${seq}: HTTP 500`);
+    const after = await as(con.admin, con.url, '/api/sinks');
+    const still = (after.body.sinks as Array<{ name: string; deadLetters: Array<{ seq: number; attempts: number }> }>)
+      .find((s) => s.name === 'broken')
+      ?.deadLetters.find((d) => d.seq === seq);
+    expect(still?.attempts).toBeGreaterThan(b?.deadLetters[0]?.attempts ?? 0);
     const ev = await as(con.admin, con.url, '/api/evidence?type=sink.redelivery');
     expect(JSON.stringify(ev.body)).toContain(`"seq":${seq}`);
     expect(

@@ -23,7 +23,9 @@ export type ScopeFrom =
   /** :cluster only */
   | 'cluster'
   /** "somewhere": the handler filters each item by its own scope */
-  | 'anywhere';
+  | 'anywhere'
+  /** every cluster and environment (what reaches all of them: the event sinks) */
+  | 'everywhere';
 
 export type AccessRule =
   { public: true } | { signedIn: true; beforePasswordChange?: boolean } | { action: Action; scope: ScopeFrom };
@@ -164,6 +166,7 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
   const scopeOf = (req: FastifyRequest, from: ScopeFrom): (Scope & { app?: string }) | { ambiguous: true } => {
     const p = (req.params ?? {}) as Record<string, string | undefined>;
     if (from === 'anywhere') return {};
+    if (from === 'everywhere') return { cluster: '*', env: '*' };
     if (from === 'cluster') return { cluster: p.cluster ?? '*' };
     if (from === 'object')
       return {

@@ -54,8 +54,8 @@ export function loadSinks(file: string | undefined): SinkConfig[] {
     names.add(s.name);
     let secret: string;
     try {
-      if ((statSync(s.secretFile).mode & 0o077) !== 0)
-        throw new Error('readable by others than its owner (chmod 600 it)');
+      // owner and group may read it (a mounted Secret is 0440 in the chart); anyone else may not
+      if ((statSync(s.secretFile).mode & 0o007) !== 0) throw new Error('readable by anyone (chmod 640 or tighter)');
       secret = readFileSync(s.secretFile, 'utf8').trim();
     } catch (e) {
       throw new Error(`sink ${s.name}: secret file ${s.secretFile}: ${e instanceof Error ? e.message : String(e)}`);

@@ -49,10 +49,19 @@ export interface SinkStatus {
 
 type Attempt = { ok: true } | { ok: false; permanent: boolean; error: string };
 
+/** One start's loops: each checks its own flag, so a quick stop-then-start never leaves two loops per sink. */
+interface Generation {
+  stopped: boolean;
+  /** aborts the POSTs in flight at stop (a replica that lost the Lease sends nothing after) */
+  abort: AbortController;
+  done: Promise<void>;
+}
+
 export class SinkDelivery {
-  private stopped = true;
+  private gen: Generation | undefined;
+  /** the stop of the last generation: a new one starts only after it (its loops have returned) */
+  private stopping: Promise<void> = Promise.resolve();
   private readonly wakers = new Set<() => void>();
-  private loops: Promise<void>[] = [];
   private readonly st = new Map<string, SinkStatus>();
 
   constructor(private readonly o: SinkDeliveryOptions) {
@@ -68,42 +77,53 @@ export class SinkDelivery {
   }
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.loops = this.o.sinks.map((s) =>
-      this.run(s).catch((e) => this.o.log.warn({ sink: s.name, err: message(e) }, 'event sink stopped')),
-    );
+    if (this.gen && !this.gen.stopped) return;
+    const g: Generation = { stopped: false, abort: new AbortController(), done: Promise.resolve() };
+    this.gen = g;
+    g.done = this.stopping.then(async () => {
+      if (g.stopped) return;
+      await Promise.all(
+        this.o.sinks.map((s) =>
+          this.run(s, g).catch((e) => this.o.log.warn({ sink: s.name, err: message(e) }, 'event sink stopped')),
+        ),
+      );
+    });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    for (const w of this.wakers) w();
-    await Promise.all(this.loops);
-    this.loops = [];
-    for (const s of this.st.values()) s.running = false;
+    const g = this.gen;
+    if (g && !g.stopped) {
+      g.stopped = true;
+      g.abort.abort();
+      for (const w of [...this.wakers]) w();
+      this.stopping = g.done.then(() => {
+        if (this.gen === g) for (const s of this.st.values()) s.running = false;
+      });
+    }
+    await this.stopping;
   }
 
   /** One more attempt at a dead letter, now (any replica): removed from the list when the sink takes it. */
   async retryDeadLetter(sinkName: string, seq: number): Promise<{ ok: true } | { ok: false; error: string }> {
     const sink = this.o.sinks.find((s) => s.name === sinkName);
     if (!sink) return { ok: false, error: `no sink ${sinkName}` };
-    const dead = (await this.o.sinkStore.deadLetters(sinkName)).find((d) => d.seq === seq);
+    const dead = await this.o.sinkStore.deadLetter(sinkName, seq);
     if (!dead) return { ok: false, error: `no dead letter ${seq} for sink ${sinkName}` };
     const [e] = await this.o.store.list({ afterSeq: seq - 1, beforeSeq: seq + 1, order: 'asc', limit: 1 });
     const ev = e ? this.cdevent(e) : null;
     if (!e || !ev) return { ok: false, error: `evidence record ${seq} is not a sink's` };
     const a = await this.post(sink, e, ev);
     if (a.ok) {
-      await this.o.sinkStore.removeDeadLetter(sinkName, seq);
+      const removed = await this.o.sinkStore.removeDeadLetter(sinkName, seq);
       const s = this.st.get(sinkName);
       if (s) {
         s.delivered++;
-        s.deadLettered = Math.max(0, s.deadLettered - 1);
+        if (removed) s.deadLettered = Math.max(0, s.deadLettered - 1);
       }
       return { ok: true };
     }
-    await this.o.sinkStore.addDeadLetter({
-      ...dead,
+    // only a row still there is updated: a retry that raced a successful one brings nothing back
+    await this.o.sinkStore.updateDeadLetter(sinkName, seq, {
       attempts: dead.attempts + 1,
       lastError: a.error,
       deadAt: new Date(this.now()).toISOString(),
@@ -119,9 +139,9 @@ export class SinkDelivery {
     return toCDEvent(e, { source: this.o.source, ...(this.o.publicUrl ? { publicUrl: this.o.publicUrl } : {}) });
   }
 
-  /** sleeps `ms`, or less when stopped */
-  private sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
+  /** sleeps `ms`, or less when its generation stops */
+  private sleep(g: Generation, ms: number): Promise<void> {
+    if (g.stopped) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(t);
@@ -133,17 +153,25 @@ export class SinkDelivery {
     });
   }
 
-  /** a store call retried until it answers (or the delivery stops): the evidence store is the source of truth */
-  private async storeCall<T>(sink: string, what: string, f: () => Promise<T>): Promise<T | undefined> {
-    for (let attempt = 0; !this.stopped; attempt++) {
+  /**
+   * A store call retried until it answers: the evidence store is the source of truth. Tried at least once even
+   * when stopping (a cursor write after a delivery must not be skipped); after that, given up when stopped.
+   */
+  private async storeCall<T>(
+    g: Generation,
+    sink: string,
+    what: string,
+    f: () => Promise<T>,
+  ): Promise<{ ok: true; value: T } | { ok: false }> {
+    for (let attempt = 0; ; attempt++) {
       try {
-        return await f();
+        return { ok: true, value: await f() };
       } catch (e) {
+        if (g.stopped) return { ok: false };
         if (attempt === 0) this.o.log.warn({ sink, err: message(e) }, `event sink: ${what} failed; retrying`);
-        await this.sleep(Math.min(1000 * 2 ** attempt, 15_000));
+        await this.sleep(g, Math.min(1000 * 2 ** attempt, 15_000));
       }
     }
-    return undefined;
   }
 
   private async head(): Promise<number> {
@@ -151,52 +179,67 @@ export class SinkDelivery {
     return last?.seq ?? 0;
   }
 
-  private async run(sink: SinkConfig): Promise<void> {
+  private async run(sink: SinkConfig, g: Generation): Promise<void> {
     const s = this.st.get(sink.name) ?? freshStatus(sink);
     s.running = true;
-    const saved = await this.storeCall(sink.name, 'reading its cursor', () => this.o.sinkStore.cursor(sink.name));
-    if (this.stopped) return;
+    const saved = await this.storeCall(g, sink.name, 'reading its cursor', () => this.o.sinkStore.cursor(sink.name));
+    if (!saved.ok || g.stopped) return;
     let cursor: number;
-    if (saved === undefined) {
-      const start = sink.from === 'start' ? 0 : await this.storeCall(sink.name, 'reading the head', () => this.head());
-      if (start === undefined) return;
-      cursor = start;
-      await this.storeCall(sink.name, 'writing its cursor', () => this.o.sinkStore.advance(sink.name, start));
-      this.o.log.info({ sink: sink.name, from: start }, 'event sink: first delivery starts after this record');
-    } else cursor = saved;
+    if (saved.value === undefined) {
+      const start =
+        sink.from === 'start'
+          ? { ok: true as const, value: 0 }
+          : await this.storeCall(g, sink.name, 'reading the head', () => this.head());
+      if (!start.ok) return;
+      cursor = start.value;
+      const at = cursor;
+      await this.storeCall(g, sink.name, 'writing its cursor', () => this.o.sinkStore.advance(sink.name, at));
+      this.o.log.info({ sink: sink.name, from: at }, 'event sink: first delivery starts after this record');
+    } else cursor = saved.value;
     s.cursor = cursor;
-    s.deadLettered =
-      (await this.storeCall(sink.name, 'counting', () => this.o.sinkStore.deadLetterCount(sink.name))) ?? 0;
-    while (!this.stopped) {
+    const dead = await this.storeCall(g, sink.name, 'counting', () => this.o.sinkStore.deadLetterCount(sink.name));
+    if (dead.ok) s.deadLettered = dead.value;
+    while (!g.stopped) {
       const from = cursor;
-      const batch: EvidenceEvent[] | undefined = await this.storeCall(sink.name, 'reading the chain', () =>
+      const batch = await this.storeCall(g, sink.name, 'reading the chain', () =>
         this.o.store.list({ afterSeq: from, order: 'asc', limit: 100 }),
       );
-      if (!batch || this.stopped) return;
-      s.head = batch.length ? (batch.at(-1)?.seq ?? null) : await this.head().catch(() => s.head);
-      if (!batch.length) {
-        s.lag = s.head === null ? null : Math.max(0, s.head - cursor);
-        await this.sleep(this.o.pollMs ?? 1000);
+      if (!batch.ok || g.stopped) return;
+      const head = await this.head().catch(() => s.head);
+      s.head = head;
+      if (!batch.value.length) {
+        s.lag = head === null ? null : Math.max(0, head - cursor);
+        await this.sleep(g, this.o.pollMs ?? 1000);
         continue;
       }
-      for (const e of batch) {
+      for (const e of batch.value) {
         const ev = this.cdevent(e);
-        if (ev && !(await this.deliver(sink, s, e, ev))) return; // stopped mid-retry: the cursor stays
-        if (this.stopped) return;
+        // stopped before the record was taken or given up on: the cursor stays (at least once)
+        if (ev && !(await this.deliver(g, sink, s, e, ev))) return;
+        // taken or given up on: the cursor moves, even when stopping meanwhile (no second delivery after a restart)
         cursor = e.seq;
         const at = cursor;
-        await this.storeCall(sink.name, 'writing its cursor', () => this.o.sinkStore.advance(sink.name, at));
-        s.cursor = cursor;
+        const moved = await this.storeCall(g, sink.name, 'writing its cursor', () =>
+          this.o.sinkStore.advance(sink.name, at),
+        );
+        if (moved.ok) s.cursor = cursor;
+        if (g.stopped) return;
+        s.lag = head === null ? null : Math.max(0, head - cursor);
       }
-      s.lag = s.head === null ? null : Math.max(0, s.head - cursor);
     }
   }
 
   /** true once the record was taken or dead-lettered; false when the delivery stopped first */
-  private async deliver(sink: SinkConfig, s: SinkStatus, e: EvidenceEvent, ev: CDEvent): Promise<boolean> {
-    const firstFailedAt = this.now();
+  private async deliver(
+    g: Generation,
+    sink: SinkConfig,
+    s: SinkStatus,
+    e: EvidenceEvent,
+    ev: CDEvent,
+  ): Promise<boolean> {
+    const firstAttemptAt = this.now();
     for (let attempt = 1; ; attempt++) {
-      const a = await this.post(sink, e, ev);
+      const a = await this.post(sink, e, ev, g.abort.signal);
       if (a.ok) {
         s.delivered++;
         if (s.down) this.o.log.info({ sink: sink.name, seq: e.seq }, 'event sink answers again');
@@ -205,21 +248,22 @@ export class SinkDelivery {
         s.lastDeliveredAt = new Date(this.now()).toISOString();
         return true;
       }
+      if (g.stopped) return false; // aborted by the stop, or failed while stopping: tried again by the next holder
       s.failedAttempts++;
       s.lastError = a.error;
-      const late = this.now() - firstFailedAt >= sink.deadLetterAfterMs;
+      const late = this.now() - firstAttemptAt >= sink.deadLetterAfterMs;
       if (a.permanent || late || s.down) {
-        const saved = await this.storeCall(sink.name, 'writing a dead letter', () =>
+        const saved = await this.storeCall(g, sink.name, 'writing a dead letter', () =>
           this.o.sinkStore.addDeadLetter({
             sink: sink.name,
             seq: e.seq,
             attempts: attempt,
             lastError: a.error,
-            firstFailedAt: new Date(firstFailedAt).toISOString(),
+            firstFailedAt: new Date(firstAttemptAt).toISOString(),
             deadAt: new Date(this.now()).toISOString(),
           }),
         );
-        if (saved === undefined && this.stopped) return false;
+        if (!saved.ok) return false;
         s.deadLettered++;
         s.retrying = null;
         // logged once per episode: while a sink is down its next records are dead letters without a line each
@@ -232,13 +276,13 @@ export class SinkDelivery {
         if (!a.permanent) s.down = true;
         return true;
       }
-      s.retrying = { seq: e.seq, attempts: attempt, since: new Date(firstFailedAt).toISOString() };
-      await this.sleep(Math.min((this.o.retryBaseMs ?? 1000) * 2 ** (attempt - 1), this.o.retryMaxMs ?? 30_000));
-      if (this.stopped) return false;
+      s.retrying = { seq: e.seq, attempts: attempt, since: new Date(firstAttemptAt).toISOString() };
+      await this.sleep(g, Math.min((this.o.retryBaseMs ?? 1000) * 2 ** (attempt - 1), this.o.retryMaxMs ?? 30_000));
+      if (g.stopped) return false;
     }
   }
 
-  private async post(sink: SinkConfig, e: EvidenceEvent, ev: CDEvent): Promise<Attempt> {
+  private async post(sink: SinkConfig, e: EvidenceEvent, ev: CDEvent, stop?: AbortSignal): Promise<Attempt> {
     const body = JSON.stringify(ev);
     const headers = {
       'content-type': 'application/json',
@@ -250,13 +294,14 @@ export class SinkDelivery {
       'x-console-delivery': `${sink.name}:${e.seq}`,
       [SIGNATURE_HEADER]: signBody(sink.secret, body, Math.floor(this.now() / 1000)),
     };
+    const timeout = AbortSignal.timeout(this.o.timeoutMs ?? 10_000);
     try {
       const r = await (this.o.fetch ?? fetch)(sink.url, {
         method: 'POST',
         body,
         headers,
         redirect: 'manual',
-        signal: AbortSignal.timeout(this.o.timeoutMs ?? 10_000),
+        signal: stop ? AbortSignal.any([stop, timeout]) : timeout,
       });
       await r.body?.cancel().catch(() => undefined);
       if (r.status >= 200 && r.status < 300) return { ok: true };

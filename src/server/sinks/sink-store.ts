@@ -20,6 +20,15 @@ interface DeadRow {
   dead_at: string;
 }
 
+const fromRow = (r: DeadRow): DeadLetter => ({
+  sink: r.sink,
+  seq: Number(r.seq),
+  attempts: Number(r.attempts),
+  lastError: r.last_error,
+  firstFailedAt: r.first_failed_at,
+  deadAt: r.dead_at,
+});
+
 export class SinkStore {
   private readonly db: Dialect;
   constructor(store: { readonly kind: 'sqlite' | 'postgres' }) {
@@ -64,14 +73,31 @@ export class SinkStore {
         ? all('SELECT * FROM sink_dead_letters WHERE sink = ? ORDER BY seq LIMIT ?', [sink, limit])
         : all('SELECT * FROM sink_dead_letters ORDER BY sink, seq LIMIT ?', [limit]),
     )) as DeadRow[];
-    return rows.map((r) => ({
-      sink: r.sink,
-      seq: Number(r.seq),
-      attempts: Number(r.attempts),
-      lastError: r.last_error,
-      firstFailedAt: r.first_failed_at,
-      deadAt: r.dead_at,
-    }));
+    return rows.map(fromRow);
+  }
+
+  async deadLetter(sink: string, seq: number): Promise<DeadLetter | undefined> {
+    const rows = (await this.db.exec(
+      all('SELECT * FROM sink_dead_letters WHERE sink = ? AND seq = ?', [sink, seq]),
+    )) as DeadRow[];
+    return rows.map(fromRow)[0];
+  }
+
+  /** a failed retry's attempt on a row still there (never re-inserts one a successful retry removed) */
+  async updateDeadLetter(
+    sink: string,
+    seq: number,
+    d: { attempts: number; lastError: string; deadAt: string },
+  ): Promise<void> {
+    await this.db.exec(
+      run('UPDATE sink_dead_letters SET attempts = ?, last_error = ?, dead_at = ? WHERE sink = ? AND seq = ?', [
+        d.attempts,
+        d.lastError.slice(0, 500),
+        d.deadAt,
+        sink,
+        seq,
+      ]),
+    );
   }
 
   async deadLetterCount(sink: string): Promise<number> {

@@ -94,8 +94,11 @@ function Sink({ sink: s }: { sink: SinkStatus }) {
           </>
         )}
       </dl>
-      <h3 className="mt-3 font-semibold">Dead letters ({s.deadLetters.length})</h3>
-      {s.deadLetters.length === 0 ? (
+      <h3 className="mt-3 font-semibold">
+        Dead letters ({s.deadLetterCount}
+        {s.deadLetterCount > s.deadLetters.length ? `, the first ${s.deadLetters.length} listed` : ''})
+      </h3>
+      {s.deadLetterCount === 0 ? (
         <p className="text-sm text-slate-600">None: the sink took every record.</p>
       ) : (
         <DeadLetters sink={s} />
@@ -126,7 +129,7 @@ function DeadLetters({ sink: s }: { sink: SinkStatus }) {
           </tr>
         </thead>
         <tbody>
-          {s.deadLetters.slice(0, 200).map((d) => (
+          {s.deadLetters.map((d) => (
             <tr key={d.seq} className="border-t border-slate-100" data-testid="dead-letter" data-seq={d.seq}>
               <td>#{d.seq}</td>
               <td>{d.attempts}</td>
