@@ -78,7 +78,8 @@ describe('informer', () => {
     const conn = connection();
     informer = new Informer(
       conn,
-      { group: 'helm.toolkit.fluxcd.io', version: 'v2', kind: 'HelmRelease', plural: 'helmreleases', namespaced: true },
+      // a group no CRD serves (HelmRelease was this test's example until the sandbox got helm-controller)
+      { group: 'nothing.example.invalid', version: 'v1', kind: 'Nothing', plural: 'nothings', namespaced: true },
       () => undefined,
     );
     informer.start();

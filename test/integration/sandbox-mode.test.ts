@@ -49,7 +49,12 @@ describe('sandbox mode (npm start)', () => {
     await waitFor(
       'a release.verification of dev by an HTTP check',
       async () => {
-        const r = await as(admin, con.url, '/api/evidence?type=release.verification&env=dev');
+        // dev's Kustomization (dev holds a HelmRelease too, whose Git names no image to resolve)
+        const r = await as(
+          admin,
+          con.url,
+          `/api/evidence?type=release.verification&app=${encodeURIComponent('nonprod/flux-system/kustomization/digital-human-dev')}`,
+        );
         seen = (r.body.events as EvidenceEvent[]).find((e) => (e.data as { http?: { url?: string } }).http?.url);
         return !!seen;
       },
