@@ -93,14 +93,16 @@ function ChartSection(p: {
   return (
     <section
       aria-labelledby={p.id}
-      className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm"
+      className="min-w-0 rounded-lg border border-slate-200 bg-white p-4 shadow-sm"
       data-testid="env-chart"
     >
       <h2 id={p.id} className="font-semibold">
         {p.title}
       </h2>
       <p className="text-sm text-slate-700">{p.summary}</p>
-      <div role="img" aria-label={p.chartLabel} className="mt-2 h-48 w-full">
+      {/* a chart drawn for a wider window a moment ago (ResponsiveContainer resizes after the layout) never
+          makes the page scroll sideways */}
+      <div role="img" aria-label={p.chartLabel} className="mt-2 h-48 w-full overflow-hidden">
         <ResponsiveContainer width="100%" height="100%" initialDimension={{ width: 480, height: 192 }}>
           {p.chart}
         </ResponsiveContainer>
@@ -141,7 +143,7 @@ function Charts({ data, range }: { data: EnvReleasesResponse; range: string }) {
   const common = { data: pts, accessibilityLayer: false, margin: { top: 8, right: 8, bottom: 0, left: 0 } };
   const env = data.env;
   return (
-    <div className="grid gap-4 lg:grid-cols-2">
+    <div className="grid gap-4 lg:grid-cols-[minmax(0,1fr)_minmax(0,1fr)]">
       <ChartSection
         id="env-deployments"
         title="Deployments per day"
