@@ -78,8 +78,15 @@ describe('informer', () => {
     const conn = connection();
     informer = new Informer(
       conn,
-      // a group no CRD serves (HelmRelease was this test's example until the sandbox got helm-controller)
-      { group: 'nothing.example.invalid', version: 'v1', kind: 'Nothing', plural: 'nothings', namespaced: true },
+      // a resource no CRD serves in a group the console may list (`*` in deploy/rbac.yaml: an unknown group would
+      // be a 403 for it, not a 404); HelmRelease was this test's example until the sandbox got helm-controller
+      {
+        group: 'source.toolkit.fluxcd.io',
+        version: 'v1',
+        kind: 'NotServed',
+        plural: 'notserveds',
+        namespaced: true,
+      },
       () => undefined,
     );
     informer.start();
