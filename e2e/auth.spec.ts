@@ -163,6 +163,7 @@ test('single sign-on: OIDC code flow with PKCE through the real browser; groups 
       CONSOLE_OIDC_ISSUER: idp.issuer,
       CONSOLE_OIDC_CLIENT_ID: idp.clientId,
       CONSOLE_OIDC_CLIENT_SECRET: idp.clientSecret,
+      CONSOLE_RELEASE_RECORDER: 'off', // sign-in only: the suite's main BFF records the releases
     },
     accounts: { groups: { 'team-render': ['developer@nonprod/dev'] } },
   });

@@ -1,6 +1,7 @@
 // Issue 22 in Chromium against the sandbox: an auditor signs in, exports the whole evidence log from the
 // evidence browser (JSONL and CSV), and the offline verify command the README gives says OK for each
-// downloaded file — and BROKEN once its newest event is cut.
+// downloaded file — and BROKEN once its newest event is cut; the release manifests exported beside it (issue 28)
+// check against the export's render hashes.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,6 +38,7 @@ test('an auditor exports the evidence in the browser; the README verify command 
     expect(key.status()).toBe(200);
     writeFileSync(pub, await key.text());
 
+    let jsonl = '';
     for (const [link, ext] of [
       ['Export JSONL', 'jsonl'],
       ['Export CSV', 'csv'],
@@ -49,6 +51,7 @@ test('an auditor exports the evidence in the browser; the README verify command 
       expect(download.suggestedFilename()).toMatch(new RegExp(`^evidence-\\d[^/]*\\.${ext}$`));
       const file = join(dir, download.suggestedFilename());
       await download.saveAs(file);
+      if (ext === 'jsonl') jsonl = file;
       const ok = verify(file, '--public-key', pub);
       expect(ok.stderr).not.toMatch(/error/i);
       expect(ok.stdout).toMatch(
@@ -65,6 +68,26 @@ test('an auditor exports the evidence in the browser; the README verify command 
       expect(broken.stdout).toMatch(/^BROKEN at event \d+: event \d+ is missing at the end/m);
       expect(broken.status).toBe(1);
     }
+
+    // the manifests of the releases the export records, checked offline against it
+    const [bundle] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Export manifests' }).click(),
+    ]);
+    expect(bundle.suggestedFilename()).toMatch(/^evidence-manifests-[^/]*\.jsonl$/);
+    const bundleFile = join(dir, bundle.suggestedFilename());
+    await bundle.saveAs(bundleFile);
+    const both = verify(jsonl, '--public-key', pub, '--manifests', bundleFile);
+    expect(both.stdout).toMatch(/^manifests OK: \d+ checked against their render hashes; all [1-9]\d* the export's/m);
+    expect(both.status).toBe(0);
+    // one manifest's bytes changed: BROKEN, named
+    const entries = readFileSync(bundleFile, 'utf8').trimEnd().split('\n');
+    const first = JSON.parse(entries[1] ?? '{}') as { renderHash: string; canonical: string };
+    entries[1] = JSON.stringify({ ...first, canonical: first.canonical.replace('"kind":', '"kind": ') });
+    writeFileSync(bundleFile, `${entries.join('\n')}\n`);
+    const edited = verify(jsonl, '--public-key', pub, '--manifests', bundleFile);
+    expect(edited.stdout).toContain(`edited: the manifest of ${first.renderHash} does not hash to it`);
+    expect(edited.status).toBe(1);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

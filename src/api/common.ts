@@ -36,6 +36,4 @@ export const AppParams = z.object({
   name: z.string().min(1).max(253),
 });
 
-export function appPath(id: string): string {
-  return id.split('/').map(encodeURIComponent).join('/');
-}
+export { appPath } from './plain.ts';

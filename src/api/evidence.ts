@@ -87,14 +87,30 @@ export const EvidenceExportTrailer = z
   })
   .strict();
 export type EvidenceExportTrailer = z.infer<typeof EvidenceExportTrailer>;
+/** the stored manifests per release (issue 28), each checked against its render hash */
+const ManifestsChecked = z.object({
+  checked: z.number(),
+  tampered: z.array(z.string()),
+  /** tombstones: expired under retention, each by an expiry the chain holds */
+  expired: z.number().default(0),
+  /** tombstones the chain holds no expiry of (a body removed behind the console's back): the first 20 */
+  unproven: z.array(z.string()).default([]),
+});
 export const VerifyResponse = z.union([
-  z.object({ ok: z.literal(true), count: z.number(), head: z.string(), checkpoints: z.number().optional() }),
+  z.object({
+    ok: z.literal(true),
+    count: z.number(),
+    head: z.string(),
+    checkpoints: z.number().optional(),
+    manifests: ManifestsChecked.optional(),
+  }),
   z.object({
     ok: z.literal(false),
     count: z.number(),
     brokenAt: z.number(),
     reason: z.string(),
     checkpoint: z.object({ seq: z.number(), time: z.string() }).optional(),
+    manifests: ManifestsChecked.optional(),
   }),
 ]);
 export type VerifyResponse = z.infer<typeof VerifyResponse>;

@@ -2,8 +2,7 @@
 import { z } from 'zod';
 
 // --- liveness (public GET /healthz) ---
-/** The error code of an action refused because the evidence store cannot record it (503). */
-export const EVIDENCE_UNAVAILABLE = 'EvidenceUnavailable';
+export { EVIDENCE_UNAVAILABLE } from './plain.ts';
 export const HealthzResponse = z.object({
   ok: z.literal(true),
   /** the evidence recorder's backlog: records waiting to be written, whether writes fail, actions refused */

@@ -14,3 +14,4 @@ export * from './releases.ts';
 export * from './evidence.ts';
 export * from './auth.ts';
 export * from './health.ts';
+export * from './manifests.ts';

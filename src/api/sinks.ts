@@ -16,6 +16,8 @@ export type DeadLetter = z.infer<typeof DeadLetter>;
 export const SinkStatus = z.object({
   name: z.string(),
   url: z.string(),
+  /** CDEvents, or a notifications sink (Slack-compatible or generic JSON bodies) */
+  format: z.enum(['cdevents', 'slack', 'json']).default('cdevents'),
   running: z.boolean(),
   cursor: z.number().int().nullable(),
   head: z.number().int().nullable(),

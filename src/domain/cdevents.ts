@@ -43,6 +43,7 @@ export const CDEVENT_EVIDENCE_TYPES: readonly EvidenceType[] = [
   'freeze.ended',
   'freeze.expired',
   'freeze.interfered',
+  'freeze.ending-soon',
   'freeze.write-back',
   'freeze.restored',
   'prune.requested',

@@ -22,6 +22,8 @@ export const EVIDENCE_TYPES = [
   'freeze.restored',
   // a frozen app object changed out of band: resumed directly, its freeze annotations dropped, deleted
   'freeze.interfered',
+  // a freeze ends within 15 minutes (notifications.ts): once per freeze and expiry, where notifications are sent
+  'freeze.ending-soon',
   'prune.requested',
   'prune.approved',
   'prune.executed',
@@ -55,6 +57,9 @@ export const EVIDENCE_TYPES = [
   'secret.plaintext-in-git',
   // the recorder was not recording for a while (the console was down): releases in that window are not recorded
   'release.gap',
+  // manifests whose render was last used longer ago than CONSOLE_MANIFEST_RETENTION_DAYS, expired (intent first:
+  // data.renderHashes; the outcome names those expired): their hashes stay in the chain, their bodies go
+  'release.manifests-expired',
   // a rollback pull request to an earlier release (intent; the outcome names the pull request)
   'release.rollback-requested',
   // an Argo Rollouts canary promoted, aborted, retried, paused or resumed through the console (intent; data.verb)
@@ -138,40 +143,58 @@ export function verifyChain(
   sha256: (s: string) => string,
   head?: { seq: number; hash: string },
 ): VerifyResult {
-  let prev = GENESIS_HASH;
-  let expectSeq = 1;
-  let count = 0;
+  const v = new ChainVerifier(sha256);
   for (const e of events) {
-    if (e.seq !== expectSeq) {
+    const broken = v.push(e);
+    if (broken) return broken;
+  }
+  return v.finish(head);
+}
+
+/**
+ * The chain checked one event at a time (a store streams its rows through it: memory stays flat in the chain's
+ * length). `push` answers the first broken link; `finish` checks the end against the recorded head.
+ */
+export class ChainVerifier {
+  private prev = GENESIS_HASH;
+  private expectSeq = 1;
+  count = 0;
+
+  constructor(private readonly sha256: (s: string) => string) {}
+
+  push(e: EvidenceEvent): VerifyResult | undefined {
+    const count = this.count;
+    if (e.seq !== this.expectSeq)
       return {
         ok: false,
         count,
-        brokenAt: expectSeq,
-        reason: `event ${expectSeq} is missing (next stored is ${e.seq})`,
+        brokenAt: this.expectSeq,
+        reason: `event ${this.expectSeq} is missing (next stored is ${e.seq})`,
       };
-    }
-    if (e.prevHash !== prev) {
+    if (e.prevHash !== this.prev)
       return {
         ok: false,
         count,
         brokenAt: e.seq,
         reason: `event ${e.seq} does not link to the hash of event ${e.seq - 1}`,
       };
-    }
-    const h = sha256(chainText(e));
-    if (h !== e.hash)
+    if (this.sha256(chainText(e)) !== e.hash)
       return { ok: false, count, brokenAt: e.seq, reason: `event ${e.seq} content does not match its hash` };
-    prev = e.hash;
-    expectSeq++;
-    count++;
+    this.prev = e.hash;
+    this.expectSeq++;
+    this.count++;
+    return undefined;
   }
-  if (head && (head.seq !== count || head.hash !== prev)) {
-    return {
-      ok: false,
-      count,
-      brokenAt: Math.min(head.seq, count + 1),
-      reason: `the chain ends at event ${count} but the recorded head is event ${head.seq}: events were removed from the end`,
-    };
+
+  finish(head?: { seq: number; hash: string }): VerifyResult {
+    const count = this.count;
+    if (head && (head.seq !== count || head.hash !== this.prev))
+      return {
+        ok: false,
+        count,
+        brokenAt: Math.min(head.seq, count + 1),
+        reason: `the chain ends at event ${count} but the recorded head is event ${head.seq}: events were removed from the end`,
+      };
+    return { ok: true, count, head: this.prev };
   }
-  return { ok: true, count, head: prev };
 }

@@ -23,9 +23,11 @@ import { ConsoleMetrics } from './metrics.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
 import { releaseRoutes } from './releases/routes.ts';
 import { envReleaseRoutes } from './releases/env-routes.ts';
+import { manifestRoutes } from './releases/manifest-routes.ts';
 import { streamRoutes } from './apps/stream-routes.ts';
 import { treeRoutes } from './tree/routes.ts';
 import { tryitRoutes } from './tryit/routes.ts';
+import { notificationRoutes } from './notify/routes.ts';
 import { sinkRoutes } from './sinks/routes.ts';
 
 export type { AppDeps } from './deps.ts';
@@ -118,12 +120,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(evidenceRoutes, deps);
     await api.register(releaseRoutes, deps);
     await api.register(envReleaseRoutes, deps);
+    await api.register(manifestRoutes, deps);
     await api.register(streamRoutes, deps);
     await api.register(treeRoutes, deps);
     await api.register(diffRoutes, deps);
     await api.register(pruneRoutes, deps);
     await api.register(freezeRoutes, deps);
     await api.register(sinkRoutes, deps);
+    await api.register(notificationRoutes, deps);
     await api.register(tryitRoutes, deps); // sandbox mode only (deps.tryit): otherwise no route, 404
     await api.register(metricsRoutes, { metrics, metricsToken: deps.metricsToken });
     api.all('/api/*', { config: { access: { public: true } } }, async (_req, rep) =>

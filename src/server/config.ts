@@ -49,8 +49,10 @@ const ConfigSchema = z.object({
         .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'expected <namespace>/<name>')
         .optional(),
       leaseCluster: z.string().min(1).optional(),
+      /** manifests unused this many days expire (each app's newest stays); 0: keep all (the default) */
+      manifestRetentionDays: z.coerce.number().int().min(0).max(36_500).default(0),
     })
-    .default({ enabled: true, verifyIntervalS: 300, reviewRequiredEnvs: ['prod'] }),
+    .default({ enabled: true, verifyIntervalS: 300, reviewRequiredEnvs: ['prod'], manifestRetentionDays: 0 }),
   staticDir: z.string().optional(),
   sandbox: z.boolean().default(false),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -182,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
         reviewRequiredEnvs: list(env.CONSOLE_REVIEW_REQUIRED_ENVS),
         lease: env.CONSOLE_RECORDER_LEASE?.trim() || undefined,
         leaseCluster: env.CONSOLE_RECORDER_LEASE_CLUSTER?.trim() || undefined,
+        manifestRetentionDays: env.CONSOLE_MANIFEST_RETENTION_DAYS?.trim() || undefined,
       }).filter(([, v]) => v !== undefined && v !== ''),
     ),
     oidc: env.CONSOLE_OIDC_ISSUER

@@ -29,11 +29,19 @@ import { sandboxEnvironmentRules } from './sandbox-environments.ts';
 import { sandboxDefaults, type SandboxFacts } from './sandbox-defaults.ts';
 import { loadSandboxKit } from './tryit/index.ts';
 import { join } from 'node:path';
-import { parseRegistryMirrors, ReleaseRecorder, validateRender } from './releases/index.ts';
+import {
+  ManifestRetention,
+  ManifestStore,
+  parseRegistryMirrors,
+  ReleaseRecorder,
+  validateRender,
+} from './releases/index.ts';
 import { LeaseElector } from './kube/lease.ts';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DiffService } from './diff/index.ts';
+import { FreezeStore } from './freeze/index.ts';
+import { FreezeReminder, NotificationPrefs, Notifier } from './notify/index.ts';
 import { loadSinks, SinkDelivery, SinkStore, type SinksDeps } from './sinks/index.ts';
 
 export interface RunningConsole {
@@ -144,24 +152,50 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   const sinks: SinksDeps | undefined = sinkConfigs.length
     ? (() => {
         const sinkStore = new SinkStore(store);
+        const source = cfg.publicUrl ?? 'gitops-console';
         const delivery = new SinkDelivery({
           sinks: sinkConfigs,
           store,
           sinkStore,
-          source: cfg.publicUrl ?? 'gitops-console',
+          source,
           ...(cfg.publicUrl ? { publicUrl: cfg.publicUrl } : {}),
           log,
+          // notifications sinks (format slack or json): each record's notification, to the people whose job it is
+          notifications: new Notifier({
+            directory: () => accounts.directory(),
+            prefs: new NotificationPrefs(store),
+            source,
+            publicUrl: cfg.publicUrl,
+          }),
         });
         return { delivery, sinkStore, delivering: () => sinksDelivering };
       })()
     : undefined;
+  // "a freeze ends in 15 minutes" is recorded where notifications are sent, when a sink sends that kind
+  const reminder = sinkConfigs.some((s) => s.notify.includes('freeze.ending-soon'))
+    ? new FreezeReminder({ freezes: new FreezeStore(store), store, recorder, log })
+    : undefined;
+  // manifest retention (CONSOLE_MANIFEST_RETENTION_DAYS; unset: keep all) runs beside them, on the same replica
+  const retention =
+    cfg.releases.manifestRetentionDays > 0
+      ? new ManifestRetention({
+          days: cfg.releases.manifestRetentionDays,
+          manifests: new ManifestStore(store),
+          store,
+          recorder,
+          apps: () => catalog.list(),
+          log,
+        })
+      : undefined;
   const startSinks = () => {
     sinksDelivering = true;
     sinks?.delivery.start();
+    reminder?.start();
+    retention?.start();
   };
   const stopSinks = async () => {
     sinksDelivering = false;
-    await sinks?.delivery.stop();
+    await Promise.all([sinks?.delivery.stop(), reminder?.stop(), retention?.stop()]);
   };
   const deps = {
     sinks,
@@ -225,6 +259,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       reviewRequiredEnvs: cfg.releases.reviewRequiredEnvs,
       envOrder: cfg.envOrder,
       validate: (a) => validateRender(releaseDiffs, a),
+      manifests: new ManifestStore(store),
     });
   // with several replicas only one records: a Lease (CONSOLE_RECORDER_LEASE=<namespace>/<name>) on the first
   // cluster, or CONSOLE_RECORDER_LEASE_CLUSTER's; without it this process records (one replica)

@@ -21,7 +21,7 @@ import {
 } from '../../sandbox/scenario.ts';
 import { KWOK_FAIL_LABEL, ledgerFiles, unschedulable } from '../../sandbox/seed.ts';
 import type { AppResponse, ReleasesResponse, TreeResponse } from '../../src/api/schemas.ts';
-import { authedFetch, startTestConsole } from '../support/console.ts';
+import { authedFetch, RECORDER_ON, startTestConsole } from '../support/console.ts';
 
 type Json = Record<string, unknown>;
 interface ArgoResource {
@@ -83,7 +83,7 @@ const explain = (d: DiffResponse) =>
     .join('; ');
 
 beforeAll(async () => {
-  con = await startTestConsole();
+  con = await startTestConsole(RECORDER_ON);
 }, 120_000);
 
 afterAll(async () => {

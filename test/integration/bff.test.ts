@@ -14,7 +14,7 @@ import {
   writeRepoFile,
 } from '../../sandbox/scenario.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { getJson, startTestConsole, waitForStreamMessage } from '../support/console.ts';
+import { getJson, RECORDER_ON, startTestConsole, waitForStreamMessage } from '../support/console.ts';
 import { bffKubeconfig } from '../support/kubeconfig.ts';
 
 let con: Awaited<ReturnType<typeof startTestConsole>>;
@@ -22,7 +22,7 @@ const apps = async (q = '') => (await getJson<AppsResponse>(con.url, `/api/apps$
 const clusters = async () => (await getJson<{ clusters: ClusterStateDto[] }>(con.url, '/api/clusters')).body.clusters;
 
 beforeAll(async () => {
-  con = await startTestConsole();
+  con = await startTestConsole(RECORDER_ON);
   await waitFor('console ready', async () => (await fetch(`${con.url}/readyz`)).status === 200, { timeoutMs: 60_000 });
   await waitFor('apps listed', async () => (await apps()).apps.length >= 5, { timeoutMs: 60_000 });
 });

@@ -8,7 +8,7 @@ import { waitFor } from '../../sandbox/procs.ts';
 import { getJson, requestReconcile } from '../../sandbox/scenario.ts';
 import { kubectl } from '../../sandbox/state.ts';
 import { as, signIn } from '../support/auth.ts';
-import { startTestConsole } from '../support/console.ts';
+import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 
 const APP = 'nonprod/flux-system/kustomization/digital-human-dev';
 const KS = 'digital-human-dev';
@@ -47,7 +47,7 @@ const envReleases = async (path: string): Promise<EnvReleasesResponse> => {
 };
 
 beforeAll(async () => {
-  con = await startTestConsole({ CONSOLE_VERIFICATION_INTERVAL_S: '600' });
+  con = await startTestConsole({ ...RECORDER_ON, CONSOLE_VERIFICATION_INTERVAL_S: '600' });
 }, 180_000);
 
 afterAll(async () => {

@@ -21,7 +21,7 @@ import { openEvidenceStore } from '../../src/server/evidence/open-store.ts';
 import { kubectl } from '../../sandbox/sandbox.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { as, signIn, writeTestAccounts, type Signed } from '../support/auth.ts';
-import { startTestConsole } from '../support/console.ts';
+import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 import { fluxReconciled } from '../support/flux.ts';
 import { startPostgres, type PgServer } from '../support/postgres.ts';
 
@@ -387,7 +387,7 @@ describe('a CSV export opened in a spreadsheet (against the sandbox)', () => {
   }, 180_000);
 
   it('a drift by a field manager named =HYPERLINK("x") is exported as text, and the file still verifies', async () => {
-    sandboxConsole = await startTestConsole();
+    sandboxConsole = await startTestConsole(RECORDER_ON);
     const c = sandboxConsole;
     await fluxReconciled(CLUSTER, KS);
     // the console has listed every cluster (its drift tracker sees the patch as a change, not as its first look)

@@ -14,7 +14,7 @@ import { setBusinessEndpoint } from '../../sandbox/scenario-forge.ts';
 import { kubectl } from '../../sandbox/state.ts';
 import { paymentsFiles, PAYMENTS_IMAGE } from '../../sandbox/seed.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
-import { startTestConsole } from '../support/console.ts';
+import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 
 const APP = 'nonprod/flux-system/kustomization/payments-staging';
 const ACTION = (verb: string) => `/api/apps/${APP}/canaries/staging/payments/${verb}`;
@@ -72,7 +72,7 @@ const settled = (c: FlaggerCanaryDto) =>
   ['Succeeded', 'Initialized', 'Failed'].includes(c.phase) && c.lastAppliedSpec !== null;
 
 beforeAll(async () => {
-  con = await startTestConsole();
+  con = await startTestConsole(RECORDER_ON);
   oncall = await signIn(con.url, 'oncall');
   viewer = await signIn(con.url, 'viewer');
   await waitCanary('the seeded Canary is initialized', settled, 180_000);

@@ -15,7 +15,7 @@ import {
   writeRepoFile,
 } from '../../sandbox/scenario.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
-import { startTestConsole } from '../support/console.ts';
+import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 
 const DEV = 'nonprod/flux-system/kustomization/digital-human-dev';
 const INFRA = 'nonprod/flux-system/kustomization/infra-dev';
@@ -37,7 +37,7 @@ async function detail(id: string): Promise<AppResponse> {
 }
 
 beforeAll(async () => {
-  con = await startTestConsole();
+  con = await startTestConsole(RECORDER_ON);
   dev = await signIn(con.url, 'developer');
 }, 120_000);
 

@@ -18,7 +18,7 @@ import {
 } from '../../sandbox/scenario.ts';
 import { kubectl } from '../../sandbox/state.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
-import { startTestConsole } from '../support/console.ts';
+import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 
 const HR = 'nonprod/dev/helmrelease/status-page';
 const INFRA = 'infra-dev';
@@ -85,7 +85,7 @@ async function installedAt(version: string): Promise<AppResponse> {
 }
 
 beforeAll(async () => {
-  con = await startTestConsole();
+  con = await startTestConsole(RECORDER_ON);
   developer = await signIn(con.url, 'developer');
   oncall = await signIn(con.url, 'oncall');
 }, 120_000);

@@ -3,13 +3,13 @@
 // name, a raw URL or an object UID.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../sandbox/procs.ts';
-import { getJson, startTestConsole } from '../support/console.ts';
+import { getJson, RECORDER_ON, startTestConsole } from '../support/console.ts';
 
 const TOKEN = 'metrics-token-for-the-test-0123456789';
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 
 beforeAll(async () => {
-  con = await startTestConsole({ CONSOLE_METRICS_TOKEN: TOKEN });
+  con = await startTestConsole({ ...RECORDER_ON, CONSOLE_METRICS_TOKEN: TOKEN });
   await waitFor('ready', async () => (await fetch(`${con.url}/readyz`)).status === 200, { timeoutMs: 90_000 });
 });
 afterAll(async () => {

@@ -38,6 +38,8 @@ const USERS = {
 };
 
 type Bff = Awaited<ReturnType<typeof spawnBff>>;
+/** prunes only: release evidence is not read here, and the recorder's renders cost CPU */
+const NO_RECORDER = { CONSOLE_RELEASE_RECORDER: 'off' };
 let first: Bff | undefined;
 let second: Bff | undefined;
 /** the BFFs started after `second` on the same store (issue #21 item 7) */
@@ -83,7 +85,7 @@ beforeAll(async () => {
   // removed from Git: prune: false keeps them live (and drops them from Flux's inventory)
   const removed = push('crash probes: remove from Git', withoutProbes);
   await waitForKustomizationRevision(CLUSTER, KS, removed, 180_000);
-  first = await spawnBff('prune-crash', { accounts: { users: USERS } });
+  first = await spawnBff('prune-crash', { accounts: { users: USERS }, env: NO_RECORDER });
   const bff = first;
   await waitFor(
     `console source at ${removed.slice(0, 8)}`,
@@ -165,7 +167,7 @@ describe('a BFF killed mid-prune', () => {
     // the same store, a new process: recovery at start
     second = await spawnBff('prune-crash-restart', {
       accounts: { users: USERS },
-      env: { CONSOLE_DATA_DIR: bff.dataDir },
+      env: { ...NO_RECORDER, CONSOLE_DATA_DIR: bff.dataDir },
     });
     const again = second;
     let after: Preview | undefined;
@@ -280,7 +282,7 @@ describe('a BFF killed mid-prune', () => {
     // recovery rounds every 5 s: the one at start may come before the clusters are listed (the preview waits)
     const b = await spawnBff('prune-crash-stranded', {
       accounts: { users: USERS },
-      env: { CONSOLE_DATA_DIR: dataDir, CONSOLE_PRUNE_STALE_SECONDS: '10' },
+      env: { ...NO_RECORDER, CONSOLE_DATA_DIR: dataDir, CONSOLE_PRUNE_STALE_SECONDS: '10' },
     });
     later.push(b);
     return b;

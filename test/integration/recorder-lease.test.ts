@@ -7,7 +7,7 @@ import { waitFor } from '../../sandbox/procs.ts';
 import { getJson } from '../../sandbox/scenario.ts';
 import { kubectl } from '../../sandbox/state.ts';
 import { as } from '../support/auth.ts';
-import { startTestConsole } from '../support/console.ts';
+import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 
 const APP = 'nonprod/flux-system/kustomization/digital-human-dev';
 const LEASE = 'gitops-console-recorder';
@@ -43,7 +43,7 @@ const holder = () => {
 describe('one release recorder among replicas (Lease)', () => {
   it('only the holder records; when it stops, the other takes over and records', async () => {
     kubectl('nonprod', ['-n', 'default', 'delete', 'lease', LEASE, '--ignore-not-found']);
-    const a = await startTestConsole(env);
+    const a = await startTestConsole({ ...RECORDER_ON, ...env });
     started.push(a);
     await waitFor('replica A holds the Lease', async () => holder() !== '', { timeoutMs: 30_000, intervalMs: 500 });
     const first = holder();
@@ -53,7 +53,7 @@ describe('one release recorder among replicas (Lease)', () => {
       intervalMs: 1000,
     });
 
-    const b = await startTestConsole(env);
+    const b = await startTestConsole({ ...RECORDER_ON, ...env });
     started.push(b);
     // several renew periods: B follows, records nothing, and the holder stays A
     await new Promise((r) => setTimeout(r, 12_000));

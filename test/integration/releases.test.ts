@@ -23,7 +23,7 @@ import {
   writeRepoFile,
 } from '../../sandbox/scenario.ts';
 import { as } from '../support/auth.ts';
-import { startTestConsole } from '../support/console.ts';
+import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 
 const CLUSTER = 'nonprod';
 const KS = 'digital-human-dev';
@@ -89,6 +89,7 @@ beforeAll(async () => {
     JSON.stringify({ [`${CLUSTER}/dev`]: { url: dev.url, expectStatus: 200, timeoutMs: 3000 } }),
   );
   con = await startTestConsole({
+    ...RECORDER_ON,
     CONSOLE_VERIFICATIONS_FILE: verifications,
     CONSOLE_REGISTRY_MIRRORS: `registry.example.com=${st.registry?.url ?? ''}`,
     CONSOLE_VERIFICATION_INTERVAL_S: '600',
@@ -264,7 +265,14 @@ describe('release evidence (issue 16)', () => {
       async () => {
         res = await releases();
         const r = res.releases[0];
-        return r?.sha === sha && state(r, 'reconcile')?.status === 'failed' && state(r, 'render')?.status !== 'pending';
+        // Flux holds the app while infra-dev reconciles the same commit (DependencyNotReady, said as "waiting on a
+        // dependency", true at that moment) and builds again on its next requeue: wait for the build's own answer
+        return (
+          r?.sha === sha &&
+          state(r, 'reconcile')?.status === 'failed' &&
+          state(r, 'render')?.status !== 'pending' &&
+          /BuildFailed/.test(res.notLive?.why ?? '')
+        );
       },
       { timeoutMs: 180_000, intervalMs: 1000 },
     );
@@ -310,7 +318,7 @@ const NO_FORGE = 'no forge configured: a commit message cannot prove a review';
 describe('review that is real (issue 21)', () => {
   it('a direct push whose message says Reviewed-by: unknown without a forge, failed in prod with one', async () => {
     // a console with no forge configured (and the suite's console, which has the sandbox's Gitea)
-    const bare = await startTestConsole({ CONSOLE_FORGE_TOKENS_FILE: '' });
+    const bare = await startTestConsole({ ...RECORDER_ON, CONSOLE_FORGE_TOKENS_FILE: '' });
     try {
       const sha = commitAndPush(
         'Direct push claiming a review (releases test)\n\nReviewed-by: Reviewer <reviewer@sandbox.invalid>',

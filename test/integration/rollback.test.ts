@@ -23,7 +23,7 @@ import {
   writeRepoFile,
 } from '../../sandbox/scenario.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
-import { startTestConsole } from '../support/console.ts';
+import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 
 const CLUSTER = 'nonprod';
 const KS = 'digital-human-dev';
@@ -45,7 +45,7 @@ const rollback = (who: Signed, sha: string, reason = 'the new settings break ses
   as(who, con.url, `/api/apps/${APP}/releases/${sha}/rollback`, { method: 'POST', body: { reason } });
 
 beforeAll(async () => {
-  con = await startTestConsole({ CONSOLE_VERIFICATION_INTERVAL_S: '600' });
+  con = await startTestConsole({ ...RECORDER_ON, CONSOLE_VERIFICATION_INTERVAL_S: '600' });
   developer = await signIn(con.url, 'developer');
   before = readRepoFile(OVERLAY);
   // the release running now is recorded at start-up: the one to roll back to

@@ -13,7 +13,7 @@ import { kubectl } from '../../sandbox/state.ts';
 import { setBusinessEndpoint } from '../../sandbox/scenario-forge.ts';
 import { checkoutFiles, CHECKOUT_IMAGE } from '../../sandbox/seed.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
-import { startTestConsole } from '../support/console.ts';
+import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 
 const APP = 'nonprod/argocd/application/checkout-staging';
 const ACTION = (verb: string) => `/api/apps/${APP}/rollouts/staging/checkout/${verb}`;
@@ -68,7 +68,7 @@ async function evidence(type: string): Promise<EvidenceEvent[]> {
 }
 
 beforeAll(async () => {
-  con = await startTestConsole();
+  con = await startTestConsole(RECORDER_ON);
   oncall = await signIn(con.url, 'oncall');
   viewer = await signIn(con.url, 'viewer');
   await waitForArgoSynced('nonprod', 'checkout-staging');

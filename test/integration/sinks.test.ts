@@ -13,7 +13,7 @@ import { SIGNATURE_HEADER, verifySignature } from '../../src/server/sinks/signat
 import { waitFor } from '../../sandbox/procs.ts';
 import { commitAndPushRetrying, readRepoFile, writeRepoFile } from '../../sandbox/scenario.ts';
 import { as, signIn } from '../support/auth.ts';
-import { startTestConsole } from '../support/console.ts';
+import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 
 const APP = 'nonprod/flux-system/kustomization/digital-human-dev';
 const OVERLAY = 'overlays/dev/kustomization.yaml';
@@ -102,7 +102,7 @@ beforeAll(async () => {
       ],
     }),
   );
-  con = await startTestConsole({ CONSOLE_EVENT_SINKS_FILE: sinksFile });
+  con = await startTestConsole({ ...RECORDER_ON, CONSOLE_EVENT_SINKS_FILE: sinksFile });
   original = readRepoFile(OVERLAY);
 }, 120_000);
 

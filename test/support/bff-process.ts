@@ -34,7 +34,12 @@ export const CHROMIUM_ARGS = [
  */
 export async function spawnBff(
   prefix: string,
-  opts: { env?: Record<string, string>; accounts?: Parameters<typeof writeTestAccounts>[1] } = {},
+  opts: {
+    env?: Record<string, string>;
+    accounts?: Parameters<typeof writeTestAccounts>[1];
+    /** CONSOLE_PUBLIC_URL set to the BFF's own address (links in what it sends out) */
+    publicUrl?: boolean;
+  } = {},
 ): Promise<{
   base: string;
   log: string;
@@ -59,6 +64,7 @@ export async function spawnBff(
       CONSOLE_DATA_DIR: dataDir,
       CONSOLE_STATIC_DIR: join(REPO_ROOT, 'dist/web'),
       LOG_LEVEL: 'warn',
+      ...(opts.publicUrl ? { CONSOLE_PUBLIC_URL: `http://127.0.0.1:${port}` } : {}),
       ...SANDBOX_GIT_ENV,
       ...SANDBOX_ENVIRONMENTS_ENV,
       ...sandboxForgeEnv(),

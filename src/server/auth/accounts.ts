@@ -245,6 +245,25 @@ export class Accounts {
     this.save();
   }
 
+  /** Every account (its name, person and grants) and every group's grants: who a notification may reach. */
+  directory(): {
+    users: Array<{ name: string; person: string; grants: Grant[] }>;
+    groups: Array<{ group: string; grants: Grant[] }>;
+  } {
+    this.refresh();
+    return {
+      users: this.data.users
+        .filter((u): u is LocalUser => !!u.id)
+        .map((u) => ({
+          name: u.name,
+          // personOf's local rule, without its file check once per account (refreshed once above)
+          person: u.email ? personOfEmail(u.email) : `${LOCAL_ISSUER}#${u.id}`,
+          grants: u.grants,
+        })),
+      groups: this.data.groups.map((g) => ({ group: g.group, grants: g.grants })),
+    };
+  }
+
   /** Grants for a set of groups (OIDC groups claim, or a local user's own grants plus none). */
   grantsForGroups(groups: readonly string[]): Grant[] {
     this.refresh();

@@ -1,13 +1,15 @@
 // npm run cli -- evidence verify <export.jsonl|export.csv> [--public-key <file>] [--checkpoints <file>]
-//                                 [--filtered] [--without-trailer]
+//                                 [--filtered] [--without-trailer] [--manifests <bundle.jsonl>]
 // npm run cli -- evidence public-key
 // Verification needs no database and no server: exit 0 intact, 1 broken (the event named), 2 usage or I/O error.
 import { createPublicKey } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
 import { loadConfig } from '../config.ts';
 import {
+  describeBundle,
   describeResult,
   verifyExportStream,
+  verifyManifestBundle,
   loadSigningKey,
   parseCheckpoints,
   signingKeyPath,
@@ -17,11 +19,13 @@ import {
 
 export const EVIDENCE_USAGE =
   'usage: npm run cli -- evidence verify <export.jsonl|export.csv> [--public-key <key.pem>] [--checkpoints <checkpoints.json>]\n' +
-  '                                     [--filtered] [--without-trailer]\n' +
+  '                                     [--filtered] [--without-trailer] [--manifests <bundle.jsonl>]\n' +
   '       npm run cli -- evidence public-key\n' +
   'A full export is checked as the whole chain, up to its signed trailer. --filtered: an export whose trailer says it\n' +
   "was filtered, checked event by event. --public-key: the trailer and checkpoints are checked against the console's\n" +
-  'key. --without-trailer: an export made before trailers (events cut from its end cannot be detected).\n';
+  'key. --without-trailer: an export made before trailers (events cut from its end cannot be detected).\n' +
+  '--manifests: the release manifests exported with it (GET /api/evidence/export/manifests), each checked against\n' +
+  'its render hash, and every manifest the export says was kept present.\n';
 
 interface Io {
   out(s: string): void;
@@ -34,10 +38,21 @@ const stdio: Io = {
   err: (s) => process.stderr.write(s),
 };
 
-export async function verifyFile(file: string, opts: OfflineOptions, io: Io = stdio): Promise<number> {
+export async function verifyFile(
+  file: string,
+  opts: OfflineOptions,
+  io: Io = stdio,
+  manifests?: string,
+): Promise<number> {
   const r = await verifyExportStream(createReadStream(file, 'utf8') as AsyncIterable<string>, opts);
   for (const l of describeResult(r)) io.out(`${l}\n`);
-  return r.ok ? 0 : 1;
+  if (!manifests) return r.ok ? 0 : 1;
+  const b = await verifyManifestBundle(
+    createReadStream(file, 'utf8') as AsyncIterable<string>,
+    createReadStream(manifests, 'utf8') as AsyncIterable<string>,
+  );
+  for (const l of describeBundle(b)) io.out(`${l}\n`);
+  return r.ok && b.ok ? 0 : 1;
 }
 
 export async function evidenceCli(argv: string[], io: Io = stdio): Promise<number> {
@@ -54,6 +69,7 @@ export async function evidenceCli(argv: string[], io: Io = stdio): Promise<numbe
   let file: string | undefined;
   let keyFile: string | undefined;
   let cpFile: string | undefined;
+  let bundleFile: string | undefined;
   let mode: OfflineOptions['mode'] = 'full';
   let withoutTrailer = false;
   let full = false;
@@ -61,6 +77,7 @@ export async function evidenceCli(argv: string[], io: Io = stdio): Promise<numbe
     const a = rest[i];
     if (a === '--public-key' && rest[i + 1]) keyFile = rest[++i];
     else if (a === '--checkpoints' && rest[i + 1]) cpFile = rest[++i];
+    else if (a === '--manifests' && rest[i + 1]) bundleFile = rest[++i];
     else if (a === '--full')
       full = true; // the default, kept for scripts that say so
     else if (a === '--filtered') mode = 'filtered';
@@ -99,6 +116,7 @@ export async function evidenceCli(argv: string[], io: Io = stdio): Promise<numbe
         ...(publicKey ? { publicKey } : {}),
       },
       io,
+      bundleFile,
     );
   } catch (e) {
     io.err(`error: ${e instanceof Error ? e.message : String(e)}\n`);

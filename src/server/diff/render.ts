@@ -159,9 +159,18 @@ const sortKey = (o: Obj) => {
   return `${String(o.apiVersion)}/${String(o.kind)}/${md.namespace ?? ''}/${md.name ?? ''}`;
 };
 
-export function renderHash(objects: Obj[]): string {
+/**
+ * The masked render as the bytes its hash is taken over: Secret values masked, objects in a fixed order, canonical
+ * JSON. What the release recorder stores per render (store/manifest-store.ts), so the stored bytes prove
+ * themselves against the render hash in the chain.
+ */
+export function renderCanonical(objects: Obj[]): string {
   const masked = objects.map((o) => maskSecrets(o));
-  return `sha256:${sha256hex(canonicalJson(masked.sort((a, b) => sortKey(a).localeCompare(sortKey(b)))))}`;
+  return canonicalJson(masked.sort((a, b) => sortKey(a).localeCompare(sortKey(b))));
+}
+
+export function renderHash(objects: Obj[]): string {
+  return `sha256:${sha256hex(renderCanonical(objects))}`;
 }
 
 // The render cache holds checked-out Git content, which may include Secrets committed in plain text:

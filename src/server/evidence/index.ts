@@ -12,3 +12,4 @@ export {
   verifyExportStream,
   type OfflineOptions,
 } from './offline-verify.ts';
+export { describeBundle, verifyManifestBundle } from './manifest-bundle.ts';

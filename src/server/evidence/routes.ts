@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import {
   EvidenceCheckpointsResponse,
   EvidenceExportQuery,
@@ -14,7 +14,9 @@ import { parsed, validated } from '../http/respond.ts';
 import type { AppDeps } from '../deps.ts';
 import { allowed } from '../auth/index.ts';
 import { exportChunks, exportFilter } from './export.ts';
+import { expiredBy, manifestBundleChunks } from './manifest-bundle.ts';
 import { loadSigningKey, signingKeyPath, type SigningKey } from './signing.ts';
+import { ManifestStore } from '../store/manifest-store.ts';
 import { HttpError } from '../http/errors.ts';
 import type { EvidenceQuery } from './store.ts';
 
@@ -85,6 +87,17 @@ export async function visiblePage(
   return { events, nextCursor: cursor ?? null };
 }
 
+const stamp = () => new Date().toISOString().replace(/[:.]/g, '-');
+
+/** A streamed file download, never cached. */
+function download(rep: FastifyReply, type: string, filename: string, chunks: AsyncIterable<string>) {
+  return rep
+    .header('Content-Type', type)
+    .header('Content-Disposition', `attachment; filename="${filename}"`)
+    .header('Cache-Control', 'no-store')
+    .send(Readable.from(chunks));
+}
+
 export const evidenceRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const signingKey = (): SigningKey => {
     if (!deps.dataDir && !process.env.CONSOLE_EVIDENCE_SIGNING_KEY_FILE)
@@ -114,7 +127,6 @@ export const evidenceRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => 
     { config: { access: { action: 'evidence.read', scope: 'anywhere' } } },
     async (req, rep) => {
       const q = parsed(EvidenceExportQuery, req.query);
-      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
       const filter = storeFilter(q);
       const visible = readerFilter(req);
       // the trailer says what was left out (the query's filters, the reader's grants); `cli evidence verify`
@@ -122,14 +134,24 @@ export const evidenceRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => 
       const filtered = exportFilter(filter, visible?.grants) !== null;
       const key = exportKey();
       const chunks = exportChunks(deps.store, filter, { format: q.format, visible, key });
-      return rep
-        .header('Content-Type', q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
-        .header(
-          'Content-Disposition',
-          `attachment; filename="evidence-${filtered ? 'filtered-' : ''}${stamp}.${q.format}"`,
-        )
-        .header('Cache-Control', 'no-store')
-        .send(Readable.from(chunks));
+      return download(
+        rep,
+        q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+        `evidence-${filtered ? 'filtered-' : ''}${stamp()}.${q.format}`,
+        chunks,
+      );
+    },
+  );
+
+  // the manifests the export's release records kept (issue 28), for `cli evidence verify … --manifests`
+  app.get(
+    '/api/evidence/export/manifests',
+    { config: { access: { action: 'evidence.read', scope: 'anywhere' } } },
+    async (req, rep) => {
+      const q = parsed(EvidenceExportQuery, req.query);
+      const visible = readerFilter(req);
+      const chunks = manifestBundleChunks(deps.store, new ManifestStore(deps.store), storeFilter(q), visible?.test);
+      return download(rep, 'application/x-ndjson; charset=utf-8', `evidence-manifests-${stamp()}.jsonl`, chunks);
     },
   );
 
@@ -143,7 +165,34 @@ export const evidenceRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => 
       } catch {
         publicKey = undefined; // no key (tests without a data dir): the checkpoints' hashes are still checked
       }
-      return validated(VerifyResponse, await deps.store.verify(publicKey ? { publicKey } : {}));
+      const chain = await deps.store.verify(publicKey ? { publicKey } : {});
+      // the manifests kept per release (store/manifest-store.ts): each must still hash to its key, the render hash
+      // the chain holds; one that does not breaks the evidence at the render record naming it
+      // a tombstone (expired under retention) must be named by an expiry the chain holds
+      const manifests = await new ManifestStore(deps.store).verify(200, await expiredInChain(deps.store));
+      const gone = manifests.unproven[0];
+      if (chain.ok && gone)
+        return validated(VerifyResponse, {
+          ok: false,
+          count: chain.count,
+          brokenAt: (await deps.store.list({ type: 'release.render', text: gone, limit: 1 }))[0]?.seq ?? chain.count,
+          reason: `the stored manifest of ${gone} was removed without an expiry in the chain${
+            manifests.unproven.length > 1 ? ` (and ${manifests.unproven.length - 1} more)` : ''
+          }`,
+          manifests,
+        });
+      const first = manifests.tampered[0];
+      if (!chain.ok || !first) return validated(VerifyResponse, { ...chain, manifests });
+      const at = (await deps.store.list({ type: 'release.render', text: first, limit: 1 }))[0];
+      return validated(VerifyResponse, {
+        ok: false,
+        count: chain.count,
+        brokenAt: at?.seq ?? chain.count,
+        reason: `the stored manifest of ${first} does not match its hash: it was changed after it was recorded${
+          manifests.tampered.length > 1 ? ` (and ${manifests.tampered.length - 1} more)` : ''
+        }`,
+        manifests,
+      });
     },
   );
 
@@ -158,3 +207,20 @@ export const evidenceRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => 
     async () => validated(EvidenceCheckpointsResponse, { checkpoints: (await deps.store.checkpoints?.()) ?? [] }),
   );
 };
+
+/** every render hash the chain's manifest expiries name (their outcome records), read in pages */
+async function expiredInChain(store: AppDeps['store']): Promise<Set<string>> {
+  const out = new Set<string>();
+  let before: number | undefined;
+  for (;;) {
+    const page = await store.list({
+      type: 'action.completed',
+      text: 'release.manifests-expired',
+      ...(before !== undefined ? { beforeSeq: before } : {}),
+      limit: 500,
+    });
+    for (const e of page) for (const h of expiredBy(e)) out.add(h);
+    if (page.length < 500) return out;
+    before = page[page.length - 1]?.seq;
+  }
+}

@@ -3,3 +3,5 @@
 export { parseRegistryMirrors } from './record-artifact.ts';
 export { validateRender } from './record-validation.ts';
 export { ReleaseRecorder } from './recorder.ts';
+export { ManifestExpired, ManifestStore, ManifestTampered } from '../store/manifest-store.ts';
+export { applyManifestRetention, ManifestRetention } from './manifest-retention.ts';

@@ -7,7 +7,7 @@ import { parseImage } from '../../domain/image.ts';
 import { shaOf } from '../../domain/release-commit.ts';
 import { imagesOf, type ImageRef } from '../../domain/release-images.ts';
 import { withoutUserInfo } from '../../domain/url-credentials.ts';
-import { RenderError, type RenderResult } from '../diff/index.ts';
+import { RenderError, renderCanonical, type RenderResult } from '../diff/index.ts';
 import { message, type StateContext, type Tracked } from './tracking.ts';
 
 /** CONSOLE_REGISTRY_MIRRORS `host=url,…` → image host → registry base URL (no trailing `/`). */
@@ -62,11 +62,13 @@ export async function recordArtifactAndRender(ctx: StateContext, app: App, rel: 
   });
   const secrets = render.secretsInGit ?? [];
   const plaintext = plaintextInGit(secrets);
+  const manifest = await storeManifest(ctx, render);
   ctx.emit(app, rel, 'render', 'console', {
     renderer: render.renderer,
     renderedRevision: render.revision,
     renderHash: render.renderHash,
     objects: render.objects.length,
+    ...(manifest ? { manifest } : {}),
     // how Git holds the render's Secrets (file, keys, SOPS metadata): never a value
     ...(secrets.length
       ? {
@@ -87,6 +89,23 @@ export async function recordArtifactAndRender(ctx: StateContext, app: App, rel: 
       keys: f.keys,
       revision: render.revision,
     });
+}
+
+/** The masked render kept by its hash ('stored' the first time, 'present' after); 'failed' is said, not thrown. */
+async function storeManifest(
+  ctx: StateContext,
+  render: RenderResult,
+): Promise<'stored' | 'present' | 'failed' | undefined> {
+  const store = ctx.o.manifests;
+  if (!store) return undefined;
+  try {
+    // present: its last use is now (retention counts from the newest release made of it)
+    if (await store.touch(render.renderHash)) return 'present';
+    return await store.put(render.renderHash, renderCanonical(render.objects), render.objects.length);
+  } catch (e) {
+    ctx.o.log.warn({ renderHash: render.renderHash, err: message(e) }, 'release manifest not stored');
+    return 'failed';
+  }
 }
 
 /** A tag's digest at a configured registry mirror (HEAD on the manifest); nothing when none is configured. */

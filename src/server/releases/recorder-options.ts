@@ -7,6 +7,7 @@ import type { ObjectIndex } from '../kube/object-index.ts';
 import type { RenderResult } from '../diff/index.ts';
 import type { EvidenceStore } from '../evidence/index.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
+import type { ManifestStore } from '../store/manifest-store.ts';
 
 export interface ReleaseRecorderLog {
   info(obj: object, msg: string): void;
@@ -40,6 +41,8 @@ export interface ReleaseRecorderOptions {
   validate?: (app: App) => Promise<ValidationResult>;
   /** a forge that did not answer is asked again after this long (default 20 s) */
   reviewRetryMs?: number;
+  /** where each release's masked render is kept by its hash (absent: renders are hashed, not kept) */
+  manifests?: ManifestStore | undefined;
 }
 
 /** The server-side dry-run of one render: each desired object accepted, rejected (with why) or not checked. */

@@ -2,8 +2,14 @@
 // (CONSOLE_EVENT_SINKS_FILE), each with a signing secret read from its own file (never logged, never sent):
 //   { "sinks": [ { "name": "audit", "url": "https://events.example.com/cdevents",
 //                  "secretFile": "/etc/console/audit-hmac", "deadLetterAfterSeconds": 600, "from": "now" } ] }
+// A sink with `"format": "slack"` or `"json"` hears notifications instead (domain/notifications.ts: who must act,
+// as a Slack-compatible webhook body or generic JSON), optionally only the kinds in `"notify"`.
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
+import { NOTIFICATION_KINDS, type NotificationKind } from '../../domain/notifications.ts';
+
+export const SINK_FORMATS = ['cdevents', 'slack', 'json'] as const;
+export type SinkFormat = (typeof SINK_FORMATS)[number];
 
 export interface SinkConfig {
   name: string;
@@ -14,23 +20,34 @@ export interface SinkConfig {
   deadLetterAfterMs: number;
   /** where a sink with no cursor yet starts: the chain's head ("now", default) or its first record ("start") */
   from: 'now' | 'start';
+  /** CDEvents (every governance record), or notifications as a Slack-compatible or generic JSON body */
+  format: SinkFormat;
+  /** a notifications sink: the kinds it sends (every kind by default); empty for a CDEvents sink */
+  notify: NotificationKind[];
 }
 
 const SinkFile = z.object({
   sinks: z
     .array(
-      z.object({
-        name: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a lower-case DNS label'),
-        url: z.url({ protocol: /^https?$/ }),
-        secretFile: z.string().min(1),
-        deadLetterAfterSeconds: z
-          .number()
-          .int()
-          .min(1)
-          .max(7 * 86_400)
-          .default(600),
-        from: z.enum(['now', 'start']).default('now'),
-      }),
+      z
+        .object({
+          name: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a lower-case DNS label'),
+          url: z.url({ protocol: /^https?$/ }),
+          secretFile: z.string().min(1),
+          deadLetterAfterSeconds: z
+            .number()
+            .int()
+            .min(1)
+            .max(7 * 86_400)
+            .default(600),
+          from: z.enum(['now', 'start']).default('now'),
+          format: z.enum(SINK_FORMATS).default('cdevents'),
+          notify: z.array(z.enum(NOTIFICATION_KINDS)).min(1).optional(),
+        })
+        .refine((s) => s.format !== 'cdevents' || !s.notify, {
+          message: 'notify is for a notifications sink (format slack or json)',
+          path: ['notify'],
+        }),
     )
     .max(20),
 });
@@ -62,6 +79,14 @@ export function loadSinks(file: string | undefined): SinkConfig[] {
     }
     if (secret.length < 16)
       throw new Error(`sink ${s.name}: the secret in ${s.secretFile} is shorter than 16 characters`);
-    return { name: s.name, url: s.url, secret, deadLetterAfterMs: s.deadLetterAfterSeconds * 1000, from: s.from };
+    return {
+      name: s.name,
+      url: s.url,
+      secret,
+      deadLetterAfterMs: s.deadLetterAfterSeconds * 1000,
+      from: s.from,
+      format: s.format,
+      notify: s.format === 'cdevents' ? [] : (s.notify ?? [...NOTIFICATION_KINDS]),
+    };
   });
 }

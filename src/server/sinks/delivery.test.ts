@@ -83,7 +83,15 @@ afterEach(async () => {
 });
 
 function start(sink: Partial<SinkConfig> & { url: string }) {
-  const cfg: SinkConfig = { name: 'audit', secret: SECRET, deadLetterAfterMs: 60_000, from: 'start', ...sink };
+  const cfg: SinkConfig = {
+    name: 'audit',
+    secret: SECRET,
+    deadLetterAfterMs: 60_000,
+    from: 'start',
+    format: 'cdevents',
+    notify: [],
+    ...sink,
+  };
   delivery = new SinkDelivery({
     sinks: [cfg],
     store,

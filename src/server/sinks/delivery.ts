@@ -6,12 +6,24 @@
 // sink moves on. While a sink is down (its last record went to the dead letters) each next record gets one
 // attempt, so a dead sink does not hold every record for the whole wait. Only one replica delivers (the
 // recorder Lease's holder: main.ts); a dead letter may be retried on demand from any replica.
-import { toCDEvent, type CDEvent } from '../../domain/cdevents.ts';
+// A notifications sink (format slack or json) is delivered the same way; its bodies come from `notifications`.
+import { toCDEvent } from '../../domain/cdevents.ts';
 import type { EvidenceEvent } from '../../domain/evidence.ts';
 import type { EvidenceStore } from '../evidence/index.ts';
 import type { SinkConfig } from './config.ts';
 import { SIGNATURE_HEADER, signBody } from './signature.ts';
 import type { SinkStore } from './sink-store.ts';
+
+/** What a notifications sink sends for a record: its body, or null when the record makes none for this sink. */
+export interface NotificationRenderer {
+  render(sink: SinkConfig, e: EvidenceEvent): Promise<Record<string, unknown> | null>;
+}
+
+/** one POST: its body and the headers that describe it (the signature is added when sent) */
+interface Outgoing {
+  body: string;
+  headers: Record<string, string>;
+}
 
 export interface SinkDeliveryOptions {
   sinks: SinkConfig[];
@@ -21,6 +33,8 @@ export interface SinkDeliveryOptions {
   source: string;
   publicUrl?: string;
   log: { info(o: object, m: string): void; warn(o: object, m: string): void };
+  /** the bodies of the notifications sinks (without it, they send nothing) */
+  notifications?: NotificationRenderer;
   fetch?: typeof fetch;
   pollMs?: number;
   retryBaseMs?: number;
@@ -33,6 +47,8 @@ export interface SinkStatus {
   name: string;
   /** scheme, host and path: never a query or credentials */
   url: string;
+  /** cdevents, or a notifications sink's slack or json */
+  format: SinkConfig['format'];
   running: boolean;
   cursor: number | null;
   head: number | null;
@@ -110,9 +126,9 @@ export class SinkDelivery {
     const dead = await this.o.sinkStore.deadLetter(sinkName, seq);
     if (!dead) return { ok: false, error: `no dead letter ${seq} for sink ${sinkName}` };
     const [e] = await this.o.store.list({ afterSeq: seq - 1, beforeSeq: seq + 1, order: 'asc', limit: 1 });
-    const ev = e ? this.cdevent(e) : null;
-    if (!e || !ev) return { ok: false, error: `evidence record ${seq} is not a sink's` };
-    const a = await this.post(sink, e, ev);
+    const out = e ? await this.outgoing(sink, e) : null;
+    if (!e || !out) return { ok: false, error: `evidence record ${seq} is not a sink's` };
+    const a = await this.post(sink, e, out);
     if (a.ok) {
       const removed = await this.o.sinkStore.removeDeadLetter(sinkName, seq);
       const s = this.st.get(sinkName);
@@ -135,8 +151,24 @@ export class SinkDelivery {
     return this.o.now?.() ?? Date.now();
   }
 
-  private cdevent(e: EvidenceEvent): CDEvent | null {
-    return toCDEvent(e, { source: this.o.source, ...(this.o.publicUrl ? { publicUrl: this.o.publicUrl } : {}) });
+  /** What this sink is sent for a record (null: nothing): its CDEvent, or its notification's body. */
+  private async outgoing(sink: SinkConfig, e: EvidenceEvent): Promise<Outgoing | null> {
+    if (sink.format === 'cdevents') {
+      const ev = toCDEvent(e, { source: this.o.source, ...(this.o.publicUrl ? { publicUrl: this.o.publicUrl } : {}) });
+      if (!ev) return null;
+      return {
+        body: JSON.stringify(ev),
+        headers: {
+          'ce-specversion': '1.0',
+          'ce-id': ev.context.id,
+          'ce-source': ev.context.source,
+          'ce-type': ev.context.type,
+          'ce-time': ev.context.timestamp,
+        },
+      };
+    }
+    const body = await this.o.notifications?.render(sink, e);
+    return body ? { body: JSON.stringify(body), headers: {} } : null;
   }
 
   /** sleeps `ms`, or less when its generation stops */
@@ -213,9 +245,11 @@ export class SinkDelivery {
         continue;
       }
       for (const e of batch.value) {
-        const ev = this.cdevent(e);
+        // a notification's recipients are read from the store: retried like every store call
+        const out = await this.storeCall(g, sink.name, 'preparing a record', () => this.outgoing(sink, e));
+        if (!out.ok || g.stopped) return;
         // stopped before the record was taken or given up on: the cursor stays (at least once)
-        if (ev && !(await this.deliver(g, sink, s, e, ev))) return;
+        if (out.value && !(await this.deliver(g, sink, s, e, out.value))) return;
         // taken or given up on: the cursor moves, even when stopping meanwhile (no second delivery after a restart)
         cursor = e.seq;
         const at = cursor;
@@ -235,11 +269,11 @@ export class SinkDelivery {
     sink: SinkConfig,
     s: SinkStatus,
     e: EvidenceEvent,
-    ev: CDEvent,
+    out: Outgoing,
   ): Promise<boolean> {
     const firstAttemptAt = this.now();
     for (let attempt = 1; ; attempt++) {
-      const a = await this.post(sink, e, ev, g.abort.signal);
+      const a = await this.post(sink, e, out, g.abort.signal);
       if (a.ok) {
         s.delivered++;
         if (s.down) this.o.log.info({ sink: sink.name, seq: e.seq }, 'event sink answers again');
@@ -282,15 +316,11 @@ export class SinkDelivery {
     }
   }
 
-  private async post(sink: SinkConfig, e: EvidenceEvent, ev: CDEvent, stop?: AbortSignal): Promise<Attempt> {
-    const body = JSON.stringify(ev);
+  private async post(sink: SinkConfig, e: EvidenceEvent, out: Outgoing, stop?: AbortSignal): Promise<Attempt> {
+    const body = out.body;
     const headers = {
       'content-type': 'application/json',
-      'ce-specversion': '1.0',
-      'ce-id': ev.context.id,
-      'ce-source': ev.context.source,
-      'ce-type': ev.context.type,
-      'ce-time': ev.context.timestamp,
+      ...out.headers,
       'x-console-delivery': `${sink.name}:${e.seq}`,
       [SIGNATURE_HEADER]: signBody(sink.secret, body, Math.floor(this.now() / 1000)),
     };
@@ -322,6 +352,7 @@ function freshStatus(s: SinkConfig): SinkStatus {
   return {
     name: s.name,
     url: `${u.protocol}//${u.host}${u.pathname}`,
+    format: s.format,
     running: false,
     cursor: null,
     head: null,

@@ -1,7 +1,7 @@
 // The event sinks capability's public face (issue 28): configuration, delivery and its store. Its routes are
 // registered by app.ts directly.
 export { loadSinks, type SinkConfig } from './config.ts';
-export { SinkDelivery, type SinkStatus } from './delivery.ts';
+export { SinkDelivery, type NotificationRenderer, type SinkStatus } from './delivery.ts';
 export { SinkStore } from './sink-store.ts';
 
 import type { SinkDelivery } from './delivery.ts';

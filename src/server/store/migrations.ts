@@ -217,4 +217,40 @@ export const MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  {
+    // the masked render of every recorded release, one copy per render hash (store/manifest-store.ts): gzip,
+    // base64 (one portable column type); the hash in the chain proves the bytes
+    id: 10,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS release_manifests (
+        render_hash TEXT PRIMARY KEY,
+        objects INTEGER NOT NULL,
+        bytes BIGINT NOT NULL,
+        stored_bytes BIGINT NOT NULL,
+        stored_at TEXT NOT NULL,
+        body TEXT NOT NULL
+      )`,
+    ],
+  },
+  {
+    // notifications (notify/prefs-store.ts): the kinds a person chose not to hear (default: every kind of theirs)
+    id: 11,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS notification_optouts (
+        person TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (person, kind)
+      )`,
+    ],
+  },
+  {
+    // manifest retention (store/manifest-store.ts): when a render was last recorded (a release made of it, or
+    // found present), and when the retention setting expired it (the row stays as a tombstone: no body)
+    id: 12,
+    sql: [
+      'ALTER TABLE release_manifests ADD COLUMN last_used_at TEXT',
+      'ALTER TABLE release_manifests ADD COLUMN expired_at TEXT',
+    ],
+  },
 ];

@@ -1,7 +1,6 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { Link, NavLink, Outlet, ScrollRestoration } from 'react-router';
-import { z } from 'zod';
 import { can } from '../../domain/access.ts';
 import { Hint } from '../components/hint.tsx';
 import { ThemeToggle } from '../components/theme-toggle.tsx';
@@ -11,6 +10,7 @@ import { EvidenceBanner } from '../features/evidence/components/evidence-banner.
 import { freezesQueryOptions } from '../features/freeze/api/freeze-queries.ts';
 import { prunePreviewsAwaitingMeQueryOptions } from '../features/prune/api/prune-queries.ts';
 import { ApiError, apiGet } from '../lib/api-client.ts';
+import { lazy } from '../lib/lazy-parsers.ts';
 import { sessionQueryOptions } from '../lib/session.ts';
 import { useFocusRestore } from './use-focus-restore.ts';
 import { useLiveUpdates } from './use-live-updates.ts';
@@ -29,7 +29,7 @@ const tryItQueryOptions = () =>
   queryOptions({
     queryKey: ['nav', 'tryit-available'] as const,
     queryFn: ({ signal }) =>
-      apiGet('/api/tryit/scenarios', z.unknown(), { signal }).then(
+      apiGet('/api/tryit/scenarios', lazy('AnyJson'), { signal }).then(
         () => true,
         (e: unknown) => {
           if (e instanceof ApiError && e.status < 500) return false;

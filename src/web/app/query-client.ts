@@ -1,7 +1,7 @@
 // The app's QueryClient: one error surface for every mutation (a toast, with the request id of a 5xx),
 // and a refused action (503 EvidenceUnavailable) re-reads the evidence store's health at once.
 import { MutationCache, QueryCache, QueryClient, type DefaultOptions } from '@tanstack/react-query';
-import { EVIDENCE_UNAVAILABLE } from '../../api/schemas.ts';
+import { EVIDENCE_UNAVAILABLE } from '../../api/plain.ts';
 import { evidenceKeys } from '../features/evidence/api/evidence-queries.ts';
 import { ApiError, shouldRetry } from '../lib/api-client.ts';
 import type { ConsoleMutationMeta } from '../lib/mutation-meta.ts';

@@ -151,6 +151,13 @@ export function createRouter(qc: QueryClient) {
           }),
         },
         {
+          path: 'notifications',
+          errorElement: <RouteError />,
+          lazy: async () => ({
+            Component: (await import('../features/notifications/components/notifications-page.tsx')).NotificationsPage,
+          }),
+        },
+        {
           path: 'sinks',
           errorElement: <RouteError />,
           lazy: async () => ({ Component: (await import('../features/sinks/components/sinks-page.tsx')).SinksPage }),

@@ -1,7 +1,6 @@
 // The live stream: touches every feature's cached data, so it lives in the composition layer.
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { StreamMessage } from '../../api/schemas.ts';
 import { appKeys, clusterKeys } from '../features/apps/api/apps-queries.ts';
 import { applyToAppDetail, applyToAppList, applyToClusters } from '../features/apps/hooks/apply-stream-message.ts';
 import { diffKeys } from '../features/diff/api/diff-queries.ts';
@@ -11,6 +10,7 @@ import { pruneKeys } from '../features/prune/api/prune-queries.ts';
 import { treeKeys } from '../features/tree/api/tree-queries.ts';
 import { ApiError, unauthenticated } from '../lib/api-client.ts';
 import { keyedDebounce } from '../lib/keyed-debounce.ts';
+import { parsers, type Parsers } from '../lib/lazy-parsers.ts';
 import { sessionKeys, sessionQueryOptions } from '../lib/session.ts';
 
 export type StreamStatus = 'connecting' | 'live' | 'reconnecting';
@@ -25,6 +25,10 @@ export function useLiveUpdates(): StreamStatus {
     const diffs = keyedDebounce(2_000, 10_000);
     let opened = false;
     let settle: ReturnType<typeof setTimeout> | undefined;
+    // the schemas load beside the stream (lazy-parsers.ts): messages that come first wait, in order
+    let stream: Parsers['StreamMessage'] | undefined;
+    let closed = false;
+    const early: string[] = [];
     es.onopen = () => {
       setStatus('live');
       // anything missed while disconnected (or between the page's first load and this stream): refetch once;
@@ -43,8 +47,9 @@ export function useLiveUpdates(): StreamStatus {
         }),
       );
     };
-    es.onmessage = (ev: MessageEvent<string>) => {
-      const parsed = StreamMessage.safeParse(JSON.parse(ev.data));
+    const handle = (data: string) => {
+      if (!stream) return;
+      const parsed = stream.safeParse(JSON.parse(data));
       if (!parsed.success) return;
       const m = parsed.data;
       if (m.type === 'cluster') {
@@ -75,7 +80,22 @@ export function useLiveUpdates(): StreamStatus {
       void qc.invalidateQueries({ queryKey: evidenceKeys.forApp(id) });
       void qc.invalidateQueries({ queryKey: treeKeys.app(id) });
     };
+    es.onmessage = (ev: MessageEvent<string>) => {
+      if (stream) handle(ev.data);
+      else early.push(ev.data);
+    };
+    void parsers().then(
+      (p) => {
+        if (closed) return;
+        stream = p.StreamMessage;
+        for (const d of early.splice(0)) handle(d);
+      },
+      // the chunk did not load (a deploy replaced it, the network dropped): every cached view is refetched once
+      // the page can parse again; a reload is what brings it back
+      () => setStatus('reconnecting'),
+    );
     return () => {
+      closed = true;
       clearTimeout(settle);
       es.close();
       trees.cancelAll();

@@ -80,3 +80,43 @@ describe('ApiError', () => {
     expect(await caught(apiGet('/api/apps', Ok))).toMatchObject({ status: 0, code: 'Network' });
   });
 });
+
+describe('schemas given as loaders (the shell passes lazy-parsers.ts loaders)', () => {
+  it('loads the schema beside the request and parses the answer with it', async () => {
+    server.use(http.get('/api/apps', () => HttpResponse.json({ ok: true })));
+    const load = vi.fn(() => Promise.resolve(Ok));
+    expect(await apiGet('/api/apps', load)).toEqual({ ok: true });
+    expect(load).toHaveBeenCalledTimes(1);
+    // a wrong answer still fails the schema
+    server.use(http.get('/api/apps', () => HttpResponse.json({ ok: 'yes' })));
+    await expect(apiGet('/api/apps', load)).rejects.toThrow();
+  });
+
+  it('a loader that fails is a clear error (reload the page); an error answer needs no schema at all', async () => {
+    server.use(http.get('/api/apps', () => HttpResponse.json({ ok: true })));
+    const broken = () => Promise.reject(new Error('chunk gone'));
+    expect(await caught(apiGet('/api/apps', broken))).toMatchObject({ status: 0, code: 'Network' });
+    expect((await caught(apiGet('/api/apps', broken))).message).toMatch(/reload the page/);
+    server.use(
+      http.get('/api/apps', () =>
+        HttpResponse.json({ error: { code: 'Busy', message: 'later', requestId: 'r1' } }, { status: 503 }),
+      ),
+    );
+    expect(await caught(apiGet('/api/apps', broken))).toMatchObject({
+      status: 503,
+      code: 'Busy',
+      message: 'later',
+      requestId: 'r1',
+    });
+    // an error body of another shape is a plain HTTP error
+    server.use(http.get('/api/apps', () => HttpResponse.json({ error: 'nope' }, { status: 500 })));
+    expect(await caught(apiGet('/api/apps', broken))).toMatchObject({ status: 500, code: 'HttpError' });
+  });
+
+  it('the real loader gives the schemas by name, and the apps list parses with the fast parser', async () => {
+    const { lazy } = await import('./lazy-parsers.ts');
+    const apps = await lazy('AppsFast')();
+    expect(apps.parse({ apps: [], total: 0, envs: ['dev'] })).toEqual({ apps: [], total: 0, envs: ['dev'] });
+    expect(() => apps.parse({ apps: [{ id: 1 }] })).toThrow();
+  });
+});

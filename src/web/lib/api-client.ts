@@ -1,6 +1,6 @@
-// One fetch wrapper: parses responses with the API schemas, throws ApiError.
+// One fetch wrapper: parses responses with the API schemas, throws ApiError. A schema may be given as a loader
+// (lazy-parsers.ts): the shell does, so zod and the schemas are not part of it.
 import type { z } from 'zod';
-import { ErrorBody } from '../../api/schemas.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -46,9 +46,24 @@ export interface RequestOptions {
   on401?: 'sign-in' | 'throw';
 }
 
+/** A schema, or a loader of one (started beside the request, awaited after it) */
+export type SchemaArg<T extends z.ZodType> = T | (() => Promise<T>);
+
+/** The error envelope `{ error: { code, message, cluster?, requestId? } }`, checked by hand (no schema needed). */
+function errorOf(body: unknown): { code: string; message: string; cluster?: string; requestId?: string } | undefined {
+  const e = (body as { error?: unknown } | null | undefined)?.error as Record<string, unknown> | null | undefined;
+  if (!e || typeof e !== 'object' || typeof e.code !== 'string' || typeof e.message !== 'string') return undefined;
+  return {
+    code: e.code,
+    message: e.message,
+    ...(typeof e.cluster === 'string' ? { cluster: e.cluster } : {}),
+    ...(typeof e.requestId === 'string' ? { requestId: e.requestId } : {}),
+  };
+}
+
 export async function apiGet<T extends z.ZodType>(
   path: string,
-  schema: T,
+  schema: SchemaArg<T>,
   opts: RequestOptions = {},
 ): Promise<z.output<T>> {
   return apiRequest('GET', path, schema, undefined, opts);
@@ -57,7 +72,7 @@ export async function apiGet<T extends z.ZodType>(
 export async function apiSend<T extends z.ZodType>(
   method: 'POST' | 'PUT' | 'DELETE',
   path: string,
-  schema: T,
+  schema: SchemaArg<T>,
   body?: unknown,
   opts: RequestOptions = {},
 ): Promise<z.output<T>> {
@@ -67,10 +82,13 @@ export async function apiSend<T extends z.ZodType>(
 async function apiRequest<T extends z.ZodType>(
   method: string,
   path: string,
-  schema: T,
+  schema: SchemaArg<T>,
   body: unknown,
   { signal, on401 = 'sign-in' }: RequestOptions,
 ): Promise<z.output<T>> {
+  const loading = typeof schema === 'function' ? schema() : Promise.resolve(schema);
+  // a failed load is reported when the answer needs it, not as an unhandled rejection meanwhile
+  loading.catch(() => undefined);
   let res: Response;
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (method !== 'GET') {
@@ -100,14 +118,17 @@ async function apiRequest<T extends z.ZodType>(
   if (!res.ok) {
     // a lost session (expired, signed out elsewhere) goes to sign-in, unless the caller said it handles 401
     if (res.status === 401 && on401 === 'sign-in') onUnauthenticated();
-    const err = ErrorBody.safeParse(parsed);
-    if (err.success) {
-      const e = err.data.error;
-      throw new ApiError(res.status, e.code, e.message, e.cluster, e.requestId);
-    }
+    const e = errorOf(parsed);
+    if (e) throw new ApiError(res.status, e.code, e.message, e.cluster, e.requestId);
     throw new ApiError(res.status, 'HttpError', `request failed (${res.status})`);
   }
-  return schema.parse(parsed);
+  let s: T;
+  try {
+    s = await loading;
+  } catch {
+    throw new ApiError(0, 'Network', 'the console could not load its response parsers: reload the page');
+  }
+  return s.parse(parsed);
 }
 
 /** No retries for client errors that retrying cannot fix. */

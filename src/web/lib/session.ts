@@ -1,8 +1,9 @@
 // The signed-in user's session: read by the router (every page needs one), the permission hook, the live
 // stream and the sign-in feature. Its 401 is an answer ("not signed in"), not a lost session: 'throw'.
 import { queryOptions } from '@tanstack/react-query';
-import { SessionResponse } from '../../api/schemas.ts';
+import type { SessionResponse } from '../../api/schemas.ts';
 import { apiGet, setCsrfToken } from './api-client.ts';
+import { lazy } from './lazy-parsers.ts';
 
 export const sessionKeys = { all: ['session'] as const };
 
@@ -14,7 +15,7 @@ export async function rememberSession(p: Promise<SessionResponse>): Promise<Sess
 }
 
 export const getSession = (signal?: AbortSignal) =>
-  rememberSession(apiGet('/api/auth/session', SessionResponse, { signal, on401: 'throw' }));
+  rememberSession(apiGet('/api/auth/session', lazy('SessionResponse'), { signal, on401: 'throw' }));
 
 export const sessionQueryOptions = () =>
   queryOptions({

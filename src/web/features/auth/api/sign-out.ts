@@ -1,11 +1,11 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { z } from 'zod';
 import { apiSend, ApiError, setCsrfToken } from '../../../lib/api-client.ts';
+import { lazy } from '../../../lib/lazy-parsers.ts';
 
 /** Ends the session; a 401 means it had already ended, which is what was asked. */
 export async function signOut(): Promise<void> {
   try {
-    await apiSend('POST', '/api/auth/signout', z.object({ ok: z.boolean() }), undefined, { on401: 'throw' });
+    await apiSend('POST', '/api/auth/signout', lazy('OkResponse'), undefined, { on401: 'throw' });
   } catch (e) {
     if (!(e instanceof ApiError && e.status === 401)) throw e;
   }

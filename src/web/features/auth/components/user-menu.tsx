@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { useNavigate } from 'react-router';
+import { Link, useNavigate } from 'react-router';
 import { formatGrant } from '../../../../domain/access.ts';
 import { sessionQueryOptions } from '../../../lib/session.ts';
 import { useSignOut } from '../api/sign-out.ts';
@@ -19,6 +19,9 @@ export function UserMenu() {
       <span className="text-slate-600" data-testid="current-roles" title={s.data.user.groups.join(', ')}>
         {roles.length ? roles.join(' · ') : 'no roles'}
       </span>
+      <Link to="/notifications" className="rounded px-1 text-teal-800 underline" data-testid="nav-notifications">
+        Notifications
+      </Link>
       <button
         type="button"
         className="rounded border border-slate-300 px-2 py-0.5"

@@ -1,6 +1,6 @@
 import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
-import { EvidenceResponse, HealthzResponse, VerifyResponse } from '../../../../api/schemas.ts';
 import { apiGet } from '../../../lib/api-client.ts';
+import { lazy } from '../../../lib/lazy-parsers.ts';
 import { apiParams, PAGE_SIZE, type EvidenceFilters } from '../lib/evidence-filters.ts';
 
 export const evidenceKeys = {
@@ -18,7 +18,9 @@ export const evidenceBrowseQueryOptions = (f: EvidenceFilters) =>
     queryKey: evidenceKeys.browse(f),
     initialPageParam: undefined as number | undefined,
     queryFn: ({ pageParam, signal }) =>
-      apiGet(`/api/evidence?${apiParams(f, { limit: PAGE_SIZE, before: pageParam })}`, EvidenceResponse, { signal }),
+      apiGet(`/api/evidence?${apiParams(f, { limit: PAGE_SIZE, before: pageParam })}`, lazy('EvidenceResponse'), {
+        signal,
+      }),
     getNextPageParam: (last) => last.nextCursor ?? undefined,
   });
 
@@ -26,7 +28,7 @@ export const evidenceBrowseQueryOptions = (f: EvidenceFilters) =>
 export const verifyChainQueryOptions = () =>
   queryOptions({
     queryKey: evidenceKeys.verify(),
-    queryFn: ({ signal }) => apiGet('/api/evidence/verify', VerifyResponse, { signal }),
+    queryFn: ({ signal }) => apiGet('/api/evidence/verify', lazy('VerifyResponse'), { signal }),
     enabled: false,
     staleTime: Infinity,
     gcTime: 0,
@@ -36,12 +38,12 @@ export const evidenceForAppQueryOptions = (app: string) =>
   queryOptions({
     queryKey: evidenceKeys.forApp(app),
     queryFn: ({ signal }) =>
-      apiGet(`/api/evidence?app=${encodeURIComponent(app)}&limit=50`, EvidenceResponse, { signal }),
+      apiGet(`/api/evidence?app=${encodeURIComponent(app)}&limit=50`, lazy('EvidenceResponse'), { signal }),
   });
 
 export const EVIDENCE_HEALTH_POLL_MS = 10_000;
 
-export const getEvidenceHealth = (signal?: AbortSignal) => apiGet('/healthz', HealthzResponse, { signal });
+export const getEvidenceHealth = (signal?: AbortSignal) => apiGet('/healthz', lazy('HealthzResponse'), { signal });
 
 /** Polled while the layout is shown; also invalidated when a mutation is refused with EvidenceUnavailable. */
 export const evidenceHealthQueryOptions = () =>

@@ -14,6 +14,7 @@ import { evidenceText } from '../lib/evidence-text.ts';
 import {
   exportHref,
   filtersFromSearch,
+  manifestsHref,
   searchFromFilters,
   type EvidenceFilters,
   type FilterKey,
@@ -219,6 +220,14 @@ export function EvidenceBrowser() {
           </a>
           <a href={exportHref(filters, 'csv')} download className="text-teal-800 underline">
             Export CSV
+          </a>
+          <a
+            href={manifestsHref(filters)}
+            download
+            className="text-teal-800 underline"
+            title="the manifests of the releases this export records, for cli evidence verify --manifests"
+          >
+            Export manifests
           </a>
         </div>
       </div>

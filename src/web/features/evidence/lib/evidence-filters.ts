@@ -45,4 +45,7 @@ export function apiParams(f: EvidenceFilters, extra: Record<string, string | num
 export const exportHref = (f: EvidenceFilters, format: 'jsonl' | 'csv'): string =>
   `/api/evidence/export?${apiParams(f, { format })}`;
 
+/** The release manifests the same export's records kept (checked offline with `--manifests`). */
+export const manifestsHref = (f: EvidenceFilters): string => `/api/evidence/export/manifests?${apiParams(f, {})}`;
+
 export const PAGE_SIZE = 50;

@@ -1,7 +1,7 @@
 // Incident freezes: one freeze (with its live changes, polled while it is active) and the list.
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import { FreezeChangesResponse, FreezeResponse, FreezesResponse } from '../../../../api/schemas.ts';
 import { apiGet } from '../../../lib/api-client.ts';
+import { lazy } from '../../../lib/lazy-parsers.ts';
 
 export const freezeKeys = {
   all: ['freezes'] as const,
@@ -14,7 +14,7 @@ export const freezeKeys = {
 export const FREEZE_CHANGES_POLL_MS = 5_000;
 
 export const getFreeze = (id: string, signal?: AbortSignal) =>
-  apiGet(`/api/freezes/${encodeURIComponent(id)}`, FreezeResponse, { signal });
+  apiGet(`/api/freezes/${encodeURIComponent(id)}`, lazy('FreezeResponse'), { signal });
 
 export const freezeQueryOptions = (id: string) =>
   queryOptions({
@@ -29,7 +29,7 @@ export function useFreeze(id: string) {
 }
 
 export const getFreezeChanges = (id: string, signal?: AbortSignal) =>
-  apiGet(`/api/freezes/${encodeURIComponent(id)}/changes`, FreezeChangesResponse, { signal });
+  apiGet(`/api/freezes/${encodeURIComponent(id)}/changes`, lazy('FreezeChangesResponse'), { signal });
 
 /** The live changes since the freeze began: polled every 5 s while the freeze is active. */
 export function useFreezeChanges(id: string, active: boolean) {
@@ -43,7 +43,7 @@ export function useFreezeChanges(id: string, active: boolean) {
 }
 
 export const getFreezes = (active: boolean, signal?: AbortSignal) =>
-  apiGet(`/api/freezes${active ? '?active=true' : ''}`, FreezesResponse, { signal });
+  apiGet(`/api/freezes${active ? '?active=true' : ''}`, lazy('FreezesResponse'), { signal });
 
 export const freezesQueryOptions = (active = false) =>
   queryOptions({

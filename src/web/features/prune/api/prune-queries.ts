@@ -1,13 +1,9 @@
 // Prune previews: one preview (polled while it runs, for the progress of its batches) and the reviewer queue.
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import { z } from 'zod';
-import {
-  PrunePreviewResponse,
-  PrunePreviewsResponse,
-  PrunePreviewStatusSchema,
-  type PrunePreviewResponse as PreviewResponse,
-} from '../../../../api/schemas.ts';
+import type { z } from 'zod';
+import type { PrunePreviewStatusSchema, PrunePreviewResponse as PreviewResponse } from '../../../../api/schemas.ts';
 import { apiGet } from '../../../lib/api-client.ts';
+import { lazy } from '../../../lib/lazy-parsers.ts';
 
 export type PrunePreviewState = z.infer<typeof PrunePreviewStatusSchema>;
 
@@ -20,7 +16,7 @@ export const pruneKeys = {
 };
 
 export const getPrunePreview = (id: string, signal?: AbortSignal) =>
-  apiGet(`/api/prune-previews/${encodeURIComponent(id)}`, PrunePreviewResponse, { signal });
+  apiGet(`/api/prune-previews/${encodeURIComponent(id)}`, lazy('PrunePreviewResponse'), { signal });
 
 /** While approved or executing, polled each second: the batches' progress. */
 export const prunePreviewRefetchMs = (data: PreviewResponse | undefined): number | false =>
@@ -38,7 +34,7 @@ export function usePrunePreview(id: string) {
 }
 
 export const getPrunePreviews = (state: PrunePreviewState | 'all', signal?: AbortSignal) =>
-  apiGet(`/api/prune-previews${state === 'all' ? '' : `?state=${state}`}`, PrunePreviewsResponse, { signal });
+  apiGet(`/api/prune-previews${state === 'all' ? '' : `?state=${state}`}`, lazy('PrunePreviewsResponse'), { signal });
 
 export const prunePreviewsQueryOptions = (state: PrunePreviewState | 'all' = 'pending') =>
   queryOptions({
@@ -52,7 +48,7 @@ export function usePrunePreviews(state: PrunePreviewState | 'all' = 'pending') {
 }
 
 export const getPrunePreviewsAwaitingMe = (signal?: AbortSignal) =>
-  apiGet('/api/prune-previews?awaiting=me', PrunePreviewsResponse, { signal });
+  apiGet('/api/prune-previews?awaiting=me', lazy('PrunePreviewsResponse'), { signal });
 
 /** The previews the signed-in user may approve now (the BFF decides, with the approve route's checks). */
 export const prunePreviewsAwaitingMeQueryOptions = () =>

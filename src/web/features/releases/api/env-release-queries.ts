@@ -1,9 +1,9 @@
 // The releases of one environment (issue 16): its release metrics and its apps' newest releases.
 import type { QueryClient } from '@tanstack/react-query';
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import { EnvReleasesResponse } from '../../../../api/schemas.ts';
 import { can } from '../../../../domain/access.ts';
 import { apiGet } from '../../../lib/api-client.ts';
+import { lazy } from '../../../lib/lazy-parsers.ts';
 import { sessionQueryOptions } from '../../../lib/session.ts';
 
 export const DAY_CHOICES = [7, 30, 90] as const;
@@ -31,7 +31,7 @@ export function readEnvReleasesParams(sp: URLSearchParams): EnvReleasesParams {
 
 export const getEnvReleases = (env: string, p: EnvReleasesParams, signal?: AbortSignal) => {
   const q = new URLSearchParams({ days: String(p.days), ...(p.cluster ? { cluster: p.cluster } : {}) });
-  return apiGet(`/api/envs/${encodeURIComponent(env)}/releases?${q}`, EnvReleasesResponse, { signal });
+  return apiGet(`/api/envs/${encodeURIComponent(env)}/releases?${q}`, lazy('EnvReleasesResponse'), { signal });
 };
 
 /** Refetched while the page is open: the recorder adds releases as they happen. */

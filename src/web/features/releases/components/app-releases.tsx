@@ -9,6 +9,7 @@ import { Time } from '../../../components/time.tsx';
 import { usePermission } from '../../../lib/use-permission.ts';
 import { releasesQueryOptions } from '../api/release-queries.ts';
 import { RollbackButton } from './rollback-button.tsx';
+import { WhatRan } from './what-ran.tsx';
 
 const STATUS_STYLE: Record<ReleaseStateDto['status'], string> = {
   ok: 'border-emerald-300 bg-emerald-50 text-emerald-900',
@@ -126,6 +127,7 @@ export function AppReleases({ appId, name, cluster, env }: ReleasesApp) {
     <section className="mt-4 rounded-lg border border-slate-200 bg-white p-4" data-testid="app-releases">
       <h2 className="mb-2 font-semibold">Releases</h2>
       {!perm.allowed && <p className="text-sm text-slate-500">{perm.reason}.</p>}
+      {perm.allowed && <WhatRan appId={appId} env={env} />}
       {perm.allowed && q.isPending && <p className="text-sm text-slate-500">Loading…</p>}
       {q.isError && (
         <p className="text-sm text-red-800" role="alert">

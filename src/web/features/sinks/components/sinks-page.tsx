@@ -59,6 +59,13 @@ function Sink({ sink: s }: { sink: SinkStatus }) {
         <span className={`rounded px-1.5 text-xs font-medium ${st.tone}`} data-testid="sink-state">
           {st.text}
         </span>
+        <span className="rounded bg-slate-100 px-1.5 text-xs font-medium text-slate-700" data-testid="sink-format">
+          {s.format === 'cdevents'
+            ? 'CDEvents'
+            : s.format === 'slack'
+              ? 'notifications (Slack)'
+              : 'notifications (JSON)'}
+        </span>
         <span className="text-sm font-normal text-slate-600 wrap-anywhere">{s.url}</span>
       </h2>
       <dl className="mt-2 grid grid-cols-[max-content_1fr] gap-x-3 gap-y-0.5 text-sm">
