@@ -105,6 +105,12 @@ export const AppsResponse = z.object({
   apps: z.array(AppSummarySchema),
   total: z.number(),
   envs: z.array(z.string()),
+  /**
+   * `?first=N` (the overview's first paint): `apps` holds each environment × cluster group's first N apps
+   * (those needing attention first), `groups` every group's size; the SPA reads the whole list after it paints.
+   */
+  partial: z.literal(true).optional(),
+  groups: z.array(z.object({ env: z.string(), cluster: z.string(), count: z.number() })).optional(),
 });
 export type AppsResponse = z.infer<typeof AppsResponse>;
 /** An Argo CD sync operation as it runs (domain/argo-sync.ts): its steps (PreSync, Sync by wave, PostSync). */
@@ -207,6 +213,8 @@ export const AppsQuery = z.object({
   q: z.string().max(200).optional(),
   /** true: only apps with an open drift episode; false: only apps without */
   drifted: z.enum(['true', 'false']).optional(),
+  /** the overview's first page: each group's first N apps and every group's size */
+  first: z.coerce.number().int().min(1).max(1000).optional(),
 });
 export type AppsQuery = z.infer<typeof AppsQuery>;
 

@@ -107,6 +107,20 @@ describe('BFF against the sandbox', () => {
     const bad = await getJson(con.url, '/api/apps?health=Sparkly');
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ error: { code: 'BadRequest' } });
+    expect((await getJson(con.url, '/api/apps?first=0')).status).toBe(400);
+  });
+
+  it("answers the overview's first paint: each group's first apps and every group's size", async () => {
+    const all = await apps();
+    const head = await apps('?first=1');
+    expect(head.partial).toBe(true);
+    expect(head.total).toBe(all.total);
+    const sizes = new Map<string, number>();
+    for (const a of all.apps) sizes.set(`${a.env}/${a.cluster}`, (sizes.get(`${a.env}/${a.cluster}`) ?? 0) + 1);
+    expect(new Map((head.groups ?? []).map((g) => [`${g.env}/${g.cluster}`, g.count]))).toEqual(sizes);
+    // one app per group, each one of that group's apps
+    expect(head.apps.length).toBe(sizes.size);
+    for (const a of head.apps) expect(all.apps.map((x) => x.id)).toContain(a.id);
   });
 
   it('returns one app with its inventory, and 404 JSON for an unknown id', async () => {

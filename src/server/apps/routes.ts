@@ -14,6 +14,7 @@ import { dependenciesOf, environmentGraph } from './dependency-view.ts';
 import { argoSyncOperationOf, argoSyncSteps, argoSyncWhy, syncWaveOf } from '../../domain/argo-sync.ts';
 import { assessHealth } from '../../domain/health.ts';
 import { appId, type App } from '../../domain/app.ts';
+import { compareApps, overviewHead, searchTextOf } from '../../domain/overview.ts';
 import { parsed, validated } from '../http/respond.ts';
 import { appOf } from './app-of.ts';
 import type { AppDeps } from '../deps.ts';
@@ -103,6 +104,7 @@ export function summarize(a: App): AppSummary {
 
 export function filterApps(apps: App[], q: AppsQuery): App[] {
   const text = q.q?.toLowerCase().trim();
+  if (!text && !q.cluster && !q.env && !q.controller && !q.health && !q.sync && !q.drifted) return apps;
   return apps.filter(
     (a) =>
       (!q.cluster || a.cluster === q.cluster) &&
@@ -111,19 +113,7 @@ export function filterApps(apps: App[], q: AppsQuery): App[] {
       (!q.health || a.health === q.health) &&
       (!q.sync || a.sync === q.sync) &&
       (!q.drifted || !!a.drift === (q.drifted === 'true')) &&
-      (!text ||
-        [
-          a.name,
-          a.namespace,
-          a.cluster,
-          a.env,
-          a.source.url ?? '',
-          a.source.path ?? '',
-          a.source.revisionObserved ?? '',
-        ]
-          .join(' ')
-          .toLowerCase()
-          .includes(text)),
+      (!text || searchTextOf(a).includes(text)),
   );
 }
 
@@ -147,17 +137,23 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     // a read sees every object change the BFF has observed (health updates are otherwise batched for 250 ms)
     deps.catalog.settleNow();
     const all = await readableApps(req);
-    const apps = filterApps(all, q).sort(
-      (a, b) => a.env.localeCompare(b.env) || a.cluster.localeCompare(b.cluster) || a.name.localeCompare(b.name),
+    const apps = [...filterApps(all, q)].sort(compareApps);
+    const envs = sortEnvs(
+      all.map((a) => a.env),
+      deps.envOrder,
     );
-    return validated(AppsResponse, {
-      apps: apps.map(summarize),
-      total: all.length,
-      envs: sortEnvs(
-        all.map((a) => a.env),
-        deps.envOrder,
-      ),
-    });
+    if (q.first) {
+      // the overview's first paint (issue 27): a few cards per group and the groups' sizes, whatever the total
+      const head = overviewHead(apps, q.first);
+      return validated(AppsResponse, {
+        apps: head.apps.map(summarize),
+        total: all.length,
+        envs,
+        partial: true,
+        groups: head.groups,
+      });
+    }
+    return validated(AppsResponse, { apps: apps.map(summarize), total: all.length, envs });
   });
 
   app.get(

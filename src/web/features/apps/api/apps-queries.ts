@@ -18,6 +18,17 @@ export const getApps = (signal?: AbortSignal) => apiGet('/api/apps', lazy('AppsF
 export const appsQueryOptions = () =>
   queryOptions({ queryKey: appKeys.list(), queryFn: ({ signal }) => getApps(signal) });
 
+/**
+ * The overview's first paint (issue 27): each group's first `n` cards and every group's size. Outside
+ * `appKeys.all` on purpose: live updates and invalidations go to the whole list, which replaces this at once.
+ */
+export const appsHeadQueryOptions = (n: number) =>
+  queryOptions({
+    queryKey: ['apps-head', n] as const,
+    queryFn: ({ signal }) => apiGet(`/api/apps?first=${n}`, lazy('AppsFast'), { signal }),
+    staleTime: Infinity,
+  });
+
 export const getApp = (id: string, signal?: AbortSignal) =>
   apiGet(`/api/apps/${appPath(id)}`, lazy('AppResponse'), { signal });
 export const appQueryOptions = (id: string) =>

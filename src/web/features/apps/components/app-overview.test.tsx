@@ -67,6 +67,62 @@ describe('AppOverview', () => {
     expect(screen.getByTestId('app-count').textContent).toContain('150 of 150');
   });
 
+  it("paints each group's first cards from the first answer, then reads the whole list for the rest", async () => {
+    const base = appsFixture.apps.find((a) => a.env === 'dev' && a.health === 'Healthy') ?? appsFixture.apps[0];
+    if (!base) throw new Error('no fixture app');
+    const { drift: _d, freeze: _f, ...plain } = base;
+    const many = Array.from({ length: 60 }, (_, i) => ({
+      ...plain,
+      id: `nonprod/flux-system/kustomization/many-${String(i).padStart(3, '0')}`,
+      name: `many-${String(i).padStart(3, '0')}`,
+      env: 'dev',
+      cluster: 'nonprod',
+    }));
+    const asked: string[] = [];
+    let releaseFull: () => void = () => undefined;
+    const fullHeld = new Promise<void>((r) => (releaseFull = r));
+    server.use(
+      http.get('/api/apps', async ({ request }) => {
+        const first = new URL(request.url).searchParams.get('first');
+        asked.push(first ? `first=${first}` : 'all');
+        if (first)
+          return HttpResponse.json({
+            apps: many.slice(0, Number(first)),
+            total: 60,
+            envs: ['dev'],
+            partial: true,
+            groups: [{ env: 'dev', cluster: 'nonprod', count: 60 }],
+          });
+        await fullHeld;
+        return HttpResponse.json({ apps: many, total: 60, envs: ['dev'] });
+      }),
+    );
+    renderAt('/');
+    await waitFor(() => expect(screen.getAllByTestId('app-card')).toHaveLength(24));
+    // the group's size comes from the first answer, before the whole list is in
+    expect(screen.getByTestId('app-count').textContent).toBe('60 of 60 apps');
+    expect(screen.getByTestId('show-more').textContent).toMatch(/Show 36 more of 36 in dev · nonprod/);
+    await waitFor(() => expect(asked).toEqual(['first=24', 'all']));
+    screen.getByTestId('show-more').click();
+    expect((await screen.findByText(/Loading the rest of dev · nonprod/)).textContent).toBeTruthy();
+    releaseFull();
+    await waitFor(() => expect(screen.getAllByTestId('app-card')).toHaveLength(60));
+    expect(screen.getByTestId('app-count').textContent).toBe('60 of 60 apps');
+  });
+
+  it('a URL with filters reads the whole list at once (a first page could not answer the search)', async () => {
+    const asked: string[] = [];
+    server.use(
+      http.get('/api/apps', ({ request }) => {
+        asked.push(new URL(request.url).search);
+        return HttpResponse.json(appsFixture);
+      }),
+    );
+    renderAt('/?controller=argocd');
+    await screen.findAllByTestId('app-card');
+    expect(asked).toEqual(['']);
+  });
+
   it('reads filters from the URL', async () => {
     renderAt('/?controller=argocd');
     await waitFor(() =>

@@ -1,11 +1,11 @@
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import type { AppSummary } from '../../../../api/schemas.ts';
+import { firstOf } from '../../../../domain/overview.ts';
 import { useDocumentTitle } from '../../../lib/document-title.ts';
-import { appsQueryOptions, clustersQueryOptions } from '../api/apps-queries.ts';
+import { appKeys, appsHeadQueryOptions, appsQueryOptions, clustersQueryOptions } from '../api/apps-queries.ts';
 import { AppCard } from './app-card.tsx';
-import { applyFilters, FILTER_KEYS, groupByEnvAndCluster, readFilters, type AppFilters } from './app-filters.ts';
+import { FILTER_KEYS, filterGroups, groupByEnvAndCluster, readFilters, type AppFilters } from './app-filters.ts';
 import { StaleBanner } from './stale-banner.tsx';
 
 const ENV_ORDER = ['dev', 'staging', 'prod'];
@@ -19,7 +19,15 @@ export function AppOverview() {
   // eslint-disable-next-line react-hooks/exhaustive-deps -- the filters are the search params' value
   const filters = useMemo(() => readFilters(sp), [search]);
   useDocumentTitle('All apps');
-  const apps = useQuery(appsQueryOptions());
+  // The first paint asks for each group's first cards only (and the groups' sizes); the whole list is read
+  // right after it, and then answers every search, filter and "Show more" (issue 27: 10,000 apps). A filtered
+  // URL, or a list already cached, reads the whole list at once.
+  const qc = useQueryClient();
+  const [headFirst] = useState(() => !FILTER_KEYS.some((k) => filters[k]) && !qc.getQueryData(appKeys.list()));
+  const head = useQuery({ ...appsHeadQueryOptions(FIRST), enabled: headFirst });
+  const full = useQuery({ ...appsQueryOptions(), enabled: !headFirst || head.isSuccess || head.isError });
+  const data = full.data ?? head.data;
+  const partial = !full.data && !!data?.partial;
   const clusters = useQuery(clustersQueryOptions());
   const set = (k: keyof AppFilters, v: string) => {
     const next = new URLSearchParams(sp);
@@ -27,17 +35,34 @@ export function AppOverview() {
     else next.delete(k);
     setSp(next, { replace: true });
   };
-  const visible = useMemo(() => applyFilters(apps.data?.apps ?? [], filters), [apps.data, filters]);
-  const groups = useMemo(() => groupByEnvAndCluster(visible, apps.data?.envs ?? ENV_ORDER), [visible, apps.data?.envs]);
+  const grouped = useMemo(() => groupByEnvAndCluster(data?.apps ?? [], data?.envs ?? ENV_ORDER), [data]);
+  const groups = useMemo(() => filterGroups(grouped, filters), [grouped, filters]);
+  const shownCount = useMemo(
+    () => groups.reduce((n, g) => n + g.clusters.reduce((m, c) => m + c.apps.length, 0), 0),
+    [groups],
+  );
+  /** every group's size: from the first answer until the whole list is in */
+  const sizes = useMemo(
+    () => new Map((partial ? (data?.groups ?? []) : []).map((g) => [`${g.env}/${g.cluster}`, g.count])),
+    [partial, data],
+  );
   const down = new Set((clusters.data?.clusters ?? []).filter((c) => c.status === 'unreachable').map((c) => c.name));
-  const allClusters = [...new Set((apps.data?.apps ?? []).map((a) => a.cluster))].sort();
-  const allEnvs = apps.data?.envs ?? ENV_ORDER;
+  const allClusters = useMemo(
+    () =>
+      [
+        ...new Set(partial ? (data?.groups ?? []).map((g) => g.cluster) : (data?.apps ?? []).map((a) => a.cluster)),
+      ].sort(),
+    [partial, data],
+  );
+  const allEnvs = data?.envs ?? ENV_ORDER;
   const active = FILTER_KEYS.some((k) => filters[k]);
   // thousands of apps: each environment × cluster group paints its first cards, more on request (the
-  // search and filters always cover every app; bench/scale.ts measures the first paint at 2,000 apps)
+  // search and filters always cover every app; bench/scale.ts measures the first paint at 10,000 apps)
   const [limits, setLimits] = useState<Record<string, number>>({});
   const shown = (group: string) => limits[group] ?? FIRST;
   const showMore = (group: string) => setLimits((l) => ({ ...l, [group]: (l[group] ?? FIRST) + MORE }));
+  const sizeOf = (group: string, loaded: number) => sizes.get(group) ?? loaded;
+  const error = full.error ?? (full.data ? null : head.error);
 
   return (
     <div>
@@ -80,12 +105,16 @@ export function AppOverview() {
           </button>
         )}
         <span className="ml-auto text-sm text-slate-600" data-testid="app-count" role="status">
-          {visible.length} of {apps.data?.total ?? 0} apps
+          {partial
+            ? active
+              ? `searching all ${data?.total ?? 0} apps…`
+              : `${data?.total ?? 0} of ${data?.total ?? 0} apps`
+            : `${shownCount} of ${data?.total ?? 0} apps`}
         </span>
       </div>
-      {apps.isPending && <p className="text-slate-500">Loading apps…</p>}
-      {apps.isError && <p className="text-red-700">Cannot load apps: {apps.error.message}</p>}
-      {apps.data && groups.length === 0 && (
+      {!data && !error && <p className="text-slate-500">Loading apps…</p>}
+      {error && <p className="text-red-700">Cannot load apps: {error.message}</p>}
+      {data && !partial && groups.length === 0 && (
         <p className="text-slate-700" data-testid="no-apps" role="status">
           {emptyReason(
             filters,
@@ -119,17 +148,18 @@ export function AppOverview() {
                     <AppCard key={a.id} app={a} stale={down.has(a.cluster)} />
                   ))}
                 </div>
-                {c.apps.length > shown(`${g.env}/${c.cluster}`) && (
-                  <button
-                    type="button"
-                    className="mt-2 w-full rounded border border-slate-300 bg-white px-2 py-1 text-sm text-teal-800 hover:border-teal-500"
-                    data-testid="show-more"
-                    onClick={() => showMore(`${g.env}/${c.cluster}`)}
-                  >
-                    Show {Math.min(MORE, c.apps.length - shown(`${g.env}/${c.cluster}`))} more of{' '}
-                    {c.apps.length - shown(`${g.env}/${c.cluster}`)} in {g.env} · {c.cluster}
-                  </button>
-                )}
+                <ShowMore
+                  env={g.env}
+                  cluster={c.cluster}
+                  size={active ? c.apps.length : sizeOf(`${g.env}/${c.cluster}`, c.apps.length)}
+                  shown={shown(`${g.env}/${c.cluster}`)}
+                  loading={
+                    partial &&
+                    shown(`${g.env}/${c.cluster}`) > c.apps.length &&
+                    sizeOf(`${g.env}/${c.cluster}`, c.apps.length) > c.apps.length
+                  }
+                  onClick={() => showMore(`${g.env}/${c.cluster}`)}
+                />
               </div>
             ))}
           </section>
@@ -139,12 +169,32 @@ export function AppOverview() {
   );
 }
 
-const needsAttention = (a: AppSummary) => a.health !== 'Healthy' || a.sync !== 'Synced' || !!a.drift || !!a.freeze;
-
-/** The first `n` cards of a group; a group longer than that lists the apps that need attention first. */
-export function firstOf(apps: AppSummary[], n: number): AppSummary[] {
-  if (apps.length <= n) return apps;
-  return [...apps.filter(needsAttention), ...apps.filter((a) => !needsAttention(a))].slice(0, n);
+/** "Show more" under a group: its size is the group's (told by the first answer until the whole list is in). */
+function ShowMore(p: {
+  env: string;
+  cluster: string;
+  size: number;
+  shown: number;
+  loading: boolean;
+  onClick: () => void;
+}) {
+  if (p.loading)
+    return (
+      <p className="mt-2 text-center text-sm text-slate-600" role="status">
+        Loading the rest of {p.env} · {p.cluster}…
+      </p>
+    );
+  if (p.size <= p.shown) return null;
+  return (
+    <button
+      type="button"
+      className="mt-2 w-full rounded border border-slate-300 bg-white px-2 py-1 text-sm text-teal-800 hover:border-teal-500"
+      data-testid="show-more"
+      onClick={p.onClick}
+    >
+      Show {Math.min(MORE, p.size - p.shown)} more of {p.size - p.shown} in {p.env} · {p.cluster}
+    </button>
+  );
 }
 
 function Select({
