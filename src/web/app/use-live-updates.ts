@@ -9,7 +9,7 @@ import { freezeKeys } from '../features/freeze/api/freeze-queries.ts';
 import { pruneKeys } from '../features/prune/api/prune-queries.ts';
 import { treeKeys } from '../features/tree/api/tree-queries.ts';
 import { ApiError, unauthenticated } from '../lib/api-client.ts';
-import { keyedDebounce } from '../lib/keyed-debounce.ts';
+import { keyedDebounce, keyedThrottle } from '../lib/keyed-debounce.ts';
 import { parsers, type Parsers } from '../lib/lazy-parsers.ts';
 import { sessionKeys, sessionQueryOptions } from '../lib/session.ts';
 
@@ -22,7 +22,8 @@ export function useLiveUpdates(): StreamStatus {
   useEffect(() => {
     const es = new EventSource('/api/stream');
     const trees = keyedDebounce(300, 2_000);
-    const diffs = keyedDebounce(2_000, 10_000);
+    // a diff: the first change of a burst at once, then at most one refetch per 2 s (bench:diff-storm)
+    const diffs = keyedThrottle(2_000);
     let opened = false;
     let settle: ReturnType<typeof setTimeout> | undefined;
     // the schemas load beside the stream (lazy-parsers.ts): messages that come first wait, in order

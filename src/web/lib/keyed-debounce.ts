@@ -26,3 +26,48 @@ export function keyedDebounce(ms: number, maxMs = ms * 4) {
     },
   };
 }
+
+/**
+ * At most one call per key per `ms`, the first of a burst at once: `run(key, fn)` calls `fn` now when the key
+ * was quiet for `ms`; calls meanwhile become one call when the window ends. A lone change shows at once
+ * (issue 27: a re-diff after one object changed), a storm still refetches once per window.
+ */
+export function keyedThrottle(ms: number) {
+  const last = new Map<string, number>();
+  const trailing = new Map<string, { timer: ReturnType<typeof setTimeout>; fn: () => void }>();
+  const fire = (key: string, fn: () => void) => {
+    last.set(key, Date.now());
+    fn();
+  };
+  return {
+    run(key: string, fn: () => void): void {
+      const now = Date.now();
+      const at = last.get(key);
+      const t = trailing.get(key);
+      if (t) {
+        t.fn = fn;
+        return;
+      }
+      if (at === undefined || now - at >= ms) {
+        fire(key, fn);
+        return;
+      }
+      const entry = {
+        fn,
+        timer: setTimeout(
+          () => {
+            trailing.delete(key);
+            fire(key, entry.fn);
+          },
+          ms - (now - at),
+        ),
+      };
+      trailing.set(key, entry);
+    },
+    cancelAll(): void {
+      for (const t of trailing.values()) clearTimeout(t.timer);
+      trailing.clear();
+      last.clear();
+    },
+  };
+}

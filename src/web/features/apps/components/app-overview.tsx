@@ -104,7 +104,12 @@ export function AppOverview() {
             clear filters
           </button>
         )}
-        <span className="ml-auto text-sm text-slate-600" data-testid="app-count" role="status">
+        <span
+          className="ml-auto text-sm text-slate-600"
+          data-testid="app-count"
+          data-partial={String(!full.data)}
+          role="status"
+        >
           {partial
             ? active
               ? `searching all ${data?.total ?? 0} apps…`
