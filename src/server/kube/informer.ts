@@ -2,6 +2,7 @@
 // from the list's resourceVersion with bookmarks; on 410 Gone relist and emit
 // only the real differences (never a false delete); on errors back off
 // exponentially with jitter, honouring Retry-After on 429.
+import { compactObject } from './compact.ts';
 import { KubeError, type ClusterConnection } from './connection.ts';
 
 export interface ResourceKind {
@@ -152,7 +153,7 @@ export class Informer {
         // list items carry no kind/apiVersion; put them back so objects are self-describing
         item.apiVersion ??= apiVersion;
         item.kind ??= this.kind.kind;
-        seen.set(keyOf(item), item);
+        seen.set(keyOf(item), compactObject(item));
       }
       cont = page.metadata?.continue ?? '';
       rv = page.metadata?.resourceVersion ?? rv;
@@ -215,7 +216,7 @@ export class Informer {
             this.store.delete(k);
             this.onEvent({ type: 'delete', kind: this.kind, obj });
           } else {
-            this.store.set(k, obj);
+            this.store.set(k, compactObject(obj));
             this.onEvent({ type: old ? 'update' : 'add', kind: this.kind, obj, ...(old ? { old } : {}) });
           }
         },
