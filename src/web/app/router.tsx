@@ -2,10 +2,14 @@ import type { QueryClient } from '@tanstack/react-query';
 import { createBrowserRouter, isRouteErrorResponse, Link, redirect, useRouteError } from 'react-router';
 import {
   appQueryOptions,
+  appKeys,
+  appsHeadQueryOptions,
   appsQueryOptions,
+  OVERVIEW_FIRST,
   clustersQueryOptions,
   dependencyGraphQueryOptions,
 } from '../features/apps/api/apps-queries.ts';
+import { FILTER_KEYS } from '../features/apps/components/app-filters.ts';
 import { SignInPage } from '../features/auth/components/sign-in-page.tsx';
 import { freezeQueryOptions } from '../features/freeze/api/freeze-queries.ts';
 import { prefetchEnvReleases } from '../features/releases/api/env-release-queries.ts';
@@ -65,9 +69,16 @@ export function createRouter(qc: QueryClient) {
         {
           index: true,
           errorElement: <RouteError />,
-          loader: async () => {
+          // the overview's first answer (each group's first cards) unless the URL filters or the whole list is
+          // cached: then the whole list (issue 27; the overview reads the rest after it paints)
+          loader: async ({ request }) => {
+            const filtered = [...new URL(request.url).searchParams.keys()].some((k) =>
+              (FILTER_KEYS as string[]).includes(k),
+            );
             await Promise.allSettled([
-              qc.ensureQueryData(appsQueryOptions()),
+              filtered || qc.getQueryData(appKeys.list())
+                ? qc.ensureQueryData(appsQueryOptions())
+                : qc.ensureQueryData(appsHeadQueryOptions(OVERVIEW_FIRST)),
               qc.ensureQueryData(clustersQueryOptions()),
             ]);
             return null;

@@ -18,6 +18,9 @@ export const getApps = (signal?: AbortSignal) => apiGet('/api/apps', lazy('AppsF
 export const appsQueryOptions = () =>
   queryOptions({ queryKey: appKeys.list(), queryFn: ({ signal }) => getApps(signal) });
 
+/** cards per environment × cluster group in the overview's first paint */
+export const OVERVIEW_FIRST = 24;
+
 /**
  * The overview's first paint (issue 27): each group's first `n` cards and every group's size. Outside
  * `appKeys.all` on purpose: live updates and invalidations go to the whole list, which replaces this at once.

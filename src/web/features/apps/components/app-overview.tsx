@@ -3,14 +3,20 @@ import { useMemo, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { firstOf } from '../../../../domain/overview.ts';
 import { useDocumentTitle } from '../../../lib/document-title.ts';
-import { appKeys, appsHeadQueryOptions, appsQueryOptions, clustersQueryOptions } from '../api/apps-queries.ts';
+import {
+  appKeys,
+  appsHeadQueryOptions,
+  appsQueryOptions,
+  clustersQueryOptions,
+  OVERVIEW_FIRST,
+} from '../api/apps-queries.ts';
 import { AppCard } from './app-card.tsx';
 import { FILTER_KEYS, filterGroups, groupByEnvAndCluster, readFilters, type AppFilters } from './app-filters.ts';
 import { StaleBanner } from './stale-banner.tsx';
 
 const ENV_ORDER = ['dev', 'staging', 'prod'];
 /** cards painted per environment × cluster group at first, and per "Show more" */
-const FIRST = 24;
+const FIRST = OVERVIEW_FIRST;
 const MORE = 240;
 
 export function AppOverview() {
