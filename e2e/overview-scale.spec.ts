@@ -28,8 +28,9 @@ test.beforeAll(() => {
   kubectl('nonprod', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
 });
 
+// gone before the next spec starts (specs after this one count apps)
 test.afterAll(() => {
-  kubectl('nonprod', ['-n', 'flux-system', 'delete', 'kustomizations', '-l', `${LABEL}=true`, '--wait=false']);
+  kubectl('nonprod', ['-n', 'flux-system', 'delete', 'kustomizations', '-l', `${LABEL}=true`, '--timeout=50s']);
 });
 
 test('the overview at 300 more apps: a small first answer, "Show more" and search over every app', async ({ page }) => {
