@@ -64,8 +64,17 @@ describe('manifests per release on the sandbox', () => {
     const before = TTS.exec(original)?.[2];
     expect(before).toBe('2.1.0');
     // the release live now (recorded at this console's start): its manifests are kept too
-    const now0 = await get(`/at?time=${encodeURIComponent(new Date().toISOString())}`);
-    const sha0 = (now0.body.release as { sha: string }).sha;
+    // (recorded by this console's recorder, which starts with it: wait for the record, not for luck)
+    let sha0 = '';
+    await waitFor(
+      'the live release recorded',
+      async () => {
+        const now0 = await get(`/at?time=${encodeURIComponent(new Date().toISOString())}`);
+        sha0 = (now0.body.release as { sha?: string } | null)?.sha ?? '';
+        return !!sha0;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
     const m0 = await appliedAndStored(sha0);
     expect(imageOf(m0.objects)).toMatch(/tts-gateway:2\.1\.0$/);
 
