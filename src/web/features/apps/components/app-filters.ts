@@ -40,11 +40,6 @@ export function matches(a: AppSummary, f: AppFilters, text = f.q.trim().toLowerC
   );
 }
 
-export function applyFilters(apps: AppSummary[], f: AppFilters): AppSummary[] {
-  const text = f.q.trim().toLowerCase();
-  return apps.filter((a) => matches(a, f, text));
-}
-
 export interface AppGroup {
   env: string;
   clusters: Array<{ cluster: string; apps: AppSummary[] }>;

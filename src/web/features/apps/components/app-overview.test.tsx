@@ -8,6 +8,7 @@ import { setupServer } from 'msw/node';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { appsFixture, handlers } from '../../../../../mocks/handlers.ts';
+import type { AppSummary } from '../../../../api/schemas.ts';
 import { AppOverview } from './app-overview.tsx';
 
 const server = setupServer(...handlers);
@@ -29,6 +30,21 @@ function renderAt(url: string) {
   return router;
 }
 
+/** `n` healthy dev apps on nonprod named many-000…, from a fixture app without drift or freeze */
+function manyApps(n: number, over: (i: number) => Partial<AppSummary> = () => ({})): AppSummary[] {
+  const base = appsFixture.apps.find((a) => a.env === 'dev' && a.health === 'Healthy') ?? appsFixture.apps[0];
+  if (!base) throw new Error('no fixture app');
+  const { drift: _d, freeze: _f, ...plain } = base;
+  return Array.from({ length: n }, (_, i) => ({
+    ...plain,
+    id: `nonprod/flux-system/kustomization/many-${String(i).padStart(3, '0')}`,
+    name: `many-${String(i).padStart(3, '0')}`,
+    env: 'dev',
+    cluster: 'nonprod',
+    ...over(i),
+  }));
+}
+
 describe('AppOverview', () => {
   it('groups apps into env columns in the configured order', async () => {
     renderAt('/');
@@ -42,15 +58,7 @@ describe('AppOverview', () => {
   });
 
   it('a group of 150 apps paints 24 cards, the unhealthy one among them; "Show more" paints the rest', async () => {
-    const base = appsFixture.apps.find((a) => a.env === 'dev' && a.health === 'Healthy') ?? appsFixture.apps[0];
-    if (!base) throw new Error('no fixture app');
-    const { drift: _d, freeze: _f, ...plain } = base;
-    const many = Array.from({ length: 150 }, (_, i) => ({
-      ...plain,
-      id: `nonprod/flux-system/kustomization/many-${String(i).padStart(3, '0')}`,
-      name: `many-${String(i).padStart(3, '0')}`,
-      env: 'dev',
-      cluster: 'nonprod',
+    const many = manyApps(150, (i) => ({
       health: i === 149 ? ('Degraded' as const) : ('Healthy' as const),
       sync: 'Synced' as const,
     }));
@@ -68,16 +76,7 @@ describe('AppOverview', () => {
   });
 
   it("paints each group's first cards from the first answer, then reads the whole list for the rest", async () => {
-    const base = appsFixture.apps.find((a) => a.env === 'dev' && a.health === 'Healthy') ?? appsFixture.apps[0];
-    if (!base) throw new Error('no fixture app');
-    const { drift: _d, freeze: _f, ...plain } = base;
-    const many = Array.from({ length: 60 }, (_, i) => ({
-      ...plain,
-      id: `nonprod/flux-system/kustomization/many-${String(i).padStart(3, '0')}`,
-      name: `many-${String(i).padStart(3, '0')}`,
-      env: 'dev',
-      cluster: 'nonprod',
-    }));
+    const many = manyApps(60);
     const asked: string[] = [];
     let releaseFull: () => void = () => undefined;
     const fullHeld = new Promise<void>((r) => (releaseFull = r));
@@ -104,7 +103,9 @@ describe('AppOverview', () => {
     expect(screen.getByTestId('show-more').textContent).toMatch(/Show 36 more of 36 in dev · nonprod/);
     await waitFor(() => expect(asked).toEqual(['first=24', 'all']));
     screen.getByTestId('show-more').click();
-    expect((await screen.findByText(/Loading the rest of dev · nonprod/)).textContent).toBeTruthy();
+    expect((await screen.findByText(/Loading the rest of dev · nonprod/)).textContent).toBe(
+      'Loading the rest of dev · nonprod…',
+    );
     releaseFull();
     await waitFor(() => expect(screen.getAllByTestId('app-card')).toHaveLength(60));
     expect(screen.getByTestId('app-count').textContent).toBe('60 of 60 apps');
