@@ -28,9 +28,25 @@ test.beforeAll(() => {
   kubectl('nonprod', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
 });
 
-// gone before the next spec starts (specs after this one count apps)
-test.afterAll(() => {
-  kubectl('nonprod', ['-n', 'flux-system', 'delete', 'kustomizations', '-l', `${LABEL}=true`, '--timeout=50s']);
+// gone before the next spec starts (specs after this one count apps). One DELETE of the collection, then
+// polled: `kubectl delete -l … --timeout` waits on each of the 300 objects through its client-side rate
+// limiter, which refused at once in CI ("Wait(n=1) would exceed context deadline").
+test.afterAll(async () => {
+  kubectl('nonprod', [
+    'delete',
+    '--raw',
+    `/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/flux-system/kustomizations?labelSelector=${encodeURIComponent(`${LABEL}=true`)}`,
+  ]);
+  await expect
+    .poll(
+      () =>
+        kubectl('nonprod', ['-n', 'flux-system', 'get', 'kustomizations', '-l', `${LABEL}=true`, '-o', 'name']).trim(),
+      {
+        timeout: 90_000,
+        intervals: [500, 1_000, 2_000],
+      },
+    )
+    .toBe('');
 });
 
 test('the overview at 300 more apps: a small first answer, "Show more" and search over every app', async ({ page }) => {

@@ -254,7 +254,8 @@ describe('release evidence (issue 16)', () => {
 
   it('a commit naming a missing file: the newest release stops at the render / reconcile with Flux BuildFailed', async () => {
     const current = readRepoFile(OVERLAY);
-    const broken = current.replace('resources:\n  - ../../base\n', `resources:\n  - ../../base\n${MISSING_LINE}`);
+    // after `resources:` whatever comes first (other suites add their own files there: diff.test's api-token)
+    const broken = current.replace(/^resources:\n/m, `resources:\n${MISSING_LINE}`);
     expect(broken).not.toBe(current);
     const sha = commitAndPush('Reference a missing file in dev (releases test)', (w) =>
       writeRepoFile(w, OVERLAY, broken),
