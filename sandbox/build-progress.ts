@@ -48,6 +48,7 @@ export const TYPICAL_SECONDS: Record<string, number> = {
   flagger: 240,
   helmctl: 300, // an estimate (helm v4 SDK, controller-runtime: close to flux-kustomize's); its first build here took 4615 s wall, niced beside six other cold builds
   eso: 420, // 389 s of CPU, 403 s wall cold (niced beside an e2e run); every provider's SDK // 110 s of CPU with a warm module cache (78 s wall); its dependencies download on a fresh machine
+  imagectl: 500, // an estimate: Flux's image-reflector-controller and image-automation-controller, one after the other
 };
 
 /** A cached component: build.sh hashes its wrapper module and links the binaries (measured: 7.8 s for all 18, warm). */
@@ -87,11 +88,14 @@ export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
 
 /**
  * The components build.sh builds, in its order: every `build <name> "…"` call, and every call of a component's
- * own build function (`build_<name>`, e.g. Argo CD's, built from its module rather than a wrapper).
+ * own build function (`build_<name>`, e.g. Argo CD's, built from its module rather than a wrapper), called with no
+ * arguments (`build_nested helmctl …`, a helper the component functions share, is none).
  */
 export function componentsOf(buildScript: string): string[] {
   const names: string[] = [];
-  for (const m of buildScript.matchAll(/(?:^|[\s;&|])build(?: ([a-z][a-z0-9-]*) "|_([a-z][a-z0-9]*)(?=[\s;&]|$))/gm)) {
+  for (const m of buildScript.matchAll(
+    /(?:^|[\s;&|])build(?: ([a-z][a-z0-9-]*) "|_([a-z][a-z0-9]*)(?=[ \t]*(?:[;&|\n]|$)))/gm,
+  )) {
     const name = m[1] ?? m[2];
     if (name && !names.includes(name)) names.push(name);
   }

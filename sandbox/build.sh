@@ -272,36 +272,49 @@ if want eso; then build_eso & eso_pid=$!; fi
 # version and placed there (as Argo CD's gitops-engine). No patch: its listeners take addresses as flags. Its CRD
 # goes beside the binary.
 HELMCTL_VERSION="v1.6.2"
-build_helmctl() {
+# Flux's image automation (issue 26 part 5): image-reflector-controller and image-automation-controller v1.2.3,
+# served by the proxy as exact versions, built the same way (each has a nested api module).
+IMAGECTL_VERSION="v1.2.3"
+# build_nested LABEL MODULE VERSION BINARY: a Flux controller whose go.mod replaces its api module with ./api
+build_nested() {
+  local label="$1" module="$2" version="$3" binary="$4"
   local ld="-s -w"
   local key dest
-  key="$(printf '%s\n' helmctl "$HELMCTL_VERSION" "$(go version)" "$ld" trimpath cgo=0 | sha256sum | cut -c1-16)"
-  dest="$cache_root/bin/helmctl-$key"
-  if [[ ! -x "$dest/helm-controller" ]]; then
-    log "building flux helm-controller ($HELMCTL_VERSION) ..."
+  key="$(printf '%s\n' "$label" "$version" "$(go version)" "$ld" trimpath cgo=0 | sha256sum | cut -c1-16)"
+  dest="$cache_root/bin/$label-$key"
+  if [[ ! -x "$dest/$binary" ]]; then
+    log "building flux $binary ($version) ..."
     local t0=$SECONDS tmp="$dest.tmp.$$" mods dir api
     rm -rf "$tmp"; mkdir -p "$tmp"
-    mods="$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "github.com/fluxcd/helm-controller@$HELMCTL_VERSION" "github.com/fluxcd/helm-controller/api@$HELMCTL_VERSION")"
-    dir="$(printf '%s\n' "$mods" | sed -n 's/^[[:space:]]*"Dir": "\(.*helm-controller@.*\)",$/\1/p' | head -1)"
-    api="$(printf '%s\n' "$mods" | sed -n 's/^[[:space:]]*"Dir": "\(.*helm-controller\/api@.*\)",$/\1/p' | head -1)"
-    [[ -d "$dir" && -d "$api" ]] || { log "helm-controller: module download failed"; return 1; }
+    mods="$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "$module@$version" "$module/api@$version")"
+    dir="$(printf '%s\n' "$mods" | sed -n "s|^[[:space:]]*\"Dir\": \"\(.*/${binary}@.*\)\",\$|\1|p" | head -1)"
+    api="$(printf '%s\n' "$mods" | sed -n "s|^[[:space:]]*\"Dir\": \"\(.*/${binary}/api@.*\)\",\$|\1|p" | head -1)"
+    [[ -d "$dir" && -d "$api" ]] || { log "$binary: module download failed"; return 1; }
     cp -r "$dir" "$tmp/src"; chmod -R u+w "$tmp/src"
     rm -rf "$tmp/src/api"; cp -r "$api" "$tmp/src/api"; chmod -R u+w "$tmp/src/api"
-    (cd "$tmp/src" && CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$tmp/helm-controller" .)
+    (cd "$tmp/src" && CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$tmp/$binary" .)
     mkdir -p "$tmp/manifests"
     cp "$tmp/src/config/crd/bases/"*.yaml "$tmp/manifests/"
-    echo "$HELMCTL_VERSION" > "$tmp/VERSION"
+    echo "$version" > "$tmp/VERSION"
     rm -rf "$tmp/src"
     rm -rf "$dest"; mv "$tmp" "$dest"
-    log "built flux helm-controller in $((SECONDS - t0))s"
+    log "built flux $binary in $((SECONDS - t0))s"
   else
-    log "flux helm-controller cached ($dest)"
+    log "flux $binary cached ($dest)"
   fi
-  ln -sfn "$dest/helm-controller" "$out_bin/helm-controller"
-  ln -sfn "$dest" "$out_bin/helmctl-dist"
+  ln -sfn "$dest/$binary" "$out_bin/$binary"
+  ln -sfn "$dest" "$out_bin/$label-dist"
+}
+build_helmctl() { build_nested helmctl github.com/fluxcd/helm-controller "$HELMCTL_VERSION" helm-controller; }
+# one after the other: two Go builds at once on two cores only thrash
+build_imagectl() {
+  build_nested imagerefl github.com/fluxcd/image-reflector-controller "$IMAGECTL_VERSION" image-reflector-controller &&
+    build_nested imageauto github.com/fluxcd/image-automation-controller "$IMAGECTL_VERSION" image-automation-controller
 }
 helmctl_pid=""
 if want flux || want helmctl; then build_helmctl & helmctl_pid=$!; fi
+imagectl_pid=""
+if want flux || want imagectl; then build_imagectl & imagectl_pid=$!; fi
 
 # The forge: Gitea (SQLite needs cgo). Its templates and options/ (locales) are read from
 # disk at run time; they are copied from the module next to the binary (gitea-static/).
@@ -328,6 +341,7 @@ if [[ -n "$rollouts_pid" ]]; then wait "$rollouts_pid" || { log "argo rollouts b
 if [[ -n "$flagger_pid" ]]; then wait "$flagger_pid" || { log "flagger build failed"; exit 1; }; fi
 if [[ -n "$eso_pid" ]]; then wait "$eso_pid" || { log "eso build failed"; exit 1; }; fi
 if [[ -n "$helmctl_pid" ]]; then wait "$helmctl_pid" || { log "flux helm-controller build failed"; exit 1; }; fi
+if [[ -n "$imagectl_pid" ]]; then wait "$imagectl_pid" || { log "flux image automation build failed"; exit 1; }; fi
 
 if want assets; then
   # CRDs, kwok stages and kwok's kubelet resource metrics, straight from the modules that ship them.

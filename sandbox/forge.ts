@@ -4,7 +4,8 @@
 // dir, mode 0600, never logged); the org `platform` with the public seed repo
 // `digital-human` pushed; `main` protected: one approving review to merge, and
 // no direct pushes except by the admin (the push whitelist: the sandbox's
-// scenario helpers change main as it, sandbox/scenario.ts).
+// scenario helpers change main as it, sandbox/scenario.ts) and by Flux's image
+// automation bot (dev's image tag, straight to main: sandbox/image-automation.ts).
 //
 // The Flux GitRepositories and Argo CD Applications fetch from this repo
 // (anonymously: it is public). startForge() runs standalone (tests, dev
@@ -24,8 +25,17 @@ export const FORGE_USERS = {
   reviewer: 'reviewer',
   /** the console's own identity on the forge (opens write-back PRs, posts commit statuses) */
   console: 'gitops-console',
+  /** Flux's image-automation-controller (its GitRepository's Secret): pushes dev's image tag to main */
+  imageAutomation: 'flux-image-automation',
 } as const;
 export type ForgeRole = keyof typeof FORGE_USERS;
+
+const FULL_NAMES: Record<Exclude<ForgeRole, 'admin'>, string> = {
+  developer: 'Sandbox developer',
+  reviewer: 'Sandbox reviewer',
+  console: 'GitOps console (bot)',
+  imageAutomation: 'Flux image automation (bot)',
+};
 
 export interface ForgeState {
   kind: 'gitea';
@@ -350,7 +360,7 @@ async function provision(
     return t.sha1;
   };
   users.admin = { username: adminName, password: adminPw, token: await token(adminName, adminPw, ['all']) };
-  for (const role of ['developer', 'reviewer', 'console'] as const) {
+  for (const role of ['developer', 'reviewer', 'console', 'imageAutomation'] as const) {
     const username = FORGE_USERS[role];
     const password = pw();
     await must(
@@ -359,7 +369,7 @@ async function provision(
         username,
         password,
         email: `${username}@sandbox.invalid`,
-        full_name: role === 'console' ? 'GitOps console (bot)' : `Sandbox ${role}`,
+        full_name: FULL_NAMES[role],
         must_change_password: false,
         send_notify: false,
         visibility: 'public',
@@ -368,7 +378,14 @@ async function provision(
     users[role] = {
       username,
       password,
-      token: await token(username, password, ['write:repository', 'write:issue', 'read:user', 'read:organization']),
+      // the image automation bot only pushes over git: repository scope alone
+      token: await token(
+        username,
+        password,
+        role === 'imageAutomation'
+          ? ['write:repository']
+          : ['write:repository', 'write:issue', 'read:user', 'read:organization'],
+      ),
     };
   }
   const creds: Credentials = { url: st.url, users };
@@ -388,7 +405,7 @@ async function provision(
       description: 'GitOps repository seeded by the console sandbox',
     }),
   );
-  for (const role of ['developer', 'reviewer', 'console'] as const) {
+  for (const role of ['developer', 'reviewer', 'console', 'imageAutomation'] as const) {
     await must(
       `collaborator ${users[role].username}`,
       api(st.url, 'PUT', `/repos/${FORGE_ORG}/${SEED_REPO}/collaborators/${users[role].username}`, adminTok, {
@@ -414,10 +431,11 @@ async function provision(
     'protect main',
     api(st.url, 'POST', `/repos/${FORGE_ORG}/${SEED_REPO}/branch_protections`, adminTok, {
       rule_name: 'main',
-      // only the admin pushes to main directly (the scenario helpers); everyone else merges an approved PR
+      // only the admin (the scenario helpers) and the image automation bot (dev's image tag) push to main
+      // directly; everyone else merges an approved PR
       enable_push: true,
       enable_push_whitelist: true,
-      push_whitelist_usernames: [adminName],
+      push_whitelist_usernames: [adminName, users.imageAutomation.username],
       required_approvals: 1,
       block_on_rejected_reviews: true,
       dismiss_stale_approvals: true,

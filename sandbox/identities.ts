@@ -6,6 +6,10 @@
 //   flux-system/source-controller              crd-controller-flux-system (Flux's own objects, events, leases)
 //   flux-system/kustomize-controller           the same + cluster-admin (Flux's cluster-reconciler binding)
 //   flux-system/helm-controller                the same as kustomize-controller (installs the HelmReleases' charts)
+//   flux-system/image-reflector-controller     its shipped ClusterRole (image repositories and policies), Secrets
+//                                              read in flux-system (sandbox/image-automation.ts)
+//   flux-system/image-automation-controller    its shipped ClusterRole (image update automations, policies and
+//                                              GitRepositories read), Secrets read in flux-system
 //   argocd/argocd-application-controller       argocd-application-controller (Argo CD's: every verb on
 //                                              everything; sandbox/argocd.ts runs the real controller with it)
 //   argocd/argocd-applicationset-controller    its shipped Role in argocd (Applications, ApplicationSets)
@@ -21,6 +25,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ASSETS_DIR, REPO_ROOT, bin, readState } from './state.ts';
 import { esoRbac } from './eso.ts';
+import { imageAutomationRbac } from './image-automation.ts';
 
 const execFileP = promisify(execFile);
 
@@ -28,6 +33,8 @@ export const CONTROLLER_IDENTITIES = {
   'source-controller': 'flux-system',
   'kustomize-controller': 'flux-system',
   'helm-controller': 'flux-system',
+  'image-reflector-controller': 'flux-system',
+  'image-automation-controller': 'flux-system',
   'argocd-application-controller': 'argocd',
   'argocd-applicationset-controller': 'argocd',
   'argo-rollouts': 'argo-rollouts',
@@ -310,7 +317,9 @@ export async function ensureControllerIdentities(c: {
       { timeout: 60_000 },
       (err, _stdout, stderr) => (err ? reject(new Error(`controller RBAC: ${stderr || err.message}`)) : resolve()),
     );
-    child.stdin?.end(`${CONTROLLER_RBAC}\n---\n${rolloutsRbac()}\n---\n${flaggerRbac()}\n---\n${esoRbac()}`);
+    child.stdin?.end(
+      [CONTROLLER_RBAC, rolloutsRbac(), flaggerRbac(), esoRbac(), imageAutomationRbac()].join('\n---\n'),
+    );
   });
   const out = {} as Record<ControllerIdentity, string>;
   await Promise.all(

@@ -2,7 +2,8 @@
 //
 //   etcd → kube-apiserver → kube-controller-manager + kube-scheduler → kwok
 //   (fake nodes, so pods run) → metrics-server (metrics.k8s.io from kwok's kubelet metrics, for the HPA:
-//   sandbox/metrics-api.ts) → Flux source-controller + kustomize-controller
+//   sandbox/metrics-api.ts) → Flux source-controller + kustomize-controller + helm-controller, and on the
+//   cluster that has dev its image-reflector-controller + image-automation-controller (sandbox/image-automation.ts)
 //   (each as its own ServiceAccount: sandbox/identities.ts; the console's prune admission policy installed)
 //   plus the forge (Gitea, sandbox/forge.ts) shared by every cluster: the Flux GitRepositories and Argo CD
 //   Applications fetch its public repo anonymously; `state.git` names that repo (its clone URL).
@@ -40,6 +41,13 @@ import { FLAGGER_PROCS, flaggerAppObjects, startFlagger } from './flagger.ts';
 import { ensureAgeKey, sopsKeySecret, SOPS_KEY_SECRET } from './sops.ts';
 import { ESO_PROCS, startEso } from './eso.ts';
 import { chartSourceObjects, pushCharts } from './helm-charts.ts';
+import {
+  applyImageAutomation,
+  imageAutomationCrdArgs,
+  imageAutomationMissing,
+  runsImageAutomation,
+  startImageAutomation,
+} from './image-automation.ts';
 import type { RegistryState } from './registry.ts';
 import { applyPruneAdmissionPolicy, ensureControllerIdentities } from './identities.ts';
 import {
@@ -272,6 +280,8 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
     join(ASSETS_DIR, 'crds', 'flagger', 'crd.yaml'),
     '-f',
     join(ASSETS_DIR, 'crds', 'eso', 'bundle.yaml'),
+    // Flux's image automation CRDs (beside their controllers' binaries), on every cluster
+    ...imageAutomationCrdArgs(),
   ]);
   applyConsoleRbac(kubeconfig);
   // the controllers' own identities (ServiceAccount tokens), and the console's prune approval enforced by the
@@ -413,7 +423,9 @@ status:
     ...['--metrics-addr', `127.0.0.1:${metrics}`, '--health-addr', `127.0.0.1:${health}`],
     ...['--log-level', 'info', '--requeue-dependency', '5s'],
   ];
-  log(`${name}: flux source-controller, kustomize-controller, helm-controller`);
+  log(
+    `${name}: flux source-controller, kustomize-controller, helm-controller${runsImageAutomation(namespaces) ? ', image-reflector-controller, image-automation-controller' : ''}`,
+  );
   // each controller as its own ServiceAccount (sandbox/identities.ts), never as the sandbox admin
   const [ids] = await Promise.all([identities, policy]);
   const fluxEnv = (sa: keyof typeof ids) => ({ KUBECONFIG: ids[sa], RUNTIME_NAMESPACE: 'flux-system' });
@@ -451,6 +463,8 @@ status:
       fluxEnv('helm-controller'),
     ),
   );
+  // Flux's image automation (issue 26 part 5), on the cluster that has dev only; its objects: applyImageAutomation
+  if (runsImageAutomation(namespaces)) procs.push(...(await startImageAutomation({ dir, ports, logf, ids })));
   writeState({
     ...(readState() ?? emptyState()),
     clusters: [...(readState()?.clusters ?? []).filter((c) => c.name !== name), state],
@@ -867,7 +881,9 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
       try {
         const more = await ensureExtras(st as SandboxState & ExtrasState, extrasPaths(), st.clusters);
         if (more) writeState({ ...(readState() ?? st), ...more, ...(more.forge ? { git: gitOf(more.forge) } : {}) });
-        applyChartSources(st.clusters, (readState() as (SandboxState & ExtrasState) | undefined)?.registry);
+        const now = readState() as (SandboxState & ExtrasState) | undefined;
+        applyChartSources(st.clusters, now?.registry);
+        applyImageAutomation(st.clusters, now?.registry, now?.forge);
       } catch (e) {
         log(`WARNING: forge/registry/simulations: ${e instanceof Error ? e.message : String(e)}`);
       }
@@ -920,6 +936,8 @@ export async function startSandbox(opts: StartOptions = {}): Promise<SandboxStat
   let extras: ExtrasState = { ...('v' in services ? services.v : {}), forge };
   if ('e' in services) log(`WARNING: registry: ${String(services.e)}`);
   applyChartSources(clusters, extras.registry);
+  // the image automation's objects, naming the registry's port of this start (sandbox/image-automation.ts)
+  applyImageAutomation(clusters, extras.registry, forge);
   try {
     extras = await startSimulations(extras, extrasPaths(), clusters);
   } catch (e) {
@@ -998,6 +1016,8 @@ async function sandboxHealthy(st: SandboxState): Promise<boolean> {
   if (st.clusters.some((c) => !ESO_PROCS.every((n) => c.procs.some((p) => p.name === n)))) return false;
   // and one from before Flux's helm-controller
   if (st.clusters.some((c) => !c.procs.some((p) => p.name === 'helm-controller'))) return false;
+  // and one from before Flux's image automation (on the cluster that has dev)
+  if (imageAutomationMissing(st.clusters)) return false;
   const s = await sandboxStatus(st);
   // a dead forge/registry/simulation is restarted on its own (ensureExtras), not with the clusters
   return s.every((c) => c.ok || c.extra);

@@ -17,6 +17,12 @@ export const SEED_IMAGE_HOST = 'registry.example.com';
  * `digital-human/render-worker:1.4.2` (images are deterministic; startRegistry checks it).
  */
 export const PROD_RENDER_WORKER_DIGEST = 'sha256:8cc8fc4c2c2e86f074aa1b0fb7744683cad5476c3d8b98f3df8d249fc6dc0c90';
+/**
+ * The Flux ImagePolicy dev's tts-gateway tag follows (sandbox/image-automation.ts): the seed marks that one line
+ * with Flux's setter marker, so image-automation-controller rewrites the tag to the policy's choice.
+ */
+export const TTS_IMAGE_POLICY = { namespace: 'flux-system', name: 'tts-gateway' } as const;
+const TTS_SETTER = `# {"$imagepolicy": "${TTS_IMAGE_POLICY.namespace}:${TTS_IMAGE_POLICY.name}:tag"}`;
 
 const deployment = (name: string, image: string, port: number, extra = '') => `apiVersion: apps/v1
 kind: Deployment
@@ -137,7 +143,8 @@ resources:
     dev: {
       replicas: [4, 1, 1],
       render: 'newTag: 1.5.0-rc.1',
-      tts: 'newTag: 2.1.0',
+      // only dev follows the ImagePolicy (image automation); staging and prod change by review
+      tts: `newTag: 2.1.0 ${TTS_SETTER}`,
     },
     staging: {
       replicas: [6, 2, 1],

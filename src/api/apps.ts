@@ -5,6 +5,7 @@ import { ENV_SOURCES } from '../domain/environments.ts';
 import { ObjectRefSchema } from './common.ts';
 import { AppDriftSchema } from './drift.ts';
 import { DependencyStateSchema } from './dependencies.ts';
+import { ImageAutomationSchema } from './image-automation.ts';
 
 export const ConditionSchema = z.object({
   type: z.string(),
@@ -201,6 +202,8 @@ export const AppResponse = z.object({
   /** Flux: what it depends on, each with its Ready; and the apps that depend on it */
   dependencies: z.array(DependencyStateSchema).optional(),
   dependents: z.array(z.object({ id: z.string(), name: z.string(), waitingOn: z.string().optional() })).optional(),
+  /** Flux: the image automation writing its image tags to Git (absent: not a Flux Kustomization) */
+  imageAutomation: ImageAutomationSchema.optional(),
 });
 export type AppResponse = z.infer<typeof AppResponse>;
 

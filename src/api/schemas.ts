@@ -5,6 +5,7 @@ export * from './common.ts';
 export * from './drift.ts';
 export * from './apps.ts';
 export * from './dependencies.ts';
+export * from './image-automation.ts';
 export * from './stream.ts';
 export * from './tree.ts';
 export * from './diff.ts';

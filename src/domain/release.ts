@@ -115,6 +115,12 @@ function recordedState(name: ReleaseStateName, e: ReleaseEvent): ReleaseStateVie
       const a = asObj(d.author);
       actor = str(a.name) ?? actor;
       value = str(d.subject) ?? str(d.sha)?.slice(0, 7);
+      // Flux image automation: confirmed by its controller, or only claimed by the author line
+      const auto = asObj(d.automation);
+      if (auto.confirmed === true && str(auto.automation)) {
+        actor = `image automation ${String(auto.automation)}`;
+        value = str(auto.line) ?? value;
+      } else if (auto.confirmed === false && str(auto.line)) value = `${value ?? ''} · ${String(auto.line)}`;
       break;
     }
     case 'artifact': {

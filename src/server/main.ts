@@ -6,7 +6,7 @@ import type { AccessRule } from './auth/index.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { ClusterManager } from './kube/cluster-manager.ts';
 import { APP_WATCH_KINDS } from './kube/kinds.ts';
-import { AppCatalog } from './apps/index.ts';
+import { AppCatalog, imageAutomationFor } from './apps/index.ts';
 import { DriftTracker } from './drift/index.ts';
 import { ObjectIndex } from './kube/object-index.ts';
 import { loadMaskKey } from './kube/secret-mask.ts';
@@ -260,6 +260,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       envOrder: cfg.envOrder,
       validate: (a) => validateRender(releaseDiffs, a),
       manifests: new ManifestStore(store),
+      imageAutomation: (a) => imageAutomationFor(clusters, a),
     });
   // with several replicas only one records: a Lease (CONSOLE_RECORDER_LEASE=<namespace>/<name>) on the first
   // cluster, or CONSOLE_RECORDER_LEASE_CLUSTER's; without it this process records (one replica)

@@ -45,18 +45,23 @@ describe('forge (Gitea in the sandbox)', () => {
     await makeForgeReachable();
   });
 
-  it('runs Gitea 1.26 with the seed repo, main protected (pushes by the admin only, one approval)', async () => {
+  it('runs Gitea 1.26 with the seed repo, main protected (pushes by the admin and the image automation bot only, one approval)', async () => {
     const f = sandboxForge();
     const v = (await (await fetch(`${f.url}/api/v1/version`)).json()) as { version: string };
     expect(v.version).toBe('1.26.0');
     const prot = await forgeApi('admin', 'GET', `/repos/${f.repo.owner}/${f.repo.name}/branch_protections/main`);
     expect(prot.status).toBe(200);
     expect(prot.json.required_approvals).toBe(1);
-    // direct pushes: only the admin (the sandbox's scenario helpers); everyone else merges an approved PR
+    // direct pushes: only the admin (the sandbox's scenario helpers) and Flux's image automation bot (dev's image
+    // tag, sandbox/image-automation.ts); everyone else merges an approved PR
     expect(prot.json.enable_push).toBe(true);
     expect(prot.json.enable_push_whitelist).toBe(true);
-    expect(prot.json.push_whitelist_usernames).toEqual(['forge-admin']);
-    // the repo the clusters' controllers fetch, anonymously (no credentials in any GitRepository/Application)
+    expect([...(prot.json.push_whitelist_usernames as string[])].sort()).toEqual([
+      'flux-image-automation',
+      'forge-admin',
+    ]);
+    // the repo the clusters' controllers fetch, anonymously (no credentials in their GitRepositories/Applications;
+    // only the image automation's own GitRepository has a Secret, the bot's token, to push)
     expect(mustState().git.url).toBe(f.repo.cloneUrl);
     const repo = await fetch(`${f.url}/api/v1/repos/${f.repo.owner}/${f.repo.name}`);
     expect(repo.status).toBe(200);

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/domain/evidence.ts';
 import { verifyManifestBundle } from '../../src/server/evidence/index.ts';
+import { setImageAutomationSuspended } from '../../sandbox/image-automation.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { commitAndPushRetrying, readRepoFile, writeRepoFile } from '../../sandbox/scenario.ts';
 import { as, signIn } from '../support/auth.ts';
@@ -20,16 +21,28 @@ const TTS = /(digital-human\/tts-gateway\n\s+newTag: )(\S+)/;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let original: string;
 let pushed = false;
+let suspended = false;
 
 beforeAll(async () => {
+  // dev's tts-gateway tag follows Flux's ImagePolicy (sandbox/image-automation.ts): the automation is held while
+  // this test moves the tag to 2.0.0 and back, or it would commit the policy's 2.1.0 under it
+  setImageAutomationSuspended(true);
+  suspended = true;
   con = await startTestConsole(RECORDER_ON);
   original = readRepoFile(OVERLAY);
 }, 120_000);
 
 afterAll(async () => {
-  if (pushed && readRepoFile(OVERLAY) !== original)
-    commitAndPushRetrying('Put dev back (manifests test)', (w) => writeRepoFile(w, OVERLAY, original));
-  await con?.close();
+  try {
+    if (pushed && readRepoFile(OVERLAY) !== original)
+      commitAndPushRetrying('Put dev back (manifests test)', (w) => writeRepoFile(w, OVERLAY, original));
+  } finally {
+    try {
+      if (suspended) setImageAutomationSuspended(false);
+    } finally {
+      await con?.close();
+    }
+  }
 });
 
 const get = (path: string) => as(con.admin, con.url, `/api/apps/${APP}/releases${path}`);

@@ -2,3 +2,4 @@
 // may use. Its routes are registered by app.ts directly and never exported here (that would make cycles).
 export { appOf } from './app-of.ts';
 export { AppCatalog } from './catalog.ts';
+export { imageAutomationFor } from './image-automation.ts';

@@ -11,6 +11,7 @@ import {
   type ArgoSyncDto,
 } from '../../api/schemas.ts';
 import { dependenciesOf, environmentGraph } from './dependency-view.ts';
+import { imageAutomationFor } from './image-automation.ts';
 import { argoSyncOperationOf, argoSyncSteps, argoSyncWhy, syncWaveOf } from '../../domain/argo-sync.ts';
 import { assessHealth } from '../../domain/health.ts';
 import { appId, type App } from '../../domain/app.ts';
@@ -177,6 +178,7 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         .dependentsOf(a.id)
         .filter((d) => byId.has(d.id))
         .map((d) => ({ id: d.id, name: d.name, ...(d.waitingOn ? { waitingOn: d.waitingOn } : {}) }));
+      const imageAutomation = imageAutomationFor(deps.clusters, a);
       return validated(AppResponse, {
         app: a,
         ...(cluster ? { cluster } : {}),
@@ -185,6 +187,7 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         ...(canaries.length ? { canaries } : {}),
         ...(dependencies.length ? { dependencies } : {}),
         ...(dependents.length ? { dependents } : {}),
+        ...(imageAutomation ? { imageAutomation } : {}),
       });
     },
   );

@@ -19,6 +19,10 @@ export const KINDS = {
   Application: k('argoproj.io', 'v1alpha1', 'Application', 'applications'),
   ApplicationSet: k('argoproj.io', 'v1alpha1', 'ApplicationSet', 'applicationsets'),
   AppProject: k('argoproj.io', 'v1alpha1', 'AppProject', 'appprojects'),
+  // Flux image automation (issue 26): what chooses image tags and who writes them to Git
+  ImageRepository: k('image.toolkit.fluxcd.io', 'v1', 'ImageRepository', 'imagerepositories'),
+  ImagePolicy: k('image.toolkit.fluxcd.io', 'v1', 'ImagePolicy', 'imagepolicies'),
+  ImageUpdateAutomation: k('image.toolkit.fluxcd.io', 'v1', 'ImageUpdateAutomation', 'imageupdateautomations'),
 } as const;
 
 export const APP_WATCH_KINDS: ResourceKind[] = Object.values(KINDS);

@@ -2,6 +2,7 @@
 // dir (its author, committer, signature, parents and message); unknown with the reason when it cannot be read.
 import type { App } from '../../domain/app.ts';
 import { GIT_SHOW_FORMAT, parseGitShow, type CommitInfo } from '../../domain/release-commit.ts';
+import { automationOfCommit, awaitingPushReport } from '../../domain/image-automation.ts';
 import { withoutUserInfo } from '../../domain/url-credentials.ts';
 import { git, type GitMirrors } from '../git/mirror.ts';
 import { message, type StateContext, type Tracked } from './tracking.ts';
@@ -12,6 +13,9 @@ export async function readCommit(mirrors: GitMirrors, rawUrl: string, sha: strin
     parseGitShow(await git(['-C', dir, 'show', '-s', `--format=${GIT_SHOW_FORMAT}`, sha])),
   );
 }
+
+/** how long an automation-authored commit waits for its controller to report the push (`status.lastPushCommit`) */
+export const PUSH_REPORT_MS = 60_000;
 
 /** The change state reads the commit through the recorder (its public readCommit, over its mirrors). */
 export interface ChangeContext extends StateContext {
@@ -37,6 +41,21 @@ export async function recordChange(ctx: ChangeContext, app: App, rel: Tracked, e
   }
   try {
     const c = await ctx.readCommit(url, rel.sha);
+    // made by Flux image automation? Confirmed only by the controller's own report of its push (its status names
+    // the commit); an automation-authored commit waits a little for that report, then is recorded as a claim
+    const images = ctx.o.imageAutomation?.(app);
+    if (
+      images?.status === 'ok' &&
+      !expired &&
+      awaitingPushReport({ author: c.author, committerTime: c.committer.time }, images, Date.now(), PUSH_REPORT_MS)
+    )
+      return;
+    const automation =
+      images?.status === 'ok'
+        ? automationOfCommit(c, images)
+        : images?.status === 'unknown'
+          ? { unknown: true, why: images.why ?? 'the image automation could not be read' }
+          : undefined;
     rel.commitTime = c.committer.time;
     rel.commit = { parents: c.parents, message: c.message };
     ctx.emit(app, rel, 'change', 'console', {
@@ -49,6 +68,7 @@ export async function recordChange(ctx: ChangeContext, app: App, rel: Tracked, e
       merge: c.parents.length > 1,
       subject: c.subject,
       message: c.message,
+      ...(automation ? { automation } : {}),
     });
   } catch (e) {
     ctx.emit(app, rel, 'change', 'console', {

@@ -8,6 +8,7 @@ import type { RenderResult } from '../diff/index.ts';
 import type { EvidenceStore } from '../evidence/index.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
 import type { ManifestStore } from '../store/manifest-store.ts';
+import type { ImageAutomationView } from '../../domain/image-automation.ts';
 
 export interface ReleaseRecorderLog {
   info(obj: object, msg: string): void;
@@ -43,6 +44,8 @@ export interface ReleaseRecorderOptions {
   reviewRetryMs?: number;
   /** where each release's masked render is kept by its hash (absent: renders are hashed, not kept) */
   manifests?: ManifestStore | undefined;
+  /** Flux image automation of the app (the change state names a commit its controller pushed) */
+  imageAutomation?: ((app: App) => ImageAutomationView | undefined) | undefined;
 }
 
 /** The server-side dry-run of one render: each desired object accepted, rejected (with why) or not checked. */

@@ -10,6 +10,7 @@ import { appQueryOptions, clustersQueryOptions } from '../../features/apps/api/a
 import { ArgoSyncProgress } from '../../features/apps/components/argo-sync-progress.tsx';
 import { RolloutProgress } from '../../features/apps/components/rollout-progress.tsx';
 import { FlaggerCanary } from '../../features/apps/components/flagger-canary.tsx';
+import { ImageAutomation } from '../../features/apps/components/image-automation.tsx';
 import { DriftSummary } from '../../features/apps/components/drift-summary.tsx';
 import { DependencyRows, WaitingOn } from '../../features/apps/components/app-dependencies.tsx';
 import { ReconcileButton } from '../../features/apps/components/reconcile-button.tsx';
@@ -239,6 +240,7 @@ export function AppPage() {
           </ul>
         </section>
       </div>
+      <ImageAutomation data={q.data.imageAutomation} />
       <ResourceTree appId={app.id} />
       <AppDiff appId={app.id} controller={app.controller} />
       <EnvCompare appId={app.id} />

@@ -1,0 +1,206 @@
+// Issue 26 part 5, Flux image automation against the real controllers in the sandbox: dev's app page lists the
+// automation, its policy's choice and the registry's tags; a tag pushed to the registry makes the real
+// image-automation-controller commit to Git, and the release chain names that commit as the automation's (its
+// controller reported pushing it); a person who writes the automation's author line on their own commit is
+// recorded as a claim, not as the automation. The console runs as its own least-privilege identity.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppResponse, ReleasesResponse } from '../../src/api/schemas.ts';
+import {
+  IMAGE_AUTOMATION,
+  deleteImageTag,
+  pushImageTag,
+  requestImageAutomation,
+} from '../../sandbox/image-automation.ts';
+import { forgeAuthEnv } from '../../sandbox/forge.ts';
+import { forgeUser } from '../../sandbox/scenario-forge.ts';
+import { waitFor } from '../../sandbox/procs.ts';
+import { getJson as kubeJson, readRepoFile, readRepoFileAt } from '../../sandbox/scenario.ts';
+import { mustState } from '../../sandbox/state.ts';
+import { as, signIn, type Signed } from '../support/auth.ts';
+import { RECORDER_ON, startTestConsole } from '../support/console.ts';
+
+const DEV = 'nonprod/flux-system/kustomization/digital-human-dev';
+const STAGING = 'nonprod/flux-system/kustomization/digital-human-staging';
+const OVERLAY = 'overlays/dev/kustomization.yaml';
+const NEW_TAG = '2.1.1';
+const AUTOMATION = `${IMAGE_AUTOMATION.namespace}/${IMAGE_AUTOMATION.automation}`;
+const IMPOSTOR_LINE = '# image automation impostor (test)\n';
+
+let con: Awaited<ReturnType<typeof startTestConsole>>;
+let tagPushed = false;
+let developer: Signed;
+let auditor: Signed;
+let impostor = false;
+
+const appOf = async (id: string) => (await as(developer, con.url, `/api/apps/${id}`)).body as unknown as AppResponse;
+// the release chain is read by those who review and audit it (a developer may not)
+const releases = async () =>
+  (await as(auditor, con.url, `/api/apps/${DEV}/releases`)).body as unknown as ReleasesResponse;
+const change = (res: ReleasesResponse | undefined, sha: string) =>
+  res?.releases.find((r) => r.sha === sha)?.states.find((s) => s.name === 'change');
+const lastPush = () =>
+  (
+    kubeJson('nonprod', ['-n', IMAGE_AUTOMATION.namespace, 'get', 'imageupdateautomation', IMAGE_AUTOMATION.automation])
+      .status as { lastPushCommit?: string } | undefined
+  )?.lastPushCommit;
+const TAG = /digital-human\/tts-gateway\n\s+newTag: (\S+)/;
+const devTag = () => TAG.exec(readRepoFile(OVERLAY))?.[1];
+/** the tag dev's overlay names at a commit */
+const tagAt = (sha: string) => TAG.exec(readRepoFileAt(OVERLAY, sha))?.[1];
+
+/** A commit pushed by the sandbox admin with the automation's author line (what anyone who can push can do). */
+function pushAsTheBotAuthor(edit: (text: string) => string, message: string): string {
+  const st = mustState();
+  const work = mkdtempSync(join(tmpdir(), 'impostor-'));
+  const env = { ...process.env, GIT_TERMINAL_PROMPT: '0', ...forgeAuthEnv(forgeUser('admin')) };
+  const git = (args: string[]) => execFileSync('git', args, { cwd: work, env, encoding: 'utf8' });
+  try {
+    git(['clone', '-q', st.git.url, '.']);
+    const f = join(work, OVERLAY);
+    writeFileSync(f, edit(readFileSync(f, 'utf8')));
+    const who = `${IMAGE_AUTOMATION.author.name} <${IMAGE_AUTOMATION.author.email}>`;
+    git([
+      '-c',
+      `user.name=${IMAGE_AUTOMATION.author.name}`,
+      '-c',
+      `user.email=${IMAGE_AUTOMATION.author.email}`,
+      'commit',
+      '-qam',
+      message,
+      `--author=${who}`,
+    ]);
+    git(['push', '-q', 'origin', 'HEAD:main']);
+    return git(['rev-parse', 'HEAD']).trim();
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+beforeAll(async () => {
+  con = await startTestConsole({ ...RECORDER_ON });
+  developer = await signIn(con.url, 'developer');
+  auditor = await signIn(con.url, 'auditor');
+}, 180_000);
+
+afterAll(async () => {
+  try {
+    if (impostor && readRepoFile(OVERLAY).includes(IMPOSTOR_LINE))
+      pushAsTheBotAuthor((t) => t.replace(IMPOSTOR_LINE, ''), 'Remove the impostor line (test)');
+    if (tagPushed) {
+      // the policy's choice goes back to 2.1.0 and the automation itself commits it back
+      await deleteImageTag(IMAGE_AUTOMATION.image, NEW_TAG);
+      await waitFor(
+        'the automation put dev back on 2.1.0',
+        async () => {
+          requestImageAutomation();
+          return devTag() === '2.1.0';
+        },
+        { timeoutMs: 180_000, intervalMs: 5000 },
+      );
+    }
+  } finally {
+    await con?.close();
+  }
+}, 240_000);
+
+describe('Flux image automation (real controllers)', () => {
+  it('dev’s page lists the automation, where it pushes, its policy’s choice and the registry’s tags; staging has none', async () => {
+    let dev: AppResponse | undefined;
+    await waitFor(
+      'dev’s image automation read',
+      async () => {
+        dev = await appOf(DEV);
+        return (dev.imageAutomation?.policies[0]?.chosen?.tag ?? '') !== '';
+      },
+      { timeoutMs: 120_000, intervalMs: 2000 },
+    );
+    const ia = dev?.imageAutomation;
+    expect(ia?.status).toBe('ok');
+    expect(ia?.automations.map((a) => `${a.namespace}/${a.name}`)).toEqual([AUTOMATION]);
+    expect(ia?.automations[0]).toMatchObject({
+      pushBranch: 'main',
+      updatePath: 'overlays/dev',
+      author: IMAGE_AUTOMATION.author,
+      suspended: false,
+      ready: { status: 'True' },
+    });
+    expect(ia?.policies[0]).toMatchObject({
+      name: IMAGE_AUTOMATION.policy,
+      rule: `semver ${IMAGE_AUTOMATION.semverRange}`,
+      chosen: { tag: '2.1.0' },
+    });
+    expect(ia?.repositories[0]?.latestTags).toEqual(expect.arrayContaining(['2.0.0', '2.1.0', '2.1.0-build.2']));
+    const staging = await appOf(STAGING);
+    expect(staging.imageAutomation).toMatchObject({ status: 'ok', automations: [] });
+  }, 180_000);
+
+  it('a new tag in the registry: the controller commits it, and the release chain names the commit as its push', async () => {
+    const digest = pushImageTag(IMAGE_AUTOMATION.image, NEW_TAG, '2.1.0-build.2');
+    tagPushed = true;
+    let sha: string | undefined;
+    await waitFor(
+      `the automation pushed ${NEW_TAG}`,
+      async () => {
+        requestImageAutomation();
+        // the commit its status names, once that commit is the one with the new tag (Git has the push a moment
+        // before the controller's status names it)
+        const last = lastPush();
+        sha = last && tagAt(last) === NEW_TAG ? last : undefined;
+        return !!sha;
+      },
+      { timeoutMs: 180_000, intervalMs: 5000 },
+    );
+    let res: ReleasesResponse | undefined;
+    await waitFor(
+      `the change state of ${sha?.slice(0, 8)}`,
+      async () => {
+        res = await releases();
+        return change(res, sha as string)?.status === 'ok';
+      },
+      { timeoutMs: 180_000, intervalMs: 2000 },
+    );
+    const c = change(res, sha as string);
+    expect(c?.actor).toBe(`image automation ${AUTOMATION}`);
+    expect(c?.value).toContain(
+      `image automation ${AUTOMATION}: policy ${IMAGE_AUTOMATION.policy} (semver ${IMAGE_AUTOMATION.semverRange}) chose ${NEW_TAG} (was 2.1.0)`,
+    );
+    expect(c?.value).toContain(`/${IMAGE_AUTOMATION.image}`);
+    expect(c?.value).toContain(digest);
+    expect(c?.data?.automation).toMatchObject({ confirmed: true, automation: AUTOMATION, pushBranch: 'main' });
+    // dev does not require review: a direct push is not reviewed, and the review state says so
+    const review = res?.releases.find((r) => r.sha === sha)?.states.find((s) => s.name === 'review');
+    if (review?.status !== 'pending')
+      expect(review?.value ?? review?.why ?? '').toMatch(/direct push|no pull request/i);
+    // the app page shows the policy's new choice and the push
+    const page = await appOf(DEV);
+    expect(page.imageAutomation?.automations[0]?.lastPushCommit).toBe(sha);
+  }, 420_000);
+
+  it('someone who writes the automation’s author line on their own commit is recorded as a claim, not as the automation', async () => {
+    impostor = true;
+    const sha = pushAsTheBotAuthor(
+      (t) => t.replace('configMapGenerator:\n', `${IMPOSTOR_LINE}configMapGenerator:\n`),
+      'Image automation (dev): looks like the bot',
+    );
+    let res: ReleasesResponse | undefined;
+    await waitFor(
+      `the change state of ${sha.slice(0, 8)}`,
+      async () => {
+        res = await releases();
+        return change(res, sha)?.status === 'ok';
+      },
+      { timeoutMs: 240_000, intervalMs: 3000 },
+    );
+    const c = change(res, sha);
+    expect(c?.actor).toBe(IMAGE_AUTOMATION.author.name);
+    expect(c?.actor).not.toMatch(/^image automation /);
+    expect(c?.value).toContain(
+      `the author claims image automation ${AUTOMATION}, but it never reported pushing ${sha.slice(0, 8)}`,
+    );
+    expect(c?.data?.automation).toMatchObject({ confirmed: false });
+  }, 360_000);
+});
