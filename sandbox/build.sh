@@ -275,15 +275,16 @@ HELMCTL_VERSION="v1.6.2"
 # Flux's image automation (issue 26 part 5): image-reflector-controller and image-automation-controller v1.2.3,
 # served by the proxy as exact versions, built the same way (each has a nested api module).
 IMAGECTL_VERSION="v1.2.3"
-# build_nested LABEL MODULE VERSION BINARY: a Flux controller whose go.mod replaces its api module with ./api
+# build_nested COMPONENT LABEL MODULE VERSION BINARY: a Flux controller whose go.mod replaces its api module with
+# ./api. Its log lines name the component (the start-up page's progress reads "building/built/cached <component>").
 build_nested() {
-  local label="$1" module="$2" version="$3" binary="$4"
+  local component="$1" label="$2" module="$3" version="$4" binary="$5"
   local ld="-s -w"
   local key dest
   key="$(printf '%s\n' "$label" "$version" "$(go version)" "$ld" trimpath cgo=0 | sha256sum | cut -c1-16)"
   dest="$cache_root/bin/$label-$key"
   if [[ ! -x "$dest/$binary" ]]; then
-    log "building flux $binary ($version) ..."
+    log "building $component (flux $binary $version) ..."
     local t0=$SECONDS tmp="$dest.tmp.$$" mods dir api
     rm -rf "$tmp"; mkdir -p "$tmp"
     mods="$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "$module@$version" "$module/api@$version")"
@@ -298,18 +299,18 @@ build_nested() {
     echo "$version" > "$tmp/VERSION"
     rm -rf "$tmp/src"
     rm -rf "$dest"; mv "$tmp" "$dest"
-    log "built flux $binary in $((SECONDS - t0))s"
+    log "built $component in $((SECONDS - t0))s (flux $binary)"
   else
-    log "flux $binary cached ($dest)"
+    log "$component cached ($dest)"
   fi
   ln -sfn "$dest/$binary" "$out_bin/$binary"
   ln -sfn "$dest" "$out_bin/$label-dist"
 }
-build_helmctl() { build_nested helmctl github.com/fluxcd/helm-controller "$HELMCTL_VERSION" helm-controller; }
+build_helmctl() { build_nested helmctl helmctl github.com/fluxcd/helm-controller "$HELMCTL_VERSION" helm-controller; }
 # one after the other: two Go builds at once on two cores only thrash
 build_imagectl() {
-  build_nested imagerefl github.com/fluxcd/image-reflector-controller "$IMAGECTL_VERSION" image-reflector-controller &&
-    build_nested imageauto github.com/fluxcd/image-automation-controller "$IMAGECTL_VERSION" image-automation-controller
+  build_nested imagectl imagerefl github.com/fluxcd/image-reflector-controller "$IMAGECTL_VERSION" image-reflector-controller &&
+    build_nested imagectl imageauto github.com/fluxcd/image-automation-controller "$IMAGECTL_VERSION" image-automation-controller
 }
 helmctl_pid=""
 if want flux || want helmctl; then build_helmctl & helmctl_pid=$!; fi
