@@ -112,6 +112,8 @@ export const AppsResponse = z.object({
    */
   partial: z.literal(true).optional(),
   groups: z.array(z.object({ env: z.string(), cluster: z.string(), count: z.number() })).optional(),
+  /** the catalog's version this list was read at (`<replica boot>:<changes>`; the stream's hello carries it too) */
+  version: z.string().optional(),
 });
 export type AppsResponse = z.infer<typeof AppsResponse>;
 /** An Argo CD sync operation as it runs (domain/argo-sync.ts): its steps (PreSync, Sync by wave, PostSync). */

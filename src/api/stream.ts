@@ -12,5 +12,7 @@ export const StreamMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('state'), kind: z.enum(['prune', 'freeze']), id: z.string(), app: z.string().optional() }),
   // this replica may have missed changes of others: refetch everything shown
   z.object({ type: z.literal('resync') }),
+  // first on every stream: the catalog's version when it began (a list read at this version or later missed nothing)
+  z.object({ type: z.literal('hello'), version: z.string() }),
 ]);
 export type StreamMessage = z.infer<typeof StreamMessage>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareApps, firstOf, overviewHead, searchText, type OverviewApp } from './overview.ts';
+import { compareApps, firstOf, listIsCurrent, overviewHead, searchText, type OverviewApp } from './overview.ts';
 
 const app = (env: string, cluster: string, name: string, over: Partial<OverviewApp> = {}): OverviewApp => ({
   id: `${cluster}/${name}`,
@@ -52,5 +52,19 @@ describe('the overview order and its first page', () => {
     expect(searchText(a)).toContain('checkout');
     expect(searchText(a)).toContain('team/repo.git');
     expect(searchText({ ...a, name: 'renamed' })).toContain('renamed');
+  });
+});
+
+describe('listIsCurrent: a list read at or after the stream began missed nothing', () => {
+  it('the same replica, read at the stream’s version or later', () => {
+    expect(listIsCurrent('ab12:7', 'ab12:7')).toBe(true);
+    expect(listIsCurrent('ab12:9', 'ab12:7')).toBe(true);
+  });
+  it('read before the stream began, another replica, or no version: not proven', () => {
+    expect(listIsCurrent('ab12:6', 'ab12:7')).toBe(false);
+    expect(listIsCurrent('cd34:9', 'ab12:7')).toBe(false);
+    expect(listIsCurrent(undefined, 'ab12:7')).toBe(false);
+    expect(listIsCurrent('ab12:7', undefined)).toBe(false);
+    expect(listIsCurrent('ab12:x', 'ab12:1')).toBe(false);
   });
 });

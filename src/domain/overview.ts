@@ -87,3 +87,18 @@ export function searchText(a: OverviewApp): string {
   }
   return s;
 }
+
+/**
+ * Whether a list read at catalog version `list` already holds every change before a stream that began at
+ * `stream` (both `<replica boot>:<changes>`): the same replica, and read at or after the stream's start. Anything
+ * else (another replica, an older BFF without versions) is not proven current.
+ */
+export function listIsCurrent(list: string | undefined, stream: string | undefined): boolean {
+  const parse = (v: string | undefined) => {
+    const m = v ? /^([0-9a-f]+):(\d+)$/.exec(v) : null;
+    return m ? { boot: m[1] as string, n: Number(m[2]) } : undefined;
+  };
+  const a = parse(list);
+  const b = parse(stream);
+  return !!a && !!b && a.boot === b.boot && a.n >= b.n;
+}

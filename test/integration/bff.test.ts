@@ -123,6 +123,19 @@ describe('BFF against the sandbox', () => {
     for (const a of head.apps) expect(all.apps.map((x) => x.id)).toContain(a.id);
   });
 
+  it('a stream begins with the catalog’s version, which the list answers carry (the SPA skips a second read)', async () => {
+    const hello = await waitForStreamMessage<StreamMessage>(con.url, (m) => m.type === 'hello', 10_000);
+    const all = await apps();
+    const head = await apps('?first=1');
+    const version = (hello as { version: string }).version;
+    expect(version).toMatch(/^[0-9a-f]{12}:\d+$/);
+    for (const v of [all.version, head.version]) {
+      // the same process, read after the stream began: at or after its version
+      expect(v?.split(':')[0]).toBe(version.split(':')[0]);
+      expect(Number(v?.split(':')[1])).toBeGreaterThanOrEqual(Number(version.split(':')[1]));
+    }
+  });
+
   it('returns one app with its inventory, and 404 JSON for an unknown id', async () => {
     const r = await getJson<AppResponse>(con.url, '/api/apps/nonprod/flux-system/kustomization/digital-human-dev');
     expect(r.status).toBe(200);

@@ -63,3 +63,25 @@ describe('AppCatalog: Flux dependencies', () => {
     expect(catalog.get(APPS)?.waitingOn).toBe('waiting on infra (Ready unknown: NotFound)');
   });
 });
+
+describe('AppCatalog: its version (the list answer and the stream hello carry it)', () => {
+  it('moves with every app upsert and delete it emits, not with an unchanged object', async () => {
+    const clusters = new ClusterManager();
+    clusters.clusters.set('c', { get: () => undefined, list: () => [] } as never);
+    const catalog = new AppCatalog(clusters, new EvidenceRecorder(store, silent), 'env', silent);
+    await catalog.start();
+    const other = new AppCatalog(clusters, new EvidenceRecorder(store, silent), 'env', silent);
+    const emit = (obj: KubeObject, type: 'update' | 'delete' = 'update') =>
+      clusters.emit('object', 'c', { type, kind: KINDS.Kustomization, obj });
+    const v0 = catalog.version();
+    expect(v0).toMatch(/^[0-9a-f]{12}:\d+$/);
+    expect(other.version().split(':')[0]).not.toBe(v0.split(':')[0]); // another process: another boot id
+    emit(ks('solo', { status: 'True', reason: 'ReconciliationSucceeded' }));
+    const v1 = catalog.version();
+    expect(Number(v1.split(':')[1])).toBe(Number(v0.split(':')[1]) + 1);
+    emit(ks('solo', { status: 'True', reason: 'ReconciliationSucceeded' }));
+    expect(catalog.version()).toBe(v1); // the same app again: nothing emitted, nothing to miss
+    emit(ks('solo', {}), 'delete');
+    expect(Number(catalog.version().split(':')[1])).toBe(Number(v1.split(':')[1]) + 1);
+  });
+});

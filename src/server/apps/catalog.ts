@@ -2,6 +2,7 @@
 // Emits app changes (for SSE) and records evidence: each app's observed
 // revision change, each cluster's connection change, and each app whose environment is flagged (its label
 // disagrees with the console's mapping, or the mapping does not decide it) when that is first seen.
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { appId, worseHealth, type App } from '../../domain/app.ts';
 import { dependencyStates, waitingOn } from '../../domain/flux-deps.ts';
@@ -131,6 +132,14 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     return mappedEnv(rules, cluster, namespace) ?? 'unknown';
   }
 
+  /** app upserts and deletes emitted so far by this catalog (this process) */
+  private changes = 0;
+  private readonly boot = randomBytes(6).toString('hex');
+  /** `<boot>:<changes>`: what a list answer and a stream's hello carry (another replica's never compares equal) */
+  version(): string {
+    return `${this.boot}:${this.changes}`;
+  }
+
   list(): App[] {
     return [...this.apps.values()];
   }
@@ -252,6 +261,7 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
     app.updatedAt = new Date().toISOString();
     if (prev && JSON.stringify({ ...prev, updatedAt: '' }) === JSON.stringify({ ...app, updatedAt: '' })) return;
     this.apps.set(app.id, app);
+    this.changes++;
     this.emit('app', { type: 'upsert', app });
     // the apps that depend on it show its Ready in their "waiting on" line: read again only when that changed (not
     // on every health update of its objects: each would rebuild every dependent's tree)
@@ -322,7 +332,10 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
         this.raw.delete(id);
         const prev = this.apps.get(id);
         if (prev) for (const r of prev.inventory) this.byObject.get(refId(r))?.delete(id);
-        if (this.apps.delete(id)) this.emit('app', { type: 'delete', id });
+        if (this.apps.delete(id)) {
+          this.changes++;
+          this.emit('app', { type: 'delete', id });
+        }
         this.refreshDependents(id);
         return;
       }

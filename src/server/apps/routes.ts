@@ -137,6 +137,8 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     const q = parsed(AppsQuery, req.query);
     // a read sees every object change the BFF has observed (health updates are otherwise batched for 250 ms)
     deps.catalog.settleNow();
+    // read in the same tick as the list below (readableApps takes the catalog's list before it awaits)
+    const version = deps.catalog.version();
     const all = await readableApps(req);
     const apps = [...filterApps(all, q)].sort(compareApps);
     const envs = sortEnvs(
@@ -152,9 +154,10 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         envs,
         partial: true,
         groups: head.groups,
+        version,
       });
     }
-    return validated(AppsResponse, { apps: apps.map(summarize), total: all.length, envs });
+    return validated(AppsResponse, { apps: apps.map(summarize), total: all.length, envs, version });
   });
 
   app.get(

@@ -88,6 +88,8 @@ export const streamRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     });
     deps.catalog.on('objects', onObjects);
     deps.catalog.on('app', onApp);
+    // in the tick it subscribed: every app change after this version reaches this stream
+    send({ type: 'hello', version: deps.catalog.version() });
     deps.catalog.on('cluster', onCluster);
     const beat = setInterval(() => {
       // an idle or expired session ends its stream too

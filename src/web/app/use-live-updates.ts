@@ -1,6 +1,8 @@
 // The live stream: touches every feature's cached data, so it lives in the composition layer.
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
+import type { AppsResponse } from '../../api/schemas.ts';
+import { listIsCurrent } from '../../domain/overview.ts';
 import { appKeys, clusterKeys } from '../features/apps/api/apps-queries.ts';
 import { applyToAppDetail, applyToAppList, applyToClusters } from '../features/apps/hooks/apply-stream-message.ts';
 import { diffKeys } from '../features/diff/api/diff-queries.ts';
@@ -14,6 +16,9 @@ import { parsers, type Parsers } from '../lib/lazy-parsers.ts';
 import { sessionKeys, sessionQueryOptions } from '../lib/session.ts';
 
 export type StreamStatus = 'connecting' | 'live' | 'reconnecting';
+
+const LIST_KEY = appKeys.list();
+const isListKey = (k: readonly unknown[]) => k.length === LIST_KEY.length && k.every((x, i) => x === LIST_KEY[i]);
 
 /** Subscribes to /api/stream and folds messages into the query cache. */
 export function useLiveUpdates(): StreamStatus {
@@ -30,13 +35,24 @@ export function useLiveUpdates(): StreamStatus {
     let stream: Parsers['StreamMessage'] | undefined;
     let closed = false;
     const early: string[] = [];
+    // the catalog's version when this stream (re)began: its hello message
+    let hello: string | undefined;
     es.onopen = () => {
       setStatus('live');
+      hello = undefined;
       // anything missed while disconnected (or between the page's first load and this stream): refetch once;
-      // at the first open a little later, so a second copy of a 2,000-app list does not compete with the
-      // first paint
+      // at the first open a little later, so a second copy of the app list does not compete with the first
+      // paint — and not the list at all when it was read at or after the stream began (10,000 apps: 8.9 MiB)
       if (opened) void qc.invalidateQueries({ queryKey: appKeys.all });
-      else settle = setTimeout(() => void qc.invalidateQueries({ queryKey: appKeys.all }), 3000);
+      else
+        settle = setTimeout(() => {
+          const list = qc.getQueryData<AppsResponse>(appKeys.list());
+          const current = !!list && listIsCurrent(list.version, hello);
+          void qc.invalidateQueries({
+            queryKey: appKeys.all,
+            ...(current ? { predicate: (q) => !isListKey(q.queryKey) } : {}),
+          });
+        }, 3000);
       opened = true;
     };
     es.onerror = () => {
@@ -61,6 +77,10 @@ export function useLiveUpdates(): StreamStatus {
         // a prune preview or a freeze changed, through this replica or another one
         void qc.invalidateQueries({ queryKey: m.kind === 'prune' ? pruneKeys.all : freezeKeys.all });
         if (m.app) void qc.invalidateQueries({ queryKey: evidenceKeys.forApp(m.app) });
+        return;
+      }
+      if (m.type === 'hello') {
+        hello = m.version;
         return;
       }
       if (m.type === 'resync') {
