@@ -156,7 +156,9 @@ describe('who made a commit', () => {
   it('claimed: the automation’s author line on a commit it never reported pushing', () => {
     const a = automationOfCommit({ sha: OTHER, author: { ...AUTHOR, email: AUTHOR.email.toUpperCase() } }, view);
     expect(a).toMatchObject({ confirmed: false, automation: 'flux-system/digital-human-dev' });
-    expect(a?.line).toMatch(/claims image automation .* never reported pushing bbbbbbbb \(its last push: aaaaaaaa\)/);
+    expect(a?.line).toMatch(
+      /claims image automation .* which has not reported pushing bbbbbbbb \(its last push: aaaaaaaa\)/,
+    );
   });
   it('anyone else’s commit is nobody’s automation (the same display name with another email is not the bot)', () => {
     expect(automationOfCommit({ sha: OTHER, author: { name: 'Ann', email: 'ann@example.com' } }, view)).toBeUndefined();

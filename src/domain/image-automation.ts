@@ -358,13 +358,14 @@ export function automationOfCommit(
     by: 'image-automation',
     confirmed: false,
     automation: id,
-    line: `the author claims image automation ${id}, but it never reported pushing ${commit.sha.slice(0, 8)} (its last push: ${claimed.lastPushCommit?.slice(0, 8) ?? 'none'})`,
+    line: `the author claims image automation ${id}, which has not reported pushing ${commit.sha.slice(0, 8)} (its last push: ${claimed.lastPushCommit?.slice(0, 8) ?? 'none'})`,
   };
 }
 
 /**
- * Whether the change state should wait for the automation to report its push: an automation-authored commit
- * not yet confirmed, made after the automation's last reported push, within `graceMs` of the commit.
+ * Whether the automation's report of this push may still come: an automation-authored commit not confirmed yet,
+ * made after the automation's last reported push, within `graceMs` of the commit (the change state is recorded
+ * as a claim at once and again, confirmed, if the report comes).
  */
 export function awaitingPushReport(
   commit: { author: { name: string; email: string }; committerTime: string },

@@ -48,11 +48,13 @@ beforeAll(async () => {
   con = await startTestConsole({ ...RECORDER_ON, CONSOLE_VERIFICATION_INTERVAL_S: '600' });
   developer = await signIn(con.url, 'developer');
   before = readRepoFile(OVERLAY);
-  // the release running now is recorded at start-up: the one to roll back to
+  // the release running now is recorded at start-up: the one to roll back to — once its change state is (a
+  // rollback needs it; a release superseded by the previous suite's last commit before that never gets one)
   await waitFor(
     'the current dev release recorded',
     async () => {
-      beforeSha = (await releases()).releases[0]?.sha ?? '';
+      const r = (await releases()).releases[0];
+      beforeSha = r?.states.find((s) => s.name === 'change')?.seq !== undefined ? r.sha : '';
       return !!beforeSha;
     },
     { timeoutMs: 120_000, intervalMs: 1000 },

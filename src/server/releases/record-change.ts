@@ -14,7 +14,7 @@ export async function readCommit(mirrors: GitMirrors, rawUrl: string, sha: strin
   );
 }
 
-/** how long an automation-authored commit waits for its controller to report the push (`status.lastPushCommit`) */
+/** how long after an automation-authored commit its controller's report of the push (`status.lastPushCommit`) is awaited */
 export const PUSH_REPORT_MS = 60_000;
 
 /** The change state reads the commit through the recorder (its public readCommit, over its mirrors). */
@@ -41,24 +41,9 @@ export async function recordChange(ctx: ChangeContext, app: App, rel: Tracked, e
   }
   try {
     const c = await ctx.readCommit(url, rel.sha);
-    // made by Flux image automation? Confirmed only by the controller's own report of its push (its status names
-    // the commit); an automation-authored commit waits a little for that report, then is recorded as a claim
-    const images = ctx.o.imageAutomation?.(app);
-    if (
-      images?.status === 'ok' &&
-      !expired &&
-      awaitingPushReport({ author: c.author, committerTime: c.committer.time }, images, Date.now(), PUSH_REPORT_MS)
-    )
-      return;
-    const automation =
-      images?.status === 'ok'
-        ? automationOfCommit(c, images)
-        : images?.status === 'unknown'
-          ? { unknown: true, why: images.why ?? 'the image automation could not be read' }
-          : undefined;
     rel.commitTime = c.committer.time;
     rel.commit = { parents: c.parents, message: c.message };
-    ctx.emit(app, rel, 'change', 'console', {
+    const data = {
       ...base,
       author: c.author,
       committer: c.committer,
@@ -68,8 +53,27 @@ export async function recordChange(ctx: ChangeContext, app: App, rel: Tracked, e
       merge: c.parents.length > 1,
       subject: c.subject,
       message: c.message,
-      ...(automation ? { automation } : {}),
-    });
+    };
+    // made by Flux image automation? Confirmed only by the controller's own report of its push (its status names
+    // the commit). Recorded at once; an automation-authored commit not reported yet is recorded as a claim and,
+    // should the report come within PUSH_REPORT_MS of the commit, recorded again as confirmed (the newer wins)
+    const images = ctx.o.imageAutomation?.(app);
+    const automation =
+      images?.status === 'ok'
+        ? automationOfCommit(c, images)
+        : images?.status === 'unknown'
+          ? { unknown: true, why: images.why ?? 'the image automation could not be read' }
+          : undefined;
+    ctx.emit(app, rel, 'change', 'console', { ...data, ...(automation ? { automation } : {}) });
+    const commit = { sha: c.sha, author: c.author, committerTime: c.committer.time };
+    if (
+      images?.status === 'ok' &&
+      automation &&
+      'confirmed' in automation &&
+      !automation.confirmed &&
+      awaitingPushReport(commit, images, Date.now(), PUSH_REPORT_MS)
+    )
+      rel.pushReport = { data, commit, until: Date.parse(c.committer.time) + PUSH_REPORT_MS };
   } catch (e) {
     ctx.emit(app, rel, 'change', 'console', {
       ...base,
@@ -77,4 +81,19 @@ export async function recordChange(ctx: ChangeContext, app: App, rel: Tracked, e
       reason: `cannot read the commit: ${message(e)}`,
     });
   }
+}
+
+/**
+ * A commit recorded as claiming image automation: recorded again, confirmed, once the automation's controller
+ * reports pushing it (its `status.lastPushCommit`); given up after PUSH_REPORT_MS from the commit.
+ */
+export function recheckPushReport(ctx: ChangeContext, app: App, rel: Tracked, now = Date.now()): void {
+  const p = rel.pushReport;
+  if (!p) return;
+  const images = ctx.o.imageAutomation?.(app);
+  const a = images?.status === 'ok' ? automationOfCommit(p.commit, images) : undefined;
+  if (a?.confirmed) {
+    ctx.emit(app, rel, 'change', 'console', { ...p.data, automation: a });
+    rel.pushReport = undefined;
+  } else if (now > p.until) rel.pushReport = undefined;
 }

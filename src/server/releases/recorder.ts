@@ -29,7 +29,7 @@ import { RELEASE_EVIDENCE, type ReleaseStateName } from '../../domain/release.ts
 import { GitMirrors } from '../git/mirror.ts';
 import { Limiter } from './limiter.ts';
 import { recordArtifactAndRender } from './record-artifact.ts';
-import { readCommit, recordChange, type ChangeContext } from './record-change.ts';
+import { readCommit, recheckPushReport, recordChange, type ChangeContext } from './record-change.ts';
 import { recordPromotion } from './record-promotion.ts';
 import { noteDependencyWait, recordHealth, recordReconcile } from './record-reconcile.ts';
 import { recordReview, reviewDue } from './record-review.ts';
@@ -162,6 +162,7 @@ export class ReleaseRecorder {
     };
     steps();
     if (!rel.recorded.has('change')) await this.heavy.run(() => recordChange(this.ctx, app, rel, expired));
+    recheckPushReport(this.ctx, this.o.catalog.get(id) ?? app, rel);
     if (reviewDue(rel, expired)) await recordReview(this.ctx, app, rel);
     if (this.superseded(app, rel)) return this.schedule(id);
     steps();
@@ -184,7 +185,8 @@ export class ReleaseRecorder {
         rel.recorded.has(s as ReleaseStateName),
       ) &&
       (rel.recorded.has('validation') || rel.recorded.get('render')?.status !== 'ok') &&
-      rel.reviewRetryAt === undefined;
+      rel.reviewRetryAt === undefined &&
+      rel.pushReport === undefined;
     if (!done && !expired) this.later(id);
   }
 

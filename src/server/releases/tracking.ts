@@ -34,6 +34,14 @@ export interface Tracked {
   canarySeen?: Map<string, string>;
   /** per canary: the furthest step / most iterations and failed checks seen (reset when the canary is given up) */
   canaryPeak?: Map<string, { iteration: number; failedChecks: number }>;
+  /** a commit recorded as claiming image automation, looked at again until its controller reports the push */
+  pushReport?:
+    | {
+        data: Record<string, unknown>;
+        commit: { sha: string; author: { name: string; email: string }; committerTime: string };
+        until: number;
+      }
+    | undefined;
   /** Flux: since when (ISO) and on what its controller held this release for a dependency (record-reconcile.ts) */
   dependencyWait?: { since: string; on: string[]; line: string } | undefined;
 }
