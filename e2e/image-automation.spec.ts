@@ -6,35 +6,24 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { IMAGE_AUTOMATION, deleteImageTag, pushImageTag, requestImageAutomation } from '../sandbox/image-automation.ts';
-import { waitFor } from '../sandbox/procs.ts';
-import { getJson, readRepoFile, readRepoFileAt } from '../sandbox/scenario.ts';
+import {
+  IMAGE_AUTOMATION,
+  pushImageTag,
+  untagAndWaitForRestore,
+  waitForAutomationPush,
+} from '../sandbox/image-automation.ts';
 import { signIn } from '../test/support/auth.ts';
 import { storageStateFor } from '../test/support/bff-process.ts';
 
 const APP = 'nonprod/flux-system/kustomization/digital-human-dev';
-const OVERLAY = 'overlays/dev/kustomization.yaml';
 const NEW_TAG = '2.1.2';
 const AUTOMATION = `${IMAGE_AUTOMATION.namespace}/${IMAGE_AUTOMATION.automation}`;
 const base = process.env.E2E_BASE_URL ?? '';
-const TAG = /digital-human\/tts-gateway\n\s+newTag: (\S+)/;
-const devTag = () => TAG.exec(readRepoFile(OVERLAY))?.[1];
-/** the tag dev's overlay names at a commit */
-const tagAt = (sha: string) => TAG.exec(readRepoFileAt(OVERLAY, sha))?.[1];
 
 let pushed = false;
 
 test.afterAll(async () => {
-  if (!pushed) return;
-  await deleteImageTag(IMAGE_AUTOMATION.image, NEW_TAG);
-  await waitFor(
-    'the automation put dev back on 2.1.0',
-    async () => {
-      requestImageAutomation();
-      return devTag() === '2.1.0';
-    },
-    { timeoutMs: 170_000, intervalMs: 5000 },
-  );
+  if (pushed) await untagAndWaitForRestore(NEW_TAG);
 });
 
 test('an auditor reads dev’s image automation, then finds its commit named as its own in the release chain', async ({
@@ -60,26 +49,7 @@ test('an auditor reads dev’s image automation, then finds its commit named as 
     // a new tag in the registry: the controller commits it to Git
     pushImageTag(IMAGE_AUTOMATION.image, NEW_TAG, '2.1.0-build.2');
     pushed = true;
-    let sha = '';
-    await waitFor(
-      `the automation pushed ${NEW_TAG}`,
-      async () => {
-        requestImageAutomation();
-        const st = getJson('nonprod', [
-          '-n',
-          IMAGE_AUTOMATION.namespace,
-          'get',
-          'imageupdateautomation',
-          IMAGE_AUTOMATION.automation,
-        ]).status as { lastPushCommit?: string } | undefined;
-        // the commit its status names, once that commit is the one with the new tag (Git has the push a moment
-        // before the controller's status names it)
-        const last = st?.lastPushCommit ?? '';
-        sha = last && tagAt(last) === NEW_TAG ? last : '';
-        return sha !== '';
-      },
-      { timeoutMs: 180_000, intervalMs: 5000 },
-    );
+    const sha = await waitForAutomationPush(NEW_TAG);
 
     // the release chain: the change state's actor is the automation, its value the policy's choice
     const change = page.locator(`[data-testid="release"][data-sha="${sha}"] [data-state="change"]`);

@@ -22,9 +22,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { forgeCredentials, type ForgeState } from './forge.ts';
-import { freePort, startProcess, type ProcRecord } from './procs.ts';
+import { freePort, startProcess, waitFor, type ProcRecord } from './procs.ts';
 import { moveTag, type RegistryState } from './registry.ts';
 import { sandboxRegistry } from './scenario-forge.ts';
+import { readRepoFile, readRepoFileAt } from './scenario.ts';
 import { TTS_IMAGE_POLICY } from './seed.ts';
 import { BIN_DIR, bin, kubectl, mustState, type ClusterState } from './state.ts';
 
@@ -357,4 +358,57 @@ export function setImageAutomationSuspended(suspended: boolean): void {
     ...['-n', namespace, 'patch', `imageupdateautomation/${automation}`, '--type', 'merge'],
     ...['-p', JSON.stringify({ spec: { suspend: suspended } })],
   ]);
+}
+
+/** The commit the automation last reported pushing (its `status.lastPushCommit`). */
+export function lastPushCommit(): string | undefined {
+  const { namespace, automation } = IMAGE_AUTOMATION;
+  const out = kubectl(imageAutomationCluster(), [
+    '-n',
+    namespace,
+    'get',
+    'imageupdateautomation',
+    automation,
+    '-o',
+    'json',
+  ]);
+  return (JSON.parse(out) as { status?: { lastPushCommit?: string } }).status?.lastPushCommit;
+}
+
+const DEV_OVERLAY = `overlays/${IMAGE_AUTOMATION.env}/kustomization.yaml`;
+const TTS_TAG = /digital-human\/tts-gateway\n\s+newTag: (\S+)/;
+/** The tts-gateway tag dev's overlay names on main, or at a commit. */
+export const devTtsTag = (sha?: string): string | undefined =>
+  TTS_TAG.exec(sha ? readRepoFileAt(DEV_OVERLAY, sha) : readRepoFile(DEV_OVERLAY))?.[1];
+
+/**
+ * Waits for the automation to push `tag` (asking it to run every 5 s) and returns that commit: the one its
+ * status names, once that commit has the tag (Git has the push a moment before the controller's status names it).
+ */
+export async function waitForAutomationPush(tag: string, timeoutMs = 180_000): Promise<string> {
+  let sha = '';
+  await waitFor(
+    `the image automation pushed ${tag}`,
+    async () => {
+      requestImageAutomation();
+      const last = lastPushCommit() ?? '';
+      sha = last && devTtsTag(last) === tag ? last : '';
+      return sha !== '';
+    },
+    { timeoutMs, intervalMs: 5000 },
+  );
+  return sha;
+}
+
+/** Deletes `tag` from the registry and waits for the automation to commit the policy's choice at rest, 2.1.0. */
+export async function untagAndWaitForRestore(tag: string, timeoutMs = 170_000): Promise<void> {
+  await deleteImageTag(IMAGE_AUTOMATION.image, tag);
+  await waitFor(
+    'the image automation put dev back on 2.1.0',
+    async () => {
+      requestImageAutomation();
+      return devTtsTag() === '2.1.0';
+    },
+    { timeoutMs, intervalMs: 5000 },
+  );
 }

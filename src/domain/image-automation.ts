@@ -242,6 +242,9 @@ export function automationView(
   };
 }
 
+const byNamespaceName = (a: { namespace: string; name: string }, b: { namespace: string; name: string }) =>
+  a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+
 /**
  * The image automation of a Flux app: the automations writing to its repository under its path, the policies
  * they apply and the repositories those choose from. `app`: its source URL and path.
@@ -255,18 +258,18 @@ export function imageAutomationOf(
   const automations = objects.automations
     .map((a) => automationView(a, objects))
     .filter((a) => repoKey(a.source.url) === key && pathsOverlap(a.updatePath, app.path))
-    .sort((a, b) => (a.namespace + a.name < b.namespace + b.name ? -1 : 1));
+    .sort(byNamespaceName);
   const wanted = new Set(automations.flatMap((a) => a.policies.map((p) => `${a.namespace}/${p}`)));
   const repoObj = (ns: string, name: string) => objects.repositories.find((r) => nsOf(r) === ns && nameOf(r) === name);
   const policies = objects.policies
     .filter((p) => wanted.has(`${nsOf(p)}/${nameOf(p)}`))
     .map((p) => policyView(p, repoObj))
-    .sort((a, b) => (a.namespace + a.name < b.namespace + b.name ? -1 : 1));
+    .sort(byNamespaceName);
   const repoKeys = new Set(policies.map((p) => `${p.repository.namespace}/${p.repository.name}`));
   const repositories = objects.repositories
     .filter((r) => repoKeys.has(`${nsOf(r)}/${nameOf(r)}`))
     .map(repositoryView)
-    .sort((a, b) => (a.namespace + a.name < b.namespace + b.name ? -1 : 1));
+    .sort(byNamespaceName);
   return { automations, policies, repositories };
 }
 

@@ -11,14 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppResponse, ReleasesResponse } from '../../src/api/schemas.ts';
 import {
   IMAGE_AUTOMATION,
-  deleteImageTag,
   pushImageTag,
-  requestImageAutomation,
+  untagAndWaitForRestore,
+  waitForAutomationPush,
 } from '../../sandbox/image-automation.ts';
 import { forgeAuthEnv } from '../../sandbox/forge.ts';
 import { forgeUser } from '../../sandbox/scenario-forge.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { getJson as kubeJson, readRepoFile, readRepoFileAt } from '../../sandbox/scenario.ts';
+import { readRepoFile } from '../../sandbox/scenario.ts';
 import { mustState } from '../../sandbox/state.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { RECORDER_ON, startTestConsole } from '../support/console.ts';
@@ -42,16 +42,6 @@ const releases = async () =>
   (await as(auditor, con.url, `/api/apps/${DEV}/releases`)).body as unknown as ReleasesResponse;
 const change = (res: ReleasesResponse | undefined, sha: string) =>
   res?.releases.find((r) => r.sha === sha)?.states.find((s) => s.name === 'change');
-const lastPush = () =>
-  (
-    kubeJson('nonprod', ['-n', IMAGE_AUTOMATION.namespace, 'get', 'imageupdateautomation', IMAGE_AUTOMATION.automation])
-      .status as { lastPushCommit?: string } | undefined
-  )?.lastPushCommit;
-const TAG = /digital-human\/tts-gateway\n\s+newTag: (\S+)/;
-const devTag = () => TAG.exec(readRepoFile(OVERLAY))?.[1];
-/** the tag dev's overlay names at a commit */
-const tagAt = (sha: string) => TAG.exec(readRepoFileAt(OVERLAY, sha))?.[1];
-
 /** A commit pushed by the sandbox admin with the automation's author line (what anyone who can push can do). */
 function pushAsTheBotAuthor(edit: (text: string) => string, message: string): string {
   const st = mustState();
@@ -92,15 +82,7 @@ afterAll(async () => {
       pushAsTheBotAuthor((t) => t.replace(IMPOSTOR_LINE, ''), 'Remove the impostor line (test)');
     if (tagPushed) {
       // the policy's choice goes back to 2.1.0 and the automation itself commits it back
-      await deleteImageTag(IMAGE_AUTOMATION.image, NEW_TAG);
-      await waitFor(
-        'the automation put dev back on 2.1.0',
-        async () => {
-          requestImageAutomation();
-          return devTag() === '2.1.0';
-        },
-        { timeoutMs: 180_000, intervalMs: 5000 },
-      );
+      await untagAndWaitForRestore(NEW_TAG, 180_000);
     }
   } finally {
     await con?.close();
@@ -141,31 +123,19 @@ describe('Flux image automation (real controllers)', () => {
   it('a new tag in the registry: the controller commits it, and the release chain names the commit as its push', async () => {
     const digest = pushImageTag(IMAGE_AUTOMATION.image, NEW_TAG, '2.1.0-build.2');
     tagPushed = true;
-    let sha: string | undefined;
-    await waitFor(
-      `the automation pushed ${NEW_TAG}`,
-      async () => {
-        requestImageAutomation();
-        // the commit its status names, once that commit is the one with the new tag (Git has the push a moment
-        // before the controller's status names it)
-        const last = lastPush();
-        sha = last && tagAt(last) === NEW_TAG ? last : undefined;
-        return !!sha;
-      },
-      { timeoutMs: 180_000, intervalMs: 5000 },
-    );
+    const sha = await waitForAutomationPush(NEW_TAG);
     let res: ReleasesResponse | undefined;
     await waitFor(
-      `the change state of ${sha?.slice(0, 8)}`,
+      `the change state of ${sha.slice(0, 8)}`,
       async () => {
         res = await releases();
         // recorded at once (a claim, when the console reads Git before the controller's status names its push),
         // then confirmed
-        return change(res, sha as string)?.actor === `image automation ${AUTOMATION}`;
+        return change(res, sha)?.actor === `image automation ${AUTOMATION}`;
       },
       { timeoutMs: 180_000, intervalMs: 2000 },
     );
-    const c = change(res, sha as string);
+    const c = change(res, sha);
     expect(c?.actor).toBe(`image automation ${AUTOMATION}`);
     expect(c?.value).toContain(
       `image automation ${AUTOMATION}: policy ${IMAGE_AUTOMATION.policy} (semver ${IMAGE_AUTOMATION.semverRange}) chose ${NEW_TAG} (was 2.1.0)`,
