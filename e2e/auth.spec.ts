@@ -121,7 +121,17 @@ test('hostile annotations and URLs: no script runs and no javascript: link is re
       },
     }),
   );
-  kubectl('nonprod', ['-n', 'dev', 'annotate', '--overwrite', 'service/tts-gateway', `note=${PAYLOAD}`]);
+  // its own field manager: kustomize-controller takes over (and so removes at its next apply) fields written
+  // as kubectl-annotate, which made this spec race dev's reconcile
+  kubectl('nonprod', [
+    '-n',
+    'dev',
+    'annotate',
+    '--overwrite',
+    '--field-manager=attacker',
+    'service/tts-gateway',
+    `note=${PAYLOAD}`,
+  ]);
   const dialogs: string[] = [];
   page.on('dialog', (d) => {
     dialogs.push(d.message());
@@ -150,7 +160,7 @@ test('hostile annotations and URLs: no script runs and no javascript: link is re
     expect(dialogs).toEqual([]);
   } finally {
     kubectl('nonprod', ['-n', 'argocd', 'delete', 'application', PROBE, '--ignore-not-found', '--wait=false']);
-    kubectl('nonprod', ['-n', 'dev', 'annotate', 'service/tts-gateway', 'note-']);
+    kubectl('nonprod', ['-n', 'dev', 'annotate', '--field-manager=attacker', 'service/tts-gateway', 'note-']);
   }
 });
 

@@ -49,10 +49,21 @@ afterAll(async () => {
 
 describe('Flux dependsOn', () => {
   it('shows the seeded graph: infra-dev first, digital-human-dev after it, each with its Ready', async () => {
-    await waitFor('both Ready in the console', async () => {
-      const d = await detail(DEV);
-      return d.dependencies?.[0]?.ready === 'True';
-    });
+    // infra-dev may still be applying the source's newest commit (an earlier suite's, or image automation's):
+    // Flux then holds digital-human-dev ("revision is not up to date") until it has
+    let nudged = 0;
+    await waitFor(
+      'both Ready in the console, nothing waited on',
+      async () => {
+        const d = await detail(DEV);
+        if (d.app.waitingOn && Date.now() - nudged > 10_000) {
+          nudge();
+          nudged = Date.now();
+        }
+        return d.dependencies?.[0]?.ready === 'True' && d.app.waitingOn === undefined;
+      },
+      { timeoutMs: 150_000 },
+    );
     const d = await detail(DEV);
     expect(d.app.dependsOn).toEqual([{ namespace: 'flux-system', name: 'infra-dev' }]);
     expect(d.dependencies).toEqual([expect.objectContaining({ id: INFRA, name: 'infra-dev', ready: 'True' })]);
