@@ -212,6 +212,7 @@ async function main(): Promise<void> {
     const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
     const paint: number[] = [];
     const filter: number[] = [];
+    const filterHarness: number[] = [];
     const listArrived: number[] = [];
     const wholeArrived: number[] = [];
     const signInPaint: number[] = [];
@@ -265,6 +266,27 @@ async function main(): Promise<void> {
           ),
         );
         const box = page.getByLabel('Search apps');
+        // by the page's own clock: the input event → the first frame whose DOM holds the one matching card
+        // (what a person waits for); the harness's figure adds Playwright's round trips (fill, polling)
+        await page.evaluate(() => {
+          const w = window as unknown as { __keystroke?: Promise<number> };
+          const input = document.querySelector<HTMLInputElement>('input[aria-label="Search apps"]');
+          w.__keystroke = new Promise<number>((resolve) => {
+            input?.addEventListener(
+              'input',
+              () => {
+                const t0 = performance.now();
+                const frame = () => {
+                  if (document.querySelectorAll('[data-testid="app-card"]').length === 1)
+                    resolve(performance.now() - t0);
+                  else requestAnimationFrame(frame);
+                };
+                requestAnimationFrame(frame);
+              },
+              { once: true },
+            );
+          });
+        });
         const t = performance.now();
         await box.fill(`scale-app-${per + 7}`);
         await page.waitForFunction(
@@ -272,7 +294,8 @@ async function main(): Promise<void> {
           undefined,
           { timeout: 30_000, polling: 'raf' },
         );
-        const typed = performance.now() - t;
+        const typedHarness = performance.now() - t;
+        const typed = await page.evaluate(() => (window as unknown as { __keystroke: Promise<number> }).__keystroke);
         if (cdp) {
           const { profile } = (await cdp.send('Profiler.stop')) as {
             profile: {
@@ -297,6 +320,7 @@ async function main(): Promise<void> {
           // run 0 warms the server's and Chromium's caches
           paint.push(first);
           filter.push(typed);
+          filterHarness.push(typedHarness);
           listArrived.push(listAt);
           wholeArrived.push(wholeAt);
           scriptsLoaded.push(scriptsAt);
@@ -348,7 +372,7 @@ async function main(): Promise<void> {
       `ratio first answer / LIST p50: ${(pct(heads, 50) / pct(list, 50)).toFixed(2)}x; whole list / LIST p50: ${(pct(apps, 50) / pct(list, 50)).toFixed(2)}x`,
     );
     console.log(
-      `overview in Chromium (1920×1080, ${paint.length} loads): navigation → first app card p50 ${ms(pct(paint, 50))} max ${ms(Math.max(...paint))}; one search keystroke → 1 card p50 ${ms(pct(filter, 50))}; JS heap ${heapMb.toFixed(0)} MiB`,
+      `overview in Chromium (1920×1080, ${paint.length} loads): navigation → first app card p50 ${ms(pct(paint, 50))} max ${ms(Math.max(...paint))}; one search keystroke → 1 card painted p50 ${ms(pct(filter, 50))} (the input event → the frame with it, page clock; with Playwright's fill and polling ${ms(pct(filterHarness, 50))}); JS heap ${heapMb.toFixed(0)} MiB`,
     );
     console.log(
       `  of which: scripts loaded at p50 ${ms(pct(scriptsLoaded, 50))}; first answer complete at p50 ${ms(pct(listArrived, 50))}; painted ${ms(pct(paint, 50) - pct(listArrived, 50))} after it; the whole list complete at p50 ${ms(pct(wholeArrived, 50))}`,
@@ -359,7 +383,7 @@ async function main(): Promise<void> {
     const big = total >= 10_000;
     console.log(`goals (issue 27, at ${big ? '10,000' : '2,000'} apps):`);
     console.log(goal('navigation → first app card p50', pct(paint, 50), big ? 1500 : 1000));
-    console.log(goal('one search keystroke → result p50', pct(filter, 50), 100));
+    console.log(goal('one search keystroke → result painted p50', pct(filter, 50), 100));
     console.log(goal('navigation → the sign-in form p50 (the shell alone)', pct(signInPaint, 50), 500));
     console.log(goal("GET of the overview's first answer p50", pct(heads, 50), 100));
     if (big) {

@@ -50,7 +50,8 @@ describe('informer', () => {
     await startApiserver('nonprod');
     const conn = new StaleFirstList('nonprod', kc);
     const events: InformerEvent[] = [];
-    informer = new Informer(conn, CM, (e) => events.push(e), { baseBackoffMs: 50 });
+    // paged lists: the stale resourceVersion is a list's (the streamed list has its own test below)
+    informer = new Informer(conn, CM, (e) => events.push(e), { baseBackoffMs: 50, watchList: false });
     informer.start();
     await waitFor('two lists (410 → relist)', async () => informer!.state.relists >= 2 && informer!.state.synced, {
       timeoutMs: 30_000,
@@ -69,6 +70,43 @@ describe('informer', () => {
     await waitFor(
       'watch delete',
       async () => events.some((e) => e.type === 'delete' && e.obj.metadata?.name === name),
+      { timeoutMs: 20_000 },
+    );
+    conn.close();
+  });
+
+  it('lists by streaming (WatchList) from the real apiserver: the same objects as a paged list, then changes', async () => {
+    const conn = connection();
+    const streamed: InformerEvent[] = [];
+    informer = new Informer(conn, CM, (e) => streamed.push(e));
+    informer.start();
+    await waitFor('streamed list synced', async () => informer!.state.synced, { timeoutMs: 30_000 });
+    expect(informer.listMode).toBe('stream');
+    const paged = new Informer(conn, CM, () => undefined, { watchList: false });
+    paged.start();
+    try {
+      await waitFor('paged list synced', async () => paged.state.synced, { timeoutMs: 30_000 });
+      expect(paged.listMode).toBe('paged');
+      // both hold the same objects (ConfigMaps may change in between: compare names, not versions)
+      const names = (i: Informer) => [...i.store.keys()].sort();
+      await waitFor('the same objects', async () => names(informer!).join() === names(paged).join(), {
+        timeoutMs: 20_000,
+      });
+      expect(names(informer).length).toBeGreaterThan(3);
+      expect(informer.store.get([...informer.store.keys()][0]!)).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap' });
+    } finally {
+      await paged.stop();
+    }
+    expect(streamed.filter((e) => e.type === 'delete')).toEqual([]);
+    const name = `informer-stream-${Date.now()}`;
+    kubectl('nonprod', ['-n', 'dev', 'create', 'configmap', name, '--from-literal=a=b']);
+    await waitFor('watch add', async () => streamed.some((e) => e.type === 'add' && e.obj.metadata?.name === name), {
+      timeoutMs: 20_000,
+    });
+    kubectl('nonprod', ['-n', 'dev', 'delete', 'configmap', name]);
+    await waitFor(
+      'watch delete',
+      async () => streamed.some((e) => e.type === 'delete' && e.obj.metadata?.name === name),
       { timeoutMs: 20_000 },
     );
     conn.close();

@@ -110,6 +110,31 @@ const strip = (o: Obj | undefined): Obj | undefined => {
 };
 const toYaml = (o: Obj | undefined) => (o ? stringify(strip(o), { lineWidth: 0 }) : undefined);
 
+const derivedObjects = new WeakMap<Obj, Map<string, Obj>>();
+/** `make()` for this object and key, made once while the object lives (render objects are never mutated). */
+function derived(o: Obj, key: string, make: () => Obj): Obj {
+  let byKey = derivedObjects.get(o);
+  if (!byKey) derivedObjects.set(o, (byKey = new Map()));
+  let d = byKey.get(key);
+  if (!d) byKey.set(key, (d = make()));
+  return d;
+}
+
+const managerLists = new WeakMap<Obj, Array<[string, string[]]>>();
+/**
+ * Each live field's distinct managers, decoded once per live object (the informer replaces an object on every
+ * change, so a new version is decoded again). Shared: never mutate.
+ */
+function managersByPath(live: Obj): Array<[string, string[]]> {
+  let l = managerLists.get(live);
+  if (!l)
+    managerLists.set(
+      live,
+      (l = Object.entries(ownersByPath(live)).map(([path, os]) => [path, [...new Set(os.map((x) => x.manager))]])),
+    );
+  return l;
+}
+
 async function pool<T, R>(items: T[], n: number, fn: (t: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let i = 0;
@@ -164,8 +189,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
   // the ownership table: every live field's managers, and the fields Git sets that another controller owns
   const account = (ref: ObjectRef, live: Obj, changes: FieldChange[]) => {
     const label = `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
-    for (const [path, os] of Object.entries(ownersByPath(live))) {
-      const names = [...new Set(os.map((x) => x.manager))];
+    for (const [path, names] of managersByPath(live)) {
       for (const m of names) {
         const row = own(m);
         row.fields++;
@@ -187,11 +211,19 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
   // them, as the controller does, so they are Git's and not "pending"
   const destination = ((deps.appObject.spec as Obj | undefined)?.destination as { namespace?: string } | undefined)
     ?.namespace;
+  // derived once per render object and labels (renders are cached): the same object again keeps the object
+  // memo's hash of it (a re-diff of 1,000 objects hashed all 1,000 again)
   const desiredObjects =
     app.kind === 'Kustomization'
-      ? render.objects.map((o) => withFluxOwnerLabels(o, app))
+      ? render.objects.map((o) => derived(o, `flux\n${app.namespace}\n${app.name}`, () => withFluxOwnerLabels(o, app)))
       : app.controller === 'argocd'
-        ? render.objects.map((o) => withArgoTracking(o, argoInstanceName(app), destination, deps.argoTracking))
+        ? render.objects.map((o) =>
+            derived(
+              o,
+              `argocd\n${argoInstanceName(app)}\n${destination ?? ''}\n${JSON.stringify(deps.argoTracking ?? null)}`,
+              () => withArgoTracking(o, argoInstanceName(app), destination, deps.argoTracking),
+            ),
+          )
         : render.objects;
   const objects = await pool(desiredObjects, 8, async (desired): Promise<ObjectDiff> => {
     const md = (desired.metadata ?? {}) as { name?: string; namespace?: string };

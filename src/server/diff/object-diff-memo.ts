@@ -90,13 +90,20 @@ export function liveWithoutStatus(o: Obj): Obj {
   return { ...rest, metadata: md };
 }
 
+const ownerTimesOf = new WeakMap<Obj, string>();
 /** The times of the entries that own non-status fields: what a reused result's owners may need refreshed. */
-const ownerTimes = (o: Obj | undefined): string =>
-  o
-    ? nonStatusEntries(o)
+const ownerTimes = (o: Obj | undefined): string => {
+  if (!o) return '';
+  let t = ownerTimesOf.get(o);
+  if (t === undefined)
+    ownerTimesOf.set(
+      o,
+      (t = nonStatusEntries(o)
         .map((e) => e.time ?? '')
-        .join(',')
-    : '';
+        .join(',')),
+    );
+  return t;
+};
 
 const liveFingerprints = new WeakMap<Obj, string>();
 /** A hash of liveWithoutStatus(o) (the informer replaces an object on every change, so one hash per version). */

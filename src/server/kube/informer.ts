@@ -1,6 +1,7 @@
-// An informer cache for one kind on one cluster: list (paged), then watch
-// from the list's resourceVersion with bookmarks; on 410 Gone relist and emit
-// only the real differences (never a false delete); on errors back off
+// An informer cache for one kind on one cluster: a streamed list (WatchList: one watch that sends every object,
+// then a bookmark marking the end of the initial events, then the changes; Kubernetes ≥ 1.32 by default) or,
+// where the apiserver does not stream lists, a paged list; then a watch from the list's resourceVersion with
+// bookmarks; on 410 Gone relist and emit only the real differences (never a false delete); on errors back off
 // exponentially with jitter, honouring Retry-After on 429.
 import { compactObject } from './compact.ts';
 import { KubeError, type ClusterConnection } from './connection.ts';
@@ -35,6 +36,8 @@ export interface InformerState {
 
 export interface InformerOptions {
   pageSize?: number;
+  /** list by streaming (WatchList) where the apiserver can (default true); false: paged lists only */
+  watchList?: boolean;
   watchTimeoutSeconds?: number;
   maxBackoffMs?: number;
   baseBackoffMs?: number;
@@ -59,6 +62,8 @@ export function backoffMs(attempt: number, base: number, max: number, random: ()
 export class Informer {
   readonly store = new Map<string, KubeObject>();
   state: InformerState = { synced: false, absent: false, relists: 0 };
+  /** how the last list was read: streamed (WatchList) or paged (metrics, tests) */
+  listMode: 'stream' | 'paged' | undefined;
   /** when the last list completed or the last watch event (bookmarks too) arrived, epoch ms (metrics: watch lag) */
   lastEventAt = 0;
   private abort = new AbortController();
@@ -109,9 +114,15 @@ export class Informer {
     const random = this.opts.random ?? Math.random;
     while (!this.stopped) {
       try {
+        if (this.opts.watchList !== false && !this.streamUnsupported) {
+          const r = await this.streamList(() => (attempt = 0));
+          // 'unsupported': paged lists from now on; 'gone': the stream's watch expired (410), list again
+          if (typeof r === 'string') continue;
+          await this.watchFrom(r.rv);
+          continue;
+        }
         const rv = await this.list();
         attempt = 0;
-        this.setState({ synced: true, absent: false, error: undefined, lastSyncAt: new Date().toISOString() });
         await this.watchFrom(rv);
       } catch (e) {
         if (this.stopped) return;
@@ -132,6 +143,133 @@ export class Informer {
           backoffMs(attempt++, this.opts.baseBackoffMs ?? 500, this.opts.maxBackoffMs ?? 30_000, random);
         await this.sleep(delay);
       }
+    }
+  }
+
+  /** the apiserver does not stream lists (WatchList): paged lists only */
+  private streamUnsupported = false;
+
+  /**
+   * A streamed list: a watch with `sendInitialEvents=true` gets every object as ADDED from the watch cache, then a
+   * bookmark annotated `k8s.io/initial-events-end` (then the store is replaced by diff, as a paged list does),
+   * then changes on the same stream. Returns the resourceVersion to watch on from when the stream ends; 'gone'
+   * when its watch expired (410: list again); 'unsupported' when the apiserver does not stream lists (a 400/422,
+   * a plain bookmark or the end of the stream before the end of the initial events): the caller then pages.
+   */
+  private async streamList(onSynced: () => void): Promise<{ rv: string } | 'gone' | 'unsupported'> {
+    const q = new URLSearchParams({
+      watch: '1',
+      sendInitialEvents: 'true',
+      resourceVersionMatch: 'NotOlderThan',
+      allowWatchBookmarks: 'true',
+      timeoutSeconds: String(this.opts.watchTimeoutSeconds ?? 240),
+    });
+    const seen = new Map<string, KubeObject>();
+    const apiVersion = this.kind.group ? `${this.kind.group}/${this.kind.version}` : this.kind.version;
+    let initial = true;
+    let unsupported = false;
+    let gone = false;
+    let rv = '';
+    const ac = new AbortController();
+    const stop = () => ac.abort();
+    this.abort.signal.addEventListener('abort', stop, { once: true });
+    try {
+      await this.conn.watch(
+        `${resourcePath(this.kind)}?${q}`,
+        (ev) => {
+          const obj = ev.object as KubeObject;
+          this.lastEventAt = Date.now();
+          if (ev.type === 'ERROR') {
+            const code = (obj as { code?: number }).code;
+            if (code === 410) {
+              gone = true;
+              return;
+            }
+            throw new KubeError(
+              `watch error: ${String((obj as { message?: string }).message)}`,
+              this.conn.name,
+              code ?? 500,
+            );
+          }
+          const newRv = obj.metadata?.resourceVersion;
+          if (newRv) rv = newRv;
+          if (!initial) {
+            this.applyEvent(ev.type, obj);
+            return;
+          }
+          if (ev.type === 'BOOKMARK') {
+            const annotations = (obj.metadata as { annotations?: Record<string, string> } | undefined)?.annotations;
+            if (annotations?.['k8s.io/initial-events-end'] !== 'true') {
+              unsupported = true; // a plain watch's bookmark: this apiserver does not stream lists
+              ac.abort();
+              return;
+            }
+            initial = false;
+            this.replaceStore(seen, 'stream');
+            seen.clear();
+            onSynced();
+            return;
+          }
+          obj.apiVersion ??= apiVersion;
+          obj.kind ??= this.kind.kind;
+          if (ev.type === 'DELETED') seen.delete(keyOf(obj));
+          else seen.set(keyOf(obj), compactObject(obj));
+        },
+        ac.signal,
+      );
+    } catch (e) {
+      if (e instanceof KubeError && (e.status === 400 || e.status === 422) && initial) unsupported = true;
+      else if (e instanceof KubeError && e.status === 410) gone = true;
+      else throw e;
+    } finally {
+      this.abort.signal.removeEventListener('abort', stop);
+    }
+    if (this.stopped) return { rv };
+    if (gone) return 'gone';
+    if (initial) unsupported = true; // the stream ended before the end of the initial events
+    if (unsupported) {
+      this.streamUnsupported = true;
+      return 'unsupported';
+    }
+    return { rv };
+  }
+
+  /** Replaces the store by diff with a complete, fresh list: only real differences become events. */
+  private replaceStore(seen: Map<string, KubeObject>, mode: 'stream' | 'paged'): void {
+    this.lastEventAt = Date.now();
+    this.listMode = mode;
+    this.setState({ relists: this.state.relists + 1 });
+    for (const [k, obj] of seen) {
+      const old = this.store.get(k);
+      if (!old) {
+        this.store.set(k, obj);
+        this.onEvent({ type: 'add', kind: this.kind, obj });
+      } else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) {
+        this.store.set(k, obj);
+        this.onEvent({ type: 'update', kind: this.kind, obj, old });
+      }
+    }
+    for (const [k, old] of this.store) {
+      if (!seen.has(k)) {
+        // truly gone: it is absent from a complete, fresh list
+        this.store.delete(k);
+        this.onEvent({ type: 'delete', kind: this.kind, obj: old });
+      }
+    }
+    this.setState({ synced: true, absent: false, error: undefined, lastSyncAt: new Date().toISOString() });
+  }
+
+  /** One watch event on the store (after the list). */
+  private applyEvent(type: string, obj: KubeObject): void {
+    if (type === 'BOOKMARK') return;
+    const k = keyOf(obj);
+    const old = this.store.get(k);
+    if (type === 'DELETED') {
+      this.store.delete(k);
+      this.onEvent({ type: 'delete', kind: this.kind, obj });
+    } else {
+      this.store.set(k, compactObject(obj));
+      this.onEvent({ type: old ? 'update' : 'add', kind: this.kind, obj, ...(old ? { old } : {}) });
     }
   }
 
@@ -158,25 +296,7 @@ export class Informer {
       cont = page.metadata?.continue ?? '';
       rv = page.metadata?.resourceVersion ?? rv;
     } while (cont);
-    this.lastEventAt = Date.now();
-    this.setState({ relists: this.state.relists + 1 });
-    for (const [k, obj] of seen) {
-      const old = this.store.get(k);
-      if (!old) {
-        this.store.set(k, obj);
-        this.onEvent({ type: 'add', kind: this.kind, obj });
-      } else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) {
-        this.store.set(k, obj);
-        this.onEvent({ type: 'update', kind: this.kind, obj, old });
-      }
-    }
-    for (const [k, old] of this.store) {
-      if (!seen.has(k)) {
-        // truly gone: it is absent from a complete, fresh list
-        this.store.delete(k);
-        this.onEvent({ type: 'delete', kind: this.kind, obj: old });
-      }
-    }
+    this.replaceStore(seen, 'paged');
     return rv;
   }
 
@@ -209,16 +329,7 @@ export class Informer {
           }
           const newRv = obj.metadata?.resourceVersion;
           if (newRv) rv = newRv;
-          if (ev.type === 'BOOKMARK') return;
-          const k = keyOf(obj);
-          const old = this.store.get(k);
-          if (ev.type === 'DELETED') {
-            this.store.delete(k);
-            this.onEvent({ type: 'delete', kind: this.kind, obj });
-          } else {
-            this.store.set(k, compactObject(obj));
-            this.onEvent({ type: old ? 'update' : 'add', kind: this.kind, obj, ...(old ? { old } : {}) });
-          }
+          this.applyEvent(ev.type, obj);
         },
         this.abort.signal,
       );
