@@ -6,11 +6,12 @@
 //     (.sandbox/kubeconfig-console, deploy/rbac.yaml), and the run fails unless every object was compared by
 //     server-side dry-run (a 403 would silently fall back to the normalized comparison and measure nothing).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ownersByPath } from '../src/domain/managed-fields.ts';
 import { bin, kubectl, startSandbox } from '../sandbox/sandbox.ts';
+import { readState } from '../sandbox/state.ts';
 import { waitFor } from '../sandbox/procs.ts';
 import { commitAndPush, requestReconcile, writeRepoFile } from '../sandbox/scenario.ts';
 import { authedFetch, startTestConsole, waitForStreamMessage } from '../test/support/console.ts';
@@ -18,6 +19,40 @@ import { bffKubeconfig } from '../test/support/kubeconfig.ts';
 import type { DiffResponse } from '../src/api/schemas.ts';
 
 const N = Number(process.env.BENCH_DIFF_OBJECTS ?? 1000);
+const TICK_MS = 10; // USER_HZ = 100 on Linux
+
+/** CPU seconds (user + system) of a process, and of the children it has waited for (kubectl) */
+function cpuOf(pid: number | 'self'): { own: number; children: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
+  // fields 14-17 of proc(5), counted from the state (field 3) at index 0
+  return { own: ((f[11] ?? 0) + (f[12] ?? 0)) * TICK_MS, children: ((f[13] ?? 0) + (f[14] ?? 0)) * TICK_MS };
+}
+
+/** the CPU each process used while `f` ran: this process (the BFF runs in it), kubectl (a waited child), nonprod's apiserver and etcd */
+async function cpuDuring<T>(f: () => Promise<T> | T): Promise<{ result: T; cpu: Record<string, number> }> {
+  const st = readState();
+  const procs = (st?.clusters.find((c) => c.name === 'nonprod')?.procs ?? []).filter(
+    (p) => p.name === 'kube-apiserver' || p.name === 'etcd',
+  );
+  const before = { self: cpuOf('self'), ...Object.fromEntries(procs.map((p) => [p.name, cpuOf(p.pid).own])) };
+  const result = await f();
+  const after = cpuOf('self');
+  const cpu: Record<string, number> = {
+    'bench + BFF': after.own - before.self.own,
+    kubectl: after.children - before.self.children,
+  };
+  for (const p of procs) cpu[p.name] = cpuOf(p.pid).own - (before as unknown as Record<string, number>)[p.name]!;
+  return { result, cpu };
+}
+const cpuLine = (cpu: Record<string, number>) =>
+  Object.entries(cpu)
+    .filter(([, v]) => v > 0)
+    .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`)
+    .join(', ');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 function benchOwners(): void {
@@ -116,10 +151,12 @@ async function benchAppDiff(): Promise<void> {
     });
     const ours: number[] = [];
     let objects = 0;
+    let firstCpu: Record<string, number> = {};
     for (let i = 0; i < 4; i++) {
       const t = performance.now();
-      const d = (await (await authedFetch(url)).json()) as DiffResponse;
+      const { result: d, cpu } = await cpuDuring(async () => (await (await authedFetch(url)).json()) as DiffResponse);
       ours.push(performance.now() - t);
+      if (i === 0) firstCpu = cpu;
       objects = d.objects.length;
       if (d.state !== 'ok') throw new Error('diff state not ok');
       // measured server-side dry-runs, not the fallback: every object, and all N of them
@@ -168,22 +205,26 @@ async function benchAppDiff(): Promise<void> {
       .join('---\n');
     writeFileSync(join(dir, 'rendered.yaml'), rendered);
     const ref: number[] = [];
+    let refCpu: Record<string, number> = {};
     for (let i = 0; i < 3; i++) {
       const t = performance.now();
-      const r = spawnSync(
-        bin('kubectl'),
-        [
-          ...['--kubeconfig', bffKubeconfig(), '--context', 'nonprod'],
-          'diff',
-          '--server-side',
-          '--field-manager=kustomize-controller',
-          '--force-conflicts',
-          '-f',
-          join(dir, 'rendered.yaml'),
-        ],
-        { encoding: 'utf8', maxBuffer: 256 << 20 },
+      const { result: r, cpu } = await cpuDuring(() =>
+        spawnSync(
+          bin('kubectl'),
+          [
+            ...['--kubeconfig', bffKubeconfig(), '--context', 'nonprod'],
+            'diff',
+            '--server-side',
+            '--field-manager=kustomize-controller',
+            '--force-conflicts',
+            '-f',
+            join(dir, 'rendered.yaml'),
+          ],
+          { encoding: 'utf8', maxBuffer: 256 << 20 },
+        ),
       );
       ref.push(performance.now() - t);
+      refCpu = cpu;
       if (r.status !== 0 && r.status !== 1) throw new Error(`kubectl diff failed: ${r.stderr}`);
     }
     console.log(
@@ -194,6 +235,7 @@ async function benchAppDiff(): Promise<void> {
     console.log(`console BFF /diff, first request (render + ${objects} dry-runs) ${cold.toFixed(0)} ms`);
     console.log(`console BFF /diff, repeated, nothing changed (median of 3) ${median(warm).toFixed(0)} ms`);
     console.log(`kubectl diff --server-side (same objects, same cluster) ${median(ref).toFixed(0)} ms`);
+    console.log(`  CPU used meanwhile: ${cpuLine(firstCpu)}; during the last kubectl run: ${cpuLine(refCpu)}`);
     console.log(
       `ratio console first request / kubectl  ${(cold / median(ref)).toFixed(2)}x (target ≤ 0.5x: ${cold / median(ref) <= 0.5 ? 'met' : 'NOT MET'})`,
     );
