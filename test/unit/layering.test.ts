@@ -14,7 +14,8 @@ async function lintAs(text: string, filePath: string): Promise<string[]> {
   return (res?.messages ?? []).map((m) => `${m.ruleId}: ${m.message}`);
 }
 
-describe('layering lint', () => {
+// a cold ESLint with the type-aware config takes seconds on a busy 2-core machine
+describe('layering lint', { timeout: 60_000 }, () => {
   it("refuses a capability importing another capability's internals", async () => {
     const msgs = await lintAs(fixture('reaches-into-evidence.ts.txt'), 'src/server/prune/fixture.ts');
     expect(msgs.some((m) => m.startsWith('import-x/no-restricted-paths') && m.includes('index.ts'))).toBe(true);

@@ -97,57 +97,61 @@ function show(path = '/envs/dev') {
 }
 
 describe('EnvReleasesPage', () => {
-  it('four named charts with their numbers in tables, and the apps with their newest release', async () => {
-    const events = [
-      ev(1, 'release.change', '2026-12-02T09:59:00.000Z', { subject: 'Bump' }),
-      ev(2, 'release.reconcile', '2026-12-02T10:00:00.000Z', { status: 'ok', secondsAfterCommit: 60 }),
-      ev(3, 'release.health', '2026-12-02T10:00:10.000Z', { health: 'Degraded', status: 'failed' }),
-      ev(4, 'drift.detected', '2026-12-03T08:00:00.000Z', {}),
-    ];
-    let asked = '';
-    server.use(
-      grants('auditor'),
-      http.get('/api/envs/:env/releases', ({ request }) => {
-        asked = new URL(request.url).search;
-        return HttpResponse.json(response(events));
-      }),
-    );
-    show('/envs/dev?days=7');
-    expect(await screen.findByRole('heading', { level: 1, name: 'dev releases' })).toBeTruthy();
-    const table = await screen.findByRole('table', { name: 'Deployments per day in dev' });
-    expect(asked).toBe('?days=7');
-    expect(document.title).toBe('dev releases — GitOps console');
-    for (const name of [
-      'Deployments per day',
-      'Lead time, commit → Healthy',
-      'Change failure rate',
-      'Drift and freeze events per day',
-    ])
-      expect(screen.getByRole('heading', { level: 2, name })).toBeTruthy();
-    expect(screen.getAllByRole('img').map((i) => i.getAttribute('aria-label'))).toEqual([
-      expect.stringMatching(/^Bar chart: deployments per day in dev, the last 7 days; 1 in total/),
-      expect.stringMatching(/^Line chart: median lead time per day/),
-      expect.stringMatching(/^Line chart: change failure rate per day in dev.*100 % overall/),
-      expect.stringMatching(/^Bar chart: drift and freeze events per day.*1 drift and 0 freeze events/),
-    ]);
-    // the day before the first record: nothing known, said so; the deployment's day: 1
-    const rows = within(table).getAllByRole('row');
-    expect(rows.map((r) => r.textContent)).toEqual([
-      'Day (UTC)Deployments',
-      '2026-12-01no records',
-      '2026-12-021',
-      '2026-12-030',
-    ]);
-    expect(screen.getByText(/^100 %: 1 of 1 deployments failed within 24 h/)).toBeTruthy();
-    expect(screen.getByText('Unknown: no release of this range became Healthy.')).toBeTruthy();
-    const failures = screen.getByRole('table', { name: 'Change failure rate per day in dev' });
-    expect(within(failures).getByRole('row', { name: /2026-12-02/ }).textContent).toBe('2026-12-0211100 %');
+  it(
+    'four named charts with their numbers in tables, and the apps with their newest release',
+    { timeout: 30_000 },
+    async () => {
+      const events = [
+        ev(1, 'release.change', '2026-12-02T09:59:00.000Z', { subject: 'Bump' }),
+        ev(2, 'release.reconcile', '2026-12-02T10:00:00.000Z', { status: 'ok', secondsAfterCommit: 60 }),
+        ev(3, 'release.health', '2026-12-02T10:00:10.000Z', { health: 'Degraded', status: 'failed' }),
+        ev(4, 'drift.detected', '2026-12-03T08:00:00.000Z', {}),
+      ];
+      let asked = '';
+      server.use(
+        grants('auditor'),
+        http.get('/api/envs/:env/releases', ({ request }) => {
+          asked = new URL(request.url).search;
+          return HttpResponse.json(response(events));
+        }),
+      );
+      show('/envs/dev?days=7');
+      expect(await screen.findByRole('heading', { level: 1, name: 'dev releases' }, { timeout: 10_000 })).toBeTruthy();
+      const table = await screen.findByRole('table', { name: 'Deployments per day in dev' }, { timeout: 10_000 });
+      expect(asked).toBe('?days=7');
+      expect(document.title).toBe('dev releases — GitOps console');
+      for (const name of [
+        'Deployments per day',
+        'Lead time, commit → Healthy',
+        'Change failure rate',
+        'Drift and freeze events per day',
+      ])
+        expect(screen.getByRole('heading', { level: 2, name })).toBeTruthy();
+      expect(screen.getAllByRole('img').map((i) => i.getAttribute('aria-label'))).toEqual([
+        expect.stringMatching(/^Bar chart: deployments per day in dev, the last 7 days; 1 in total/),
+        expect.stringMatching(/^Line chart: median lead time per day/),
+        expect.stringMatching(/^Line chart: change failure rate per day in dev.*100 % overall/),
+        expect.stringMatching(/^Bar chart: drift and freeze events per day.*1 drift and 0 freeze events/),
+      ]);
+      // the day before the first record: nothing known, said so; the deployment's day: 1
+      const rows = within(table).getAllByRole('row');
+      expect(rows.map((r) => r.textContent)).toEqual([
+        'Day (UTC)Deployments',
+        '2026-12-01no records',
+        '2026-12-021',
+        '2026-12-030',
+      ]);
+      expect(screen.getByText(/^100 %: 1 of 1 deployments failed within 24 h/)).toBeTruthy();
+      expect(screen.getByText('Unknown: no release of this range became Healthy.')).toBeTruthy();
+      const failures = screen.getByRole('table', { name: 'Change failure rate per day in dev' });
+      expect(within(failures).getByRole('row', { name: /2026-12-02/ }).textContent).toBe('2026-12-0211100 %');
 
-    const app = screen.getByTestId('env-app-row');
-    expect(within(app).getByRole('link', { name: 'digital-human-dev' }).getAttribute('href')).toBe(`/apps/${APP}`);
-    expect(app.textContent).toContain('eeeeeee');
-    expect(app.textContent).toMatch(/stops at artifact: pending/);
-  });
+      const app = screen.getByTestId('env-app-row');
+      expect(within(app).getByRole('link', { name: 'digital-human-dev' }).getAttribute('href')).toBe(`/apps/${APP}`);
+      expect(app.textContent).toContain('eeeeeee');
+      expect(app.textContent).toMatch(/stops at artifact: pending/);
+    },
+  );
 
   it('no records in the range: the numbers are unknown, not 0 %', async () => {
     server.use(
