@@ -126,6 +126,14 @@ describe('informer: streamed list (WatchList)', () => {
       },
     ],
     [
+      'a plain bookmark, and our abort of that stream surfaces as an error (as a real socket may)',
+      async (_p, emit, signal) => {
+        emit(ev('BOOKMARK', { metadata: { resourceVersion: '7' } }));
+        await hang('', emit, signal);
+        throw new KubeError('watch stream aborted by the server', 'c', 0, 'Aborted');
+      },
+    ],
+    [
       'a 422 (WatchList turned off)',
       async () => {
         throw new KubeError('sendInitialEvents is forbidden', 'c', 422, 'Invalid');

@@ -218,7 +218,10 @@ export class Informer {
         ac.signal,
       );
     } catch (e) {
-      if (e instanceof KubeError && (e.status === 400 || e.status === 422) && initial) unsupported = true;
+      // our own abort (a plain bookmark: `unsupported` is set) may surface as the response's error, not an end
+      if (unsupported || this.stopped) {
+        /* handled below */
+      } else if (e instanceof KubeError && (e.status === 400 || e.status === 422) && initial) unsupported = true;
       else if (e instanceof KubeError && e.status === 410) gone = true;
       else throw e;
     } finally {
