@@ -2,7 +2,7 @@
 // UI unit test: the overview against msw handlers typed by the API schemas
 // (fixtures captured from the real sandbox by scripts/capture-fixtures.ts).
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { cleanup, render, screen, waitFor, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { createMemoryRouter, RouterProvider } from 'react-router';
@@ -132,6 +132,28 @@ describe('AppOverview', () => {
       ),
     );
     expect(screen.getByTestId('app-count').textContent).toContain(`of ${appsFixture.total}`);
+  });
+
+  it('the search box keeps what was typed while the URL follows; a change of the URL itself wins', async () => {
+    const router = renderAt('/');
+    await waitFor(() => expect(screen.getAllByTestId('app-card')).toHaveLength(appsFixture.apps.length));
+    const one = appsFixture.apps[0]!;
+    const box = screen.getByRole('textbox', { name: 'Search apps' });
+    // typed faster than the router's navigations: no await between the keystrokes
+    fireEvent.change(box, { target: { value: one.name.slice(0, 1) } });
+    fireEvent.change(box, { target: { value: one.name } });
+    expect((box as HTMLInputElement).value).toBe(one.name);
+    expect(screen.getAllByTestId('app-card').map((c) => c.getAttribute('data-app-id'))).toContain(one.id);
+    expect(screen.getAllByTestId('app-card').length).toBe(
+      appsFixture.apps.filter((a) => a.name.includes(one.name)).length,
+    );
+    // the URL follows, and its echoes of the first keystroke do not move the text back
+    await waitFor(() => expect(router.state.location.search).toBe(`?q=${encodeURIComponent(one.name)}`));
+    expect((box as HTMLInputElement).value).toBe(one.name);
+    // a change of the URL itself (back to the unfiltered overview) wins
+    await act(() => router.navigate('/'));
+    expect((box as HTMLInputElement).value).toBe('');
+    expect(screen.getAllByTestId('app-card')).toHaveLength(appsFixture.apps.length);
   });
 
   it('shows the stale banner for an unreachable cluster', async () => {

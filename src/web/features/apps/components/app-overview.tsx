@@ -23,7 +23,9 @@ export function AppOverview() {
   const [sp, setSp] = useSearchParams();
   const search = sp.toString();
   // eslint-disable-next-line react-hooks/exhaustive-deps -- the filters are the search params' value
-  const filters = useMemo(() => readFilters(sp), [search]);
+  const urlFilters = useMemo(() => readFilters(sp), [search]);
+  const q = useTypedSearch(urlFilters.q);
+  const filters = useMemo(() => ({ ...urlFilters, q: q.value }), [urlFilters, q.value]);
   useDocumentTitle('All apps');
   // The first paint asks for each group's first cards only (and the groups' sizes); the whole list is read
   // right after it, and then answers every search, filter and "Show more" (issue 27: 10,000 apps). A filtered
@@ -79,7 +81,10 @@ export function AppOverview() {
           placeholder="Search name, namespace, repo, revision…"
           className="w-72 rounded border border-slate-300 px-2 py-1 text-sm"
           value={filters.q}
-          onChange={(e) => set('q', e.target.value)}
+          onChange={(e) => {
+            q.typed(e.target.value);
+            set('q', e.target.value);
+          }}
         />
         <Select label="Environment" value={filters.env} options={allEnvs} onChange={(v) => set('env', v)} />
         <Select label="Cluster" value={filters.cluster} options={allClusters} onChange={(v) => set('cluster', v)} />
@@ -178,6 +183,34 @@ export function AppOverview() {
       </div>
     </div>
   );
+}
+
+/**
+ * The search box's text, answered at once: a keystroke filters in the same render, and the URL (`?q=`) follows
+ * as a navigation, which React Router runs as a transition, later. The URL's own changes (back, "clear filters",
+ * a link) win; the echoes of what was typed, arriving behind newer keystrokes, do not move the text back.
+ */
+function useTypedSearch(fromUrl: string): { value: string; typed: (v: string) => void } {
+  const [value, setValue] = useState(fromUrl);
+  const [seen, setSeen] = useState(fromUrl);
+  const [sent, setSent] = useState<string[]>([]);
+  if (seen !== fromUrl) {
+    // render-time sync with the URL (React's "storing information from previous renders")
+    setSeen(fromUrl);
+    const i = sent.indexOf(fromUrl);
+    if (i >= 0) setSent(sent.slice(i + 1));
+    else {
+      setSent([]);
+      setValue(fromUrl);
+    }
+  }
+  return {
+    value,
+    typed: (v) => {
+      setValue(v);
+      setSent((s) => [...s, v]);
+    },
+  };
 }
 
 /** "Show more" under a group: its size is the group's (told by the first answer until the whole list is in). */
