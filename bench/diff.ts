@@ -43,7 +43,7 @@ async function cpuDuring<T>(f: () => Promise<T> | T): Promise<{ result: T; cpu: 
   const after = cpuOf('self');
   const cpu: Record<string, number> = {
     'bench + BFF': after.own - before.self.own,
-    kubectl: after.children - before.self.children,
+    'children (kustomize, kubectl)': after.children - before.self.children,
   };
   for (const p of procs) cpu[p.name] = cpuOf(p.pid).own - (before as unknown as Record<string, number>)[p.name]!;
   return { result, cpu };
