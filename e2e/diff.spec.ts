@@ -14,6 +14,23 @@ import {
 test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
 
 const APP = '/apps/nonprod/flux-system/kustomization/digital-human-dev';
+/**
+ * The hand edit, held: a reconcile that was already running when Flux was suspended may still apply Git over the
+ * edit (seen in CI: the diff then said "no differences"). Edit, and edit again until it stays for 3 s.
+ */
+async function editAndHold(): Promise<void> {
+  const live = () =>
+    JSON.parse(kubectl('nonprod', ['-n', 'dev', 'get', 'deployment/render-worker', '-o', 'json'])) as {
+      spec: { replicas: number };
+    };
+  for (let i = 0; i < 5; i++) {
+    incidentEditRenderWorker('nonprod', 'dev');
+    await new Promise((r) => setTimeout(r, 3000));
+    if (live().spec.replicas === 12) return;
+  }
+  throw new Error('the hand edit of render-worker did not stay (reverted five times)');
+}
+
 const fieldRow = (page: Page, path: string) => page.locator(`[data-testid="field-row"][data-path="${path}"]`);
 
 test('kubectl-edit drift shows Git vs live with the kubectl-edit badge; a controller conflict gets a fix; Flux reverts and the diff clears', async ({
@@ -22,7 +39,7 @@ test('kubectl-edit drift shows Git vs live with the kubectl-edit badge; a contro
   // hold Flux still while we look (what an on-call freeze does), so the drift stays visible
   setSuspended('nonprod', 'digital-human-dev', true);
   try {
-    incidentEditRenderWorker('nonprod', 'dev');
+    await editAndHold();
     await page.goto(APP);
     const replicas = fieldRow(page, 'spec.replicas');
     await expect(replicas).toHaveAttribute('data-class', 'drift');
