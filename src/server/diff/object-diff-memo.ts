@@ -92,7 +92,7 @@ export function liveWithoutStatus(o: Obj): Obj {
 
 const ownerTimesOf = new WeakMap<Obj, string>();
 /** The times of the entries that own non-status fields: what a reused result's owners may need refreshed. */
-const ownerTimes = (o: Obj | undefined): string => {
+function ownerTimes(o: Obj | undefined): string {
   if (!o) return '';
   let t = ownerTimesOf.get(o);
   if (t === undefined)
@@ -103,7 +103,7 @@ const ownerTimes = (o: Obj | undefined): string => {
         .join(',')),
     );
   return t;
-};
+}
 
 const liveFingerprints = new WeakMap<Obj, string>();
 /** A hash of liveWithoutStatus(o) (the informer replaces an object on every change, so one hash per version). */

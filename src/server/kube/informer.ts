@@ -180,16 +180,8 @@ export class Informer {
           const obj = ev.object as KubeObject;
           this.lastEventAt = Date.now();
           if (ev.type === 'ERROR') {
-            const code = (obj as { code?: number }).code;
-            if (code === 410) {
-              gone = true;
-              return;
-            }
-            throw new KubeError(
-              `watch error: ${String((obj as { message?: string }).message)}`,
-              this.conn.name,
-              code ?? 500,
-            );
+            gone = this.watchError(obj);
+            return;
           }
           const newRv = obj.metadata?.resourceVersion;
           if (newRv) rv = newRv;
@@ -235,6 +227,17 @@ export class Informer {
       return 'unsupported';
     }
     return { rv };
+  }
+
+  /** A watch's ERROR event: true for 410 Gone (the caller lists again); any other status is thrown */
+  private watchError(status: KubeObject): true {
+    const code = (status as { code?: number }).code;
+    if (code === 410) return true;
+    throw new KubeError(
+      `watch error: ${String((status as { message?: string }).message)}`,
+      this.conn.name,
+      code ?? 500,
+    );
   }
 
   /** Replaces the store by diff with a complete, fresh list: only real differences become events. */
@@ -319,16 +322,8 @@ export class Informer {
           const obj = ev.object as KubeObject;
           this.lastEventAt = Date.now();
           if (ev.type === 'ERROR') {
-            const code = (obj as { code?: number }).code;
-            if (code === 410) {
-              gone = true;
-              return;
-            }
-            throw new KubeError(
-              `watch error: ${String((obj as { message?: string }).message)}`,
-              this.conn.name,
-              code ?? 500,
-            );
+            gone = this.watchError(obj);
+            return;
           }
           const newRv = obj.metadata?.resourceVersion;
           if (newRv) rv = newRv;
