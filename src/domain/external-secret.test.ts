@@ -35,6 +35,10 @@ describe('ExternalSecret', () => {
       'SecretSyncedError: could not get secret; from SecretStore platform-secrets (not Ready: InvalidProviderConfig — no token)',
     );
     expect(externalSecretLine(es({}), undefined)).toBe('not synced yet; from SecretStore platform-secrets (not found)');
+    // before the console's first list of stores, absent is not known (unknown is never empty)
+    expect(externalSecretLine(es({}), 'unlisted')).toBe(
+      'not synced yet; from SecretStore platform-secrets (not known yet: the console is still listing SecretStores)',
+    );
   });
 
   it('its Secret is a child the console names and never reads; not added twice', () => {

@@ -31,24 +31,26 @@ export function targetSecretOf(es: Obj): string {
 }
 
 /** One line: "SecretSynced, refreshed 2026-…; from SecretStore platform-secrets (Ready)". */
-export function externalSecretLine(es: Obj, store: Obj | undefined): string {
+export function externalSecretLine(es: Obj, store: Obj | 'unlisted' | undefined): string {
   const r = ready(es);
   const st = asObj(es.status);
   const ref = storeRefOf(es);
-  const storeReady = store ? ready(store) : undefined;
+  const storeReady = store && store !== 'unlisted' ? ready(store) : undefined;
   const synced = r
     ? `${str(r.reason) ?? (r.status === 'True' ? 'Ready' : 'not Ready')}${r.status !== 'True' && str(r.message) ? `: ${String(r.message).slice(0, 300)}` : ''}`
     : 'not synced yet';
   const refreshed = str(st.refreshTime) ? `, refreshed ${String(st.refreshTime)}` : '';
   const from = ref
     ? `; from ${ref.kind} ${ref.name} (${
-        !store
-          ? 'not found'
-          : storeReady?.status === 'True'
-            ? 'Ready'
-            : `not Ready${str(storeReady?.reason) ? `: ${String(storeReady?.reason)}` : ''}${
-                str(storeReady?.message) ? ` — ${String(storeReady?.message).slice(0, 300)}` : ''
-              }`
+        store === 'unlisted'
+          ? `not known yet: the console is still listing ${ref.kind}s`
+          : !store
+            ? 'not found'
+            : storeReady?.status === 'True'
+              ? 'Ready'
+              : `not Ready${str(storeReady?.reason) ? `: ${String(storeReady?.reason)}` : ''}${
+                  str(storeReady?.message) ? ` — ${String(storeReady?.message).slice(0, 300)}` : ''
+                }`
       })`
     : '';
   return `${synced}${refreshed}${from}`;
@@ -61,7 +63,7 @@ export function externalSecretLine(es: Obj, store: Obj | undefined): string {
 export function externalSecretChild(
   parent: TreeNode,
   es: Obj,
-  store: Obj | undefined,
+  store: Obj | 'unlisted' | undefined,
   has: (id: string) => boolean,
 ): TreeNode | undefined {
   const ref: ObjectRef = {

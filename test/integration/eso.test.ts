@@ -65,9 +65,10 @@ describe('External Secrets Operator', () => {
     );
 
     let t: TreeResponse | undefined;
-    await waitFor('the ExternalSecret in the tree, synced', async () => {
+    // (a console just started may still be listing SecretStores: the tree says "not known yet" until then)
+    await waitFor('the ExternalSecret in the tree, synced, its store listed', async () => {
       t = await tree();
-      return esNode(t)?.health === 'Healthy' && !!secretNode(t);
+      return esNode(t)?.health === 'Healthy' && !!secretNode(t) && !/not known yet/.test(secretNode(t)?.reason ?? '');
     });
     const s = secretNode(t as TreeResponse);
     expect(s).toMatchObject({ parentId: esNode(t as TreeResponse)?.id, health: 'Unknown', unread: true });

@@ -148,6 +148,17 @@ export class ObjectIndex extends EventEmitter<{
     return TREE_KINDS.some((t) => t.group === group && t.kind === kind);
   }
 
+  /**
+   * Whether this kind's first list on that cluster is done: before it, an object not in the index is not known to
+   * be absent (unknown is never empty). True for a kind the console does not watch (nothing will come).
+   */
+  listed(cluster: string, group: string, kind: string): boolean {
+    const c = this.cm.clusters.get(cluster);
+    if (!c) return false;
+    const inf = c.informers.get(`${group}/${kind}`);
+    return inf ? inf.state.synced : !this.watches(group, kind);
+  }
+
   childrenOf(cluster: string, uid: string): KubeObject[] {
     const i = this.clusters.get(cluster);
     const keys = i?.childrenByOwner.get(uid);

@@ -20,12 +20,18 @@ export function appTree(app: App, index: ObjectIndex): { nodes: TreeNode[]; summ
       index.trackedBy(app.cluster, trackerOf(app)).filter((o) => !inInventory.has(refKey(refOf(app.cluster, o)))),
   });
   // managed objects of kinds the console does not read (e.g. Secrets) are not "missing": say why
+  // nor are those of a kind whose first list has not finished yet (unknown is never empty)
   for (const n of nodes) {
-    if (n.sync === 'Missing' && !index.watches(n.ref.group, n.ref.kind)) {
+    if (n.sync !== 'Missing') continue;
+    if (!index.watches(n.ref.group, n.ref.kind)) {
       n.health = 'Unknown';
       n.sync = 'Unknown';
       n.reason =
         n.ref.kind === 'Secret' ? 'Secrets are not read by the console' : `the console does not watch ${n.ref.kind}`;
+    } else if (!index.listed(app.cluster, n.ref.group, n.ref.kind)) {
+      n.health = 'Unknown';
+      n.sync = 'Unknown';
+      n.reason = `not known yet: the console is still listing ${n.ref.kind} objects on ${app.cluster}`;
     }
   }
   return { nodes: withExternalSecretChildren(app.cluster, nodes, index), summary: recount(nodes, summary) };
@@ -50,7 +56,13 @@ function withExternalSecretChildren(cluster: string, nodes: TreeNode[], index: O
           name: s.name,
         })
       : undefined;
-    const child = externalSecretChild(n, es, store as Record<string, unknown> | undefined, (id) => ids.has(id));
+    const known = !s || !!store || index.listed(cluster, ESO_GROUP, s.kind);
+    const child = externalSecretChild(
+      n,
+      es,
+      known ? (store as Record<string, unknown> | undefined) : 'unlisted',
+      (id) => ids.has(id),
+    );
     if (!child) continue;
     ids.add(child.id);
     n.childCount++;

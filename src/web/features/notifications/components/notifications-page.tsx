@@ -1,5 +1,6 @@
 // Notifications (anyone signed in): the kinds the console sends to the people whose job they are, and a switch
 // per kind to stop hearing one. What is sent, and where, is the admins' sinks file; this page only says it.
+import { useState } from 'react';
 import type { NotificationPref } from '../../../../api/notifications.ts';
 import { useDocumentTitle } from '../../../lib/document-title.ts';
 import { useNotificationPrefs, useSetNotificationPref } from '../api/notification-queries.ts';
@@ -55,7 +56,7 @@ export function NotificationsPage() {
               pref={k}
               sentHere={q.data.sinks.some((s) => s.kinds.includes(k.kind))}
               busy={set.isPending}
-              onChange={(subscribed) => set.mutate({ kind: k.kind, subscribed })}
+              onChange={(subscribed, settled) => set.mutate({ kind: k.kind, subscribed }, { onSettled: settled })}
             />
           ))}
         </ul>
@@ -64,8 +65,16 @@ export function NotificationsPage() {
   );
 }
 
-function Kind(p: { pref: NotificationPref; sentHere: boolean; busy: boolean; onChange: (v: boolean) => void }) {
+function Kind(p: {
+  pref: NotificationPref;
+  sentHere: boolean;
+  busy: boolean;
+  onChange: (v: boolean, settled: () => void) => void;
+}) {
   const k = p.pref;
+  // The switch moves in the click's own render: the query cache's optimistic copy lands a tick later, and until
+  // then React would put a controlled checkbox back (a person sees it flicker; Playwright saw "did not change").
+  const [moving, setMoving] = useState<boolean | undefined>();
   const id = `notify-${k.kind.replace(/\./g, '-')}`;
   return (
     <li
@@ -77,9 +86,13 @@ function Kind(p: { pref: NotificationPref; sentHere: boolean; busy: boolean; onC
         id={id}
         type="checkbox"
         className="mt-1 h-4 w-4"
-        checked={k.subscribed}
+        checked={moving ?? k.subscribed}
         disabled={p.busy}
-        onChange={(e) => p.onChange(e.currentTarget.checked)}
+        onChange={(e) => {
+          const v = e.currentTarget.checked;
+          setMoving(v);
+          p.onChange(v, () => setMoving(undefined));
+        }}
       />
       <div className="grid gap-0.5">
         <label htmlFor={id} className="font-medium">
