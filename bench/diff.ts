@@ -1,10 +1,11 @@
 // Diff benchmark (npm run bench:diff):
 //  1. ownersByPath on an object with 10,000 managed fields; reference: JSON.parse of the same managedFields.
-//  2. Whole-app diff of 1,000 objects end to end through the BFF (render with flux-render, 1,000 server-side
-//     dry-runs, field diff with owners); reference in the same run: `kubectl diff --server-side` on the same
-//     rendered objects (the sandbox-built kubectl). Both run as the console's own identity
-//     (.sandbox/kubeconfig-console, deploy/rbac.yaml), and the run fails unless every object was compared by
-//     server-side dry-run (a 403 would silently fall back to the normalized comparison and measure nothing).
+//  2. Whole-app diff of 1,000 objects end to end through the BFF (render with flux-render, field diff with owners;
+//     each object dry-run unless its apply provably changes nothing, domain/apply-noop.ts); A/B in the same run:
+//     the same first diff with CONSOLE_DIFF_PROOF=off (every object dry-run, the code before); reference in the
+//     same run: `kubectl diff --server-side` on the same rendered objects (the sandbox-built kubectl). All run as
+//     the console's own identity (.sandbox/kubeconfig-console, deploy/rbac.yaml), and the run fails if any object
+//     fell back to the normalized comparison (a 403 would do that silently and measure nothing).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -139,34 +140,65 @@ async function benchAppDiff(): Promise<void> {
     },
     { timeoutMs: 300_000, intervalMs: 2000 },
   );
+  const url = (c: { url: string }) => `${c.url}/api/apps/nonprod/flux-system/kustomization/bench-diff/diff`;
+  /**
+   * A console of its own (cold caches) and its first diffs: the first is the cold one (render + what it sends
+   * to the apiserver), then 3 repeats. Fails unless every object was compared by dry-run or by the managedFields
+   * proof (a 403 would silently fall back to the normalized comparison and measure nothing).
+   */
+  async function firstDiffs(env: Record<string, string>) {
+    const c = await startTestConsole(env);
+    try {
+      await waitFor('console ready', async () => (await fetch(`${c.url}/readyz`)).status === 200, {
+        timeoutMs: 60_000,
+      });
+      // wait on the app, not its diff: the first /diff below is the cold one
+      await waitFor('app known', async () => (await authedFetch(url(c).replace(/\/diff$/, ''))).status === 200, {
+        timeoutMs: 60_000,
+      });
+      const times: number[] = [];
+      let firstCpu: Record<string, number> = {};
+      let modes: Record<string, number> = {};
+      for (let i = 0; i < 4; i++) {
+        const t = performance.now();
+        const { result: d, cpu } = await cpuDuring(
+          async () => (await (await authedFetch(url(c))).json()) as DiffResponse,
+        );
+        times.push(performance.now() - t);
+        if (d.state !== 'ok') throw new Error('diff state not ok');
+        const fallback = d.objects.filter((o) => o.mode === 'normalized');
+        if (fallback.length)
+          throw new Error(
+            `${fallback.length} of ${d.objects.length} objects were not compared by server-side dry-run (first: ${fallback[0]?.ref.kind} ${fallback[0]?.ref.name}: ${fallback[0]?.note ?? ''}); check deploy/rbac.yaml`,
+          );
+        if (d.objects.length !== N) throw new Error(`compared ${d.objects.length} objects, expected ${N}`);
+        if (i === 0) {
+          firstCpu = cpu;
+          modes = {};
+          for (const o of d.objects) modes[o.mode] = (modes[o.mode] ?? 0) + 1;
+        }
+      }
+      return { times, firstCpu, modes };
+    } finally {
+      await c.close();
+    }
+  }
+  // A/B in this run: every object dry-run (CONSOLE_DIFF_PROOF=off, the code before, what kubectl does), then
+  // the default (the apply-noop proof from managedFields)
+  const off = await firstDiffs({ CONSOLE_DIFF_PROOF: 'off' });
+  if (Object.keys(off.modes).join() !== 'server-dry-run')
+    throw new Error(`proof off: modes ${JSON.stringify(off.modes)}`);
+  const on = await firstDiffs({});
+  const ours = on.times;
+  const firstCpu = on.firstCpu;
+  const objects = N;
   const con = await startTestConsole();
   try {
     await waitFor('console ready', async () => (await fetch(`${con.url}/readyz`)).status === 200, {
       timeoutMs: 60_000,
     });
-    const url = `${con.url}/api/apps/nonprod/flux-system/kustomization/bench-diff/diff`;
-    // wait on the app, not its diff: the first /diff below is the cold one (render + N dry-runs)
-    await waitFor('app known', async () => (await authedFetch(url.replace(/\/diff$/, ''))).status === 200, {
-      timeoutMs: 60_000,
-    });
-    const ours: number[] = [];
-    let objects = 0;
-    let firstCpu: Record<string, number> = {};
-    for (let i = 0; i < 4; i++) {
-      const t = performance.now();
-      const { result: d, cpu } = await cpuDuring(async () => (await (await authedFetch(url)).json()) as DiffResponse);
-      ours.push(performance.now() - t);
-      if (i === 0) firstCpu = cpu;
-      objects = d.objects.length;
-      if (d.state !== 'ok') throw new Error('diff state not ok');
-      // measured server-side dry-runs, not the fallback: every object, and all N of them
-      const fallback = d.objects.filter((o) => o.mode !== 'server-dry-run');
-      if (fallback.length)
-        throw new Error(
-          `${fallback.length} of ${objects} objects were not compared by server-side dry-run (first: ${fallback[0]?.ref.kind} ${fallback[0]?.ref.name}: ${fallback[0]?.note ?? ''}); check deploy/rbac.yaml`,
-        );
-      if (objects !== N) throw new Error(`compared ${objects} objects, expected ${N}`);
-    }
+    const url0 = url(con);
+    await waitFor('first diff', async () => (await authedFetch(url0)).status === 200, { timeoutMs: 120_000 });
     // one object changes live (as a person with kubectl would): from the change event reaching the BFF (its SSE
     // message for the app, which is what makes the SPA refetch) to the re-diff showing it
     const appId = 'nonprod/flux-system/kustomization/bench-diff';
@@ -192,7 +224,7 @@ async function benchAppDiff(): Promise<void> {
       ]);
       await heard;
       const t = performance.now();
-      const d = (await (await authedFetch(url)).json()) as DiffResponse;
+      const d = (await (await authedFetch(url0)).json()) as DiffResponse;
       rediff.push(performance.now() - t);
       const o = d.objects.find((x) => x.ref.name === name);
       if (o?.status !== 'changed') throw new Error(`re-diff: ${name} is ${o?.status ?? 'absent'}, expected changed`);
@@ -230,9 +262,17 @@ async function benchAppDiff(): Promise<void> {
     console.log(
       `\n# whole-app diff of ${objects} objects (render + server-side dry-run + field diff with owners), as the console identity`,
     );
-    console.log(`objects compared         ${objects}, every one by server-side dry-run (mode server-dry-run)`);
+    const modeLine = (m: Record<string, number>) =>
+      Object.entries(m)
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ');
+    console.log(`objects compared         ${objects}: ${modeLine(on.modes)} (none normalized)`);
     const [cold = NaN, ...warm] = ours;
-    console.log(`console BFF /diff, first request (render + ${objects} dry-runs) ${cold.toFixed(0)} ms`);
+    const [coldOff = NaN, ...warmOff] = off.times;
+    console.log(`console BFF /diff, first request (render + ${modeLine(on.modes)}) ${cold.toFixed(0)} ms`);
+    console.log(
+      `  the same with CONSOLE_DIFF_PROOF=off (every object dry-run, the code before) ${coldOff.toFixed(0)} ms (${(cold / coldOff).toFixed(2)}x); its repeats ${median(warmOff).toFixed(0)} ms; CPU meanwhile: ${cpuLine(off.firstCpu)}`,
+    );
     console.log(`console BFF /diff, repeated, nothing changed (median of 3) ${median(warm).toFixed(0)} ms`);
     console.log(`kubectl diff --server-side (same objects, same cluster) ${median(ref).toFixed(0)} ms`);
     console.log(`  CPU used meanwhile: ${cpuLine(firstCpu)}; during the last kubectl run: ${cpuLine(refCpu)}`);

@@ -42,7 +42,7 @@ export type FieldChangeDto = z.infer<typeof FieldChangeSchema>;
 export const ObjectDiffSchema = z.object({
   ref: ObjectRefSchema,
   status: z.enum(['changed', 'missing', 'extraneous', 'unchanged', 'unknown']),
-  mode: z.enum(['server-dry-run', 'normalized']),
+  mode: z.enum(['server-dry-run', 'normalized', 'apply-noop']),
   note: z.string().optional(),
   changes: z.array(FieldChangeSchema),
   desiredYaml: z.string().optional(),

@@ -94,6 +94,11 @@ const ConfigSchema = z.object({
   /** the Secret-mask key as a file (every replica the same); default <dataDir>/mask.key */
   maskKeyFile: z.string().min(1).optional(),
   pruneStaleSeconds: z.coerce.number().int().min(2).max(3600).default(120),
+  /**
+   * CONSOLE_DIFF_PROOF: `managed-fields` (default) skips the dry-run of an object whose apply provably changes
+   * nothing (domain/apply-noop.ts); `off` dry-runs every object, as kubectl diff does
+   */
+  diffProof: z.enum(['managed-fields', 'off']).default('managed-fields'),
   /** environments where only on-call and admin control canaries (CONSOLE_ROLLOUT_ONCALL_ENVS, comma-separated) */
   rolloutOncallEnvs: z.array(z.string().min(1)).default(['prod']),
   oidc: z
@@ -169,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       }).filter(([, v]) => v !== undefined),
     ),
     pruneStaleSeconds: env.CONSOLE_PRUNE_STALE_SECONDS || undefined,
+    diffProof: env.CONSOLE_DIFF_PROOF?.trim() || undefined,
     rolloutOncallEnvs: env.CONSOLE_ROLLOUT_ONCALL_ENVS
       ? env.CONSOLE_ROLLOUT_ONCALL_ENVS.split(',')
           .map((x) => x.trim())

@@ -48,6 +48,8 @@ export interface AppDeps {
   bus?: StateBus | undefined;
   /** a prune journal idle this long belongs to a dead replica (CONSOLE_PRUNE_STALE_SECONDS) */
   pruneStaleMs?: number | undefined;
+  /** CONSOLE_DIFF_PROOF: prove "apply changes nothing" from managedFields instead of a dry-run (default on) */
+  diffApplyNoop?: boolean | undefined;
   /** environments where only on-call and admin control canaries (CONSOLE_ROLLOUT_ONCALL_ENVS; default prod) */
   rolloutOncallEnvs?: string[] | undefined;
   /** the release recorder's counts for /metrics (undefined while this replica does not record) */

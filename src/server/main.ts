@@ -202,6 +202,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     releaseStats: () => releaseStats.get(),
     bus,
     pruneStaleMs: cfg.pruneStaleSeconds * 1000,
+    diffApplyNoop: cfg.diffProof === 'managed-fields',
     rolloutOncallEnvs: cfg.rolloutOncallEnvs,
     routes,
     trustProxy: cfg.trustProxy,
@@ -241,7 +242,11 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   clusters.watchEverywhere(APP_WATCH_KINDS);
   index.start();
   // release evidence for every app, whether or not anyone looks (issue 16); CONSOLE_RELEASE_RECORDER=off skips it
-  const releaseDiffs = new DiffService({ clusters, catalog, index, recorder, dataDir: cfg.dataDir });
+  // (every object dry-run: the validation state is the apiserver's word now, not a proof from managedFields)
+  const releaseDiffs = new DiffService(
+    { clusters, catalog, index, recorder, dataDir: cfg.dataDir },
+    { applyNoop: false },
+  );
   const newReleaseRecorder = () =>
     new ReleaseRecorder({
       catalog,

@@ -151,20 +151,23 @@ describe('the BFF as that identity', () => {
   it.each([
     ['Flux', DEV, ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Service']],
     ['Argo CD', ARGO, ['Deployment', 'Service']],
-  ])('diffs every object of the %s app by server-side dry-run, never the normalized fallback', async (_, id, kinds) => {
-    const res = await authedFetch(`${con.url}/api/apps/${id}/diff`);
-    expect(res.status).toBe(200);
-    const d = (await res.json()) as DiffResponse;
-    expect(d.state).toBe('ok');
-    const rendered = d.objects.filter((o) => o.status !== 'extraneous');
-    for (const kind of kinds) expect(rendered.some((o) => o.ref.kind === kind)).toBe(true);
-    expect(
-      d.objects
-        .filter((o) => o.mode !== 'server-dry-run' || /dry-run|normalized/.test(o.note ?? ''))
-        .map((o) => `${o.ref.kind} ${o.ref.name}: ${o.mode} ${o.note ?? ''}`),
-    ).toEqual([]);
-    expect(d.summary).not.toMatch(/normalized/);
-  });
+  ])(
+    'diffs every object of the %s app by server-side dry-run (or a proof that applying changes nothing), never the normalized fallback',
+    async (_, id, kinds) => {
+      const res = await authedFetch(`${con.url}/api/apps/${id}/diff`);
+      expect(res.status).toBe(200);
+      const d = (await res.json()) as DiffResponse;
+      expect(d.state).toBe('ok');
+      const rendered = d.objects.filter((o) => o.status !== 'extraneous');
+      for (const kind of kinds) expect(rendered.some((o) => o.ref.kind === kind)).toBe(true);
+      expect(
+        d.objects
+          .filter((o) => o.mode === 'normalized' || /dry-run|normalized/.test(o.note ?? ''))
+          .map((o) => `${o.ref.kind} ${o.ref.name}: ${o.mode} ${o.note ?? ''}`),
+      ).toEqual([]);
+      expect(d.summary).not.toMatch(/normalized/);
+    },
+  );
 
   it('reconciles a Flux and an Argo CD app (patch of the Kustomization, its GitRepository, the Application)', async () => {
     for (const id of [DEV, ARGO]) {

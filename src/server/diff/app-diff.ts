@@ -19,6 +19,7 @@ import { maskSecrets, maskSecretsInText } from '../kube/secret-mask.ts';
 import { ignoreFor, jqDelete } from './argo-ignore.ts';
 import { renderDesired, withFluxOwnerLabels, type DesiredDeps } from './desired.ts';
 import { describeSops, sopsMetaOf } from '../../domain/secrets-in-git.ts';
+import { applyChangesNothing } from '../../domain/apply-noop.ts';
 import {
   applyableSopsSecret,
   isCoreSecret,
@@ -32,7 +33,8 @@ export type ObjectStatus = 'changed' | 'missing' | 'extraneous' | 'unchanged' | 
 export interface ObjectDiff {
   ref: ObjectRef;
   status: ObjectStatus;
-  mode: 'server-dry-run' | 'normalized';
+  /** `apply-noop`: applying Git's object provably changes nothing live (domain/apply-noop.ts), so no dry-run */
+  mode: 'server-dry-run' | 'normalized' | 'apply-noop';
   note?: string;
   changes: FieldChange[];
   desiredYaml?: string;
@@ -82,6 +84,8 @@ export interface DiffDeps extends DesiredDeps {
   memo?: ObjectDiffMemo;
   /** the prune limits of prune previews (default DEFAULT_PRUNE_LIMITS) */
   pruneLimits?: PruneLimits;
+  /** prove "nothing to apply" from managedFields instead of a dry-run where it can (domain/apply-noop.ts) */
+  applyNoop?: boolean;
   /** Argo CD: its resource tracking settings (argocd-cm); default: Argo CD's own (annotation tracking) */
   argoTracking?: ArgoTrackingSettings;
 }
@@ -109,6 +113,12 @@ const strip = (o: Obj | undefined): Obj | undefined => {
   return { ...rest, metadata: md };
 };
 const toYaml = (o: Obj | undefined) => (o ? stringify(strip(o), { lineWidth: 0 }) : undefined);
+
+/** live's YAML, and the dry-run's (the same text when nothing would change: written once) */
+function yamlOfLiveAndPredicted(l: Obj | undefined, p: Obj | undefined, same: boolean) {
+  const liveYaml = toYaml(l);
+  return { liveYaml, predictedYaml: same ? liveYaml : toYaml(p) };
+}
 
 const derivedObjects = new WeakMap<Obj, Map<string, Obj>>();
 /** `make()` for this object and key, made once while the object lives (render objects are never mutated). */
@@ -263,33 +273,44 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
       ]
         .filter(Boolean)
         .join('; ');
-    try {
-      const path = await deps.discovery.path(
-        String(desired.apiVersion),
-        String(desired.kind),
-        md.namespace,
-        md.name ?? '',
-      );
-      predicted = await deps.conn.json<Obj>(
-        'PATCH',
-        `${path}?dryRun=All&fieldManager=${encodeURIComponent(manager)}&force=true`,
-        {
-          body: JSON.stringify(toApply),
-          contentType: 'application/apply-patch+yaml',
-          timeoutMs: 20_000,
-        },
-      );
-    } catch (e) {
-      mode = 'normalized';
-      const why =
-        e instanceof KubeError
-          ? e.status === 403
-            ? 'server-side dry-run forbidden (403)'
-            : `server-side dry-run failed: ${maskSecretsInText(e.message, [desired, live])}`
-          : maskSecretsInText(String(e), [desired, live]);
-      note = note ? `${note}; ${why}` : why;
-      predicted = toApply;
-    }
+    // nothing to apply, proved from live's managedFields (domain/apply-noop.ts): predicted is live, no dry-run
+    const noop =
+      !!deps.applyNoop &&
+      !sops &&
+      !isCoreSecret(desired) &&
+      live !== undefined &&
+      applyChangesNothing(toApply, live, manager);
+    if (noop) {
+      mode = 'apply-noop';
+      predicted = live;
+    } else
+      try {
+        const path = await deps.discovery.path(
+          String(desired.apiVersion),
+          String(desired.kind),
+          md.namespace,
+          md.name ?? '',
+        );
+        predicted = await deps.conn.json<Obj>(
+          'PATCH',
+          `${path}?dryRun=All&fieldManager=${encodeURIComponent(manager)}&force=true`,
+          {
+            body: JSON.stringify(toApply),
+            contentType: 'application/apply-patch+yaml',
+            timeoutMs: 20_000,
+          },
+        );
+      } catch (e) {
+        mode = 'normalized';
+        const why =
+          e instanceof KubeError
+            ? e.status === 403
+              ? 'server-side dry-run forbidden (403)'
+              : `server-side dry-run failed: ${maskSecretsInText(e.message, [desired, live])}`
+            : maskSecretsInText(String(e), [desired, live]);
+        note = note ? `${note}; ${why}` : why;
+        predicted = toApply;
+      }
     // Secret values never leave the BFF: mask all three sides before comparing (equal values, equal masks)
     const [d, p, l] = [maskSecrets(desired), maskSecrets(predicted), maskSecrets(live)];
     const changes = live
@@ -298,7 +319,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
           predicted: p,
           live: l,
           controllerManagers: mgrs,
-          mode,
+          mode: mode === 'normalized' ? 'normalized' : 'server-dry-run',
           ...(app.controller === 'argocd' ? { ignore: ignoreFor(deps.appObject, desired) } : {}),
         })
       : [];
@@ -334,8 +355,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
       ...(note ? { note } : {}),
       changes,
       desiredYaml: toYaml(d),
-      liveYaml: toYaml(l),
-      predictedYaml: toYaml(p),
+      ...yamlOfLiveAndPredicted(l, p, noop),
       ...(isCoreSecret(desired)
         ? { secret: secretDiffInfo(desired, live, liveUnreadable, secretInGitFor(render.secretsInGit, desired)) }
         : {}),

@@ -53,6 +53,8 @@ interface ServiceDeps {
   reviewer?: AccessReviewer | undefined;
   recorder: EvidenceRecorder;
   dataDir?: string | undefined;
+  /** AppDeps' CONSOLE_DIFF_PROOF setting; the options' `applyNoop` wins */
+  diffApplyNoop?: boolean | undefined;
 }
 
 /** What one diff cost (the response's `work`). */
@@ -83,6 +85,11 @@ export interface DiffServiceStats {
 export interface DiffServiceOptions {
   renderCache?: RenderCacheOptions;
   objectCache?: ObjectDiffCacheOptions;
+  /**
+   * Skip the dry-run of an object whose apply provably changes nothing (domain/apply-noop.ts). Default on; the
+   * release recorder's service turns it off: its validation state says the apiserver accepted each object now.
+   */
+  applyNoop?: boolean;
 }
 
 /** The dry-run request the engine sends (app-diff.ts): part of every object result's key. */
@@ -107,10 +114,13 @@ export class DiffService {
   private readonly inFlight = new Map<string, Promise<DiffResult>>();
   private readonly counts = { diffs: 0, coalesced: 0, renders: 0, dryRuns: 0, cachedObjects: 0 };
 
+  private readonly applyNoop: boolean;
+
   constructor(
     private readonly deps: ServiceDeps,
     opts: DiffServiceOptions = {},
   ) {
+    this.applyNoop = opts.applyNoop ?? deps.diffApplyNoop ?? true;
     this.tools = renderTools(deps.dataDir ?? '.data');
     this.renders = new RenderCache(opts.renderCache);
     this.objects = new ObjectDiffCache(opts.objectCache);
@@ -151,6 +161,7 @@ export class DiffService {
       if (!cached) work.renders++;
       return result;
     };
+    deps.applyNoop = this.applyNoop;
     deps.memo = this.objects.scope(
       {
         cluster: a.cluster,

@@ -129,6 +129,14 @@ function ObjectDiffView({
             normalized comparison (no dry-run)
           </span>
         )}
+        {o.mode === 'apply-noop' && (
+          <span
+            className="rounded bg-white px-1 text-xs text-slate-600 ring-1 ring-slate-300"
+            title="Every field Git sets has that value live, and the controller owns no field Git dropped (its managedFields): applying Git changes nothing, so the apiserver was not asked for a dry-run"
+          >
+            apply changes nothing (from managedFields)
+          </span>
+        )}
         {o.note && <span className="min-w-0 text-xs text-slate-500 wrap-anywhere">{o.note}</span>}
         {(o.liveYaml || o.predictedYaml) && (
           <button className="ml-auto text-xs text-teal-700 underline" onClick={() => setOpen(!open)}>

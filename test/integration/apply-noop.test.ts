@@ -1,0 +1,240 @@
+// Issue 27, the first diff's dry-runs: an object whose server-side apply provably changes nothing (its
+// managedFields say so, domain/apply-noop.ts) is not sent to the apiserver. The proof is checked here against the
+// real thing: for every object the console says "apply changes nothing", a real server-side dry-run as
+// kustomize-controller returns the live object unchanged — on the app as Flux applied it (a Deployment with
+// defaulted ports and containers, a Service, a ConfigMap: all proved), and after people who do not use the
+// console edit it with kubectl as other field managers (a value Git sets, an atomic list, an atomic map, an
+// annotation Git does not set): what would be reverted is "changed" by a real dry-run, never proved unchanged.
+// The app is this test's own (namespace apply-noop, suspended once applied); removed at the end.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import type { DiffResponse } from '../../src/api/schemas.ts';
+import { kubectl } from '../../sandbox/state.ts';
+import { waitFor } from '../../sandbox/procs.ts';
+import { commitAndPush, requestReconcile, setSuspended, writeRepoFile } from '../../sandbox/scenario.ts';
+import { authedFetch, startTestConsole } from '../support/console.ts';
+
+const CLUSTER = 'nonprod';
+const NS = 'apply-noop';
+const KS = 'apply-noop';
+const DIR = 'tests/apply-noop';
+const APP_ID = `${CLUSTER}/flux-system/kustomization/${KS}`;
+
+const FILES = {
+  'web.yaml': `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: apply-noop-web
+  template:
+    metadata:
+      labels:
+        app: apply-noop-web
+    spec:
+      containers:
+        - name: web
+          image: registry.example.com/digital-human/session-cache:7.2
+          args: ["--port", "8080"]
+          env:
+            - name: MODE
+              value: fast
+          ports:
+            - containerPort: 8080
+              name: http
+          resources:
+            requests:
+              cpu: 100m
+              memory: 64Mi
+`,
+  'web-svc.yaml': `apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector:
+    app: apply-noop-web
+  ports:
+    - name: http
+      port: 80
+      protocol: TCP
+      targetPort: http
+`,
+  'settings.yaml': `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  mode: a
+  level: "3"
+`,
+};
+
+type Obj = Record<string, unknown>;
+let con: Awaited<ReturnType<typeof startTestConsole>>;
+
+async function diff(): Promise<DiffResponse> {
+  const res = await authedFetch(`${con.url}/api/apps/${APP_ID}/diff`);
+  expect(res.status).toBe(200);
+  const d = (await res.json()) as DiffResponse;
+  expect(d.state).toBe('ok');
+  return d;
+}
+
+/** the object without what an apply or a read adds on its own (bookkeeping, status) */
+function comparable(o: Obj): Obj {
+  const { status: _s, ...rest } = o;
+  const md = { ...(rest.metadata as Obj) };
+  for (const k of ['managedFields', 'resourceVersion', 'generation', 'creationTimestamp', 'uid']) delete md[k];
+  return { ...rest, metadata: md };
+}
+
+const liveOf = (kind: string, name: string) =>
+  JSON.parse(kubectl(CLUSTER, ['-n', NS, 'get', kind, name, '-o', 'json'])) as Obj;
+
+/** a real server-side dry-run of Git's object as kustomize-controller (the sandbox's admin sends it) */
+const dryRun = (desiredYaml: string) =>
+  JSON.parse(
+    kubectl(
+      CLUSTER,
+      [
+        ...['apply', '--server-side', '--dry-run=server', '--force-conflicts'],
+        ...['--field-manager=kustomize-controller', '-o', 'json', '-f', '-'],
+      ],
+      desiredYaml,
+    ),
+  ) as Obj;
+
+/** every object the console proved unchanged is what a real dry-run leaves as live; returns the proved names */
+async function checkProofs(): Promise<{ d: DiffResponse; proved: string[] }> {
+  const d = await diff();
+  const proved: string[] = [];
+  for (const o of d.objects.filter((x) => x.mode === 'apply-noop')) {
+    expect(o.status).toBe('unchanged');
+    const desired = o.desiredYaml ?? '';
+    expect((parse(desired) as Obj).kind).toBe(o.ref.kind);
+    const after = comparable(dryRun(desired));
+    const live = comparable(liveOf(o.ref.kind, o.ref.name));
+    expect(after, `${o.ref.kind}/${o.ref.name}: proved unchanged, yet a real dry-run changes it`).toEqual(live);
+    proved.push(`${o.ref.kind}/${o.ref.name}`);
+  }
+  return { d, proved: proved.sort() };
+}
+
+const patchAs = (what: string, type: 'merge' | 'json', patch: unknown) =>
+  kubectl(CLUSTER, [
+    ...['-n', NS, 'patch', what, '--field-manager=attacker', `--type=${type}`],
+    ...['-p', JSON.stringify(patch)],
+  ]);
+
+beforeAll(async () => {
+  kubectl(
+    CLUSTER,
+    ['apply', '--server-side', '--field-manager=apply-noop-test', '-f', '-'],
+    JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }),
+  );
+  commitAndPush('apply-noop test: an app of its own', (w) => {
+    for (const [f, text] of Object.entries(FILES)) writeRepoFile(w, `${DIR}/${f}`, text);
+  });
+  kubectl(
+    CLUSTER,
+    ['apply', '--server-side', '--field-manager=apply-noop-test', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+      kind: 'Kustomization',
+      metadata: { name: KS, namespace: 'flux-system', labels: { env: 'dev' } },
+      spec: {
+        interval: '10m',
+        path: `./${DIR}`,
+        targetNamespace: NS,
+        prune: true,
+        sourceRef: { kind: 'GitRepository', name: 'digital-human' },
+      },
+    }),
+  );
+  let nudged = 0;
+  await waitFor(
+    'the app applied by kustomize-controller',
+    async () => {
+      if (Date.now() - nudged > 5000) {
+        nudged = Date.now();
+        requestReconcile(CLUSTER, 'gitrepository', 'digital-human');
+        requestReconcile(CLUSTER, 'kustomization', KS);
+      }
+      const names = kubectl(CLUSTER, [
+        ...['-n', NS, 'get', 'deployment/web', 'service/web', 'configmap/settings'],
+        ...['--ignore-not-found', '-o', 'name'],
+      ]);
+      return names.split('\n').filter(Boolean).length === 3;
+    },
+    { timeoutMs: 180_000, intervalMs: 1000 },
+  );
+  // from here on only the test changes live state
+  setSuspended(CLUSTER, KS, true);
+  con = await startTestConsole();
+  await waitFor('console ready', async () => (await fetch(`${con.url}/readyz`)).status === 200, { timeoutMs: 60_000 });
+  await waitFor(
+    'the app diffable',
+    async () => {
+      const r = await authedFetch(`${con.url}/api/apps/${APP_ID}/diff`);
+      if (r.status !== 200) return false;
+      const d = (await r.json()) as DiffResponse;
+      return d.state === 'ok' && d.objects.filter((o) => o.status !== 'extraneous').length === 3;
+    },
+    { timeoutMs: 60_000, intervalMs: 1000 },
+  );
+}, 300_000);
+
+afterAll(async () => {
+  await con?.close();
+  commitAndPush('apply-noop test: remove its app', (w) => rmSync(join(w, DIR), { recursive: true, force: true }));
+  kubectl(CLUSTER, ['-n', 'flux-system', 'delete', 'kustomization', KS, '--ignore-not-found', '--wait=false']);
+  kubectl(CLUSTER, ['delete', 'namespace', NS, '--ignore-not-found', '--wait=false']);
+});
+
+describe('apply changes nothing, proved without a dry-run', () => {
+  it('as Flux applied it: the Deployment, the Service and the ConfigMap are proved, and real dry-runs agree', async () => {
+    const { d, proved } = await checkProofs();
+    expect(proved).toEqual(['ConfigMap/settings', 'Deployment/web', 'Service/web']);
+    expect(d.summary).toBe('no differences: live matches Git');
+  });
+
+  it('edited with kubectl as other managers: what a dry-run would revert is changed, never proved unchanged', async () => {
+    patchAs('configmap/settings', 'merge', { data: { level: '9' } }); // a value Git sets
+    patchAs('deployment/web', 'json', [{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '-v' }]);
+    patchAs('service/web', 'merge', { spec: { selector: { tier: 'attacker' } } }); // an atomic map
+    patchAs('deployment/web', 'merge', { metadata: { annotations: { 'attacker.example/note': 'x' } } });
+    let last: DiffResponse | undefined;
+    await waitFor(
+      'the console sees all four edits',
+      async () => {
+        last = await diff();
+        return (
+          ['settings', 'web'].every((n) => last?.objects.some((o) => o.ref.name === n && o.status === 'changed')) &&
+          (last?.objects.filter((o) => o.status === 'changed').length ?? 0) === 3
+        );
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    ).catch((e: unknown) => {
+      throw new Error(
+        `${String(e)}; last: ${JSON.stringify(last?.objects.map((o) => [o.ref.kind, o.status, o.mode]))}`,
+      );
+    });
+    const { d, proved } = await checkProofs();
+    expect(proved).toEqual([]);
+    for (const o of d.objects.filter((x) => x.status !== 'extraneous')) {
+      expect(`${o.ref.kind}/${o.ref.name} ${o.status} ${o.mode}`).toBe(
+        `${o.ref.kind}/${o.ref.name} changed server-dry-run`,
+      );
+    }
+    const change = (kind: string, path: string) =>
+      d.objects.find((o) => o.ref.kind === kind)?.changes.find((c) => c.path === path);
+    expect(change('ConfigMap', 'data.level')).toMatchObject({ predicted: '3', live: '9' });
+    expect(change('Service', 'spec.selector.tier')).toMatchObject({ live: 'attacker' });
+  });
+});
