@@ -6,10 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { applyChangesNothing } from './apply-noop.ts';
 
 const M = 'kustomize-controller';
-const entry = (manager: string, fieldsV1: unknown, operation = 'Apply', subresource?: string) => ({
+const entry = (manager: string, fieldsV1: unknown, operation = 'Apply', subresource?: string, apiVersion = 'v1') => ({
   manager,
   operation,
-  apiVersion: 'v1',
+  apiVersion,
   fieldsType: 'FieldsV1',
   fieldsV1,
   ...(subresource ? { subresource } : {}),
@@ -82,8 +82,8 @@ const deployLive = (c: Record<string, unknown> = container(), extraEntries: unkn
     generation: 3,
     annotations: { 'deployment.kubernetes.io/revision': '3' },
     managedFields: [
-      entry(M, deployFields),
-      entry('kube-controller-manager', { 'f:status': { 'f:replicas': {} } }, 'Update', 'status'),
+      entry(M, deployFields, 'Apply', undefined, 'apps/v1'),
+      entry('kube-controller-manager', { 'f:status': { 'f:replicas': {} } }, 'Update', 'status', 'apps/v1'),
       ...extraEntries,
     ],
   },
@@ -118,12 +118,35 @@ describe('applyChangesNothing', () => {
     expect(applyChangesNothing(noLabel, cmLive(), M)).toBe(false);
   });
 
-  it('a key another manager added live is left by the apply: proved (the dry-run would keep it too)', () => {
+  it('any other writer of the object itself: not proved, even a key the apply would leave (people’s edits go to the apiserver)', () => {
     const live = cmLive({
       data: { a: '1', b: '2', debug: 'on' },
       managedFields: [entry(M, cmFields), entry('kubectl-edit', { 'f:data': { 'f:debug': {} } }, 'Update')],
     });
-    expect(applyChangesNothing(cmDesired(), live, M)).toBe(true);
+    expect(applyChangesNothing(cmDesired(), live, M)).toBe(false);
+    // status and scale writers do not count
+    const statusOnly = cmLive({
+      managedFields: [entry(M, cmFields), entry('some-controller', { 'f:status': {} }, 'Update', 'status')],
+    });
+    expect(applyChangesNothing(cmDesired(), statusOnly, M)).toBe(true);
+  });
+
+  it('the controller’s entry recorded under another apiVersion (its fieldsV1 is that version’s): not proved', () => {
+    expect(
+      applyChangesNothing(
+        cmDesired(),
+        cmLive({ managedFields: [entry(M, cmFields, 'Apply', undefined, 'v1beta1')] }),
+        M,
+      ),
+    ).toBe(false);
+  });
+
+  it('a dropped key named like an Object.prototype member is still a dropped key', () => {
+    const fields = { 'f:data': { '.': {}, 'f:a': {}, 'f:constructor': {} } };
+    const live = cmLive({ data: { a: '1', constructor: 'x' }, managedFields: [entry(M, fields)] });
+    const desired = { ...cmDesired(), metadata: { name: 'cfg', namespace: 'dev' }, data: { a: '1' } };
+    live.metadata.labels = undefined as unknown as Record<string, string>;
+    expect(applyChangesNothing(desired, live, M)).toBe(false);
   });
 
   it('an object the controller never applied, or applied twice over, or of another version: not proved', () => {
@@ -198,7 +221,7 @@ describe('applyChangesNothing', () => {
     ] = { 'k:{"containerPort":8080,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:name': {} } };
     const live = (protocol: string) => {
       const l = deployLive(withPort({ containerPort: 8080, name: 'http', protocol }));
-      l.metadata.managedFields[0] = entry(M, fields);
+      l.metadata.managedFields[0] = entry(M, fields, 'Apply', undefined, 'apps/v1');
       return l;
     };
     expect(applyChangesNothing(deployDesired(withPort({ containerPort: 8080, name: 'http' })), live('TCP'), M)).toBe(

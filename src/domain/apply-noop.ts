@@ -9,9 +9,13 @@
 //      element matched to M's entry for it in order and compared the same way;
 //   2. a field M applied before that Git no longer sets (and no other manager shares) is removed — ruled out by
 //      requiring every field in M's Apply entry to be in Git's object.
-// Anything not proved this way (no Apply entry of M, another type, a different list order, a Secret, a SOPS
-// object) answers false, and the caller asks the apiserver as before. Defaulting and admission are assumed to be
-// idempotent, as they are for the live object itself (it went through them when M last applied).
+// Anything not proved this way answers false, and the caller asks the apiserver as before: no Apply entry of M,
+// one recorded under another apiVersion, any other manager's write to the object itself (only status and scale
+// writers are allowed), another type, a different list order, a Secret, a SOPS object. Defaulting and mutating
+// admission are assumed to be idempotent: with no other writer, live went through them when M last applied.
+// A review found the cases the apiVersion and other-writer rules close (a CRD version or schema that turned a
+// granular field atomic, seen on a real apiserver); test/integration/apply-noop.test.ts checks the proofs
+// against real dry-runs.
 type Obj = Record<string, unknown>;
 type Fields = Record<string, unknown>;
 
@@ -46,7 +50,8 @@ function parseKey(k: string): unknown {
  * A list element's key field as the apiserver keys it: a port's `protocol` left out in Git is keyed as its
  * default, TCP (the one defaulted list-map key field of the built-in kinds: container, Service and endpoint ports).
  */
-const keyField = (el: Obj, f: string): unknown => el[f] ?? (f === 'protocol' ? 'TCP' : undefined);
+const keyField = (el: Obj, f: string): unknown =>
+  (Object.hasOwn(el, f) ? el[f] : undefined) ?? (f === 'protocol' ? 'TCP' : undefined);
 
 /** M's fieldsV1 entry for list element `el` at index `i` (a granular list), if any */
 function elementEntry(fs: Fields, el: unknown, i: number): Fields | undefined {
@@ -91,7 +96,7 @@ function everyOwnedInGit(fs: Fields, d: unknown): boolean {
     const subFs = isObj(sub) ? sub : {};
     let next: unknown;
     if (k.startsWith('f:')) {
-      if (!isObj(d) || d[k.slice(2)] === undefined) return false;
+      if (!isObj(d) || !Object.hasOwn(d, k.slice(2)) || d[k.slice(2)] === undefined) return false;
       next = d[k.slice(2)];
     } else if (k.startsWith('k:') || k.startsWith('v:') || k.startsWith('i:')) {
       if (!Array.isArray(d)) return false;
@@ -105,6 +110,7 @@ function everyOwnedInGit(fs: Fields, d: unknown): boolean {
 
 interface ManagedFieldsEntry {
   manager?: string;
+  apiVersion?: string;
   operation?: string;
   subresource?: string;
   fieldsType?: string;
@@ -119,9 +125,15 @@ export function applyChangesNothing(desired: Obj, live: Obj, manager: string): b
   if (desired.apiVersion !== live.apiVersion || desired.kind !== live.kind) return false;
   const md = isObj(live.metadata) ? live.metadata : {};
   const entries = Array.isArray(md.managedFields) ? (md.managedFields as ManagedFieldsEntry[]) : [];
+  // M's one Apply entry, recorded under Git's apiVersion (its fieldsV1 follows that version's schema), and no
+  // other writer of the object itself: another manager's fields inside one M owns granularly could be dropped
+  // by a schema that became atomic since (the apiserver rewrites fieldsV1 only at the next write), and an
+  // object people edited is exactly the one to ask the apiserver about. Status and scale writers do not count.
   const mine = entries.filter((e) => e.manager === manager && e.operation === 'Apply' && !e.subresource);
-  if (mine.length !== 1) return false;
+  const others = entries.filter((e) => !mine.includes(e) && e.subresource !== 'status' && e.subresource !== 'scale');
+  if (mine.length !== 1 || others.length > 0) return false;
   const fs = mine[0]?.fieldsV1;
+  if (mine[0]?.apiVersion !== desired.apiVersion) return false;
   if (mine[0]?.fieldsType !== 'FieldsV1' || !isObj(fs)) return false;
   const { status: _status, ...rest } = desired;
   const liveMd = md;
