@@ -29,7 +29,7 @@ const app: App = {
   warnings: [],
 };
 
-function setup(opts: { reviewer?: boolean } = {}) {
+function setup(opts: { reviewer?: boolean; status?: string } = {}) {
   const api = new FakeApiserver();
   api.live.set('web', liveDeployment({ replicas: 2, ready: 2, rv: '10' }));
   api.live.set('settings', configMap('settings', 'on', '3'));
@@ -59,9 +59,15 @@ function setup(opts: { reviewer?: boolean } = {}) {
     };
   };
   const observed: unknown[] = [];
+  const cluster: { name: string; conn: unknown; get: () => Obj; state?: { status: string } } = {
+    name: 'c',
+    conn: api.asConnection(),
+    get: () => state.source,
+    ...(opts.status ? { state: { status: opts.status } } : {}),
+  };
   const deps = {
     dataDir: mkdtempSync(join(tmpdir(), 'diff-service-')),
-    clusters: { clusters: new Map([['c', { name: 'c', conn: api.asConnection(), get: () => state.source }]]) },
+    clusters: { clusters: new Map([['c', cluster]]) },
     catalog: { rawObject: () => ks },
     index: {
       trackedBy: () => [],
@@ -72,7 +78,7 @@ function setup(opts: { reviewer?: boolean } = {}) {
     ...(opts.reviewer ? { reviewer: { allowed: async () => true } } : {}),
   } as unknown as Pick<AppDeps, 'clusters' | 'catalog' | 'index' | 'reviewer' | 'recorder' | 'dataDir'>; // the parts DiffService calls
   const svc = new DiffService(deps, { renderCache: { render } });
-  return { api, svc, state, observed, renders: () => renders };
+  return { api, svc, state, observed, renders: () => renders, cluster };
 }
 
 const user = (name: string): Principal => ({ name, source: 'local', groups: ['dev'], grants: [] });
@@ -139,5 +145,86 @@ describe('DiffService: live updates without a storm', () => {
     const cmp = await svc.environments([app], undefined);
     expect(cmp.envs[0]?.renderHash).toBe('sha256:main@sha1:1');
     expect(renders()).toBe(1);
+  });
+});
+
+describe('DiffService: the apply-noop proof (domain/apply-noop.ts) only from a current cache', () => {
+  // settings as kustomize-controller applied it: the proof holds (Git's value, the Flux labels, nobody else)
+  const provedSettings = (): Obj => ({
+    ...configMap('settings', 'on', '3'),
+    metadata: {
+      name: 'settings',
+      namespace: 'dev',
+      resourceVersion: '3',
+      labels: { 'kustomize.toolkit.fluxcd.io/name': 'app', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system' },
+      managedFields: [
+        {
+          manager: 'kustomize-controller',
+          operation: 'Apply',
+          apiVersion: 'v1',
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:metadata': {
+              'f:labels': { 'f:kustomize.toolkit.fluxcd.io/name': {}, 'f:kustomize.toolkit.fluxcd.io/namespace': {} },
+            },
+            'f:data': { 'f:value': {} },
+          },
+        },
+      ],
+    },
+  });
+
+  it('cluster connected: the proved object is not dry-run', async () => {
+    const { svc, api } = setup({ status: 'connected' });
+    api.live.set('settings', provedSettings());
+    const d = await svc.diff(app, undefined);
+    expect(d.objects.find((o) => o.ref.name === 'settings')).toMatchObject({ mode: 'apply-noop', status: 'unchanged' });
+    expect(d.work.dryRuns).toBe(1); // web only
+  });
+
+  it('cluster unreachable (the cache may be stale): every object is dry-run, as before', async () => {
+    const { svc, api } = setup({ status: 'unreachable' });
+    api.live.set('settings', provedSettings());
+    const d = await svc.diff(app, undefined);
+    expect(d.objects.find((o) => o.ref.name === 'settings')?.mode).toBe('server-dry-run');
+    expect(d.work.dryRuns).toBe(2);
+  });
+
+  it('CONSOLE_DIFF_PROOF=off (applyNoop false): dry-run even when connected', async () => {
+    const { api, cluster } = setup({ status: 'connected' });
+    api.live.set('settings', provedSettings());
+    const off = new DiffService(
+      {
+        dataDir: mkdtempSync(join(tmpdir(), 'diff-service-')),
+        clusters: { clusters: new Map([['c', cluster]]) },
+        catalog: {
+          rawObject: () => ({
+            apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+            kind: 'Kustomization',
+            metadata: { name: 'app', namespace: 'flux-system' },
+            spec: { path: './' },
+          }),
+        },
+        index: {
+          trackedBy: () => [],
+          watches: () => true,
+          get: (_c: string, r: { name: string }) => api.live.get(r.name),
+        },
+        recorder: { observe: () => undefined },
+        diffApplyNoop: false,
+      } as unknown as ConstructorParameters<typeof DiffService>[0],
+      {
+        renderCache: {
+          render: async () => ({
+            objects: [desiredDeployment(2), configMap('settings', 'on')],
+            renderer: 'fake',
+            revision: 'main@sha1:1',
+            renderHash: 'sha256:x',
+          }),
+        },
+      },
+    );
+    const d = await off.diff(app, undefined);
+    expect(d.objects.find((o) => o.ref.name === 'settings')?.mode).toBe('server-dry-run');
   });
 });

@@ -161,7 +161,9 @@ export class DiffService {
       if (!cached) work.renders++;
       return result;
     };
-    deps.applyNoop = this.applyNoop;
+    // only from a cache that is current: while the cluster is unreachable the proof would read a stale copy as
+    // "no differences" (a dry-run fails and says so instead)
+    deps.applyNoop = this.applyNoop && managedCluster(this.deps.clusters, a.cluster).state?.status === 'connected';
     deps.memo = this.objects.scope(
       {
         cluster: a.cluster,

@@ -132,7 +132,7 @@ function ObjectDiffView({
         {o.mode === 'apply-noop' && (
           <span
             className="rounded bg-white px-1 text-xs text-slate-600 ring-1 ring-slate-300"
-            title="Every field Git sets has that value live, and the controller owns no field Git dropped (its managedFields): applying Git changes nothing, so the apiserver was not asked for a dry-run"
+            title="Every field Git sets has that value live, nobody else wrote the object, and the controller owns no field Git dropped (its managedFields): applying Git changes nothing, so the apiserver was not asked for a dry-run. Admission webhooks or policies added since the last apply are not re-checked (a dry-run would; CONSOLE_DIFF_PROOF=off)"
           >
             apply changes nothing (from managedFields)
           </span>
@@ -199,7 +199,11 @@ function ObjectDiffView({
       {open && (
         <Suspense fallback={<p className="p-2 text-xs text-slate-500">Loading editor…</p>}>
           <div className="grid grid-cols-2 px-2 pt-1 text-xs text-slate-500">
-            <span>Git (server-side dry-run of the render)</span>
+            <span>
+              {o.mode === 'apply-noop'
+                ? 'Git applied (changes nothing: the same as live)'
+                : 'Git (server-side dry-run of the render)'}
+            </span>
             <span>Live</span>
           </div>
           <MonacoDiff original={o.predictedYaml ?? o.desiredYaml ?? ''} modified={o.liveYaml ?? ''} badges={badges} />

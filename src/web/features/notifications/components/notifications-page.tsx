@@ -1,6 +1,6 @@
 // Notifications (anyone signed in): the kinds the console sends to the people whose job they are, and a switch
 // per kind to stop hearing one. What is sent, and where, is the admins' sinks file; this page only says it.
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { NotificationPref } from '../../../../api/notifications.ts';
 import { useDocumentTitle } from '../../../lib/document-title.ts';
 import { useNotificationPrefs, useSetNotificationPref } from '../api/notification-queries.ts';
@@ -75,6 +75,13 @@ function Kind(p: {
   // The switch moves in the click's own render: the query cache's optimistic copy lands a tick later, and until
   // then React would put a controlled checkbox back (a person sees it flicker; Playwright saw "did not change").
   const [moving, setMoving] = useState<boolean | undefined>();
+  // a later switch's save replaces this one's callbacks (React Query calls only the last mutate's): when no save
+  // is running any more, the cache is the truth
+  const wasBusy = useRef(false);
+  useEffect(() => {
+    if (wasBusy.current && !p.busy) setMoving(undefined);
+    wasBusy.current = p.busy;
+  }, [p.busy]);
   const id = `notify-${k.kind.replace(/\./g, '-')}`;
   return (
     <li
