@@ -136,12 +136,11 @@ export function applyChangesNothing(desired: Obj, live: Obj, manager: string): b
   if (mine[0]?.apiVersion !== desired.apiVersion) return false;
   if (mine[0]?.fieldsType !== 'FieldsV1' || !isObj(fs)) return false;
   const { status: _status, ...rest } = desired;
-  const liveMd = md;
   return (
     Object.entries(rest).every(([k, v]) => {
       if (k === 'apiVersion' || k === 'kind') return true;
       if (k === 'metadata')
-        return isObj(v) && metadataSame(v, liveMd, isObj(fs['f:metadata']) ? fs['f:metadata'] : undefined);
+        return isObj(v) && metadataSame(v, md, isObj(fs['f:metadata']) ? fs['f:metadata'] : undefined);
       const sub = fs[`f:${k}`];
       return sameAsLive(v, live[k], isObj(sub) ? sub : undefined);
     }) && everyOwnedInGit(fs, desired)

@@ -6,21 +6,21 @@
 // the console edit it with kubectl as other field managers (a value Git sets, an atomic list, a selector key Git
 // does not set): nothing they touched is proved, and what would be reverted is "changed" by a real dry-run.
 // The app is this test's own (namespace apply-noop, suspended once applied); removed at the end.
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { DiffResponse } from '../../src/api/schemas.ts';
 import { kubectl } from '../../sandbox/state.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { commitAndPush, requestReconcile, setSuspended, writeRepoFile } from '../../sandbox/scenario.ts';
+import { setSuspended } from '../../sandbox/scenario.ts';
 import { authedFetch, startTestConsole } from '../support/console.ts';
+import { applyOwnFluxApp, removeOwnFluxApp } from '../support/own-flux-app.ts';
 
 const CLUSTER = 'nonprod';
 const NS = 'apply-noop';
 const KS = 'apply-noop';
 const DIR = 'tests/apply-noop';
 const APP_ID = `${CLUSTER}/flux-system/kustomization/${KS}`;
+const OWN = { cluster: CLUSTER, name: KS, dir: DIR, fieldManager: 'apply-noop-test' };
 
 const FILES = {
   'web.yaml': `apiVersion: apps/v1
@@ -133,47 +133,7 @@ const patchAs = (what: string, type: 'merge' | 'json', patch: unknown) =>
   ]);
 
 beforeAll(async () => {
-  kubectl(
-    CLUSTER,
-    ['apply', '--server-side', '--field-manager=apply-noop-test', '-f', '-'],
-    JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }),
-  );
-  commitAndPush('apply-noop test: an app of its own', (w) => {
-    for (const [f, text] of Object.entries(FILES)) writeRepoFile(w, `${DIR}/${f}`, text);
-  });
-  kubectl(
-    CLUSTER,
-    ['apply', '--server-side', '--field-manager=apply-noop-test', '-f', '-'],
-    JSON.stringify({
-      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-      kind: 'Kustomization',
-      metadata: { name: KS, namespace: 'flux-system', labels: { env: 'dev' } },
-      spec: {
-        interval: '10m',
-        path: `./${DIR}`,
-        targetNamespace: NS,
-        prune: true,
-        sourceRef: { kind: 'GitRepository', name: 'digital-human' },
-      },
-    }),
-  );
-  let nudged = 0;
-  await waitFor(
-    'the app applied by kustomize-controller',
-    async () => {
-      if (Date.now() - nudged > 5000) {
-        nudged = Date.now();
-        requestReconcile(CLUSTER, 'gitrepository', 'digital-human');
-        requestReconcile(CLUSTER, 'kustomization', KS);
-      }
-      const names = kubectl(CLUSTER, [
-        ...['-n', NS, 'get', 'deployment/web', 'service/web', 'configmap/settings'],
-        ...['--ignore-not-found', '-o', 'name'],
-      ]);
-      return names.split('\n').filter(Boolean).length === 3;
-    },
-    { timeoutMs: 180_000, intervalMs: 1000 },
-  );
+  await applyOwnFluxApp(OWN, FILES, ['deployment/web', 'service/web', 'configmap/settings']);
   // from here on only the test changes live state
   setSuspended(CLUSTER, KS, true);
   con = await startTestConsole();
@@ -192,9 +152,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await con?.close();
-  commitAndPush('apply-noop test: remove its app', (w) => rmSync(join(w, DIR), { recursive: true, force: true }));
-  kubectl(CLUSTER, ['-n', 'flux-system', 'delete', 'kustomization', KS, '--ignore-not-found', '--wait=false']);
-  kubectl(CLUSTER, ['delete', 'namespace', NS, '--ignore-not-found', '--wait=false']);
+  removeOwnFluxApp(OWN);
 });
 
 describe('apply changes nothing, proved without a dry-run', () => {

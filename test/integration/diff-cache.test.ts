@@ -4,8 +4,6 @@
 // `kubectl scale` of a managed Deployment costs exactly that object's dry-run; a new commit costs one render.
 // The app is this test's own (namespace diff-cache, Kustomization diff-cache, suspended once applied so no
 // controller rewrites live state under the test); the repo is restored at the end.
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DiffResponse, StreamMessage } from '../../src/api/schemas.ts';
 import { kubectl } from '../../sandbox/state.ts';
@@ -20,6 +18,7 @@ import {
   writeRepoFile,
 } from '../../sandbox/scenario.ts';
 import { authedFetch, startTestConsole, waitForStreamMessage } from '../support/console.ts';
+import { applyOwnFluxApp, removeOwnFluxApp } from '../support/own-flux-app.ts';
 
 const CLUSTER = 'nonprod';
 const NS = 'diff-cache';
@@ -27,6 +26,7 @@ const KS = 'diff-cache';
 const DIR = 'tests/diff-cache';
 const APP_ID = `${CLUSTER}/flux-system/kustomization/${KS}`;
 const LABEL = 'diff-cache-web';
+const OWN = { cluster: CLUSTER, name: KS, dir: DIR, fieldManager: 'diff-cache-test' };
 
 const deployment = `apiVersion: apps/v1
 kind: Deployment
@@ -63,55 +63,10 @@ async function diff(): Promise<Diff> {
 }
 
 beforeAll(async () => {
-  kubectl(
-    CLUSTER,
-    ['apply', '--server-side', '--field-manager=diff-cache-test', '-f', '-'],
-    JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }),
-  );
-  commitAndPush('diff-cache test: an app of its own', (w) => {
-    writeRepoFile(w, `${DIR}/web.yaml`, deployment);
-    writeRepoFile(w, `${DIR}/settings.yaml`, settings('a'));
-  });
-  kubectl(
-    CLUSTER,
-    ['apply', '--server-side', '--field-manager=diff-cache-test', '-f', '-'],
-    JSON.stringify({
-      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-      kind: 'Kustomization',
-      metadata: { name: KS, namespace: 'flux-system', labels: { env: 'dev' } },
-      spec: {
-        interval: '10m',
-        path: `./${DIR}`,
-        targetNamespace: NS,
-        prune: true,
-        sourceRef: { kind: 'GitRepository', name: 'digital-human' },
-      },
-    }),
-  );
-  // applied at this commit or a later one (the sandbox's repo is shared: another test may push meanwhile)
-  let nudged = 0;
-  await waitFor(
-    'the app applied',
-    async () => {
-      if (Date.now() - nudged > 5000) {
-        nudged = Date.now();
-        requestReconcile(CLUSTER, 'gitrepository', 'digital-human');
-        requestReconcile(CLUSTER, 'kustomization', KS);
-      }
-      const live = kubectl(CLUSTER, [
-        '-n',
-        NS,
-        'get',
-        'deployment/web',
-        'configmap/settings',
-        '--ignore-not-found',
-        '-o',
-        'name',
-      ]);
-      return live.split('\n').filter(Boolean).length === 2;
-    },
-    { timeoutMs: 180_000, intervalMs: 1000 },
-  );
+  await applyOwnFluxApp(OWN, { 'web.yaml': deployment, 'settings.yaml': settings('a') }, [
+    'deployment/web',
+    'configmap/settings',
+  ]);
   // from here on only the test changes live state (the render does not depend on suspend)
   setSuspended(CLUSTER, KS, true);
   await waitForDeploymentAvailable(CLUSTER, NS, 'web');
@@ -131,9 +86,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await con?.close();
-  commitAndPush('diff-cache test: remove its app', (w) => rmSync(join(w, DIR), { recursive: true, force: true }));
-  kubectl(CLUSTER, ['-n', 'flux-system', 'delete', 'kustomization', KS, '--ignore-not-found', '--wait=false']);
-  kubectl(CLUSTER, ['delete', 'namespace', NS, '--ignore-not-found', '--wait=false']);
+  removeOwnFluxApp(OWN);
 });
 
 /**
