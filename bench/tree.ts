@@ -212,6 +212,23 @@ async function ensureRolloutApp(): Promise<void> {
   ]);
 }
 
+/** How many Pods the namespace holds: one LIST of one item (the apiserver says how many remain). */
+async function podCount(conn: ClusterConnection): Promise<number> {
+  const r = await conn.json<{ items: unknown[]; metadata: { remainingItemCount?: number } }>(
+    'GET',
+    `/api/v1/namespaces/${NS}/pods?limit=1`,
+    { timeoutMs: 120_000 },
+  );
+  return r.items.length + (r.metadata.remainingItemCount ?? 0);
+}
+
+/**
+ * BENCH_TREE_RUNNING=0: wait only until the Pods exist, not until kwok has marked them Running. At 100,000 Pods
+ * on 2 cores kwok marks about 8 a second (its watches are closed as too slow and re-list 96,000 Pods), so a run
+ * that waits for Running does not end; the tree's size, not its Pods' phase, is what the bench measures.
+ */
+const WAIT_RUNNING = process.env.BENCH_TREE_RUNNING !== '0';
+
 async function runningPods(): Promise<number> {
   const out = kubectl(CLUSTER, ['-n', NS, 'get', 'pods', '--field-selector=status.phase=Running', '-o', 'name']);
   return out.split('\n').filter(Boolean).length;
@@ -245,7 +262,26 @@ async function measureTree(
     bytes = (await (await fetch(treeUrl, auth)).arrayBuffer()).byteLength;
     times.push(performance.now() - t);
   }
-  const total = ((await (await fetch(treeUrl, auth)).json()) as { summary: { total: number } }).summary.total;
+  const summary = (
+    (await (await fetch(treeUrl, auth)).json()) as {
+      summary: { total: number; counts: Record<string, number> };
+    }
+  ).summary;
+  const total = summary.total;
+  // what the page asks for first: a window of the first two levels (200 per sibling set)
+  const winTimes: number[] = [];
+  let winBytes = 0;
+  for (let i = 0; i < 15; i++) {
+    const t = performance.now();
+    winBytes = (await (await fetch(`${treeUrl}?window=200&depth=1`, auth)).arrayBuffer()).byteLength;
+    winTimes.push(performance.now() - t);
+  }
+  const filterTimes: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    await (await fetch(`${treeUrl}?window=200&depth=1&q=${podPrefix}1&limit=1000`, auth)).arrayBuffer();
+    filterTimes.push(performance.now() - t);
+  }
 
   const page = await (await browser.newContext({ storageState: bff.storageState })).newPage();
   await page.addInitScript(() => {
@@ -259,13 +295,56 @@ async function measureTree(
   await page.getByTestId('tree-row').first().waitFor();
   const firstPaint = Date.now() - nav0;
   const inPage = <T>(fn: () => Promise<T>) => page.evaluate(fn);
+  const windowed = (await page.getByTestId('tree-window-note').count()) > 0;
+  const heapOf = () =>
+    page.evaluate(
+      () => (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize ?? 0,
+    );
+  const heapFirst = await heapOf();
   const expandMs = await (async () => {
     const t = Date.now();
-    await page.getByRole('button', { name: 'expand all', exact: true }).click();
+    if (windowed) {
+      // a windowed tree loads a node's children when it is expanded: open the first ReplicaSet
+      await page.getByRole('button', { name: 'collapse', exact: true }).last().click();
+      await page
+        .locator('[data-testid="tree-row"][data-kind="Deployment"]')
+        .first()
+        .getByRole('button', { name: 'expand' })
+        .click();
+      await page
+        .locator('[data-testid="tree-row"][data-kind="ReplicaSet"]')
+        .first()
+        .getByRole('button', { name: 'expand' })
+        .click();
+    } else await page.getByRole('button', { name: 'expand all', exact: true }).click();
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="tree-row"][data-kind="Pod"]').length > 0);
     await inPage(() => new Promise((r) => requestAnimationFrame(() => r(null))));
     return Date.now() - t;
   })();
+  // windowed: "Show more" at the roots, five times (the next 200 Deployments with their ReplicaSets each)
+  const moreMs: number[] = [];
+  let heapMore = 0;
+  if (windowed) {
+    const rootsMore = page.locator('[data-testid="tree-more"][data-parent=""]');
+    for (let i = 0; i < 5; i++) {
+      // the roots' "Show more" is the last row: scrolled to, as a person would
+      await page.getByTestId('tree-scroller').evaluate((el) => (el.scrollTop = el.scrollHeight));
+      const before = await rootsMore.getAttribute('aria-label');
+      const t = Date.now();
+      await rootsMore.getByRole('button').click();
+      // done when the row says the next count (not "loading…") and the frame is painted
+      await page.waitForFunction((b) => {
+        // the new roots come before the row: keep it in view (the list is virtual)
+        const sc = document.querySelector('[data-testid="tree-scroller"]');
+        if (sc) sc.scrollTop = sc.scrollHeight;
+        const l = document.querySelector('[data-testid="tree-more"][data-parent=""]')?.getAttribute('aria-label');
+        return !!l && l !== b && !l.startsWith('loading');
+      }, before);
+      await inPage(() => new Promise((r) => requestAnimationFrame(() => r(null))));
+      moreMs.push(Date.now() - t);
+    }
+    heapMore = await heapOf();
+  }
   const filter = page.getByLabel('Filter resources');
   await filter.click();
   const keyMs = await page.evaluate(async () => {
@@ -277,6 +356,20 @@ async function measureTree(
     await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
     return performance.now() - t;
   });
+  // windowed: the BFF answers the filter from the whole tree; the time until its matches are the rows
+  let filterRowsMs = NaN;
+  if (windowed) {
+    await filter.fill('');
+    const t = Date.now();
+    await filter.fill(`${podPrefix}1`);
+    await page.waitForFunction(
+      () =>
+        /objects match/.test(document.querySelector('[data-testid="tree-window-note"]')?.textContent ?? '') &&
+        !/searching/.test(document.querySelector('[data-testid="tree-window-note"]')?.textContent ?? ''),
+    );
+    await page.locator('[data-testid="tree-row"][data-kind="Pod"]').first().waitFor();
+    filterRowsMs = Date.now() - t;
+  }
   await filter.fill('');
   // 100 live updates: 100 concurrent pod patches (real watch events → SSE → tree refetch → re-render)
   const pods = kubectl(CLUSTER, ['-n', NS, 'get', 'pods', '-o', 'name'])
@@ -316,16 +409,35 @@ async function measureTree(
   await page.close();
   console.log(`\n# ${title(total)}`);
   console.log(
+    `health of the objects         ${Object.entries(summary.counts)
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', ')}`,
+  );
+  console.log(
     `BFF GET /tree from cache     p50 ${pct(times, 50).toFixed(1)} ms  p90 ${pct(times, 90).toFixed(1)} ms  (${(bytes / 1024 / 1024).toFixed(1)} MiB)`,
   );
-  console.log(`navigation → first tree row  ${firstPaint} ms`);
-  console.log(`expand all                   ${expandMs} ms`);
+  console.log(
+    `BFF GET first window         p50 ${pct(winTimes, 50).toFixed(1)} ms  p90 ${pct(winTimes, 90).toFixed(1)} ms  (${(winBytes / 1024).toFixed(0)} KiB; ?window=200&depth=1)`,
+  );
+  console.log(`BFF filter of the whole tree p50 ${pct(filterTimes, 50).toFixed(1)} ms (?q=${podPrefix}1)`);
+  console.log(
+    `navigation → first tree row  ${firstPaint} ms${windowed ? ' (windowed)' : ''}  — target < 2,000 ms: ${firstPaint < 2000 ? 'met' : 'NOT MET'}`,
+  );
+  console.log(`${windowed ? 'expand a ReplicaSet → Pods ' : 'expand all                  '}  ${expandMs} ms`);
+  if (windowed) console.log(`Show more at the roots       ${moreMs.join(', ')} ms (200 Deployments each)`);
   console.log(`filter keystroke → frame     ${keyMs.toFixed(1)} ms`);
+  if (windowed) console.log(`filter → BFF's matches shown ${filterRowsMs} ms`);
   console.log(
     `100 live pod updates: apiserver applied them in ${applied - u0} ms; tree refetched and re-rendered ${rendered - applied} ms after the last one (longest task ${longDuringUpdates.toFixed(0)} ms)`,
   );
-  console.log(`longest main-thread task     ${longest.toFixed(0)} ms (whole session: load, expand, filter, updates)`);
-  console.log(`JS heap                      ${(heap / 1024 / 1024).toFixed(0)} MiB`);
+  console.log(
+    `longest main-thread task     ${longest.toFixed(0)} ms (whole session: load, expand, filter, updates) — target < 200 ms: ${longest < 200 ? 'met' : 'NOT MET'}`,
+  );
+  const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
+  console.log(
+    `JS heap                      ${mib(heap)}${windowed ? ` (after first paint ${mib(heapFirst)}; after 5 × Show more ${mib(heapMore)})` : ''}`,
+  );
 }
 
 interface Ctx {
@@ -379,10 +491,14 @@ async function main(): Promise<void> {
       totalPods += deployments * PER_DEPLOY;
       const want = totalPods;
       const t0 = Date.now();
-      await waitFor(`${want} running kwok pods`, async () => (await runningPods()) >= want * 0.98, {
-        timeoutMs: 900_000,
-        intervalMs: 5000,
-      });
+      await waitFor(
+        `${want} ${WAIT_RUNNING ? 'running ' : ''}kwok pods`,
+        async () => (await (WAIT_RUNNING ? runningPods() : podCount(conn))) >= want * 0.98,
+        {
+          timeoutMs: 900_000,
+          intervalMs: 5000,
+        },
+      );
       const createS = (Date.now() - t0) / 1000;
       const id = `nonprod/flux-system/kustomization/${appName(size)}`;
       await measureTree(

@@ -361,8 +361,9 @@ async function startCluster(name: string, namespaces: string[], gitUrl: Promise<
         '--manage-all-nodes=false',
         '--manage-nodes-with-annotation-selector',
         'kwok.x-k8s.io/node=fake',
+        // pod IPs: room for bench:tree's 100,000 kwok pods (a /16 has 65,536)
         '--cidr',
-        '10.244.0.1/16',
+        '10.64.0.1/10',
         // each fake node's kubelet endpoint is kwok itself: InternalIP 127.0.0.1, port and https as below
         ...kwokKubeletArgs(mpki, ports.kwok ?? 0),
         '--server-address',
@@ -388,8 +389,8 @@ metadata:
     type: kwok
     topology.kubernetes.io/zone: zone-${i}
 status:
-  allocatable: {cpu: "640", memory: 2560Gi, pods: "10000"}
-  capacity: {cpu: "640", memory: 2560Gi, pods: "10000"}
+  allocatable: {cpu: "640", memory: 2560Gi, pods: "40000"}
+  capacity: {cpu: "640", memory: 2560Gi, pods: "40000"}
   nodeInfo: {architecture: amd64, kubeletVersion: fake, operatingSystem: linux}
 `,
     )

@@ -44,8 +44,16 @@ export const TreeResponse = z.object({
     total: z.number(),
   }),
   nodes: z.array(TreeNodeSchema),
-  /** true when only the first levels were requested (?depth=N) */
+  /** true when only the first levels were requested (?depth=N), or a window of the tree (?window=N) */
   partial: z.boolean().optional(),
+  /** with ?window=N: how many children the window's top set has in all (the roots, or `under`'s children) */
+  topCount: z.number().optional(),
+  /** with a filter (?q=, ?health=, ?sync=, ?kind=) or ?problems=1: how many nodes matched in all */
+  matched: z.number().optional(),
+  /** with ?window=N: every kind in the whole tree (the window may hold only some) */
+  kinds: z.array(z.string()).optional(),
+  /** with ?under=ID: that node is not in the tree (any more) */
+  missing: z.literal(true).optional(),
 });
 export type TreeResponse = z.infer<typeof TreeResponse>;
 

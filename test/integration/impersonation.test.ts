@@ -190,6 +190,53 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
     for (const k of ['Deployment', 'ReplicaSet', 'Pod', 'Service', 'ConfigMap']) expect(devKinds).toContain(k);
   });
 
+  it('a windowed tree (issue 27) holds what the whole tree holds, page by page, and its filter and counts leak nothing RBAC hides', async () => {
+    const tree = async (app: string, q = '') =>
+      (await as(dana, con.url, `/api/apps/${app}/tree${q}`)).body as unknown as TreeResponse;
+    const whole = await tree(DEV);
+    const roots = whole.nodes.filter((n) => !n.parentId).map((n) => n.id);
+    expect(roots.length).toBeGreaterThan(3);
+    // the roots, two at a time: every root once, none twice, and the count is said on each page
+    const paged: string[] = [];
+    for (let offset = 0; offset < roots.length; offset += 2) {
+      const page = await tree(DEV, `?window=2&depth=0&offset=${offset}`);
+      expect(page.topCount).toBe(roots.length);
+      expect(page.partial).toBe(true);
+      paged.push(...page.nodes.map((n) => n.id));
+    }
+    expect(paged.sort()).toEqual([...roots].sort());
+    // a ReplicaSet's Pods, one at a time, under it
+    const rs = whole.nodes.find((n) => n.ref.kind === 'ReplicaSet' && n.childCount > 1);
+    expect(rs).toBeDefined();
+    const first = await tree(DEV, `?window=1&depth=0&under=${encodeURIComponent(rs?.id ?? '')}`);
+    expect(first.topCount).toBe(rs?.childCount);
+    expect(first.nodes).toHaveLength(1);
+    expect(first.nodes[0]?.parentId).toBe(rs?.id);
+    // a filter is answered from the whole tree: the same matches as the browser would find in it
+    const found = await tree(DEV, '?window=1&depth=1&q=render-worker&kind=Pod');
+    const expected = whole.nodes.filter(
+      (n) => n.ref.kind === 'Pod' && `${n.ref.name} ${n.reason}`.includes('render-worker'),
+    );
+    expect(found.matched).toBe(expected.length);
+    expect(
+      found.nodes
+        .filter((n) => n.ref.kind === 'Pod')
+        .map((n) => n.id)
+        .sort(),
+    ).toEqual(expected.map((n) => n.id).sort());
+    // staging: RBAC hides the namespace, and the window's filter, counts and kinds say nothing of it either
+    const staging = await tree(STAGING, '?window=50&depth=3&q=staging');
+    expect(staging.nodes.filter((n) => n.ref.namespace === 'staging')).toEqual([]);
+    const stagingWhole = await tree(STAGING, '?window=5000&depth=10');
+    expect(stagingWhole.nodes.filter((n) => n.ref.namespace === 'staging')).toEqual([]);
+    expect(stagingWhole.kinds).toEqual([...new Set(stagingWhole.nodes.map((n) => n.ref.kind))].sort());
+    // a node that is not in the tree is said to be missing (never an empty page that reads as "no children")
+    const gone = await tree(DEV, '?window=5&depth=0&under=nonprod%2Fapps%2FReplicaSet%2Fdev%2Fnot-there');
+    expect(gone).toMatchObject({ nodes: [], missing: true });
+    expect((await as(dana, con.url, `/api/apps/${DEV}/tree?window=0`)).status).toBe(400);
+    expect((await as(dana, con.url, `/api/apps/${DEV}/tree?window=5&offset=-1`)).status).toBe(400);
+  });
+
   it('a console viewer reading a staging Deployment by object reference, or its events, gets 403 from Kubernetes RBAC', async () => {
     const o = await as(dana, con.url, `/api/clusters/nonprod/object${obj('staging')}`);
     expect(o.status).toBe(403);

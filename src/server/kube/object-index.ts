@@ -61,6 +61,8 @@ interface ClusterIndex {
   childrenByOwner: Map<string, Set<string>>;
   /** tracker id ("flux:ns/name", "helm:ns/name" or "argo:name") → object keys */
   tracked: Map<string, Set<string>>;
+  /** bumped on every event: a view built from this cluster's objects at one generation is still current */
+  generation: number;
 }
 
 /** `group`: the object's API group (helm-controller labels the HelmChart it makes too: a source, not a release object) */
@@ -104,7 +106,7 @@ export class ObjectIndex extends EventEmitter<{
   private idx(cluster: string): ClusterIndex {
     let i = this.clusters.get(cluster);
     if (!i) {
-      i = { byKey: new Map(), childrenByOwner: new Map(), tracked: new Map() };
+      i = { byKey: new Map(), childrenByOwner: new Map(), tracked: new Map(), generation: 0 };
       this.clusters.set(cluster, i);
     }
     return i;
@@ -114,6 +116,7 @@ export class ObjectIndex extends EventEmitter<{
     const i = this.idx(cluster);
     const key = objKey(e.kind, e.obj);
     const prev = i.byKey.get(key)?.obj;
+    i.generation++;
     if (prev) this.unlink(i, key, prev);
     if (e.type === 'delete') i.byKey.delete(key);
     else {
@@ -136,6 +139,11 @@ export class ObjectIndex extends EventEmitter<{
 
   get(cluster: string, r: Pick<ObjectRef, 'group' | 'kind' | 'namespace' | 'name'>): KubeObject | undefined {
     return this.clusters.get(cluster)?.byKey.get(refKey(r))?.obj;
+  }
+
+  /** changes with every object event on the cluster (a memo of a view built from it is current while equal) */
+  generation(cluster: string): number {
+    return this.clusters.get(cluster)?.generation ?? 0;
   }
 
   /** objects indexed per cluster (metrics: cache sizes) */

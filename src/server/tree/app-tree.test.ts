@@ -7,7 +7,7 @@ import type { ObjectRef } from '../../domain/refs.ts';
 import { ClusterManager, type ManagedCluster } from '../kube/cluster-manager.ts';
 import type { Informer, KubeObject, ResourceKind } from '../kube/informer.ts';
 import { ObjectIndex } from '../kube/object-index.ts';
-import { appTree } from './app-tree.ts';
+import { AppTreeMemo, appTree } from './app-tree.ts';
 
 const ES_KIND: ResourceKind = {
   group: 'external-secrets.io',
@@ -112,5 +112,30 @@ describe('appTree before and after a first list', () => {
     expect(secret()?.reason).toMatch(
       /^written by external-secrets: SecretSynced; from SecretStore platform-secrets \(Ready\)/,
     );
+  });
+});
+
+describe('AppTreeMemo (issue 27: the windows of one large tree share one build)', () => {
+  it('answers from the build while nothing changed; builds again on an object event, a new app, or after the TTL', () => {
+    const { cm, index } = fakeCluster({ '/ConfigMap': true });
+    cm.emit('object', 'c', { type: 'add', kind: CM_KIND, obj: obj(CM_KIND, 'settings') });
+    let now = 1000;
+    const memo = new AppTreeMemo(index, 4, 2000, () => now);
+    const a = app([ref(CM_KIND, 'settings')]);
+    const first = memo.tree(a);
+    expect(first.nodes.map((n) => n.ref.name)).toEqual(['settings']);
+    expect(memo.tree(a)).toBe(first);
+    // an object event: the next answer is built again and sees it
+    cm.emit('object', 'c', { type: 'delete', kind: CM_KIND, obj: obj(CM_KIND, 'settings') });
+    const afterDelete = memo.tree(a);
+    expect(afterDelete).not.toBe(first);
+    expect(afterDelete.nodes[0]).toMatchObject({ health: 'Missing' });
+    // a changed app (a new inventory) is a new object in the catalog
+    const b = app([ref(CM_KIND, 'other')]);
+    expect(memo.tree(b).nodes.map((n) => n.ref.name)).toEqual(['other']);
+    // a kind's first list can end without an event: the build is kept at most the TTL
+    const kept = memo.tree(b);
+    now += 2001;
+    expect(memo.tree(b)).not.toBe(kept);
   });
 });

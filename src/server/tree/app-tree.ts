@@ -37,6 +37,35 @@ export function appTree(app: App, index: ObjectIndex): { nodes: TreeNode[]; summ
   return { nodes: withExternalSecretChildren(app.cluster, nodes, index), summary: recount(nodes, summary) };
 }
 
+/**
+ * The app's tree, built once per change of its cluster's objects (issue 27: a window onto a 100,000-object tree
+ * asks again for each page, expand and filter). At most a few apps are kept, each for at most 2 s after it was
+ * built: whether a kind is listed yet can change without an object event.
+ */
+export class AppTreeMemo {
+  private readonly entries = new Map<
+    string,
+    { app: App; generation: number; at: number; tree: ReturnType<typeof appTree> }
+  >();
+  constructor(
+    private readonly index: ObjectIndex,
+    private readonly max = 4,
+    private readonly ttlMs = 2000,
+    private readonly now = () => Date.now(),
+  ) {}
+
+  tree(app: App): { nodes: TreeNode[]; summary: TreeSummary } {
+    const generation = this.index.generation(app.cluster);
+    const hit = this.entries.get(app.id);
+    if (hit && hit.app === app && hit.generation === generation && this.now() - hit.at < this.ttlMs) return hit.tree;
+    const tree = appTree(app, this.index);
+    this.entries.delete(app.id);
+    this.entries.set(app.id, { app, generation, at: this.now(), tree });
+    while (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
+    return tree;
+  }
+}
+
 /** Each ExternalSecret's Secret as its child (domain/external-secret.ts): the Secret is never read, only named. */
 function withExternalSecretChildren(cluster: string, nodes: TreeNode[], index: ObjectIndex): TreeNode[] {
   if (!nodes.some((n) => n.ref.kind === 'ExternalSecret' && n.ref.group === ESO_GROUP)) return nodes;

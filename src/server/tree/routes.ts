@@ -10,9 +10,10 @@ import type { AppDeps } from '../deps.ts';
 import { recordDenial } from '../auth/index.ts';
 import type { Principal } from '../auth/index.ts';
 import { connectionFor } from '../auth/index.ts';
-import { appTree } from './app-tree.ts';
+import { AppTreeMemo } from './app-tree.ts';
 import type { DriftTracker } from '../drift/index.ts';
 import { maskSecrets } from '../kube/secret-mask.ts';
+import { filterActive, windowTree, type WindowRequest } from '../../domain/tree-window.ts';
 
 /** Marks the nodes with an open drift episode (a map lookup per node; nothing when no episode is open). */
 function withDrift(nodes: TreeNode[], drift: DriftTracker | undefined): Array<TreeNode & { drift?: NodeDriftDto }> {
@@ -25,8 +26,32 @@ function withDrift(nodes: TreeNode[], drift: DriftTracker | undefined): Array<Tr
   });
 }
 
+const int = (v: string | undefined, min: number, max: number, dflt: number): number => {
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new HttpError(400, 'BadRequest', `${v} is not a whole number in ${min}…${max}`);
+  return n;
+};
+
+/** The window a tree request asks for (?window=N&depth=&under=&offset=&q=&health=&sync=&kind=&problems=1&limit=). */
+function treeWindowOf(q: Record<string, string | undefined>): WindowRequest | undefined {
+  if (q.window === undefined) return undefined;
+  const filter = { health: q.health ?? '', sync: q.sync ?? '', kind: q.kind ?? '', text: (q.q ?? '').slice(0, 200) };
+  return {
+    window: int(q.window, 1, 5000, 200),
+    depth: int(q.depth, 0, 10, 1),
+    ...(q.under ? { under: q.under } : {}),
+    offset: int(q.offset, 0, 10_000_000, 0),
+    ...(filterActive(filter) ? { filter } : {}),
+    ...(q.problems === '1' ? { problems: true } : {}),
+    limit: int(q.limit, 1, 5000, 1000),
+  };
+}
+
 export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const index = deps.index;
+  const memo = index ? new AppTreeMemo(index) : undefined;
   app.get(
     '/api/apps/:cluster/:namespace/:kind/:name/tree',
     { config: { access: { action: 'app.read', scope: 'app' } } },
@@ -34,13 +59,20 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       if (!index) throw new HttpError(400, 'BadRequest', 'no object index');
       const a = await appOf(req, deps);
       const id = a.id;
-      const tree = appTree(a, index);
+      // shared, never changed: the drift marks and the RBAC filter below make new arrays and objects
+      const tree = (memo as AppTreeMemo).tree(a);
       const summary = tree.summary;
       // impersonation: what the user's Kubernetes RBAC forbids is not in its tree at all
       const all = deps.reviewer ? await deps.reviewer.filterTree(req, a.cluster, tree.nodes) : tree.nodes;
+      const query = req.query as Record<string, string | undefined>;
+      // ?window=N (and ?under=, ?offset=, filters): a window onto a very large tree (domain/tree-window.ts)
+      const win = treeWindowOf(query);
+      const windowed = win ? windowTree(all, win) : undefined;
       // ?depth=N: only the first levels (childCount still tells what is below), for a fast first paint
-      const depthParam = Number((req.query as { depth?: string }).depth);
-      const shown = Number.isInteger(depthParam) && depthParam >= 0 ? all.filter((n) => n.depth <= depthParam) : all;
+      const depthParam = Number(query.depth);
+      const shown =
+        windowed?.nodes ??
+        (Number.isInteger(depthParam) && depthParam >= 0 ? all.filter((n) => n.depth <= depthParam) : all);
       const nodes = withDrift(shown, deps.drift);
       // Validating 20,000 nodes with zod costs more than building them; the node shape is fixed by the
       // domain type (TreeNode ⊂ TreeNodeDto, checked by the compiler below) and by the API tests.
@@ -50,6 +82,14 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         nodes,
         summary: TreeResponse.shape.summary.parse(summary),
         ...(nodes.length < all.length ? { partial: true } : {}),
+        ...(windowed
+          ? {
+              topCount: windowed.topCount,
+              kinds: windowed.kinds,
+              ...(windowed.matched !== undefined ? { matched: windowed.matched } : {}),
+              ...(windowed.missing ? { missing: true as const } : {}),
+            }
+          : {}),
       };
       return body;
     },

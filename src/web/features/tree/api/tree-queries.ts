@@ -34,6 +34,38 @@ export const treeQueryOptions = (appId: string, depth: number | 'all' = 'all') =
       }),
   });
 
+/** A window onto a very large tree (BFF: ?window=N, domain/tree-window.ts): a page of a sibling set, or a filter. */
+export interface TreeWindowParams {
+  window: number;
+  depth: number;
+  under?: string;
+  offset?: number;
+  q?: string;
+  health?: string;
+  sync?: string;
+  kind?: string;
+  problems?: boolean;
+  limit?: number;
+}
+
+export function treeWindowSearch(p: TreeWindowParams): string {
+  const s = new URLSearchParams({ window: String(p.window), depth: String(p.depth) });
+  if (p.under) s.set('under', p.under);
+  if (p.offset) s.set('offset', String(p.offset));
+  for (const k of ['q', 'health', 'sync', 'kind'] as const) if (p[k]) s.set(k, p[k]);
+  if (p.problems) s.set('problems', '1');
+  if (p.limit) s.set('limit', String(p.limit));
+  return s.toString();
+}
+
+export const treeWindowQueryOptions = (appId: string, p: TreeWindowParams) => {
+  const search = treeWindowSearch(p);
+  return queryOptions({
+    queryKey: [...treeKeys.app(appId), 'window', search] as const,
+    queryFn: ({ signal }) => apiGet(`/api/apps/${appPath(appId)}/tree?${search}`, lazy('TreeFast'), { signal }),
+  });
+};
+
 export const objectQueryOptions = (r: Ref) =>
   queryOptions({
     queryKey: treeKeys.object(r),

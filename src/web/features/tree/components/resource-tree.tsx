@@ -1,19 +1,21 @@
-import { useQuery } from '@tanstack/react-query';
 import { defaultRangeExtractor, useVirtualizer, type Range } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import type { TreeNodeDto } from '../../../../api/schemas.ts';
 import { HealthBadge } from '../../../components/badges.tsx';
-import { treeQueryOptions } from '../api/tree-queries.ts';
+import { useTreeData } from '../api/use-tree-data.ts';
 import {
   allExpandable,
   filtersActive,
   indexTree,
+  isMoreRow,
   kindsOf,
   problemPaths,
   visibleRows,
   type TreeFilters,
+  type TreeRow,
 } from '../lib/tree-view.ts';
+import { MoreRowView, WindowedNote } from './more-row.tsx';
 import { NodeDrawer } from './node-drawer.tsx';
 import { LastWrite, NodeDriftMark } from './node-write.tsx';
 import { SyncTag } from './sync-tag.tsx';
@@ -37,10 +39,6 @@ const KIND_ICON: Record<string, string> = {
 };
 
 export function ResourceTree({ appId }: { appId: string }) {
-  // first paint from the first two levels; the whole tree replaces it as soon as it arrives
-  const lite = useQuery(treeQueryOptions(appId, 1));
-  const full = useQuery(treeQueryOptions(appId));
-  const q = full.data ? full : lite.data ? lite : full;
   const [sp, setSp] = useSearchParams();
   const filters: TreeFilters = {
     health: sp.get('th') ?? '',
@@ -49,6 +47,12 @@ export function ResourceTree({ appId }: { appId: string }) {
     text: sp.get('tq') ?? '',
   };
   const view = sp.get('view') === 'graph' ? 'graph' : 'list';
+  // first paint from the first two levels (a window of them); the whole tree replaces it when it is not large,
+  // and a large one stays windowed (api/use-tree-data.ts). ?tw=N asks for a windowed tree of N per window.
+  const tw = Number(sp.get('tw'));
+  const data = useTreeData(appId, filters, Number.isInteger(tw) && tw > 0 ? Math.min(tw, 5000) : undefined);
+  const q = data.base;
+  const windowed = data.windowed;
   // every URL write starts from the URL as it is now, never from a render's copy: a write from an older render
   // (the debounced selection below, a click right after it) must not bring back or drop another parameter
   const setParam = (k: string, v: string) => {
@@ -57,7 +61,7 @@ export function ResourceTree({ appId }: { appId: string }) {
     else next.delete(k);
     setSp(next, { replace: true });
   };
-  const nodes = q.data?.nodes;
+  const nodes = data.nodes;
   const idx = useMemo(() => indexTree(nodes ?? []), [nodes]);
   const [expandedState, setExpanded] = useState<Set<string> | null>(null);
   // default: small trees open fully, big ones start collapsed at the managed objects
@@ -66,10 +70,21 @@ export function ResourceTree({ appId }: { appId: string }) {
     [expandedState, idx],
   );
   const { health: fh, sync: fs, kind: fk, text: ft } = filters;
-  const rows = useMemo(
-    () => visibleRows(idx, expanded, { health: fh, sync: fs, kind: fk, text: ft }),
-    [idx, expanded, fh, fs, fk, ft],
+  const rootCount = data.rootCount;
+  const rows: TreeRow[] = useMemo(
+    () =>
+      windowed
+        ? visibleRows(idx, expanded, { health: fh, sync: fs, kind: fk, text: ft }, { rootCount })
+        : visibleRows(idx, expanded, { health: fh, sync: fs, kind: fk, text: ft }),
+    [idx, expanded, fh, fs, fk, ft, windowed, rootCount],
   );
+  // windowed: "expand all problems" loads every problem first, then opens the paths to them
+  const [openProblems, setOpenProblems] = useState(false);
+  useEffect(() => {
+    if (!openProblems || !data.problemsLoaded) return;
+    setOpenProblems(false);
+    setExpanded(problemPaths(idx));
+  }, [openProblems, data.problemsLoaded, idx]);
   // the selected row and the open drawer are in the URL (?sel=, ?node=): a link shows the same thing.
   // Read once; kept in state (arrow keys must not wait for a navigation) and written back, debounced.
   const [selected, setSelected] = useState<string | null>(() => sp.get('sel'));
@@ -137,10 +152,13 @@ export function ResourceTree({ appId }: { appId: string }) {
 
   const toggle = (id: string, open?: boolean) => {
     const next = new Set(expanded);
-    if (open ?? !next.has(id)) next.add(id);
-    else next.delete(id);
+    if (open ?? !next.has(id)) {
+      next.add(id);
+      data.loadChildren(id, idx.children.get(id)?.length ?? 0);
+    } else next.delete(id);
     setExpanded(next);
   };
+  const hasChildren = (n: TreeNodeDto) => idx.children.has(n.id) || (windowed && n.childCount > 0);
   const onKey = (e: React.KeyboardEvent) => {
     const i = rows.findIndex((r) => r.id === selected);
     const cur = rows[i] ?? (selected ? undefined : active);
@@ -156,7 +174,11 @@ export function ResourceTree({ appId }: { appId: string }) {
     else if (e.key === 'ArrowUp') go(i - 1);
     else if (e.key === 'Home') go(0);
     else if (e.key === 'End') go(rows.length - 1);
-    else if (e.key === 'ArrowRight' && cur && idx.children.has(cur.id)) toggle(cur.id, true);
+    else if (isMoreRow(cur)) {
+      if (e.key === 'Enter') data.loadMore(cur.parentId, cur.loaded);
+      else if (e.key === 'ArrowLeft' && cur.parentId) go(rows.findIndex((r) => r.id === cur.parentId));
+      else return;
+    } else if (e.key === 'ArrowRight' && cur && hasChildren(cur)) toggle(cur.id, true);
     else if (e.key === 'ArrowLeft' && cur) {
       if (expanded.has(cur.id)) toggle(cur.id, false);
       else if (cur.parentId) go(rows.findIndex((r) => r.id === cur.parentId));
@@ -167,6 +189,7 @@ export function ResourceTree({ appId }: { appId: string }) {
 
   if (q.isPending) return <p className="text-sm text-slate-500">Loading resource tree…</p>;
   if (q.isError) return <p className="text-sm text-red-700">Cannot load the resource tree: {q.error.message}</p>;
+  const graphRows = view === 'graph' ? rows.filter((r): r is TreeNodeDto => !isMoreRow(r)) : [];
   const s = q.data.summary;
   return (
     <section className="mt-4 rounded-lg border border-slate-200 bg-white p-4" data-testid="resource-tree">
@@ -219,13 +242,17 @@ export function ResourceTree({ appId }: { appId: string }) {
             onChange={(e) => setParam('tk', e.target.value)}
           >
             <option value="">any kind</option>
-            {kindsOf(nodes ?? []).map((k) => (
+            {(data.kinds ?? kindsOf(nodes ?? [])).map((k) => (
               <option key={k}>{k}</option>
             ))}
           </select>
           <button
             className="rounded border border-slate-300 px-2 py-0.5"
-            onClick={() => setExpanded(problemPaths(idx))}
+            onClick={() => {
+              if (!windowed) return setExpanded(problemPaths(idx));
+              data.loadProblems();
+              setOpenProblems(true);
+            }}
           >
             expand all problems
           </button>
@@ -247,7 +274,8 @@ export function ResourceTree({ appId }: { appId: string }) {
           </button>
         </div>
       </div>
-      {rows.length === 0 && filtersActive(filters) ? (
+      {windowed && <WindowedNote loaded={idx.byId.size} total={s.total} filter={data.filter} />}
+      {rows.length === 0 && filtersActive(filters) && !data.filter?.pending ? (
         <p
           className="rounded border border-slate-200 p-3 text-sm text-slate-600"
           role="status"
@@ -267,7 +295,7 @@ export function ResourceTree({ appId }: { appId: string }) {
           </button>
         </p>
       ) : view === 'graph' ? (
-        <TreeGraph rows={rows} onOpen={openDrawer} />
+        <TreeGraph rows={graphRows} onOpen={openDrawer} />
       ) : (
         <div
           ref={scroller}
@@ -285,8 +313,24 @@ export function ResourceTree({ appId }: { appId: string }) {
         >
           <div style={{ height: virt.getTotalSize(), position: 'relative' }}>
             {virt.getVirtualItems().map((v) => {
-              const n = rows[v.index] as TreeNodeDto;
-              const hasKids = idx.children.has(n.id);
+              const r = rows[v.index] as TreeRow;
+              if (isMoreRow(r))
+                return (
+                  <MoreRowView
+                    key={r.id}
+                    row={r}
+                    top={v.start}
+                    height={ROW}
+                    active={v.index === activeIndex}
+                    selected={selected === r.id}
+                    status={data.pageStatus(r.parentId)}
+                    window={data.window}
+                    onSelect={() => setSelected(r.id)}
+                    onMore={() => data.loadMore(r.parentId, r.loaded)}
+                  />
+                );
+              const n = r;
+              const hasKids = hasChildren(n);
               const open =
                 expanded.has(n.id) || (!!(filters.health || filters.sync || filters.kind || filters.text) && hasKids);
               const label = `${n.ref.kind} ${n.ref.name}, ${n.health}${n.sync ? `, ${n.sync}` : ''}${n.reason ? `: ${n.reason}` : ''}`;

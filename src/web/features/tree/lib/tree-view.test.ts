@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TreeNodeDto } from '../../../../api/schemas.ts';
 import { layoutGraph } from './graph-layout.ts';
-import { groupLabel, indexTree, problemPaths, visibleRows } from './tree-view.ts';
+import { groupLabel, indexTree, isMoreRow, problemPaths, visibleRows } from './tree-view.ts';
 
 const n = (
   id: string,
@@ -81,5 +81,28 @@ describe('tree view model', () => {
       { from: 'd', to: 'd/rs' },
       { from: 'd/rs', to: 'd/rs#Pod' },
     ]);
+  });
+  it('windowed: a "more" row after each sibling set the view holds only part of, none while filtering', () => {
+    // the view holds 2 of 5 roots; d's ReplicaSet holds 1 of its 3 Pods; svc is expanded with none loaded
+    const part = [
+      { ...n('d', 'Deployment'), childCount: 1 },
+      { ...n('d/rs', 'ReplicaSet', 'd'), childCount: 3 },
+      n('d/rs/p1', 'Pod', 'd/rs'),
+      { ...n('svc', 'Service'), childCount: 4 },
+    ];
+    const ix = indexTree(part);
+    const rows = visibleRows(ix, new Set(['d', 'd/rs', 'svc']), none, { rootCount: 5 });
+    expect(rows.map((r) => (isMoreRow(r) ? `${r.id} ${r.loaded}/${r.total} @${r.depth}` : r.id))).toEqual([
+      'd',
+      'd/rs',
+      'd/rs/p1',
+      'more:d/rs 1/3 @2',
+      'svc',
+      'more:svc 0/4 @1',
+      'more: 2/5 @0',
+    ]);
+    // collapsed: no more row under it; filtered: the BFF answered the filter, nothing is "more"
+    expect(visibleRows(ix, new Set(['d']), none, { rootCount: 2 }).map((r) => r.id)).toEqual(['d', 'd/rs', 'svc']);
+    expect(visibleRows(ix, new Set(), { ...none, kind: 'Pod' }, { rootCount: 5 }).some(isMoreRow)).toBe(false);
   });
 });

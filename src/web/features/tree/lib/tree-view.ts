@@ -1,13 +1,9 @@
 // Pure view model of the resource tree: which rows are visible given the
 // expansion set and filters, and which nodes to expand to show every problem.
 import type { TreeNodeDto } from '../../../../api/schemas.ts';
+import { filterActive, isProblemNode, matchesFilter, type TreeFilter } from '../../../../domain/tree-window.ts';
 
-export interface TreeFilters {
-  health: string;
-  sync: string;
-  kind: string;
-  text: string;
-}
+export type TreeFilters = TreeFilter;
 
 export interface TreeIndex {
   byId: Map<string, TreeNodeDto>;
@@ -30,32 +26,45 @@ export function indexTree(nodes: TreeNodeDto[]): TreeIndex {
   return { byId, children, roots };
 }
 
-const isProblem = (n: TreeNodeDto) => n.health !== 'Healthy' || (n.sync !== undefined && n.sync !== 'Synced');
+const isProblem = isProblemNode;
+export const matches = matchesFilter;
+export const filtersActive = filterActive;
 
-export function matches(n: TreeNodeDto, f: TreeFilters): boolean {
-  if (f.health && n.health !== f.health) return false;
-  if (f.sync && n.sync !== f.sync) return false;
-  if (f.kind && n.ref.kind !== f.kind) return false;
-  if (f.text) {
-    const t = f.text.toLowerCase();
-    if (
-      !`${n.ref.kind} ${n.ref.namespace ?? ''} ${n.ref.name} ${n.reason} ${n.lastManager?.manager ?? ''}`
-        .toLowerCase()
-        .includes(t)
-    )
-      return false;
-  }
-  return true;
+/**
+ * A windowed tree's placeholder after the children it holds: the rest of that sibling set is on the BFF
+ * ("Show more"), or the children of an expanded node are still on their way.
+ */
+export interface MoreRow {
+  more: true;
+  id: string;
+  /** '' for the roots */
+  parentId: string;
+  depth: number;
+  loaded: number;
+  total: number;
 }
-
-export const filtersActive = (f: TreeFilters) => !!(f.health || f.sync || f.kind || f.text);
+export type TreeRow = TreeNodeDto | MoreRow;
+export const isMoreRow = (r: TreeRow | undefined): r is MoreRow => !!r && 'more' in r;
 
 /**
  * Visible rows in depth-first order. With filters active, a node is shown when
  * it or a descendant matches, and its ancestors are shown (expanded) for context.
  */
-export function visibleRows(idx: TreeIndex, expanded: ReadonlySet<string>, f: TreeFilters): TreeNodeDto[] {
-  const out: TreeNodeDto[] = [];
+export function visibleRows(idx: TreeIndex, expanded: ReadonlySet<string>, f: TreeFilters): TreeNodeDto[];
+/** With `windowed` (and no filter): a MoreRow after each sibling set the view holds only part of. */
+export function visibleRows(
+  idx: TreeIndex,
+  expanded: ReadonlySet<string>,
+  f: TreeFilters,
+  windowed: { rootCount: number },
+): TreeRow[];
+export function visibleRows(
+  idx: TreeIndex,
+  expanded: ReadonlySet<string>,
+  f: TreeFilters,
+  windowed?: { rootCount: number },
+): TreeRow[] {
+  const out: TreeRow[] = [];
   const active = filtersActive(f);
   const keep = new Map<string, boolean>();
   const subtreeMatches = (id: string): boolean => {
@@ -67,16 +76,39 @@ export function visibleRows(idx: TreeIndex, expanded: ReadonlySet<string>, f: Tr
     keep.set(id, m);
     return m;
   };
-  // iterative DFS to survive deep or very wide trees
-  const stack: string[] = [...idx.roots].reverse();
+  const more = windowed && !active;
+  // iterative DFS to survive deep or very wide trees; a MoreRow is pushed before the children it follows
+  const stack: Array<string | MoreRow> = [...idx.roots].reverse();
+  if (more && idx.roots.length < windowed.rootCount)
+    stack.unshift({
+      more: true,
+      id: 'more:',
+      parentId: '',
+      depth: 0,
+      loaded: idx.roots.length,
+      total: windowed.rootCount,
+    });
   while (stack.length) {
-    const id = stack.pop() as string;
+    const id = stack.pop() as string | MoreRow;
+    if (typeof id !== 'string') {
+      out.push(id);
+      continue;
+    }
     const n = idx.byId.get(id);
     if (!n) continue;
     if (active && !subtreeMatches(id)) continue;
     out.push(n);
-    const kids = idx.children.get(id);
-    if (!kids) continue;
+    const kids = idx.children.get(id) ?? [];
+    if (more && expanded.has(id) && kids.length < n.childCount)
+      stack.push({
+        more: true,
+        id: `more:${id}`,
+        parentId: id,
+        depth: n.depth + 1,
+        loaded: kids.length,
+        total: n.childCount,
+      });
+    if (!kids.length) continue;
     const open = active ? kids.some((c) => subtreeMatches(c)) : expanded.has(id);
     if (open) for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i] as string);
   }
