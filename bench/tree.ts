@@ -372,11 +372,17 @@ async function measureTree(
   }
   await filter.fill('');
   // 100 live updates: 100 concurrent pod patches (real watch events → SSE → tree refetch → re-render)
-  const pods = kubectl(CLUSTER, ['-n', NS, 'get', 'pods', '-o', 'name'])
-    .split('\n')
-    .filter((p) => p.startsWith(`pod/${podPrefix}`))
-    .slice(0, 100)
-    .map((p) => p.replace('pod/', ''));
+  // the app's first 100 Pods by name (one page of a LIST: a whole `kubectl get` of 100,000 Pods times out)
+  const pods = (
+    await conn.json<{ items: Array<{ metadata: { name: string } }> }>(
+      'GET',
+      `/api/v1/namespaces/${NS}/pods?limit=2000`,
+      { timeoutMs: 120_000 },
+    )
+  ).items
+    .map((p) => p.metadata.name)
+    .filter((n) => n.startsWith(podPrefix))
+    .slice(0, 100);
   const longestBefore = await page.evaluate(() => Math.max(0, ...(window as unknown as { __long: number[] }).__long));
   await page.evaluate(() => ((window as unknown as { __long: number[] }).__long = []));
   const treeResponses: number[] = [];

@@ -14,7 +14,7 @@ import { SignInPage } from '../features/auth/components/sign-in-page.tsx';
 import { freezeQueryOptions } from '../features/freeze/api/freeze-queries.ts';
 import { prefetchEnvReleases } from '../features/releases/api/env-release-queries.ts';
 import { prunePreviewQueryOptions } from '../features/prune/api/prune-queries.ts';
-import { treeQueryOptions } from '../features/tree/api/tree-queries.ts';
+import { firstTreeWindowOptions } from '../features/tree/api/tree-queries.ts';
 import { ApiError, signInPath } from '../lib/api-client.ts';
 import { useDocumentTitle } from '../lib/document-title.ts';
 import { sessionQueryOptions } from '../lib/session.ts';
@@ -91,11 +91,11 @@ export function createRouter(qc: QueryClient) {
         {
           path: 'apps/:cluster/:namespace/:kind/:name',
           errorElement: <RouteError />,
-          loader: async ({ params }) => {
+          loader: async ({ params, request }) => {
             const id = `${params.cluster}/${params.namespace}/${params.kind}/${params.name}`;
-            // the tree is the biggest response: start it now, in parallel with the app itself
-            void qc.prefetchQuery(treeQueryOptions(id, 1));
-            void qc.prefetchQuery(treeQueryOptions(id));
+            // the tree's first answer (a window of its first two levels) starts now, in parallel with the app
+            // itself; the whole tree only when the view finds it is not large (issue 27: 100,000 objects are 54 MB)
+            if (!new URL(request.url).searchParams.has('tw')) void qc.prefetchQuery(firstTreeWindowOptions(id));
             await Promise.allSettled([qc.ensureQueryData(appQueryOptions(id))]);
             return null;
           },

@@ -66,6 +66,13 @@ export const treeWindowQueryOptions = (appId: string, p: TreeWindowParams) => {
   });
 };
 
+/** children per sibling set in a window of a large tree */
+export const TREE_WINDOW = 200;
+
+/** The first answer the tree view asks for: its first two levels, a window of each sibling set. */
+export const firstTreeWindowOptions = (appId: string, window = TREE_WINDOW) =>
+  treeWindowQueryOptions(appId, { window, depth: 1 });
+
 export const objectQueryOptions = (r: Ref) =>
   queryOptions({
     queryKey: treeKeys.object(r),

@@ -7,12 +7,10 @@ import { keepPreviousData, useQueries, useQuery, useQueryClient, type UseQueryRe
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import type { TreeNodeDto, TreeResponse } from '../../../../api/schemas.ts';
 import { filterActive, type TreeFilter } from '../../../../domain/tree-window.ts';
-import { treeQueryOptions, treeWindowQueryOptions } from './tree-queries.ts';
+import { firstTreeWindowOptions, TREE_WINDOW, treeQueryOptions, treeWindowQueryOptions } from './tree-queries.ts';
 
 /** above this many objects the tree is windowed */
 export const LARGE_TREE = 5000;
-/** children per sibling set in a window */
-export const TREE_WINDOW = 200;
 /** at most this many matches of a filter (the total is said) */
 export const FILTER_LIMIT = 1000;
 
@@ -61,7 +59,7 @@ export interface TreeData {
 
 export function useTreeData(appId: string, filters: TreeFilter, forcedWindow?: number): TreeData {
   const w = forcedWindow ?? TREE_WINDOW;
-  const base = useQuery(treeWindowQueryOptions(appId, { window: w, depth: 1 }));
+  const base = useQuery(firstTreeWindowOptions(appId, w));
   const windowed = !!forcedWindow || (base.data?.summary.total ?? 0) > LARGE_TREE;
   const full = useQuery({ ...treeQueryOptions(appId), enabled: !!base.data && !windowed });
   const [pages, setPages] = useState<Page[]>([]);
