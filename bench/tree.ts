@@ -327,6 +327,8 @@ async function measureTree(
   if (windowed) {
     const rootsMore = page.locator('[data-testid="tree-more"][data-parent=""]');
     for (let i = 0; i < 5; i++) {
+      await page.getByTestId('tree-scroller').evaluate((el) => (el.scrollTop = el.scrollHeight));
+      if (!(await rootsMore.count())) break;
       // the roots' "Show more" is the last row: scrolled to, as a person would
       await page.getByTestId('tree-scroller').evaluate((el) => (el.scrollTop = el.scrollHeight));
       const before = await rootsMore.getAttribute('aria-label');
@@ -338,10 +340,12 @@ async function measureTree(
         const sc = document.querySelector('[data-testid="tree-scroller"]');
         if (sc) sc.scrollTop = sc.scrollHeight;
         const l = document.querySelector('[data-testid="tree-more"][data-parent=""]')?.getAttribute('aria-label');
-        return !!l && l !== b && !l.startsWith('loading');
+        // gone: every root is loaded
+        return !l || (l !== b && !l.startsWith('loading'));
       }, before);
       await inPage(() => new Promise((r) => requestAnimationFrame(() => r(null))));
       moreMs.push(Date.now() - t);
+      if (!(await rootsMore.count())) break;
     }
     heapMore = await heapOf();
   }
@@ -442,7 +446,7 @@ async function measureTree(
   );
   const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
   console.log(
-    `JS heap                      ${mib(heap)}${windowed ? ` (after first paint ${mib(heapFirst)}; after 5 × Show more ${mib(heapMore)})` : ''}`,
+    `JS heap                      ${mib(heap)}${windowed ? ` (after first paint ${mib(heapFirst)}; after ${moreMs.length} × Show more ${mib(heapMore)})` : ''}`,
   );
 }
 

@@ -230,11 +230,15 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
     const stagingWhole = await tree(STAGING, '?window=5000&depth=10');
     expect(stagingWhole.nodes.filter((n) => n.ref.namespace === 'staging')).toEqual([]);
     expect(stagingWhole.kinds).toEqual([...new Set(stagingWhole.nodes.map((n) => n.ref.kind))].sort());
+    // every childCount is what this user may see below the node (the RBAC filter recounts it)
+    for (const t of [whole, stagingWhole])
+      for (const n of t.nodes) expect(n.childCount).toBe(t.nodes.filter((c) => c.parentId === n.id).length);
     // a node that is not in the tree is said to be missing (never an empty page that reads as "no children")
     const gone = await tree(DEV, '?window=5&depth=0&under=nonprod%2Fapps%2FReplicaSet%2Fdev%2Fnot-there');
     expect(gone).toMatchObject({ nodes: [], missing: true });
     expect((await as(dana, con.url, `/api/apps/${DEV}/tree?window=0`)).status).toBe(400);
     expect((await as(dana, con.url, `/api/apps/${DEV}/tree?window=5&offset=-1`)).status).toBe(400);
+    expect((await as(dana, con.url, `/api/apps/${DEV}/tree?window=5&q=a&q=b`)).status).toBe(400);
   });
 
   it('a console viewer reading a staging Deployment by object reference, or its events, gets 403 from Kubernetes RBAC', async () => {

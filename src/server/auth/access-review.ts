@@ -226,7 +226,11 @@ export class AccessReviewer {
       if (ok) out.push(n);
       else dropped.add(n.id);
     }
-    return out;
+    if (!dropped.size) return out;
+    // a node's childCount says what the user may see below it (copies: the tree is shared, never changed)
+    const kept = new Map<string, number>();
+    for (const n of out) if (n.parentId) kept.set(n.parentId, (kept.get(n.parentId) ?? 0) + 1);
+    return out.map((n) => ((kept.get(n.id) ?? 0) === n.childCount ? n : { ...n, childCount: kept.get(n.id) ?? 0 }));
   }
 }
 

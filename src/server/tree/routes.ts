@@ -35,8 +35,15 @@ const int = (v: string | undefined, min: number, max: number, dflt: number): num
 };
 
 /** The window a tree request asks for (?window=N&depth=&under=&offset=&q=&health=&sync=&kind=&problems=1&limit=). */
-function treeWindowOf(q: Record<string, string | undefined>): WindowRequest | undefined {
-  if (q.window === undefined) return undefined;
+function treeWindowOf(query: Record<string, unknown>): WindowRequest | undefined {
+  if (query.window === undefined) return undefined;
+  // one value per parameter: a repeated one (?q=a&q=b arrives as an array) is a bad request, not a 500
+  const q: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (typeof v !== 'string') throw new HttpError(400, 'BadRequest', `${k} must be given once`);
+    if (v.length > 1000) throw new HttpError(400, 'BadRequest', `${k} is too long`);
+    q[k] = v;
+  }
   const filter = { health: q.health ?? '', sync: q.sync ?? '', kind: q.kind ?? '', text: (q.q ?? '').slice(0, 200) };
   return {
     window: int(q.window, 1, 5000, 200),
@@ -64,12 +71,12 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const summary = tree.summary;
       // impersonation: what the user's Kubernetes RBAC forbids is not in its tree at all
       const all = deps.reviewer ? await deps.reviewer.filterTree(req, a.cluster, tree.nodes) : tree.nodes;
-      const query = req.query as Record<string, string | undefined>;
+      const query = req.query as Record<string, unknown>;
       // ?window=N (and ?under=, ?offset=, filters): a window onto a very large tree (domain/tree-window.ts)
       const win = treeWindowOf(query);
       const windowed = win ? windowTree(all, win) : undefined;
       // ?depth=N: only the first levels (childCount still tells what is below), for a fast first paint
-      const depthParam = Number(query.depth);
+      const depthParam = Number(typeof query.depth === 'string' ? query.depth : NaN);
       const shown =
         windowed?.nodes ??
         (Number.isInteger(depthParam) && depthParam >= 0 ? all.filter((n) => n.depth <= depthParam) : all);

@@ -48,13 +48,12 @@ export interface TreeData {
   /** windowed and filtered: the BFF's filter answer (matches in all, and whether it is still on its way) */
   filter?: { matched: number | undefined; pending: boolean; error?: string };
   /** a sibling set's next window ('' for the roots) */
-  loadMore(parentId: string, loaded: number): void;
+  loadMore(parentId: string): void;
   /** the children of a node expanded in a windowed view */
   loadChildren(id: string, loaded: number): void;
   pageStatus(parentId: string): { pending: boolean; error?: string };
   /** windowed: fetch every problem (and its ancestors) into the view */
   loadProblems(): void;
-  problemsLoaded: boolean;
 }
 
 export function useTreeData(appId: string, filters: TreeFilter, forcedWindow?: number): TreeData {
@@ -93,6 +92,21 @@ export function useTreeData(appId: string, filters: TreeFilter, forcedWindow?: n
     ...treeWindowQueryOptions(appId, { window: w, depth: 1, problems: true, limit: FILTER_LIMIT }),
     enabled: windowed && problems,
   });
+
+  // where each sibling set's next page starts: the children the windows sent (the base, then pages), not those
+  // the problems query added out of order (counting those would skip nodes)
+  const nextOffset = useMemo(() => {
+    const seen = new Set<string>();
+    const count = new Map<string, number>();
+    for (const d of [base.data, ...pageResults.data])
+      for (const n of d?.nodes ?? []) {
+        if (seen.has(n.id)) continue;
+        seen.add(n.id);
+        const p = n.parentId ?? '';
+        count.set(p, (count.get(p) ?? 0) + 1);
+      }
+    return count;
+  }, [base.data, pageResults.data]);
 
   const nodes = useMemo(() => {
     if (!windowed) return (full.data ?? base.data)?.nodes;
@@ -144,13 +158,12 @@ export function useTreeData(appId: string, filters: TreeFilter, forcedWindow?: n
           },
         }
       : {}),
-    loadMore: (parentId, loaded) => add({ under: parentId, offset: loaded }),
+    loadMore: (parentId) => add({ under: parentId, offset: nextOffset.get(parentId) ?? 0 }),
     loadChildren: (id, loaded) => {
-      if (windowed && loaded === 0) add({ under: id, offset: 0 });
+      if (windowed && loaded === 0 && !nextOffset.get(id)) add({ under: id, offset: 0 });
     },
     pageStatus,
     loadProblems: () => setProblems(true),
-    problemsLoaded: !!problemsQ.data,
   };
 }
 

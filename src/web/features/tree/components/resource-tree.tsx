@@ -63,10 +63,17 @@ export function ResourceTree({ appId }: { appId: string }) {
   };
   const nodes = data.nodes;
   const idx = useMemo(() => indexTree(nodes ?? []), [nodes]);
-  const [expandedState, setExpanded] = useState<Set<string> | null>(null);
+  // 'all' and 'problems' follow the tree as more of it arrives (the whole tree after the first window, a
+  // windowed tree's pages): "expand all" clicked before the whole tree came still opens all of it
+  const [expandedState, setExpanded] = useState<Set<string> | 'all' | 'problems' | null>(null);
   // default: small trees open fully, big ones start collapsed at the managed objects
   const expanded = useMemo(
-    () => expandedState ?? (idx.byId.size <= 300 ? allExpandable(idx) : new Set<string>()),
+    () =>
+      expandedState === 'all'
+        ? allExpandable(idx)
+        : expandedState === 'problems'
+          ? problemPaths(idx)
+          : (expandedState ?? (idx.byId.size <= 300 ? allExpandable(idx) : new Set<string>())),
     [expandedState, idx],
   );
   const { health: fh, sync: fs, kind: fk, text: ft } = filters;
@@ -78,13 +85,6 @@ export function ResourceTree({ appId }: { appId: string }) {
         : visibleRows(idx, expanded, { health: fh, sync: fs, kind: fk, text: ft }),
     [idx, expanded, fh, fs, fk, ft, windowed, rootCount],
   );
-  // windowed: "expand all problems" loads every problem first, then opens the paths to them
-  const [openProblems, setOpenProblems] = useState(false);
-  useEffect(() => {
-    if (!openProblems || !data.problemsLoaded) return;
-    setOpenProblems(false);
-    setExpanded(problemPaths(idx));
-  }, [openProblems, data.problemsLoaded, idx]);
   // the selected row and the open drawer are in the URL (?sel=, ?node=): a link shows the same thing.
   // Read once; kept in state (arrow keys must not wait for a navigation) and written back, debounced.
   const [selected, setSelected] = useState<string | null>(() => sp.get('sel'));
@@ -175,8 +175,15 @@ export function ResourceTree({ appId }: { appId: string }) {
     else if (e.key === 'Home') go(0);
     else if (e.key === 'End') go(rows.length - 1);
     else if (isMoreRow(cur)) {
-      if (e.key === 'Enter') data.loadMore(cur.parentId, cur.loaded);
-      else if (e.key === 'ArrowLeft' && cur.parentId) go(rows.findIndex((r) => r.id === cur.parentId));
+      if (e.key === 'Enter') {
+        // focus stays on the last loaded sibling (this row goes when the last page comes); a held key waits
+        if (!data.pageStatus(cur.parentId).pending) data.loadMore(cur.parentId);
+        const prev = rows[i - 1];
+        if (prev) {
+          setSelected(prev.id);
+          requestFocus();
+        }
+      } else if (e.key === 'ArrowLeft' && cur.parentId) go(rows.findIndex((r) => r.id === cur.parentId));
       else return;
     } else if (e.key === 'ArrowRight' && cur && hasChildren(cur)) toggle(cur.id, true);
     else if (e.key === 'ArrowLeft' && cur) {
@@ -249,17 +256,14 @@ export function ResourceTree({ appId }: { appId: string }) {
           <button
             className="rounded border border-slate-300 px-2 py-0.5"
             onClick={() => {
-              if (!windowed) return setExpanded(problemPaths(idx));
-              data.loadProblems();
-              setOpenProblems(true);
+              // windowed: the BFF sends every problem (and its owners) into the view first
+              if (windowed) data.loadProblems();
+              setExpanded('problems');
             }}
           >
             expand all problems
           </button>
-          <button
-            className="rounded border border-slate-300 px-2 py-0.5"
-            onClick={() => setExpanded(allExpandable(idx))}
-          >
+          <button className="rounded border border-slate-300 px-2 py-0.5" onClick={() => setExpanded('all')}>
             expand all
           </button>
           <button className="rounded border border-slate-300 px-2 py-0.5" onClick={() => setExpanded(new Set())}>
@@ -275,7 +279,7 @@ export function ResourceTree({ appId }: { appId: string }) {
         </div>
       </div>
       {windowed && <WindowedNote loaded={idx.byId.size} total={s.total} filter={data.filter} />}
-      {rows.length === 0 && filtersActive(filters) && !data.filter?.pending ? (
+      {rows.length === 0 && filtersActive(filters) && !data.filter?.pending && !data.filter?.error ? (
         <p
           className="rounded border border-slate-200 p-3 text-sm text-slate-600"
           role="status"
@@ -326,7 +330,7 @@ export function ResourceTree({ appId }: { appId: string }) {
                     status={data.pageStatus(r.parentId)}
                     window={data.window}
                     onSelect={() => setSelected(r.id)}
-                    onMore={() => data.loadMore(r.parentId, r.loaded)}
+                    onMore={() => data.loadMore(r.parentId)}
                   />
                 );
               const n = r;
