@@ -57,6 +57,23 @@ export const TreeResponse = z.object({
 });
 export type TreeResponse = z.infer<typeof TreeResponse>;
 
+/** ?window=N&depth=&under=&offset=&q=&health=&sync=&kind=&problems=1&limit= (issue 27); an empty value is unset */
+const whole = (min: number, max: number, dflt: number) =>
+  z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(min).max(max).default(dflt));
+const text = z.string().max(1000).optional();
+export const TreeWindowQuery = z.object({
+  window: whole(1, 5000, 200),
+  depth: whole(0, 10, 1),
+  under: text,
+  offset: whole(0, 10_000_000, 0),
+  q: text,
+  health: text,
+  sync: text,
+  kind: text,
+  problems: text,
+  limit: whole(1, 5000, 1000),
+});
+
 // Object references are spliced into apiserver paths: only the shapes Kubernetes allows (no `/`, no `..`).
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 export const ObjectQuery = z.object({

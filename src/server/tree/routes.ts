@@ -1,6 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { stringify } from 'yaml';
-import { EventsResponse, ObjectQuery, ObjectResponse, TreeResponse, type NodeDriftDto } from '../../api/schemas.ts';
+import {
+  EventsResponse,
+  ObjectQuery,
+  ObjectResponse,
+  TreeResponse,
+  TreeWindowQuery,
+  type NodeDriftDto,
+} from '../../api/schemas.ts';
 import type { TreeNode } from '../../domain/tree.ts';
 import { managersOf, ownersByPath } from '../../domain/managed-fields.ts';
 import { clusterHttpError, HttpError } from '../http/errors.ts';
@@ -26,33 +33,22 @@ function withDrift(nodes: TreeNode[], drift: DriftTracker | undefined): Array<Tr
   });
 }
 
-const int = (v: string | undefined, min: number, max: number, dflt: number): number => {
-  if (v === undefined || v === '') return dflt;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new HttpError(400, 'BadRequest', `${v} is not a whole number in ${min}…${max}`);
-  return n;
-};
-
-/** The window a tree request asks for (?window=N&depth=&under=&offset=&q=&health=&sync=&kind=&problems=1&limit=). */
+/** The window a tree request asks for (api/tree.ts TreeWindowQuery); a repeated parameter is a 400, not a 500. */
 function treeWindowOf(query: Record<string, unknown>): WindowRequest | undefined {
   if (query.window === undefined) return undefined;
-  // one value per parameter: a repeated one (?q=a&q=b arrives as an array) is a bad request, not a 500
-  const q: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(query)) {
-    if (typeof v !== 'string') throw new HttpError(400, 'BadRequest', `${k} must be given once`);
-    if (v.length > 1000) throw new HttpError(400, 'BadRequest', `${k} is too long`);
-    q[k] = v;
-  }
+  const parsed = TreeWindowQuery.safeParse(query);
+  if (!parsed.success)
+    throw new HttpError(400, 'BadRequest', `invalid tree window: ${parsed.error.issues[0]?.path.join('.')}`);
+  const q = parsed.data;
   const filter = { health: q.health ?? '', sync: q.sync ?? '', kind: q.kind ?? '', text: (q.q ?? '').slice(0, 200) };
   return {
-    window: int(q.window, 1, 5000, 200),
-    depth: int(q.depth, 0, 10, 1),
+    window: q.window,
+    depth: q.depth,
     ...(q.under ? { under: q.under } : {}),
-    offset: int(q.offset, 0, 10_000_000, 0),
+    offset: q.offset,
     ...(filterActive(filter) ? { filter } : {}),
     ...(q.problems === '1' ? { problems: true } : {}),
-    limit: int(q.limit, 1, 5000, 1000),
+    limit: q.limit,
   };
 }
 

@@ -95,32 +95,29 @@ export function useTreeData(appId: string, filters: TreeFilter, forcedWindow?: n
 
   // where each sibling set's next page starts: the children the windows sent (the base, then pages), not those
   // the problems query added out of order (counting those would skip nodes)
-  const nextOffset = useMemo(() => {
+  // the windows' nodes once each (the base, then the pages), and where each sibling set's next page starts: the
+  // children the windows sent, not those the problems query added out of order (counting those would skip nodes)
+  const windowNodes = useMemo(() => {
+    const list: TreeNodeDto[] = [];
+    const nextOffset = new Map<string, number>();
     const seen = new Set<string>();
-    const count = new Map<string, number>();
     for (const d of [base.data, ...pageResults.data])
       for (const n of d?.nodes ?? []) {
         if (seen.has(n.id)) continue;
         seen.add(n.id);
-        const p = n.parentId ?? '';
-        count.set(p, (count.get(p) ?? 0) + 1);
+        list.push(n);
+        nextOffset.set(n.parentId ?? '', (nextOffset.get(n.parentId ?? '') ?? 0) + 1);
       }
-    return count;
+    return { list, seen, nextOffset };
   }, [base.data, pageResults.data]);
+  const { nextOffset } = windowNodes;
 
   const nodes = useMemo(() => {
     if (!windowed) return (full.data ?? base.data)?.nodes;
     if (filtering) return filterQ.data?.nodes;
-    const seen = new Set<string>();
-    const out: TreeNodeDto[] = [];
-    for (const d of [base.data, ...pageResults.data, problems ? problemsQ.data : undefined])
-      for (const n of d?.nodes ?? []) {
-        if (seen.has(n.id)) continue;
-        seen.add(n.id);
-        out.push(n);
-      }
-    return out;
-  }, [windowed, filtering, full.data, base.data, filterQ.data, pageResults.data, problems, problemsQ.data]);
+    if (!problems || !problemsQ.data) return windowNodes.list;
+    return [...windowNodes.list, ...problemsQ.data.nodes.filter((n) => !windowNodes.seen.has(n.id))];
+  }, [windowed, filtering, full.data, base.data, filterQ.data, windowNodes, problems, problemsQ.data]);
 
   const qc = useQueryClient();
   // a page asked for again (its "try again" after an error) is fetched again

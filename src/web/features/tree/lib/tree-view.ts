@@ -26,8 +26,6 @@ export function indexTree(nodes: TreeNodeDto[]): TreeIndex {
   return { byId, children, roots };
 }
 
-const isProblem = isProblemNode;
-export const matches = matchesFilter;
 export const filtersActive = filterActive;
 
 /**
@@ -71,7 +69,7 @@ export function visibleRows(
     const cached = keep.get(id);
     if (cached !== undefined) return cached;
     const n = idx.byId.get(id);
-    let m = !!n && matches(n, f);
+    let m = !!n && matchesFilter(n, f);
     for (const c of idx.children.get(id) ?? []) if (subtreeMatches(c)) m = true;
     keep.set(id, m);
     return m;
@@ -119,7 +117,7 @@ export function visibleRows(
 export function problemPaths(idx: TreeIndex): Set<string> {
   const open = new Set<string>();
   for (const n of idx.byId.values()) {
-    if (!isProblem(n)) continue;
+    if (!isProblemNode(n)) continue;
     let p = n.parentId;
     while (p && !open.has(p)) {
       open.add(p);
