@@ -2,11 +2,11 @@
 // given field manager, inject faults, wait for Flux and Argo CD (their real controllers), sync an Argo CD app. Git is the forge's repo
 // (state.git.url): read anonymously, pushed to as the forge admin.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { kubectl, mustState, type SandboxState } from './state.ts';
-import { sleep, waitFor } from './procs.ts';
+import { kubectl, mustState, RUN_DIR, type SandboxState } from './state.ts';
+import { sleep, tail, waitFor } from './procs.ts';
 import { forgeAuthEnv } from './forge.ts';
 import { forgeUser, makeForgeReachable, makeForgeUnreachable } from './scenario-forge.ts';
 import { ledgerFiles } from './seed.ts';
@@ -153,6 +153,36 @@ export function deleteBranch(branch: string, st = mustState()): void {
 export function writeRepoFile(work: string, path: string, content: string): void {
   mkdirSync(dirname(join(work, path)), { recursive: true });
   writeFileSync(join(work, path), content);
+}
+
+/**
+ * Test clean-up: takes a probe file a test added next to an overlay (`overlays/prod/x-probe.yaml`) and its
+ * `resources:` line out of main, when a set-up that failed half-way left them there; later tests on that overlay
+ * would otherwise inherit them. Returns the commit, or null when main has neither.
+ */
+export function removeProbeFileFromGit(file: string, st = mustState()): string | null {
+  const overlay = join(dirname(file), 'kustomization.yaml');
+  const entry = `  - ${file.slice(dirname(file).length + 1)}\n`;
+  for (let attempt = 1; ; attempt++) {
+    const work = mkdtempSync(join(tmpdir(), 'seed-probe-'));
+    try {
+      git(['clone', '-q', '--depth', '1', st.git.url, work], tmpdir());
+      const text = readFileSync(join(work, overlay), 'utf8');
+      if (!text.includes(entry) && !existsSync(join(work, file))) return null;
+      rmSync(join(work, file), { force: true });
+      writeFileSync(join(work, overlay), text.replace(entry, ''));
+      git(['add', '-A'], work);
+      git(['commit', '-q', '-m', `test clean-up: remove ${file}`], work);
+      try {
+        git(['push', '-q', 'origin', 'HEAD:main'], work, 'push');
+        return git(['rev-parse', 'HEAD'], work).trim();
+      } catch (e) {
+        if (attempt >= 5 || !String(e).includes('rejected')) throw e;
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }
 }
 
 /** Removes a resource file from base/ and from base/kustomization.yaml. */
@@ -307,6 +337,34 @@ export function requestReconcile(cluster: string, kind: 'gitrepository' | 'kusto
   ]);
 }
 
+/** One line on a Flux object's state: what a timed-out wait prints (suspend, revisions, Ready's reason and message). */
+function fluxStatusLine(cluster: string, kind: 'gitrepository' | 'kustomization', name: string): string {
+  try {
+    const o = getJson(cluster, ['-n', 'flux-system', 'get', kind, name]);
+    const spec = (o.spec ?? {}) as Json;
+    const st = (o.status ?? {}) as Json;
+    const ready = conditions(o).find((c) => c.type === 'Ready');
+    const artifact = (st.artifact ?? {}) as Json;
+    return [
+      `${cluster} ${kind}/${name}:`,
+      spec.suspend === true ? 'SUSPENDED' : '',
+      kind === 'kustomization'
+        ? `applied=${String(st.lastAppliedRevision ?? '-')} attempted=${String(st.lastAttemptedRevision ?? '-')}`
+        : `artifact=${String(artifact.revision ?? '-')}`,
+      `Ready=${String(ready?.status ?? '-')} ${String(ready?.reason ?? '')}: ${String(ready?.message ?? '').slice(0, 300)}`,
+    ]
+      .filter(Boolean)
+      .join(' ');
+  } catch (e) {
+    return `${cluster} ${kind}/${name}: unreadable (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`;
+  }
+}
+
+/**
+ * Waits until a Kustomization applied `sha` and is Ready, nudging the source and it every 5 s. A timeout says why:
+ * the Kustomization's, its source's and its dependencies' states, and the tail of the cluster's kustomize-controller
+ * and source-controller logs (a CI log is all there is of a run on a machine that is gone).
+ */
 export async function waitForKustomizationRevision(
   cluster: string,
   name: string,
@@ -315,21 +373,45 @@ export async function waitForKustomizationRevision(
 ): Promise<void> {
   requestReconcile(cluster, 'gitrepository', 'digital-human');
   let lastNudge = Date.now();
-  await waitFor(
-    `${cluster}/${name} at ${sha.slice(0, 8)}`,
-    async () => {
-      const k = getJson(cluster, ['-n', 'flux-system', 'get', 'kustomization', name]);
-      const st = k.status as Json | undefined;
-      const ready = conditions(k).find((c) => c.type === 'Ready');
-      if (Date.now() - lastNudge > 5000) {
-        lastNudge = Date.now();
-        requestReconcile(cluster, 'gitrepository', 'digital-human');
-        requestReconcile(cluster, 'kustomization', name);
-      }
-      return String(st?.lastAppliedRevision ?? '').endsWith(sha) && ready?.status === 'True';
-    },
-    { timeoutMs, intervalMs: 500 },
-  );
+  let dependsOn: string[] = [];
+  try {
+    await waitFor(
+      `${cluster}/${name} at ${sha.slice(0, 8)}`,
+      async () => {
+        const k = getJson(cluster, ['-n', 'flux-system', 'get', 'kustomization', name]);
+        const st = k.status as Json | undefined;
+        const ready = conditions(k).find((c) => c.type === 'Ready');
+        dependsOn = (((k.spec as Json | undefined)?.dependsOn as Json[] | undefined) ?? []).map((d) => String(d.name));
+        if (Date.now() - lastNudge > 5000) {
+          lastNudge = Date.now();
+          requestReconcile(cluster, 'gitrepository', 'digital-human');
+          requestReconcile(cluster, 'kustomization', name);
+          // a dependent waits until its dependencies on the same source applied the same revision
+          for (const d of dependsOn) requestReconcile(cluster, 'kustomization', d);
+        }
+        return String(st?.lastAppliedRevision ?? '').endsWith(sha) && ready?.status === 'True';
+      },
+      { timeoutMs, intervalMs: 500 },
+    );
+  } catch (e) {
+    // the controllers' last lines about this object, or errors, each cut to 400 characters
+    const logs = ['kustomize-controller', 'source-controller']
+      .map((c) => {
+        const lines = tail(join(RUN_DIR, 'clusters', cluster, `${c}.log`), 400)
+          .split('\n')
+          .filter((l) => l.includes(`"name":"${name}"`) || l.includes('digital-human') || /"level":"error"/.test(l))
+          .slice(-10)
+          .map((l) => l.slice(0, 400));
+        return `--- ${c}\n${lines.join('\n')}`;
+      })
+      .join('\n');
+    const states = [
+      fluxStatusLine(cluster, 'kustomization', name),
+      fluxStatusLine(cluster, 'gitrepository', 'digital-human'),
+      ...dependsOn.map((d) => fluxStatusLine(cluster, 'kustomization', d)),
+    ].join('\n');
+    throw new Error(`${e instanceof Error ? e.message : String(e)}\n${states}\n${logs}`);
+  }
 }
 
 /**
@@ -634,6 +716,22 @@ export function scaleAsController(
 /** Suspends or resumes a Flux Kustomization (what `flux suspend|resume kustomization` does). */
 export function setSuspended(cluster: string, name: string, suspend: boolean): void {
   patchFluxSpec(cluster, { kind: 'kustomization', name }, { suspend }, 'flux-client-side-apply');
+}
+
+/**
+ * Suspends a Kustomization and waits until no reconcile is still in flight (no `Reconciling` condition): a
+ * reconcile that began before the suspend still applies, and would revert an edit a test makes right after.
+ */
+export async function suspendSettled(cluster: string, name: string, timeoutMs = 60_000): Promise<void> {
+  setSuspended(cluster, name, true);
+  await waitFor(
+    `${cluster}/${name} suspended with no reconcile in flight`,
+    async () => {
+      const k = getJson(cluster, ['-n', 'flux-system', 'get', 'kustomization', name]);
+      return !conditions(k).some((c) => c.type === 'Reconciling' && c.status === 'True');
+    },
+    { timeoutMs, intervalMs: 250 },
+  );
 }
 
 // forge, registry and business-endpoint scenarios

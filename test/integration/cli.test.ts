@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../sandbox/sandbox.ts';
-import { kubectlEdit, setSuspended, requestReconcile } from '../../sandbox/scenario.ts';
+import { getJson, kubectlEdit, requestReconcile, setSuspended, suspendSettled } from '../../sandbox/scenario.ts';
 import { bffKubeconfig } from '../support/kubeconfig.ts';
 
 const cli = (target: string, env: Record<string, string> = {}) =>
@@ -16,11 +16,15 @@ const cli = (target: string, env: Record<string, string> = {}) =>
   });
 
 describe('diff CLI', () => {
-  it('exits 1 and names the manager when live drifted, 0 once it matches Git again', () => {
-    setSuspended('nonprod', 'digital-human-staging', true);
+  it('exits 1 and names the manager when live drifted, 0 once it matches Git again', async () => {
+    await suspendSettled('nonprod', 'digital-human-staging');
     try {
       kubectlEdit('nonprod', 'deployment/tts-gateway', 'staging', { spec: { replicas: 5 } });
       const r = cli('nonprod/flux-system/digital-human-staging');
+      // the drift was still live when the CLI read it (nothing reverted it meanwhile)
+      expect(getJson('nonprod', ['-n', 'staging', 'get', 'deployment', 'tts-gateway']).spec).toMatchObject({
+        replicas: 5,
+      });
       // the whole output on a failure: an exit 2 says why in stderr or in the UNKNOWN line
       expect({ status: r.status, stdout: r.stdout.slice(0, 2000), stderr: r.stderr }).toMatchObject({ status: 1 });
       expect(r.stdout).toMatch(/~ Deployment staging\/tts-gateway/);
