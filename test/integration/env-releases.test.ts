@@ -96,8 +96,21 @@ describe('GET /api/envs/:env/releases (issue 16)', () => {
 
     // every app of dev that the console lists, each with the same newest release as its own releases route
     expect(body.apps.every((a) => a.id.split('/')[0] === a.cluster)).toBe(true);
-    const own = (await as(con.admin, con.url, `/api/apps/${APP}/releases`)).body as unknown as ReleasesResponse;
-    expect(body.apps.find((a) => a.id === APP)?.newest?.sha).toBe(own.releases[0]?.sha);
+    // read together: the recorder may record a newer commit between two reads (the sandbox's image automation
+    // pushes to dev), so the two routes must agree at some moment within the wait, not on reads minutes apart
+    let pair: { env?: string; own?: string } = {};
+    await waitFor(
+      'the env route and the app route naming the same newest release',
+      async () => {
+        const env = (await envReleases('/api/envs/dev/releases')).apps.find((a) => a.id === APP)?.newest?.sha;
+        const own = ((await as(con.admin, con.url, `/api/apps/${APP}/releases`)).body as unknown as ReleasesResponse)
+          .releases[0]?.sha;
+        pair = { env, own };
+        return !!env && env === own;
+      },
+      { timeoutMs: 30_000, intervalMs: 1000 },
+    ).catch(() => undefined);
+    expect(pair.env).toBe(pair.own);
 
     // one cluster only, and a shorter range
     const one = await envReleases('/api/envs/dev/releases?cluster=nonprod&days=1');
