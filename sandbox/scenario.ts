@@ -2,7 +2,7 @@
 // given field manager, inject faults, wait for Flux and Argo CD (their real controllers), sync an Argo CD app. Git is the forge's repo
 // (state.git.url): read anonymously, pushed to as the forge admin.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { kubectl, mustState, RUN_DIR, type SandboxState } from './state.ts';
@@ -153,36 +153,6 @@ export function deleteBranch(branch: string, st = mustState()): void {
 export function writeRepoFile(work: string, path: string, content: string): void {
   mkdirSync(dirname(join(work, path)), { recursive: true });
   writeFileSync(join(work, path), content);
-}
-
-/**
- * Test clean-up: takes a probe file a test added next to an overlay (`overlays/prod/x-probe.yaml`) and its
- * `resources:` line out of main, when a set-up that failed half-way left them there; later tests on that overlay
- * would otherwise inherit them. Returns the commit, or null when main has neither.
- */
-export function removeProbeFileFromGit(file: string, st = mustState()): string | null {
-  const overlay = join(dirname(file), 'kustomization.yaml');
-  const entry = `  - ${file.slice(dirname(file).length + 1)}\n`;
-  for (let attempt = 1; ; attempt++) {
-    const work = mkdtempSync(join(tmpdir(), 'seed-probe-'));
-    try {
-      git(['clone', '-q', '--depth', '1', st.git.url, work], tmpdir());
-      const text = readFileSync(join(work, overlay), 'utf8');
-      if (!text.includes(entry) && !existsSync(join(work, file))) return null;
-      rmSync(join(work, file), { force: true });
-      writeFileSync(join(work, overlay), text.replace(entry, ''));
-      git(['add', '-A'], work);
-      git(['commit', '-q', '-m', `test clean-up: remove ${file}`], work);
-      try {
-        git(['push', '-q', 'origin', 'HEAD:main'], work, 'push');
-        return git(['rev-parse', 'HEAD'], work).trim();
-      } catch (e) {
-        if (attempt >= 5 || !String(e).includes('rejected')) throw e;
-      }
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
-  }
 }
 
 /** Removes a resource file from base/ and from base/kustomization.yaml. */

@@ -16,7 +16,6 @@ import { sleep, waitFor } from '../../sandbox/procs.ts';
 import { kubectl } from '../../sandbox/sandbox.ts';
 import {
   commitAndPushRetrying,
-  removeProbeFileFromGit,
   requestReconcile,
   waitForKustomizationRevision,
   writeRepoFile,
@@ -57,6 +56,8 @@ type Preview = {
 };
 
 const push = commitAndPushRetrying;
+/** the probes are in main's prod overlay (the set-up adds them, then takes them out) */
+let inGit = false;
 
 function withoutProbes(w: string): void {
   rmSync(join(w, FILE), { force: true });
@@ -81,10 +82,12 @@ beforeAll(async () => {
     const text = readFileSync(join(w, OVERLAY), 'utf8');
     writeRepoFile(w, OVERLAY, text.replace('  - ../../base\n', '  - ../../base\n  - crash-probe.yaml\n'));
   });
+  inGit = true;
   await waitForKustomizationRevision(CLUSTER, KS, added, 180_000);
   expect(liveProbes().size).toBe(N);
   // removed from Git: prune: false keeps them live (and drops them from Flux's inventory)
   const removed = push('crash probes: remove from Git', withoutProbes);
+  inGit = false;
   await waitForKustomizationRevision(CLUSTER, KS, removed, 180_000);
   first = await spawnBff('prune-crash', { accounts: { users: USERS }, env: NO_RECORDER });
   const bff = first;
@@ -107,8 +110,10 @@ afterAll(async () => {
     for (const b of [second, ...later])
       if (b && b.child.exitCode === null && b.child.signalCode === null) await b.stop();
     // a set-up that failed half-way leaves the probes in Git: later tests on prod would inherit them
-    const cleaned = removeProbeFileFromGit(FILE);
-    if (cleaned) await waitForKustomizationRevision(CLUSTER, KS, cleaned, 60_000).catch(() => undefined);
+    if (inGit) {
+      const cleaned = push('crash probes: make sure they are gone from Git', withoutProbes);
+      await waitForKustomizationRevision(CLUSTER, KS, cleaned, 60_000).catch(() => undefined);
+    }
     const left = [...liveProbes()];
     for (let i = 0; i < left.length; i += 50)
       kubectl(CLUSTER, [

@@ -11,7 +11,6 @@ import { waitFor } from '../../sandbox/procs.ts';
 import { kubectl } from '../../sandbox/sandbox.ts';
 import {
   commitAndPushRetrying,
-  removeProbeFileFromGit,
   requestReconcile,
   waitForKustomizationRevision,
   writeRepoFile,
@@ -51,6 +50,13 @@ type Preview = {
 };
 
 const push = commitAndPushRetrying;
+/** the probes are in main's prod overlay (the set-up adds them, then takes them out) */
+let inGit = false;
+
+function withoutProbes(w: string): void {
+  rmSync(join(w, FILE), { force: true });
+  writeRepoFile(w, OVERLAY, readFileSync(join(w, OVERLAY), 'utf8').replace('  - replica-probe.yaml\n', ''));
+}
 
 function liveProbes(): Set<string> {
   const out = kubectl(CLUSTER, ['-n', 'prod', 'get', 'configmaps', '-o', 'jsonpath={.items[*].metadata.name}']);
@@ -113,13 +119,12 @@ beforeAll(async () => {
     const text = readFileSync(join(w, OVERLAY), 'utf8');
     writeRepoFile(w, OVERLAY, text.replace('  - ../../base\n', '  - ../../base\n  - replica-probe.yaml\n'));
   });
+  inGit = true;
   await waitForKustomizationRevision(CLUSTER, KS, added, 180_000);
   expect(liveProbes().size).toBe(N);
   // removed from Git: prune: false keeps them live
-  const removed = push('replica probes: remove from Git', (w) => {
-    rmSync(join(w, FILE), { force: true });
-    writeRepoFile(w, OVERLAY, readFileSync(join(w, OVERLAY), 'utf8').replace('  - replica-probe.yaml\n', ''));
-  });
+  const removed = push('replica probes: remove from Git', withoutProbes);
+  inGit = false;
   await waitForKustomizationRevision(CLUSTER, KS, removed, 180_000);
   const env = {
     DATABASE_URL: pgServer.url,
@@ -153,8 +158,10 @@ afterAll(async () => {
     for (const r of replicas)
       if (r.child.exitCode === null && r.child.signalCode === null) await r.stop().catch(() => undefined);
     // a set-up that failed half-way leaves the probes in Git: later tests on prod would inherit them
-    const cleaned = removeProbeFileFromGit(FILE);
-    if (cleaned) await waitForKustomizationRevision(CLUSTER, KS, cleaned, 60_000).catch(() => undefined);
+    if (inGit) {
+      const cleaned = push('replica probes: make sure they are gone from Git', withoutProbes);
+      await waitForKustomizationRevision(CLUSTER, KS, cleaned, 60_000).catch(() => undefined);
+    }
     const left = [...liveProbes()];
     for (let i = 0; i < left.length; i += 50)
       kubectl(CLUSTER, ['-n', 'prod', 'delete', 'configmap', ...left.slice(i, i + 50), '--ignore-not-found']);
