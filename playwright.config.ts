@@ -1,14 +1,35 @@
 import { defineConfig } from '@playwright/test';
 import { CHROMIUM_ARGS } from './test/support/bff-process.ts';
 
+/**
+ * Specs that change nothing shared (no Git push, no live edit in a seed namespace, no stopped component, no action
+ * on the shared console) and read nothing another spec changes: `npm test` runs them with 2 workers, then every
+ * other spec with 1 (docs/testing.md). A spec that owns its estate belongs here.
+ */
+export const PARALLEL_SPECS = [
+  'a11y.spec.ts',
+  'env-releases.spec.ts',
+  'evidence-export-verify.spec.ts',
+  'flux-secrets.spec.ts',
+  'helmrelease.spec.ts',
+  'keyboard.spec.ts',
+  'sinks.spec.ts',
+  'startup.spec.ts',
+];
+
 export default defineConfig({
   testDir: 'e2e',
   timeout: 180_000,
   expect: { timeout: 60_000 },
+  // a plain `playwright test` runs everything one at a time; scripts/test.mjs runs `parallel` with 2 workers
   workers: 1,
   retries: 0,
   reporter: [['list']],
   globalSetup: './e2e/global-setup.ts',
+  projects: [
+    { name: 'parallel', testMatch: PARALLEL_SPECS },
+    { name: 'serial', testIgnore: PARALLEL_SPECS },
+  ],
   use: {
     baseURL: process.env.E2E_BASE_URL,
     launchOptions: {

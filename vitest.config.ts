@@ -1,6 +1,71 @@
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Integration files that cannot run beside others (docs/testing.md): they stop a component, change what every
+ * app shares, or still change the seed estate. They run one at a time, after the file-parallel tier. Every other
+ * integration file owns its state (test/support/own-estate.ts) or only reads, and runs in parallel. A file leaves
+ * this list when it owns its state; the reason says what keeps it here.
+ */
+export const GLOBAL_FILES: Record<string, string> = {
+  'argocd-appset': 'stops the forge; shrinks the seed ApplicationSet',
+  argocd: "reads every Argo CD app's state; runs the seed ledger's hooks",
+  bff: 'stops the prod apiserver; exact seed app lists',
+  forge: 'stops the forge; merges into the seed repo',
+  'image-automation': "the one ImageUpdateAutomation pushes to the seed repo's dev overlay",
+  informer: 'compacts etcd, stops the nonprod apiserver',
+  'metrics-api': 'every app Healthy; scales the seed prod HPA',
+  'prune-approval-scope':
+    "asserts exact identity changes of the cluster's one approvals list, which every console sweeps",
+  registry: 'stops the registry; moves seed image tags; sets every business endpoint',
+  releases: 'pushes to the seed repo; toggles the forge branch protection',
+  rollback: 'stops the forge; seed dev releases',
+  sandbox: 'stops the prod apiserver; edits seed dev',
+  'sandbox-mode': 're-applies the sandbox (reuse) like a Try-it console',
+  tryit: 'resets the seed repo and every app; stops apiservers',
+  oidc: 'exact list of the apps on prod (a parallel estate on prod would be in it)',
+  // not yet on their own estates: each still changes the seed estate (issue: tests own their state)
+  abuse: 'seed repo push; seed dev reconcile checks',
+  'apply-noop': 'pushes to the seed repo (own-flux-app)',
+  'argocd-prune-confirm': 'pushes to the seed repo; objects in seed staging',
+  'canary-control-policy': 'labels the seed Rollout and Canary',
+  cli: 'suspends seed staging',
+  deploy: 'pushes to the seed repo',
+  'diff-argo': 'pushes to the seed repo; objects in seed staging',
+  'diff-cache': 'pushes to the seed repo (own-flux-app)',
+  diff: 'suspends seed dev; pushes to the seed repo',
+  drift: 'edits seed dev',
+  'env-releases': 'deletes objects in seed dev',
+  environments: 'relabels a seed Application',
+  eso: 'breaks seed infra-dev',
+  'evidence-export': 'patches a seed ConfigMap',
+  flagger: 'seed Canary; the staging business endpoint',
+  'flux-deps': 'breaks seed infra-dev',
+  freeze: 'freezes seed staging',
+  helmrelease: 'seed HelmRelease',
+  impersonation: 'freezes seed dev; exact seed app lists',
+  manifests: 'holds the image automation; seed dev pushes',
+  notifications: 'freezes seed dev',
+  'prune-admission': 'empties the seed dev render',
+  'prune-crash': 'seed prod probes',
+  'prune-people': 'seed prod probes',
+  prune: 'empties the seed prod render',
+  replicas: 'seed prod probes',
+  rollouts: 'seed Rollout; the staging business endpoint',
+  security: 'seed dev push and reconcile checks',
+  sinks: 'seed dev pushes',
+  sops: 'seed infra-dev',
+};
+const globalFiles = Object.keys(GLOBAL_FILES).map((f) => `test/integration/${f}.test.ts`);
+
+const integration = {
+  environment: 'node' as const,
+  globalSetup: ['test/integration/global-setup.ts'],
+  testTimeout: 240_000,
+  hookTimeout: 600_000,
+  pool: 'forks' as const,
+};
+
 export default defineConfig({
   test: {
     projects: [
@@ -14,17 +79,17 @@ export default defineConfig({
       },
       {
         test: {
+          ...integration,
           name: 'integration',
           // writeback-scope's rendered cases need the sandbox's real kustomize, which a fresh machine builds only
           // after the unit step (where they are skipped, with a warning): they run here again, with it
           include: ['test/integration/**/*.test.ts', 'src/domain/writeback-scope.test.ts'],
-          environment: 'node',
-          globalSetup: ['test/integration/global-setup.ts'],
-          testTimeout: 240_000,
-          hookTimeout: 600_000,
-          fileParallelism: false,
-          pool: 'forks',
+          exclude: globalFiles,
+          fileParallelism: true,
         },
+      },
+      {
+        test: { ...integration, name: 'global', include: globalFiles, fileParallelism: false },
       },
     ],
   },

@@ -10,25 +10,30 @@
 // The Flux GitRepositories and Argo CD Applications fetch from this repo
 // (anonymously: it is public). startForge() runs standalone (tests, dev
 // scripts) or from startSandbox().
+//
+// Its users, state and API are forge-api.ts, its repositories forge-repos.ts; this module re-exports them.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { alive, freePort, startProcess, stopProcess, waitFor, type ProcRecord } from './procs.ts';
 import { SEED_REPO, seedFiles } from './seed.ts';
+import {
+  FORGE_ORG,
+  FORGE_USERS,
+  api,
+  forgeCredentials,
+  must,
+  type Credentials,
+  type ForgeRole,
+  type ForgeState,
+} from './forge-api.ts';
+import { createRepo } from './forge-repos.ts';
 
-export const FORGE_ORG = 'platform';
-export const FORGE_USERS = {
-  admin: 'forge-admin',
-  developer: 'developer',
-  reviewer: 'reviewer',
-  /** the console's own identity on the forge (opens write-back PRs, posts commit statuses) */
-  console: 'gitops-console',
-  /** Flux's image-automation-controller (its GitRepository's Secret): pushes dev's image tag to main */
-  imageAutomation: 'flux-image-automation',
-} as const;
-export type ForgeRole = keyof typeof FORGE_USERS;
+export { FORGE_ORG, FORGE_USERS, forgeAuthEnv, forgeCredentials, forgeGit } from './forge-api.ts';
+export type { ForgeRole, ForgeState } from './forge-api.ts';
+export { createForgeRepo, deleteForgeRepo } from './forge-repos.ts';
 
 const FULL_NAMES: Record<Exclude<ForgeRole, 'admin'>, string> = {
   developer: 'Sandbox developer',
@@ -36,30 +41,6 @@ const FULL_NAMES: Record<Exclude<ForgeRole, 'admin'>, string> = {
   console: 'GitOps console (bot)',
   imageAutomation: 'Flux image automation (bot)',
 };
-
-export interface ForgeState {
-  kind: 'gitea';
-  version: string;
-  port: number;
-  /** http://127.0.0.1:<port> */
-  url: string;
-  dir: string;
-  proc: ProcRecord;
-  repo: { owner: string; name: string; cloneUrl: string };
-  /** users, passwords and tokens (mode 0600); read with forgeCredentials() */
-  credentialsFile: string;
-  /** the console's forge token file (host → kind + token), mode 0600 */
-  consoleTokensFile: string;
-}
-
-interface Credentials {
-  url: string;
-  users: Record<ForgeRole, { username: string; password: string; token: string }>;
-}
-
-export function forgeCredentials(st: Pick<ForgeState, 'credentialsFile'>): Credentials {
-  return JSON.parse(readFileSync(st.credentialsFile, 'utf8')) as Credentials;
-}
 
 const log = (msg: string) => {
   if (process.env.SANDBOX_QUIET !== '1')
@@ -149,86 +130,6 @@ MODE = console
 LEVEL = Warn
 ROOT_PATH = ${join(dir, 'log')}
 `;
-}
-
-async function api(
-  base: string,
-  method: string,
-  path: string,
-  auth: { token?: string; basic?: [string, string] },
-  body?: unknown,
-): Promise<{ status: number; json: unknown }> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (auth.token) headers.authorization = `token ${auth.token}`;
-  if (auth.basic) headers.authorization = `Basic ${Buffer.from(auth.basic.join(':')).toString('base64')}`;
-  const r = await fetch(`${base}/api/v1${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await r.text();
-  let json: unknown = text;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    /* not JSON */
-  }
-  return { status: r.status, json };
-}
-
-async function must(
-  what: string,
-  p: Promise<{ status: number; json: unknown }>,
-  ok: number[] = [200, 201, 204],
-): Promise<unknown> {
-  const r = await p;
-  if (!ok.includes(r.status)) {
-    // the body is Gitea's error message; it never contains the credentials we sent
-    throw new Error(`forge set-up: ${what}: HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
-  }
-  return r.json;
-}
-
-/**
- * git's environment for a forge user: the credentials travel in an environment-only git config entry
- * (http.extraHeader), never in argv, URLs, files under git, or logs.
- */
-export function forgeAuthEnv(user: { username: string; token: string }): Record<string, string> {
-  return {
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_CONFIG_COUNT: '1',
-    GIT_CONFIG_KEY_0: 'http.extraHeader',
-    GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(`${user.username}:${user.token}`).toString('base64')}`,
-  };
-}
-
-function gitEnv(username: string, token: string): Record<string, string> {
-  return {
-    ...forgeAuthEnv({ username, token }),
-    GIT_AUTHOR_NAME: 'Sandbox Seeder',
-    GIT_AUTHOR_EMAIL: 'seeder@sandbox.invalid',
-    GIT_COMMITTER_NAME: 'Sandbox Seeder',
-    GIT_COMMITTER_EMAIL: 'seeder@sandbox.invalid',
-  };
-}
-
-/** Runs git with a forge user's token (environment only). Errors carry git's stderr, which has no token. */
-export function forgeGit(args: string[], cwd: string, user: { username: string; token: string }): string {
-  try {
-    return execFileSync('git', args, {
-      cwd,
-      encoding: 'utf8',
-      env: { ...process.env, ...gitEnv(user.username, user.token) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 60_000,
-    });
-  } catch (e) {
-    const err = e as { stderr?: string; message: string };
-    const sub = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-c' && args[i - 1] !== '--git-dir');
-    throw new Error(`git ${sub ?? ''}: ${err.stderr?.trim() || err.message}`);
-  }
 }
 
 export interface StartForgeOptions {
@@ -395,52 +296,15 @@ async function provision(
     `org ${FORGE_ORG}`,
     api(st.url, 'POST', '/orgs', adminTok, { username: FORGE_ORG, visibility: 'public', full_name: 'Platform team' }),
   );
-  await must(
-    `repo ${FORGE_ORG}/${SEED_REPO}`,
-    api(st.url, 'POST', `/orgs/${FORGE_ORG}/repos`, adminTok, {
-      name: SEED_REPO,
-      default_branch: 'main',
-      private: false,
-      auto_init: false,
+  await createRepo(
+    st,
+    users,
+    SEED_REPO,
+    { ...seedFiles(), ...extraSeedFiles },
+    {
       description: 'GitOps repository seeded by the console sandbox',
-    }),
-  );
-  for (const role of ['developer', 'reviewer', 'console', 'imageAutomation'] as const) {
-    await must(
-      `collaborator ${users[role].username}`,
-      api(st.url, 'PUT', `/repos/${FORGE_ORG}/${SEED_REPO}/collaborators/${users[role].username}`, adminTok, {
-        permission: 'write',
-      }),
-    );
-  }
-  // seed: the seed files, one commit
-  const tmp = join(st.dir, 'seed-work');
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  const admin = { username: adminName, token: users.admin.token };
-  forgeGit(['init', '-q', '--initial-branch=main', tmp], st.dir, admin);
-  for (const [f, content] of Object.entries({ ...seedFiles(), ...extraSeedFiles })) {
-    mkdirSync(dirname(join(tmp, f)), { recursive: true });
-    writeFileSync(join(tmp, f), content);
-  }
-  forgeGit(['add', '-A'], tmp, admin);
-  forgeGit(['commit', '-q', '-m', 'Seed digital-human services'], tmp, admin);
-  forgeGit(['push', '-q', st.repo.cloneUrl, 'main'], tmp, admin);
-  rmSync(tmp, { recursive: true, force: true });
-  await must(
-    'protect main',
-    api(st.url, 'POST', `/repos/${FORGE_ORG}/${SEED_REPO}/branch_protections`, adminTok, {
-      rule_name: 'main',
-      // only the admin (the scenario helpers) and the image automation bot (dev's image tag) push to main
-      // directly; everyone else merges an approved PR
-      enable_push: true,
-      enable_push_whitelist: true,
-      push_whitelist_usernames: [adminName, users.imageAutomation.username],
-      required_approvals: 1,
-      block_on_rejected_reviews: true,
-      dismiss_stale_approvals: true,
-      block_admin_merge_override: true,
-    }),
+      message: 'Seed digital-human services',
+    },
   );
   // written last: its presence means "provisioned"
   writeFileSync(st.credentialsFile, readFileSync(st.credentialsFile + '.tmp'), { mode: 0o600 });

@@ -1,4 +1,5 @@
-// The sandbox's shared basics: where it lives, its state file, its binaries and kubectl as admin.
+// The sandbox's shared basics: where it lives, its state file (and an empty one), its binaries, kubectl as admin
+// and the start-up's log line.
 // Both the sandbox's start-up (sandbox.ts) and the scenario helpers (scenario.ts) import this; they do
 // not import each other's internals.
 import { execFileSync } from 'node:child_process';
@@ -71,4 +72,20 @@ export function mustState(): SandboxState {
   const st = readState();
   if (!st) throw new Error('the sandbox is not running (npm run sandbox -- up)');
   return st;
+}
+
+/** A start-up progress line on stderr (none with SANDBOX_QUIET=1). */
+export const log = (msg: string) => {
+  if (process.env.SANDBOX_QUIET !== '1')
+    process.stderr.write(`[sandbox ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+};
+
+/** The state of a sandbox with no cluster and no forge yet (written first at a start, then filled in). */
+export function emptyState(): SandboxState {
+  return {
+    startedAt: new Date().toISOString(),
+    clusters: [],
+    git: { port: 0, root: '', proc: { name: 'gitea', pid: 0, cmd: [], log: '', startedAt: '' }, url: '' },
+    kubeconfig: KUBECONFIG_PATH,
+  };
 }

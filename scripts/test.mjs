@@ -1,50 +1,88 @@
 #!/usr/bin/env node
-// npm test: typecheck + lint, unit tests, then integration and e2e tests
-// against one real sandbox (started here, stopped at the end), printing one
-// closing line "N passed, N failed".
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+// npm test: the whole suite by tiers (docs/testing.md), printing one closing line "N passed, N failed".
+//
+//   side lane (niced, beside the sandbox's start):  typecheck → lint → format → unit → build SPA
+//   main lane:  sandbox up → integration (file-parallel) → global (serial) → e2e parallel → e2e serial → down
+//
+// Each tier's per-file durations go to test-results/durations.json; the slowest 20 files, every step's time and
+// every failed test (name and first lines of its message) are repeated at the very end: a CI log is read from
+// its tail. `node scripts/test.mjs static unit` runs only the named tiers (npm run test:fast).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const node = process.execPath;
 const bin = (p) => join(root, 'node_modules', p);
+const outDir = join(root, 'test-results');
+mkdirSync(outDir, { recursive: true });
 const env = { ...process.env, GITOPS_SANDBOX_MANAGED: '1', FORCE_COLOR: '0', NO_COLOR: '1' };
 const only = process.argv.slice(2);
+const TIERS = ['static', 'unit', 'integration', 'global', 'e2e'];
+for (const t of only)
+  if (!TIERS.includes(t)) {
+    console.error(`unknown tier ${t}; tiers: ${TIERS.join(', ')}`);
+    process.exit(2);
+  }
 const want = (s) => only.length === 0 || only.includes(s);
+// integration workers: the files wait on controllers far more than they compute; TEST_WORKERS overrides
+const workers = process.env.TEST_WORKERS ?? String(Math.max(2, availableParallelism() + 1));
+const e2eWorkers = process.env.E2E_WORKERS ?? '2';
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
-const failures = [];
-// every failed test by name, and each step's time, repeated at the very end: a CI log is often read from its tail
+const failedSteps = [];
 const failedTests = [];
 const timings = [];
+/** { tier, file, seconds, tests } of every test file that reported */
+const fileDurations = [];
+const t00 = Date.now();
 
-function run(name, cmd, args, parse) {
-  console.log(`\n=== ${name} ===`);
-  const t0 = Date.now();
-  const r = spawnSync(cmd, args, {
-    cwd: root,
-    env,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    maxBuffer: 512 * 1024 * 1024,
+/** Runs one step. live: its output streams as it comes; otherwise it is printed in one piece when it ends. */
+function run(name, cmd, args, { parse, live = true, nice = false, extraEnv = {}, report } = {}) {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    if (live) console.log(`\n=== ${name} ===`);
+    const full = nice ? ['nice', ['-n', '10', cmd, ...args]] : [cmd, args];
+    const child = spawn(full[0], full[1], {
+      cwd: root,
+      env: { ...env, ...extraEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const take = (stream) => (chunk) => {
+      const s = chunk.toString('utf8');
+      out += s;
+      if (live) stream.write(s);
+    };
+    child.stdout.on('data', take(process.stdout));
+    child.stderr.on('data', take(process.stderr));
+    child.on('error', (e) => (out += `\n${e.message}\n`));
+    child.on('close', (code) => {
+      if (!live) {
+        console.log(`\n=== ${name} ===`);
+        process.stdout.write(out);
+      }
+      const counts = parse ? parse(out) : { passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1, skipped: 0 };
+      if (code !== 0 && counts.failed === 0) counts.failed = 1;
+      totals.passed += counts.passed;
+      totals.failed += counts.failed;
+      totals.skipped += counts.skipped;
+      const reported = report ? report() : [];
+      if (code !== 0) {
+        failedSteps.push(name);
+        const named = reported.length ? reported : failedTestNames(out).map((t) => ({ name: t, message: '' }));
+        failedTests.push(...named.map((t) => ({ ...t, name: `${name}: ${t.name}` })));
+      }
+      const secs = (Date.now() - t0) / 1000;
+      timings.push(`${name} ${secs.toFixed(0)}s`);
+      console.log(
+        `--- ${name}: exit ${code} in ${secs.toFixed(1)}s (${counts.passed} passed, ${counts.failed} failed)` +
+          ` [${((Date.now() - t00) / 1000).toFixed(0)}s since start]`,
+      );
+      resolve(code === 0);
+    });
   });
-  process.stdout.write(r.stdout ?? '');
-  process.stderr.write(r.stderr ?? '');
-  const counts = parse
-    ? parse(`${r.stdout}\n${r.stderr}`)
-    : { passed: r.status === 0 ? 1 : 0, failed: r.status === 0 ? 0 : 1, skipped: 0 };
-  if (r.status !== 0 && counts.failed === 0) counts.failed = 1;
-  totals.passed += counts.passed;
-  totals.failed += counts.failed;
-  totals.skipped += counts.skipped;
-  if (r.status !== 0) failures.push(name);
-  if (r.status !== 0) failedTests.push(...failedTestNames(`${r.stdout}\n${r.stderr}`).map((t) => `${name}: ${t}`));
-  timings.push(`${name} ${((Date.now() - t0) / 1000).toFixed(0)}s`);
-  console.log(
-    `--- ${name}: exit ${r.status} in ${((Date.now() - t0) / 1000).toFixed(1)}s (${counts.passed} passed, ${counts.failed} failed)`,
-  );
-  return r.status === 0;
 }
 
 /** vitest's "FAIL  |project| file > suite > test" lines and Playwright's "✘ … › test" lines, each once */
@@ -66,43 +104,185 @@ function vitestCounts(out) {
 }
 function playwrightCounts(out) {
   const n = (w) => Number(new RegExp(`(\\d+) ${w}`).exec(out)?.[1] ?? 0);
-  return { passed: n('passed'), failed: n('failed') + n('flaky') * 0, skipped: n('skipped') };
+  // a flaky test (passed on a retry) counts as failed: retries are 0, and a retried pass is not a pass here
+  return { passed: n('passed'), failed: n('failed') + n('flaky'), skipped: n('skipped') };
 }
 
-if (want('static')) {
-  run('typecheck', node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit']);
-  run('lint', node, [bin('eslint/bin/eslint.js'), '.', '--max-warnings=0']);
-  run('format check', node, [bin('prettier/bin/prettier.cjs'), '--check', '.']);
-}
-if (want('unit')) run('unit tests', node, [bin('vitest/vitest.mjs'), 'run', '--project', 'unit'], vitestCounts);
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+const firstLines = (s, n = 6) =>
+  String(s ?? '')
+    .replace(ANSI, '')
+    .split('\n')
+    .filter((l) => l.trim())
+    .slice(0, n)
+    .join('\n      ');
 
-let sandboxUp = false;
-if (want('integration') || want('e2e')) {
-  sandboxUp = run('sandbox up', node, ['--import', 'tsx', 'sandbox/cli.ts', 'up']);
-  if (sandboxUp) {
-    if (want('integration'))
-      run(
-        'integration tests (real sandbox)',
-        node,
-        [bin('vitest/vitest.mjs'), 'run', '--project', 'integration'],
-        vitestCounts,
-      );
-    if (want('e2e')) {
-      if (!existsSync('/usr/bin/chromium')) {
-        console.log('e2e: /usr/bin/chromium missing (apt-get install -y chromium)');
-        totals.failed++;
-        failures.push('e2e (no chromium)');
-      } else {
-        run('build SPA', node, [bin('vite/bin/vite.js'), 'build', '--logLevel', 'warn']);
-        run('e2e tests (Chromium, real sandbox)', node, [bin('@playwright/test/cli.js'), 'test'], playwrightCounts);
+/** vitest's JSON report: per-file durations, and each failed test with its message */
+function vitestReport(tier, file) {
+  return () => {
+    const failed = [];
+    if (!existsSync(file)) return failed;
+    try {
+      const j = JSON.parse(readFileSync(file, 'utf8'));
+      for (const r of j.testResults ?? []) {
+        fileDurations.push({
+          tier,
+          file: r.name.replace(root, ''),
+          seconds: Math.round(((r.endTime ?? 0) - (r.startTime ?? 0)) / 100) / 10,
+          tests: (r.assertionResults ?? []).length,
+        });
+        if (r.status === 'failed' && !(r.assertionResults ?? []).some((a) => a.status === 'failed'))
+          failed.push({ name: r.name.replace(root, ''), message: firstLines(r.message) });
+        for (const a of r.assertionResults ?? [])
+          if (a.status === 'failed')
+            failed.push({
+              name: `${r.name.replace(root, '')} > ${a.fullName}`,
+              message: firstLines(a.failureMessages?.[0]),
+            });
       }
+    } catch (e) {
+      failed.push({ name: `${file} unreadable`, message: String(e) });
     }
-  }
-  if (process.env.SANDBOX_KEEP !== '1') run('sandbox down', node, ['--import', 'tsx', 'sandbox/cli.ts', 'down']);
+    return failed;
+  };
 }
 
-console.log(`\ntimes: ${timings.join(', ')}`);
-if (failedTests.length) console.log(`failed tests:\n${failedTests.map((t) => `  ${t}`).join('\n')}`);
-console.log(`${failures.length ? `failed steps: ${failures.join(', ')}` : 'all steps passed'}`);
+/** Playwright's JSON report: per-spec durations (sum of its tests), and each failed test with its message */
+function playwrightReport(tier, file) {
+  return () => {
+    const failed = [];
+    if (!existsSync(file)) return failed;
+    try {
+      const j = JSON.parse(readFileSync(file, 'utf8'));
+      const perFile = new Map();
+      const walk = (suite, titles) => {
+        for (const s of suite.suites ?? []) walk(s, [...titles, s.title]);
+        for (const spec of suite.specs ?? []) {
+          for (const t of spec.tests ?? []) {
+            const results = t.results ?? [];
+            const ms = results.reduce((a, r) => a + (r.duration ?? 0), 0);
+            const f = spec.file ?? titles[0];
+            const cur = perFile.get(f) ?? { seconds: 0, tests: 0 };
+            perFile.set(f, { seconds: cur.seconds + ms / 1000, tests: cur.tests + 1 });
+            const last = results[results.length - 1];
+            if (t.status === 'unexpected' || t.status === 'flaky')
+              failed.push({
+                name: [...titles.filter(Boolean), spec.title].join(' › '),
+                message: firstLines(last?.error?.message ?? last?.errors?.[0]?.message),
+              });
+          }
+        }
+      };
+      for (const s of j.suites ?? []) walk(s, [s.title]);
+      for (const [f, v] of perFile)
+        fileDurations.push({ tier, file: `e2e/${f}`, seconds: Math.round(v.seconds * 10) / 10, tests: v.tests });
+    } catch (e) {
+      failed.push({ name: `${file} unreadable`, message: String(e) });
+    }
+    return failed;
+  };
+}
+
+function vitest(name, project, { live = true, nice = false, extra = [] } = {}) {
+  const json = join(outDir, `vitest-${project}.json`);
+  rmSync(json, { force: true });
+  return run(
+    name,
+    node,
+    [
+      bin('vitest/vitest.mjs'),
+      'run',
+      '--project',
+      project,
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${json}`,
+      ...extra,
+    ],
+    { parse: vitestCounts, live, nice, report: vitestReport(project, json) },
+  );
+}
+
+function playwright(name, project, nWorkers) {
+  const json = join(outDir, `playwright-${project}.json`);
+  rmSync(json, { force: true });
+  return run(
+    name,
+    node,
+    [bin('@playwright/test/cli.js'), 'test', `--project=${project}`, `--workers=${nWorkers}`, '--reporter=list,json'],
+    {
+      parse: playwrightCounts,
+      extraEnv: { PLAYWRIGHT_JSON_OUTPUT_FILE: json },
+      report: playwrightReport(project, json),
+    },
+  );
+}
+
+const needsSandbox = want('integration') || want('global') || want('e2e');
+const e2eReady = want('e2e') && existsSync('/usr/bin/chromium');
+
+// the side lane: no controllers, niced so the sandbox's CPU-bound start is not starved on two cores
+async function sideLane() {
+  const live = !needsSandbox;
+  const opts = { live, nice: needsSandbox };
+  if (want('static')) {
+    await run('typecheck', node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit'], opts);
+    await run('lint', node, [bin('eslint/bin/eslint.js'), '.', '--max-warnings=0'], opts);
+    await run('format check', node, [bin('prettier/bin/prettier.cjs'), '--check', '.'], opts);
+  }
+  if (want('unit')) await vitest('unit tests', 'unit', opts);
+  if (e2eReady) return run('build SPA', node, [bin('vite/bin/vite.js'), 'build', '--logLevel', 'warn'], opts);
+  return true;
+}
+
+async function mainLane() {
+  if (!needsSandbox) return;
+  const up = await run('sandbox up', node, ['--import', 'tsx', 'sandbox/cli.ts', 'up']);
+  if (up) {
+    if (want('integration'))
+      await vitest('integration tests (real sandbox, file-parallel)', 'integration', {
+        extra: [`--maxWorkers=${workers}`],
+      });
+    if (want('global')) await vitest('global tests (real sandbox, serial)', 'global');
+  }
+  return up;
+}
+
+const side = sideLane();
+const up = await mainLane();
+const spaBuilt = await side;
+if (needsSandbox && up && want('e2e')) {
+  if (!e2eReady) {
+    console.log('e2e: /usr/bin/chromium missing (apt-get install -y chromium)');
+    totals.failed++;
+    failedSteps.push('e2e (no chromium)');
+  } else if (spaBuilt) {
+    await playwright('e2e tests (Chromium, parallel specs)', 'parallel', e2eWorkers);
+    await playwright('e2e tests (Chromium, serial specs)', 'serial', '1');
+  }
+}
+if (needsSandbox && process.env.SANDBOX_KEEP !== '1')
+  await run('sandbox down', node, ['--import', 'tsx', 'sandbox/cli.ts', 'down']);
+
+fileDurations.sort((a, b) => b.seconds - a.seconds);
+writeFileSync(
+  join(outDir, 'durations.json'),
+  JSON.stringify(
+    { totalSeconds: Math.round((Date.now() - t00) / 1000), steps: timings, files: fileDurations },
+    null,
+    2,
+  ),
+);
+if (fileDurations.length) {
+  console.log('\nslowest files (test-results/durations.json has them all):');
+  for (const f of fileDurations.slice(0, 20))
+    console.log(`  ${f.seconds.toFixed(1).padStart(7)}s  ${f.tier.padEnd(11)} ${f.file} (${f.tests} tests)`);
+}
+console.log(`\ntimes: ${timings.join(', ')}; total ${((Date.now() - t00) / 1000).toFixed(0)}s`);
+if (failedTests.length) {
+  console.log('failed tests:');
+  for (const t of failedTests) console.log(`  ${t.name}${t.message ? `\n      ${t.message}` : ''}`);
+}
+console.log(`${failedSteps.length ? `failed steps: ${failedSteps.join(', ')}` : 'all steps passed'}`);
 console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
-process.exit(failures.length ? 1 : 0);
+process.exit(failedSteps.length ? 1 : 0);
