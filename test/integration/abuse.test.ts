@@ -1,27 +1,43 @@
 // Abuse of the identity layer itself (from the security review): account lockout from elsewhere, secrets typed
 // into the wrong box, evidence flooding, path traversal through object references, and accounts removed or
 // demoted while their sessions are open. Client addresses come from X-Forwarded-For (CONSOLE_TRUST_PROXY).
+// The app denied, reconciled and read, and the hostile YAML's repository, are the file's own estate (a dev app).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
-import { kubectl, mustState } from '../../sandbox/sandbox.ts';
-import { commitAndPush, getJson as kubeJson, removeFromGit, writeRepoFile } from '../../sandbox/scenario.ts';
+import { waitFor } from '../../sandbox/procs.ts';
+import { kubectl } from '../../sandbox/state.ts';
+import { getJson as kubeJson, writeRepoFile } from '../../sandbox/scenario.ts';
 import { as, signIn, TEST_PASSWORD } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
 
-const DEV = 'nonprod/flux-system/kustomization/digital-human-dev';
+let estate: Estate;
+/** the estate's Flux app (env dev): what the seed's digital-human-dev was here */
+let DEV: string;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 
 beforeAll(async () => {
+  estate = await ownEstate({ name: 'abuse', env: 'dev', files: digitalHumanTemplate('dev') });
+  DEV = estate.appId();
   con = await startTestConsole(
     { CONSOLE_TRUST_PROXY: '127.0.0.1' },
     { accounts: { users: { 'viewer-2': ['viewer'], 'developer-2': ['developer'] } } },
   );
-});
+  await waitFor(
+    'the estate app listed',
+    async () => (await as(con.admin, con.url, `/api/apps/${DEV}`)).status === 200,
+    {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    },
+  );
+}, 300_000);
 afterAll(async () => {
   await con?.close();
-});
+  await estate?.teardown();
+}, 120_000);
 
 const signInFrom = (address: string, username: string, password: string) =>
   fetch(`${con.url}/api/auth/signin`, {
@@ -99,10 +115,10 @@ describe('abuse of sign-in and evidence', () => {
     for (const q of [
       'group=..&version=../api/v1/namespaces/kube-system/secrets&kind=Whatever&name=x&namespace=default',
       'group=apps&version=v1&kind=Deployment&namespace=..%2Fkube-system&name=x',
-      'group=apps&version=v1&kind=Deployment&namespace=dev&name=..',
-      'group=apps&version=v1&kind=Deployment&namespace=dev&name=a%2Fb',
-      'group=apps%2Fv1&version=v1&kind=Deployment&namespace=dev&name=x',
-      'group=apps&version=v1&kind=Deploy%2Fment&namespace=dev&name=x',
+      `group=apps&version=v1&kind=Deployment&namespace=${estate.namespace}&name=..`,
+      `group=apps&version=v1&kind=Deployment&namespace=${estate.namespace}&name=a%2Fb`,
+      `group=apps%2Fv1&version=v1&kind=Deployment&namespace=${estate.namespace}&name=x`,
+      `group=apps&version=v1&kind=Deploy%2Fment&namespace=${estate.namespace}&name=x`,
     ]) {
       const r = await as(viewer, con.url, `/api/clusters/nonprod/object?${q}`);
       expect(r.status, q).toBe(400);
@@ -111,7 +127,7 @@ describe('abuse of sign-in and evidence', () => {
     const ok = await as(
       viewer,
       con.url,
-      '/api/clusters/nonprod/object?group=apps&version=v1&kind=Deployment&namespace=dev&name=render-worker',
+      `/api/clusters/nonprod/object?group=apps&version=v1&kind=Deployment&namespace=${estate.namespace}&name=render-worker`,
     );
     expect(ok.status).toBe(200);
   });
@@ -129,7 +145,7 @@ describe('accounts changed while signed in', () => {
     const dev = await signIn(con.url, 'developer-2');
     const ann = () =>
       (
-        kubeJson('nonprod', ['-n', 'flux-system', 'get', 'kustomization', 'digital-human-dev']).metadata as {
+        kubeJson(estate.cluster, ['-n', 'flux-system', 'get', 'kustomization', estate.kustomization()]).metadata as {
           annotations?: Record<string, string>;
         }
       ).annotations?.['reconcile.fluxcd.io/requestedAt'];
@@ -180,59 +196,48 @@ describe('hostile YAML in Git', () => {
       const prev = i === 1 ? 'a' : `l${i - 1}`;
       lol.push(`  l${i}: &l${i} [${Array(9).fill(`*${prev}`).join(',')}]`);
     }
-    const sha = commitAndPush('Add a billion laughs', (w) =>
+    const sha = estate.push('Add a billion laughs', (w) =>
       writeRepoFile(w, 'argo/lol/lol.yaml', `${lol.join('\n')}\n`),
     );
-    const st = mustState();
+    const ns = estate.namespace;
     kubectl(
-      'nonprod',
+      estate.cluster,
       ['apply', '--server-side', '--field-manager=abuse-test', '-f', '-'],
       JSON.stringify({
         apiVersion: 'argoproj.io/v1alpha1',
         kind: 'Application',
-        // outside Argo CD's namespace: its real controller leaves it alone (the status below is the test's), so
-        // this stays a test of the console's parser, not of Argo CD's repo-server
-        metadata: { name: 'lol-probe', namespace: 'staging', labels: { env: 'staging' } },
+        // outside Argo CD's namespace (in the estate's): its real controller leaves it alone (the status below is
+        // the test's), so this stays a test of the console's parser, not of Argo CD's repo-server
+        metadata: { name: 'lol-probe', namespace: ns, labels: { env: 'dev' } },
         spec: {
           project: 'default',
-          source: { repoURL: st.git.url, path: 'argo/lol', targetRevision: 'main' },
-          destination: { server: 'https://kubernetes.default.svc', namespace: 'staging' },
+          source: { repoURL: estate.forge.repo.cloneUrl, path: 'argo/lol', targetRevision: 'main' },
+          destination: { server: 'https://kubernetes.default.svc', namespace: ns },
         },
       }),
     );
-    kubectl('nonprod', [
-      '-n',
-      'staging',
-      'patch',
-      'application',
-      'lol-probe',
-      '--type',
-      'merge',
-      '-p',
+    kubectl(estate.cluster, [
+      ...['-n', ns, 'patch', 'application', 'lol-probe', '--type', 'merge', '-p'],
       JSON.stringify({
         status: { sync: { status: 'Synced', revision: sha }, health: { status: 'Healthy' }, sourceType: 'Directory' },
       }),
     ]);
-    try {
-      const id = 'nonprod/staging/application/lol-probe';
-      let r = await as(con.admin, con.url, `/api/apps/${id}`);
-      for (let i = 0; i < 60 && r.status !== 200; i++) {
-        await new Promise((res) => setTimeout(res, 500));
-        r = await as(con.admin, con.url, `/api/apps/${id}`);
-      }
-      expect(r.status).toBe(200);
-      const t0 = Date.now();
-      const d = await as(con.admin, con.url, `/api/apps/${id}/diff`);
-      const ms = Date.now() - t0;
-      expect(d.status).toBe(200);
-      expect(d.body).toMatchObject({ state: 'unknown' });
-      expect(String((d.body as { error?: string }).error)).toMatch(/alias/i);
-      expect(ms).toBeLessThan(10_000);
-      expect((await fetch(`${con.url}/healthz`)).status).toBe(200);
-    } finally {
-      kubectl('nonprod', ['-n', 'staging', 'delete', 'application', 'lol-probe', '--ignore-not-found', '--wait=false']);
-      removeFromGit('argo/lol/lol.yaml');
+    // (the Application goes with the estate's namespace)
+    const id = `${estate.cluster}/${ns}/application/lol-probe`;
+    let r = await as(con.admin, con.url, `/api/apps/${id}`);
+    for (let i = 0; i < 60 && r.status !== 200; i++) {
+      await new Promise((res) => setTimeout(res, 500));
+      r = await as(con.admin, con.url, `/api/apps/${id}`);
     }
+    expect(r.status).toBe(200);
+    const t0 = Date.now();
+    const d = await as(con.admin, con.url, `/api/apps/${id}/diff`);
+    const ms = Date.now() - t0;
+    expect(d.status).toBe(200);
+    expect(d.body).toMatchObject({ state: 'unknown' });
+    expect(String((d.body as { error?: string }).error)).toMatch(/alias/i);
+    expect(ms).toBeLessThan(10_000);
+    expect((await fetch(`${con.url}/healthz`)).status).toBe(200);
   });
 });
 

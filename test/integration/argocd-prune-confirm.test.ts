@@ -6,27 +6,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { kubectl, mustState } from '../../sandbox/state.ts';
-import {
-  argoApp,
-  argoRefresh,
-  argoTerminateOp,
-  commitAndPushRetrying,
-  waitForArgoSynced,
-  writeRepoFile,
-} from '../../sandbox/scenario.ts';
+import { kubectl } from '../../sandbox/state.ts';
+import { argoApp, argoRefresh, argoTerminateOp, writeRepoFile } from '../../sandbox/scenario.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
+import { ownEstate, type Estate } from '../support/own-estate.ts';
 
-const CLUSTER = 'nonprod';
-const NS = 'staging';
-const suffix = Date.now().toString(36);
-const APP_NAME = `confirm-probe-${suffix}`;
-const APP = `${CLUSTER}/argocd/application/${APP_NAME}`;
-const DIR = `argo/${APP_NAME}`;
-const KEEP = `${APP_NAME}-keep`;
+// the file's own estate: a repository with the app's directory, an Argo CD Application (`confirm`, Prune=confirm)
+// into a governed namespace of its own, mapped to staging
+const DIR = 'confirm';
+const KEEP = 'confirm-keep';
 const KEPT = [1, 2, 3, 4, 5].map((i) => `${KEEP}-${i}`);
-const GONE = `${APP_NAME}-gone`;
+const GONE = 'confirm-gone';
 const DENIED = /needs an approved prune preview in the GitOps console/;
 
 type Json = Record<string, unknown>;
@@ -39,14 +30,18 @@ type Preview = {
   candidates: Array<{ ref: { name: string; kind: string } }>;
 };
 
+let estate: Estate;
+let CLUSTER: string;
+let APP_NAME: string;
+let APP: string;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let developer: Signed;
 let reviewer: Signed;
 
-const cm = (name: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  probe: "${suffix}"\n`;
+const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  probe: "confirm"\n`;
 const live = (name: string) =>
-  kubectl(CLUSTER, ['-n', NS, 'get', 'configmap', name, '--ignore-not-found', '-o', 'name']).trim() !== '';
+  kubectl(CLUSTER, ['-n', estate.namespace, 'get', 'configmap', name, '--ignore-not-found', '-o', 'name']).trim() !==
+  '';
 const opState = () =>
   ((argoApp(CLUSTER, APP_NAME).status as Json | undefined)?.operationState ?? {}) as {
     phase?: string;
@@ -79,6 +74,26 @@ function startSync(): void {
 }
 
 beforeAll(async () => {
+  // five that stay and one that goes: a sixth of the app, under the preview's fraction limit (a quarter)
+  estate = await ownEstate({
+    name: 'prune-confirm',
+    env: 'staging',
+    governed: true,
+    files: {
+      [`${DIR}/keep.yaml`]: KEPT.map(cm).join('---\n'),
+      [`${DIR}/gone.yaml`]: cm(GONE),
+    },
+    argoApps: [
+      {
+        name: 'confirm',
+        path: DIR,
+        syncPolicy: { automated: { prune: true, selfHeal: false }, syncOptions: ['Prune=confirm'] },
+      },
+    ],
+  });
+  CLUSTER = estate.cluster;
+  APP_NAME = estate.application('confirm');
+  APP = estate.argoAppId('confirm');
   con = await startTestConsole(
     {},
     {
@@ -89,43 +104,17 @@ beforeAll(async () => {
   );
   developer = await signIn(con.url, 'staging-developer');
   reviewer = await signIn(con.url, 'staging-reviewer');
-  // five that stay and one that goes: a sixth of the app, under the preview's fraction limit (a quarter)
-  commitAndPushRetrying(`Add ${APP_NAME} (prune confirm test)`, (w) => {
-    writeRepoFile(w, `${DIR}/keep.yaml`, [1, 2, 3, 4, 5].map((i) => cm(`${KEEP}-${i}`)).join('---\n'));
-    writeRepoFile(w, `${DIR}/gone.yaml`, cm(GONE));
-  });
-  const st = mustState();
-  kubectl(
-    CLUSTER,
-    ['apply', '-f', '-'],
-    JSON.stringify({
-      apiVersion: 'argoproj.io/v1alpha1',
-      kind: 'Application',
-      metadata: { name: APP_NAME, namespace: 'argocd', labels: { env: 'staging' } },
-      spec: {
-        project: 'default',
-        source: { repoURL: st.git.url, targetRevision: 'main', path: DIR },
-        destination: { server: st.clusters.find((c) => c.name === CLUSTER)?.apiserver, namespace: NS },
-        syncPolicy: { automated: { prune: true, selfHeal: false }, syncOptions: ['Prune=confirm'] },
-      },
-    }),
-  );
-  await waitForArgoSynced(CLUSTER, APP_NAME);
   expect([...KEPT, GONE].every(live)).toBe(true);
 }, 300_000);
 
 afterAll(async () => {
   await con?.close();
-  kubectl(CLUSTER, ['-n', 'argocd', 'delete', 'application', APP_NAME, '--ignore-not-found', '--wait=false']);
-  kubectl(CLUSTER, ['-n', NS, 'delete', 'configmap', ...KEPT, GONE, '--ignore-not-found', '--wait=false']);
-  commitAndPushRetrying(`Remove ${APP_NAME} (prune confirm test)`, (w) => {
-    writeRepoFile(w, `${DIR}/keep.yaml`, '');
-  });
+  await estate?.teardown();
 }, 120_000);
 
 describe('Argo CD Prune=confirm with its real controller', () => {
   it('a hand-written deletion-approved prunes nothing; the console’s approved preview does, exactly the removed object', async () => {
-    commitAndPushRetrying(`Remove ${GONE} from Git (prune confirm test)`, (w) => {
+    estate.push(`Remove ${GONE} from Git`, (w) => {
       writeRepoFile(w, `${DIR}/gone.yaml`, '');
     });
     // Argo CD's automated sync waits for the confirmation
@@ -156,7 +145,7 @@ describe('Argo CD Prune=confirm with its real controller', () => {
 
     // 2. on-call stops the retries; a new sync waits for confirmation again; the developer previews the prune, a
     //    reviewer approves
-    await argoTerminateOp(CLUSTER, APP_NAME);
+    await argoTerminateOp(CLUSTER, APP_NAME, 120_000);
     expect(live(GONE)).toBe(true);
     await new Promise((r) => setTimeout(r, 1500)); // the next operation starts in a later second than that approval
     startSync();

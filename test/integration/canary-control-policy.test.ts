@@ -3,27 +3,66 @@
 // analysis — deploy/prune-admission-policy.yaml (gitops-console-rollout-control, gitops-console-flagger-control)
 // denies it; other changes of the same objects pass. The console's own way (rollout.control, with a reason on
 // record) passes the same policy: rollouts.test.ts and flagger.test.ts act through it.
+// The Rollout and the Canary are the file's own estate's: the seed's checkout Rollout and payments Deployment with
+// a Flagger Canary, applied by Flux from a repository of its own into a governed namespace of its own, where
+// Argo Rollouts' and Flagger's controllers run them as they run the seed's.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl } from '../../sandbox/state.ts';
+import { checkoutFiles, paymentsFiles } from '../../sandbox/seed.ts';
+import { ownEstate, type Estate } from '../support/own-estate.ts';
 
-const CLUSTER = 'nonprod';
-const NS = ['-n', 'staging'];
 const intruder = `canary-hand-${randomBytes(3).toString('hex')}`;
-const as = [`--as=${intruder}`, ...NS];
 const guard = /canary control goes through the GitOps console/;
 
-beforeAll(() => {
+/** The estate's files: checkout (a Rollout with a canary) and payments (a Deployment and its Flagger Canary). */
+function canaryFiles(): Record<string, string> {
+  const checkout = checkoutFiles();
+  const payments = paymentsFiles();
+  const canary = (payments['flux/payments/canary.yaml'] ?? '')
+    // no webhooks: no analysis runs here (the seed's go to the staging business endpoint, by a postBuild variable)
+    .replace(/\n {4}webhooks:[\s\S]*$/, '\n');
+  return {
+    'canary/kustomization.yaml': [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      'resources: [rollout.yaml, service.yaml, deployment.yaml, canary.yaml]',
+      '',
+    ].join('\n'),
+    'canary/rollout.yaml': (checkout['argo/checkout/rollout.yaml'] ?? '').replace('replicas: 5', 'replicas: 1'),
+    'canary/service.yaml': checkout['argo/checkout/service.yaml'] ?? '',
+    'canary/deployment.yaml': payments['flux/payments/deployment.yaml'] ?? '',
+    'canary/canary.yaml': canary,
+  };
+}
+
+let estate: Estate;
+let CLUSTER: string;
+let NS: string[];
+let as: string[];
+
+beforeAll(async () => {
+  estate = await ownEstate({
+    name: 'canary-policy',
+    env: 'staging',
+    governed: true,
+    files: canaryFiles(),
+    apps: [{ name: 'app', path: 'canary' }],
+  });
+  CLUSTER = estate.cluster;
+  NS = ['-n', estate.namespace];
+  as = [`--as=${intruder}`, ...NS];
   kubectl(CLUSTER, [
     ...NS,
     ...['create', 'role', intruder, '--verb=get,patch,update'],
     '--resource=rollouts.argoproj.io,rollouts.argoproj.io/status,canaries.flagger.app',
   ]);
   kubectl(CLUSTER, [...NS, 'create', 'rolebinding', intruder, `--role=${intruder}`, `--user=${intruder}`]);
-});
-afterAll(() => {
-  kubectl(CLUSTER, [...NS, 'delete', 'role,rolebinding', intruder, '--ignore-not-found']);
-});
+}, 300_000);
+afterAll(async () => {
+  // the Role and RoleBinding go with the estate's namespace
+  await estate?.teardown();
+}, 120_000);
 
 describe('canary control with kubectl, around the console', () => {
   it('RBAC would let them, the policy does not', () => {

@@ -1,23 +1,18 @@
 // The deploy artifacts against the real sandbox: `helm lint`; `helm template` (default values, and ingress +
 // in-cluster access) and `kustomize build` applied with a server-side dry-run to the nonprod apiserver (every
 // object accepted); the rendered Pods hardened and carrying no secret value; the chart's RBAC rules exactly
-// deploy/rbac.yaml's. Then Flux deploys the kustomize base from the seed repo (the Pods are kwok's; the
-// objects are real). Everything is removed again: the namespace, the Flux Kustomization and its objects, the
-// directory in the seed repo (other tests assert exact app sets).
+// deploy/rbac.yaml's. Then Flux deploys the kustomize base from the file's own estate (a repository, a
+// Kustomization and a namespace of its own; the Pods are kwok's; the objects are real), and deleting the
+// Kustomization prunes them all. The dry-run namespace is deleted again; the estate is torn down.
 import { execFileSync } from 'node:child_process';
-import { cpSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { waitFor } from '../../sandbox/procs.ts';
-import {
-  commitAndPush,
-  getJson,
-  repoHead,
-  waitForKustomizationRevision,
-  writeRepoFile,
-} from '../../sandbox/scenario.ts';
+import { getJson, writeRepoFile } from '../../sandbox/scenario.ts';
 import { bin, kubectl, REPO_ROOT } from '../../sandbox/state.ts';
+import { ownEstate, type Estate } from '../support/own-estate.ts';
 
 type Obj = {
   apiVersion: string;
@@ -48,11 +43,9 @@ const NS = 'gitops-console';
 const CHART = join(REPO_ROOT, 'deploy/chart');
 const BASE = join(REPO_ROOT, 'deploy/kustomize');
 // the Flux test deploys the base renamed (cluster-scoped names must not touch the sandbox's own gitops-console
-// ClusterRole, which the BFF under test signs in with) into its own namespace, labelled as a test object
+// ClusterRole, which the BFF under test signs in with: the suffix is the estate's id) into the estate's namespace
+// (its Kustomization's targetNamespace: kustomize renames the base's Namespace to it), labelled as a test object
 const FLUX_DIR = 'console-deploy';
-const FLUX_KS = 'console-deploy';
-const FLUX_NS = 'console-deploy-test';
-const SUFFIX = '-deploy-test';
 const TEST_LABEL = 'gitops-console.test/object';
 
 const run = (cmd: string, args: string[]) =>
@@ -310,50 +303,46 @@ describe('deploy artifacts: the Helm chart and the kustomize base', () => {
   });
 });
 
-describe('Flux deploys the kustomize base from the seed repo', () => {
-  let pushed = false;
+describe("Flux deploys the kustomize base from the estate's repo", () => {
+  let estate: Estate;
+  let FLUX_KS: string;
+  let FLUX_NS: string;
+  let SUFFIX: string;
+  const name = () => `gitops-console${SUFFIX}`;
 
-  beforeAll(() => {
-    // leftovers of an interrupted run
-    kubectl(CLUSTER, ['-n', 'flux-system', 'delete', 'kustomization', FLUX_KS, '--ignore-not-found', '--wait=true']);
-    kubectl(CLUSTER, ['delete', 'namespace', FLUX_NS, '--ignore-not-found', '--wait=true', '--timeout=90s']);
-  });
+  beforeAll(async () => {
+    // the first commit: the app's directory with nothing in it yet (the test pushes the base)
+    estate = await ownEstate({
+      name: 'deploy',
+      env: 'dev',
+      files: {
+        [`${FLUX_DIR}/kustomization.yaml`]:
+          'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n',
+      },
+      apps: [{ name: 'console', path: FLUX_DIR }],
+    });
+    FLUX_KS = estate.kustomization('console');
+    FLUX_NS = estate.namespace;
+    SUFFIX = `-${estate.id}`;
+  }, 300_000);
 
   afterAll(async () => {
-    // the Kustomization prunes what it applied when it is deleted (prune: true); then make sure
-    kubectl(CLUSTER, [
-      '-n',
-      'flux-system',
-      'delete',
-      'kustomization',
-      FLUX_KS,
-      '--ignore-not-found',
-      '--wait=true',
-      '--timeout=90s',
-    ]);
-    kubectl(CLUSTER, ['delete', 'namespace', FLUX_NS, '--ignore-not-found', '--wait=true', '--timeout=90s']);
-    for (const kind of ['clusterrolebinding', 'clusterrole'])
-      kubectl(CLUSTER, ['delete', kind, `gitops-console${SUFFIX}`, '--ignore-not-found']);
-    if (pushed) {
-      const sha = commitAndPush('test: remove console-deploy', (w) =>
-        rmSync(join(w, FLUX_DIR), { recursive: true, force: true }),
-      );
-      // the seed apps settle on the new head before the next test file looks at them (or on a later head, when
-      // someone else pushed meanwhile)
-      await waitForKustomizationRevision(CLUSTER, 'digital-human-dev', sha, 60_000).catch(() =>
-        waitForKustomizationRevision(CLUSTER, 'digital-human-dev', repoHead()),
-      );
-    }
-  });
+    // the cluster-scoped objects, should the test have stopped before its Kustomization pruned them (the estate's
+    // teardown turns prune off first)
+    if (estate)
+      for (const kind of ['clusterrolebinding', 'clusterrole'])
+        kubectl(CLUSTER, ['delete', kind, name(), '--ignore-not-found']);
+    await estate?.teardown();
+  }, 120_000);
 
   it('a Flux Kustomization applies the base: Ready at the pushed revision, the Deployment and RBAC exist', async () => {
-    const sha = commitAndPush('test: console deploy manifests (deploy.test.ts)', (w) => {
+    const sha = estate.push('test: console deploy manifests (deploy.test.ts)', (w) => {
       cpSync(BASE, join(w, FLUX_DIR, 'base'), { recursive: true });
       writeRepoFile(
         w,
         `${FLUX_DIR}/kustomization.yaml`,
         [
-          '# deploy.test.ts: the console base under test names, removed again by the test',
+          '# deploy.test.ts: the console base under test names',
           'apiVersion: kustomize.config.k8s.io/v1beta1',
           'kind: Kustomization',
           `namespace: ${FLUX_NS}`,
@@ -367,31 +356,9 @@ describe('Flux deploys the kustomize base from the seed repo', () => {
         ].join('\n'),
       );
     });
-    pushed = true;
-    kubectl(
-      CLUSTER,
-      ['apply', '-f', '-'],
-      JSON.stringify({
-        apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-        kind: 'Kustomization',
-        metadata: { name: FLUX_KS, namespace: 'flux-system', labels: { [TEST_LABEL]: 'deploy-flux' } },
-        spec: {
-          interval: '1m',
-          retryInterval: '5s',
-          path: `./${FLUX_DIR}`,
-          prune: true,
-          wait: false,
-          timeout: '2m',
-          sourceRef: { kind: 'GitRepository', name: 'digital-human' },
-        },
-      }),
-    );
-    // Ready at the pushed revision (or at a later head, when someone else pushed meanwhile)
-    await waitForKustomizationRevision(CLUSTER, FLUX_KS, sha, 150_000).catch(() =>
-      waitForKustomizationRevision(CLUSTER, FLUX_KS, repoHead()),
-    );
-    const name = `gitops-console${SUFFIX}`;
-    const dep = getJson(CLUSTER, ['-n', FLUX_NS, 'get', 'deployment', name]) as {
+    // Ready at exactly the pushed revision (only this test pushes to the estate)
+    await estate.waitApplied(sha, 'console', 150_000);
+    const dep = getJson(CLUSTER, ['-n', FLUX_NS, 'get', 'deployment', name()]) as {
       metadata: { labels: Record<string, string> };
       spec: { template: { spec: PodSpec } };
     };
@@ -407,11 +374,16 @@ describe('Flux deploys the kustomize base from the seed repo', () => {
       ['clusterrole', undefined],
       ['clusterrolebinding', undefined],
     ] as const)
-      kubectl(CLUSTER, [...(ns ? ['-n', ns] : []), 'get', kind, name]);
+      kubectl(CLUSTER, [...(ns ? ['-n', ns] : []), 'get', kind, name()]);
+    // the base's Namespace is the estate's, now Flux's too
+    expect(
+      (getJson(CLUSTER, ['get', 'namespace', FLUX_NS]) as { metadata: { labels: Record<string, string> } }).metadata
+        .labels,
+    ).toMatchObject({ [TEST_LABEL]: 'deploy-flux', 'kustomize.toolkit.fluxcd.io/name': FLUX_KS });
     // the real controller made a ReplicaSet and (kwok's) Pod for it
     await waitFor(
-      `a Pod of ${name}`,
-      async () => kubectl(CLUSTER, ['-n', FLUX_NS, 'get', 'pods', '-o', 'name']).includes(`pod/${name}-`),
+      `a Pod of ${name()}`,
+      async () => kubectl(CLUSTER, ['-n', FLUX_NS, 'get', 'pods', '-o', 'name']).includes(`pod/${name()}-`),
       { timeoutMs: 60_000, intervalMs: 500 },
     );
     // the sandbox's own ClusterRole (the BFF's identity) was not touched
@@ -426,9 +398,8 @@ describe('Flux deploys the kustomize base from the seed repo', () => {
     await waitFor(
       'the deployed objects pruned',
       async () =>
-        !kubectl(CLUSTER, ['get', 'clusterrole,clusterrolebinding', '-o', 'name']).includes(
-          `gitops-console${SUFFIX}`,
-        ) && !kubectl(CLUSTER, ['get', 'namespaces', '-o', 'name']).includes(`namespace/${FLUX_NS}`),
+        !kubectl(CLUSTER, ['get', 'clusterrole,clusterrolebinding', '-o', 'name']).includes(name()) &&
+        !kubectl(CLUSTER, ['get', 'namespaces', '-o', 'name']).includes(`namespace/${FLUX_NS}`),
       { timeoutMs: 90_000, intervalMs: 500 },
     );
   });

@@ -1,46 +1,52 @@
 // Issue #5 for Argo CD: a Helm source rendered with `helm template` at the app's revision, the diff as
 // argocd-controller, and ignoreDifferences honoured (jqPathExpressions via gojq, managedFieldsManagers).
+// The chart is the file's own estate's (a repository of its own, a namespace of its own mapped to staging); the
+// Application is its own too (`<estate id>-hello`: helm parameters and ignoreDifferences are more than the
+// estate's argoApps say), removed before the estate.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DiffResponse } from '../../src/api/schemas.ts';
-import { kubectl, mustState } from '../../sandbox/sandbox.ts';
+import { kubectl, mustState } from '../../sandbox/state.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { commitAndPush, kubectlEdit, waitForArgoSynced, writeRepoFile } from '../../sandbox/scenario.ts';
+import { kubectlEdit } from '../../sandbox/scenario.ts';
 import { authedFetch, startTestConsole } from '../support/console.ts';
+import { ownEstate, type Estate } from '../support/own-estate.ts';
 
-const APP = 'hello-chart-staging';
+const CHART = {
+  'hello-chart/Chart.yaml': 'apiVersion: v2\nname: hello\nversion: 0.1.0\n',
+  'hello-chart/values.yaml': 'replicas: 1\nimage: registry.example.com/hello:1.0\n',
+  'hello-chart/templates/deployment.yaml':
+    'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicas }}\n  selector:\n    matchLabels: {app: hello}\n  template:\n    metadata:\n      labels: {app: hello}\n    spec:\n      containers:\n        - name: hello\n          image: {{ .Values.image }}\n',
+};
+
+let estate: Estate;
+let APP: string;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 
 beforeAll(async () => {
-  commitAndPush('Add hello chart', (w) => {
-    writeRepoFile(w, 'argo/hello-chart/Chart.yaml', 'apiVersion: v2\nname: hello\nversion: 0.1.0\n');
-    writeRepoFile(w, 'argo/hello-chart/values.yaml', 'replicas: 1\nimage: registry.example.com/hello:1.0\n');
-    writeRepoFile(
-      w,
-      'argo/hello-chart/templates/deployment.yaml',
-      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicas }}\n  selector:\n    matchLabels: {app: hello}\n  template:\n    metadata:\n      labels: {app: hello}\n    spec:\n      containers:\n        - name: hello\n          image: {{ .Values.image }}\n',
-    );
-  });
-  const st = mustState();
+  // no Flux app and no estate-made Application: the test's own Application below
+  estate = await ownEstate({ name: 'diff-argo', env: 'staging', files: CHART, apps: [] });
+  APP = estate.application('hello');
+  const server = mustState().clusters.find((c) => c.name === estate.cluster)?.apiserver;
   kubectl(
-    'nonprod',
+    estate.cluster,
     ['apply', '-f', '-'],
     `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata:
   name: ${APP}
   namespace: argocd
-  labels: {env: staging}
+  labels: {env: staging, gitops-console.dev/test-estate: ${estate.id}}
 spec:
   project: default
   source:
-    repoURL: ${st.git.url}
+    repoURL: ${estate.forge.repo.cloneUrl}
     targetRevision: main
-    path: argo/hello-chart
+    path: hello-chart
     helm:
       releaseName: hello
       parameters:
         - {name: replicas, value: "3"}
-  destination: {server: ${st.clusters.find((c) => c.name === 'nonprod')?.apiserver}, namespace: staging}
+  destination: {server: ${server}, namespace: ${estate.namespace}}
   ignoreDifferences:
     - group: apps
       kind: Deployment
@@ -51,31 +57,33 @@ spec:
     automated: {prune: true, selfHeal: false}
 `,
   );
-  await waitForArgoSynced('nonprod', APP);
+  await estate.waitArgoSynced('hello', estate.seedCommit);
   con = await startTestConsole();
   await waitFor(
     'app listed',
-    async () => (await authedFetch(`${con.url}/api/apps/nonprod/argocd/application/${APP}`)).status === 200,
-    { timeoutMs: 60_000 },
+    async () => (await authedFetch(`${con.url}/api/apps/${estate.argoAppId('hello')}`)).status === 200,
+    { timeoutMs: 60_000, intervalMs: 500 },
   );
-});
+}, 300_000);
 
 afterAll(async () => {
   await con?.close();
-  kubectl('nonprod', ['-n', 'argocd', 'delete', 'application', APP, '--ignore-not-found', '--wait=false']);
-  kubectl('nonprod', ['-n', 'staging', 'delete', 'deployment', 'hello', '--ignore-not-found', '--wait=false']);
-});
+  if (estate) {
+    kubectl(estate.cluster, ['-n', 'argocd', 'delete', 'application', APP, '--ignore-not-found', '--wait=false']);
+    await estate.teardown();
+  }
+}, 120_000);
 
 describe('Argo CD Helm app diff', () => {
   it('renders with helm at the synced revision; drift is drift, jq-ignored fields are ignored', async () => {
-    kubectlEdit('nonprod', 'deployment/hello', 'staging', {
+    kubectlEdit(estate.cluster, 'deployment/hello', estate.namespace, {
       spec: {
         replicas: 5,
         template: { spec: { containers: [{ name: 'hello', image: 'registry.example.com/hello:hotfix' }] } },
       },
     });
     const d = (await (
-      await authedFetch(`${con.url}/api/apps/nonprod/argocd/application/${APP}/diff`)
+      await authedFetch(`${con.url}/api/apps/${estate.argoAppId('hello')}/diff`)
     ).json()) as DiffResponse;
     expect(d.state).toBe('ok');
     expect(d.render?.renderer).toMatch(/^helm v3\./);

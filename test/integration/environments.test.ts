@@ -1,22 +1,27 @@
 // Issue #21, item 4: the environment every permission depends on comes from the console's configuration
-// (CONSOLE_ENVIRONMENTS; test consoles map each sandbox namespace to itself), not from a label the app's owners
-// write. A hostile owner labels prod's Argo CD Application `env: dev` with the admin kubeconfig: the console keeps
-// it in prod — a reviewer of dev neither sees it nor sees or approves its prune preview, prod's auditor still
-// sees it, the app says what the label claims against what the mapping decided, and the evidence records it once.
-// The label is put back afterwards.
+// (CONSOLE_ENVIRONMENTS; test consoles map each sandbox namespace to itself, and prod/* to prod), not from a label
+// the app's owners write. A hostile owner labels a prod Argo CD Application `env: dev` with the admin kubeconfig:
+// the console keeps it in prod — a reviewer of dev neither sees it nor sees or approves its prune preview, prod's
+// auditor still sees it, the app says what the label claims against what the mapping decided, and the evidence
+// records it once. The label is put back afterwards. The Application is the file's own estate's: the seed's
+// edge-gateway on prod, as the seed deploys it (automated, no prune, server-side apply), into a governed
+// namespace of its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppResponse, AppsResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
-import { kubectl } from '../../sandbox/sandbox.ts';
+import { kubectl } from '../../sandbox/state.ts';
 import { waitFor } from '../../sandbox/procs.ts';
+import { seedFiles } from '../../sandbox/seed.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
+import { ownEstate, type Estate } from '../support/own-estate.ts';
 
-const CLUSTER = 'prod';
-const APP_NAME = 'edge-gateway-prod';
-const APP = `${CLUSTER}/argocd/application/${APP_NAME}`;
 const CONFLICT = "label says dev; the console's mapping says prod";
 
+let estate: Estate;
+let CLUSTER: string;
+let APP_NAME: string;
+let APP: string;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let devReviewer: Signed;
 let prodAuditor: Signed;
@@ -36,6 +41,27 @@ const conflictsAs = async (s: Signed) =>
   ).events;
 
 beforeAll(async () => {
+  const edge = Object.fromEntries(
+    Object.entries(seedFiles())
+      .filter(([path]) => path.startsWith('argo/edge-gateway/'))
+      .map(([path, text]) => [path.replace('argo/', ''), text]),
+  );
+  estate = await ownEstate({
+    name: 'environments',
+    env: 'prod',
+    governed: true,
+    files: edge,
+    argoApps: [
+      {
+        name: 'edge-gateway',
+        path: 'edge-gateway',
+        syncPolicy: { automated: { prune: false, selfHeal: true }, syncOptions: ['ServerSideApply=true'] },
+      },
+    ],
+  });
+  CLUSTER = estate.cluster;
+  APP_NAME = estate.application('edge-gateway');
+  APP = estate.argoAppId('edge-gateway');
   originalLabel = kubectl(CLUSTER, [
     ...['-n', 'argocd', 'get', 'application', APP_NAME],
     ...['-o', 'jsonpath={.metadata.labels.env}'],
@@ -56,18 +82,15 @@ beforeAll(async () => {
   prodAuditor = await signIn(con.url, 'prod-auditor');
   await waitFor('the prod Application listed', async () => (await appAs(con.admin)).status === 200, {
     timeoutMs: 60_000,
+    intervalMs: 500,
   });
-});
+}, 300_000);
 
 afterAll(async () => {
-  if (originalLabel) setLabel(originalLabel);
-  try {
-    kubectl(CLUSTER, ['-n', 'argocd', 'annotate', 'application', APP_NAME, 'env-probe-']);
-  } catch {
-    /* not there: the last test removed it */
-  }
   await con?.close();
-});
+  // the Application, its label and annotation go with the estate
+  await estate?.teardown();
+}, 120_000);
 
 describe('environments from the console configuration', () => {
   it('before: the app is prod by the mapping, and its label agrees', async () => {
