@@ -25,9 +25,7 @@ export const GLOBAL_FILES: Record<string, string> = {
   tryit: 'resets the seed repo and every app; stops apiservers',
   oidc: 'exact list of the apps on prod (a parallel estate on prod would be in it)',
   // not yet on their own estates: each still changes the seed estate (issue: tests own their state)
-  'apply-noop': 'pushes to the seed repo (own-flux-app)',
   cli: 'suspends seed staging',
-  'diff-cache': 'pushes to the seed repo (own-flux-app)',
   diff: 'suspends seed dev; pushes to the seed repo',
   drift: 'edits seed dev',
   'env-releases': 'deletes objects in seed dev',
@@ -37,7 +35,6 @@ export const GLOBAL_FILES: Record<string, string> = {
   'flux-deps': 'breaks seed infra-dev',
   freeze: 'freezes seed staging',
   helmrelease: 'seed HelmRelease',
-  impersonation: 'freezes seed dev; exact seed app lists',
   manifests: 'holds the image automation; seed dev pushes',
   notifications: 'freezes seed dev',
   'prune-admission': 'empties the seed dev render',

@@ -5,7 +5,8 @@
 // ConfigMap proved; a Deployment not: Flux owns a `strategy: {}` Git does not set), and after people who do not use
 // the console edit it with kubectl as other field managers (a value Git sets, an atomic list, a selector key Git
 // does not set): nothing they touched is proved, and what would be reverted is "changed" by a real dry-run.
-// The app is this test's own (namespace apply-noop, suspended once applied); removed at the end.
+// The app is this test's own estate (test/support/own-estate.ts: its repository, Kustomization and namespace),
+// suspended once applied; deleted at the end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { DiffResponse } from '../../src/api/schemas.ts';
@@ -13,17 +14,11 @@ import { kubectl } from '../../sandbox/state.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { setSuspended } from '../../sandbox/scenario.ts';
 import { authedFetch, startTestConsole } from '../support/console.ts';
-import { applyOwnFluxApp, removeOwnFluxApp } from '../support/own-flux-app.ts';
+import { ownEstate, type Estate } from '../support/own-estate.ts';
 
-const CLUSTER = 'nonprod';
-const NS = 'apply-noop';
-const KS = 'apply-noop';
-const DIR = 'tests/apply-noop';
-const APP_ID = `${CLUSTER}/flux-system/kustomization/${KS}`;
-const OWN = { cluster: CLUSTER, name: KS, dir: DIR, fieldManager: 'apply-noop-test' };
-
+const DIR = 'app';
 const FILES = {
-  'web.yaml': `apiVersion: apps/v1
+  [`${DIR}/web.yaml`]: `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: web
@@ -52,7 +47,7 @@ spec:
               cpu: 100m
               memory: 64Mi
 `,
-  'web-svc.yaml': `apiVersion: v1
+  [`${DIR}/web-svc.yaml`]: `apiVersion: v1
 kind: Service
 metadata:
   name: web
@@ -65,7 +60,7 @@ spec:
       protocol: TCP
       targetPort: http
 `,
-  'settings.yaml': `apiVersion: v1
+  [`${DIR}/settings.yaml`]: `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: settings
@@ -77,9 +72,10 @@ data:
 
 type Obj = Record<string, unknown>;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
+let estate: Estate;
 
 async function diff(): Promise<DiffResponse> {
-  const res = await authedFetch(`${con.url}/api/apps/${APP_ID}/diff`);
+  const res = await authedFetch(`${con.url}/api/apps/${estate.appId()}/diff`);
   expect(res.status).toBe(200);
   const d = (await res.json()) as DiffResponse;
   expect(d.state).toBe('ok');
@@ -95,13 +91,13 @@ function comparable(o: Obj): Obj {
 }
 
 const liveOf = (kind: string, name: string) =>
-  JSON.parse(kubectl(CLUSTER, ['-n', NS, 'get', kind, name, '-o', 'json'])) as Obj;
+  JSON.parse(kubectl(estate.cluster, ['-n', estate.namespace, 'get', kind, name, '-o', 'json'])) as Obj;
 
 /** a real server-side dry-run of Git's object as kustomize-controller (the sandbox's admin sends it) */
 const dryRun = (desiredYaml: string) =>
   JSON.parse(
     kubectl(
-      CLUSTER,
+      estate.cluster,
       [
         ...['apply', '--server-side', '--dry-run=server', '--force-conflicts'],
         ...['--field-manager=kustomize-controller', '-o', 'json', '-f', '-'],
@@ -127,21 +123,22 @@ async function checkProofs(): Promise<{ d: DiffResponse; proved: string[] }> {
 }
 
 const patchAs = (what: string, type: 'merge' | 'json', patch: unknown) =>
-  kubectl(CLUSTER, [
-    ...['-n', NS, 'patch', what, '--field-manager=attacker', `--type=${type}`],
+  kubectl(estate.cluster, [
+    ...['-n', estate.namespace, 'patch', what, '--field-manager=attacker', `--type=${type}`],
     ...['-p', JSON.stringify(patch)],
   ]);
 
 beforeAll(async () => {
-  await applyOwnFluxApp(OWN, FILES, ['deployment/web', 'service/web', 'configmap/settings']);
+  // applied at its first commit once made
+  estate = await ownEstate({ name: 'apply-noop', env: 'dev', files: FILES, apps: [{ name: 'app', path: DIR }] });
   // from here on only the test changes live state
-  setSuspended(CLUSTER, KS, true);
+  setSuspended(estate.cluster, estate.kustomization(), true);
   con = await startTestConsole();
   await waitFor('console ready', async () => (await fetch(`${con.url}/readyz`)).status === 200, { timeoutMs: 60_000 });
   await waitFor(
     'the app diffable',
     async () => {
-      const r = await authedFetch(`${con.url}/api/apps/${APP_ID}/diff`);
+      const r = await authedFetch(`${con.url}/api/apps/${estate.appId()}/diff`);
       if (r.status !== 200) return false;
       const d = (await r.json()) as DiffResponse;
       return d.state === 'ok' && d.objects.filter((o) => o.status !== 'extraneous').length === 3;
@@ -152,7 +149,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await con?.close();
-  removeOwnFluxApp(OWN);
+  await estate?.teardown();
 });
 
 describe('apply changes nothing, proved without a dry-run', () => {

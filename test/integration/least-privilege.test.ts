@@ -2,6 +2,8 @@
 // deploy/rbac.yaml exactly as shipped) diffs by server-side dry-run and reconciles, and is refused what the
 // file does not grant. Kubernetes authorizes a dry-run with the verb of the real request: a server-side apply
 // `PATCH ?dryRun=All` needs `patch`, and `create` too when the object does not exist yet.
+// The apps are this test's own estate (test/support/own-estate.ts): the seed's dev service as a Flux app and the
+// seed's edge-gateway as an Argo CD app, both in the estate's namespace, where the probe Secret lives too.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,14 +15,21 @@ import type { ClusterConnection } from '../../src/server/kube/connection.ts';
 import { as } from '../support/auth.ts';
 import { authedFetch, startTestConsole } from '../support/console.ts';
 import { bffKubeconfig, consoleConnection } from '../support/kubeconfig.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
+import { seedFiles } from '../../sandbox/seed.ts';
 
 const SUFFIX = Date.now().toString(36);
 const PROBE_SECRET = `lp-existing-${SUFFIX}`;
-const DEV = 'nonprod/flux-system/kustomization/digital-human-dev';
-const ARGO = 'nonprod/argocd/application/edge-gateway-staging';
+/** the Argo CD app: the seed's edge-gateway files */
+const EDGE = 'argo/edge-gateway';
 
 let conn: ClusterConnection;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
+let estate: Estate;
+/** the estate's namespace (the seed's dev, before) */
+let NS = '';
+const DEV = () => estate.appId();
+const ARGO = () => estate.argoAppId('edge');
 
 /** A server-side apply dry-run as the diff sends it (src/server/diff/app-diff.ts). */
 const dryRunApply = (path: string, obj: object) =>
@@ -32,22 +41,34 @@ const dryRunApply = (path: string, obj: object) =>
 const configMap = (name: string) => ({
   apiVersion: 'v1',
   kind: 'ConfigMap',
-  metadata: { name, namespace: 'dev' },
+  metadata: { name, namespace: NS },
   data: { probe: 'least-privilege' },
 });
 const secret = (name: string) => ({
   apiVersion: 'v1',
   kind: 'Secret',
-  metadata: { name, namespace: 'dev' },
+  metadata: { name, namespace: NS },
   type: 'Opaque',
   stringData: { token: `lp-${SUFFIX}` },
 });
 
 beforeAll(async () => {
-  conn = consoleConnection('nonprod');
+  const seed = seedFiles();
+  estate = await ownEstate({
+    name: 'least-privilege',
+    env: 'dev',
+    files: {
+      ...digitalHumanTemplate('dev'),
+      ...Object.fromEntries(Object.entries(seed).filter(([path]) => path.startsWith(`${EDGE}/`))),
+    },
+    apps: [{ name: 'app', path: 'overlays/dev' }],
+    argoApps: [{ name: 'edge', path: EDGE }],
+  });
+  NS = estate.namespace;
+  conn = consoleConnection(estate.cluster);
   // set-up as admin (scenario helper): an existing Secret the console may dry-run but not read
   kubectl(
-    'nonprod',
+    estate.cluster,
     ['apply', '--server-side', '--field-manager=test', '-f', '-'],
     JSON.stringify(secret(PROBE_SECRET)),
   );
@@ -56,8 +77,8 @@ beforeAll(async () => {
   await waitFor(
     'both apps listed',
     async () =>
-      (await authedFetch(`${con.url}/api/apps/${DEV}`)).status === 200 &&
-      (await authedFetch(`${con.url}/api/apps/${ARGO}`)).status === 200,
+      (await authedFetch(`${con.url}/api/apps/${DEV()}`)).status === 200 &&
+      (await authedFetch(`${con.url}/api/apps/${ARGO()}`)).status === 200,
     { timeoutMs: 60_000 },
   );
 });
@@ -65,7 +86,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await con?.close();
   conn?.close();
-  kubectl('nonprod', ['-n', 'dev', 'delete', 'secret', PROBE_SECRET, '--ignore-not-found', '--wait=false']);
+  // the probe Secret goes with the estate's namespace
+  await estate?.teardown();
 });
 
 describe("the console's identity", () => {
@@ -91,29 +113,29 @@ describe("the console's identity", () => {
 
   it('may dry-run apply what the diff sends: patch for live objects, patch + create for objects not live yet', async () => {
     // a live ConfigMap of the dev app: patch
-    const live = await dryRunApply('/api/v1/namespaces/dev/configmaps/render-worker-config', {
+    const live = await dryRunApply(`/api/v1/namespaces/${NS}/configmaps/render-worker-config`, {
       ...configMap('render-worker-config'),
       data: { 'max-sessions': '8', codec: 'h264' },
     });
     expect(live.status, live.body).toBe(200);
     // a ConfigMap in Git but not live: the apply would create it, so it is authorized as create too
     const name = `lp-new-${SUFFIX}`;
-    const created = await dryRunApply(`/api/v1/namespaces/dev/configmaps/${name}`, configMap(name));
+    const created = await dryRunApply(`/api/v1/namespaces/${NS}/configmaps/${name}`, configMap(name));
     expect(created.status, created.body).toBe(201);
     // ...and it is a dry-run: nothing was created
-    expect(() => kubectl('nonprod', ['-n', 'dev', 'get', 'configmap', name])).toThrow(/NotFound|not found/);
+    expect(() => kubectl(estate.cluster, ['-n', NS, 'get', 'configmap', name])).toThrow(/NotFound|not found/);
     // a live Deployment (apps), an HPA (autoscaling/v2) and a Service: the kinds the seed apps render
     for (const [path, obj] of [
       [
-        '/apis/autoscaling/v2/namespaces/dev/horizontalpodautoscalers/render-worker',
+        `/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers/render-worker`,
         { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'render-worker' } },
       ],
       [
-        '/api/v1/namespaces/dev/services/render-worker',
+        `/api/v1/namespaces/${NS}/services/render-worker`,
         { apiVersion: 'v1', kind: 'Service', metadata: { name: 'render-worker' } },
       ],
       [
-        '/apis/apps/v1/namespaces/dev/deployments/render-worker',
+        `/apis/apps/v1/namespaces/${NS}/deployments/render-worker`,
         { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'render-worker' } },
       ],
     ] as const) {
@@ -124,23 +146,23 @@ describe("the console's identity", () => {
   });
 
   it('never reads Secrets, may dry-run a live one (patch) but not create one, and may not delete or touch RBAC', async () => {
-    expect((await conn.request('GET', `/api/v1/namespaces/dev/secrets/${PROBE_SECRET}`)).status).toBe(403);
-    expect((await conn.request('GET', '/api/v1/namespaces/dev/secrets')).status).toBe(403);
+    expect((await conn.request('GET', `/api/v1/namespaces/${NS}/secrets/${PROBE_SECRET}`)).status).toBe(403);
+    expect((await conn.request('GET', `/api/v1/namespaces/${NS}/secrets`)).status).toBe(403);
     expect((await conn.request('GET', '/api/v1/secrets?watch=true&timeoutSeconds=1')).status).toBe(403);
-    const patched = await dryRunApply(`/api/v1/namespaces/dev/secrets/${PROBE_SECRET}`, secret(PROBE_SECRET));
+    const patched = await dryRunApply(`/api/v1/namespaces/${NS}/secrets/${PROBE_SECRET}`, secret(PROBE_SECRET));
     expect(patched.status, patched.body).toBe(200);
     // no create on Secrets: with it, create + patch would mint a token Secret and read it back
-    const fresh = await dryRunApply(`/api/v1/namespaces/dev/secrets/lp-new-${SUFFIX}`, secret(`lp-new-${SUFFIX}`));
+    const fresh = await dryRunApply(`/api/v1/namespaces/${NS}/secrets/lp-new-${SUFFIX}`, secret(`lp-new-${SUFFIX}`));
     expect(fresh.status).toBe(403);
     expect((JSON.parse(fresh.body) as { message: string }).message).toMatch(/cannot create resource "secrets"/);
     // delete is for approved prunes, and never of Secrets or Namespaces
-    const del = await conn.request('DELETE', `/api/v1/namespaces/dev/secrets/${PROBE_SECRET}?dryRun=All`);
+    const del = await conn.request('DELETE', `/api/v1/namespaces/${NS}/secrets/${PROBE_SECRET}?dryRun=All`);
     expect(del.status).toBe(403);
-    expect((await conn.request('DELETE', '/api/v1/namespaces/dev?dryRun=All')).status).toBe(403);
-    const role = await dryRunApply(`/apis/rbac.authorization.k8s.io/v1/namespaces/dev/roles/lp-${SUFFIX}`, {
+    expect((await conn.request('DELETE', `/api/v1/namespaces/${NS}?dryRun=All`)).status).toBe(403);
+    const role = await dryRunApply(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/lp-${SUFFIX}`, {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
-      metadata: { name: `lp-${SUFFIX}`, namespace: 'dev' },
+      metadata: { name: `lp-${SUFFIX}`, namespace: NS },
       rules: [],
     });
     expect(role.status).toBe(403);
@@ -153,8 +175,8 @@ describe('the BFF as that identity', () => {
     ['Argo CD', ARGO, ['Deployment', 'Service']],
   ])(
     'diffs every object of the %s app by server-side dry-run (or a proof that applying changes nothing), never the normalized fallback',
-    async (_, id, kinds) => {
-      const res = await authedFetch(`${con.url}/api/apps/${id}/diff`);
+    async (_, app, kinds) => {
+      const res = await authedFetch(`${con.url}/api/apps/${app()}/diff`);
       expect(res.status).toBe(200);
       const d = (await res.json()) as DiffResponse;
       expect(d.state).toBe('ok');
@@ -170,7 +192,7 @@ describe('the BFF as that identity', () => {
   );
 
   it('reconciles a Flux and an Argo CD app (patch of the Kustomization, its GitRepository, the Application)', async () => {
-    for (const id of [DEV, ARGO]) {
+    for (const id of [DEV(), ARGO()]) {
       const r = await as(con.admin, con.url, `/api/apps/${id}/reconcile`, { method: 'POST' });
       expect(`${id} ${r.status} ${r.text.slice(0, 300)}`).toMatch(new RegExp(`^${id} 20[02] `));
     }
