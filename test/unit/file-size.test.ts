@@ -17,7 +17,6 @@ const SKIP = ['test/fixtures', 'sandbox/go'];
  */
 const BEING_SPLIT = [
   'test/integration/prune.test.ts',
-  'test/integration/impersonation.test.ts',
   'test/integration/freeze.test.ts',
   'test/integration/security.test.ts',
 ];
