@@ -12,7 +12,6 @@ export const PARALLEL_SPECS = [
   'evidence-export-verify.spec.ts',
   'flux-secrets.spec.ts',
   'helmrelease.spec.ts',
-  'keyboard.spec.ts',
   'sinks.spec.ts',
   'startup.spec.ts',
 ];
