@@ -118,17 +118,20 @@ const firstLines = (s, n = 6) =>
     .join('\n      ');
 
 /** vitest's JSON report: per-file durations, and each failed test with its message */
-function vitestReport(tier, file) {
+function vitestReport(tier, file, wallFile) {
   return () => {
     const failed = [];
     if (!existsSync(file)) return failed;
     try {
+      // wall-clock per file (hooks included) from our reporter; the JSON report's test span where it is missing
+      const wall = new Map();
+      if (existsSync(wallFile)) for (const w of JSON.parse(readFileSync(wallFile, 'utf8'))) wall.set(w.file, w.seconds);
       const j = JSON.parse(readFileSync(file, 'utf8'));
       for (const r of j.testResults ?? []) {
         fileDurations.push({
           tier,
           file: r.name.replace(root, ''),
-          seconds: Math.round(((r.endTime ?? 0) - (r.startTime ?? 0)) / 100) / 10,
+          seconds: wall.get(r.name) ?? Math.round(((r.endTime ?? 0) - (r.startTime ?? 0)) / 100) / 10,
           tests: (r.assertionResults ?? []).length,
         });
         if (r.status === 'failed' && !(r.assertionResults ?? []).some((a) => a.status === 'failed'))
@@ -185,7 +188,9 @@ function playwrightReport(tier, file) {
 
 function vitest(name, project, { live = true, nice = false, extra = [] } = {}) {
   const json = join(outDir, `vitest-${project}.json`);
+  const wall = join(outDir, `vitest-${project}-wall.json`);
   rmSync(json, { force: true });
+  rmSync(wall, { force: true });
   return run(
     name,
     node,
@@ -197,9 +202,16 @@ function vitest(name, project, { live = true, nice = false, extra = [] } = {}) {
       '--reporter=default',
       '--reporter=json',
       `--outputFile.json=${json}`,
+      '--reporter=./scripts/vitest-wall-clock.mjs',
       ...extra,
     ],
-    { parse: vitestCounts, live, nice, report: vitestReport(project, json) },
+    {
+      parse: vitestCounts,
+      live,
+      nice,
+      extraEnv: { VITEST_WALL_CLOCK_FILE: wall },
+      report: vitestReport(project, json, wall),
+    },
   );
 }
 

@@ -13,6 +13,8 @@ export const FreezeCreateBody = z.object({
   reason: z.string().max(2000).default(''),
   incident: z.string().max(2000).optional(),
   minutes: z.number().optional(),
+  // tests only: the length in seconds, refused unless the console allows it (CONSOLE_FREEZE_MIN_SECONDS)
+  seconds: z.number().optional(),
 });
 export const FreezeExtendBody = z.object({ minutes: z.number(), reason: z.string().max(2000).default('') });
 export const FreezeEndBody = z.object({

@@ -7,6 +7,9 @@ import { parseEnvMapping } from '../domain/environments.ts';
 import { redactUrlCredentials } from '../domain/url-credentials.ts';
 import { listSetting, parseAllowHosts } from './git/url-policy.ts';
 
+/** CONSOLE_FREEZE_MIN_SECONDS (ConfigSchema.freezeMinSeconds): 1 to 60 seconds */
+const FreezeMinSeconds = z.coerce.number().int().min(1).max(60);
+
 const ConfigSchema = z.object({
   kubeconfig: z.string().optional(),
   contexts: z.array(z.string().min(1)).optional(),
@@ -95,6 +98,13 @@ const ConfigSchema = z.object({
   maskKeyFile: z.string().min(1).optional(),
   pruneStaleSeconds: z.coerce.number().int().min(2).max(3600).default(120),
   /**
+   * CONSOLE_FREEZE_MIN_SECONDS, for tests: POST /api/freezes may give the freeze's length as `seconds` (instead of
+   * `minutes`), down to this many, so a test sees a freeze expire in seconds instead of a minute. Unset (the
+   * default), a request naming `seconds` is refused and a freeze lasts whole minutes, as always. The freeze
+   * routes read it from the process environment (freezeMinSeconds below), as CONSOLE_FREEZE_CLAIM_SECONDS.
+   */
+  freezeMinSeconds: FreezeMinSeconds.optional(),
+  /**
    * CONSOLE_DIFF_PROOF: `managed-fields` (default) skips the dry-run of an object whose apply provably changes
    * nothing (domain/apply-noop.ts); `off` dry-runs every object, as kubectl diff does
    */
@@ -120,6 +130,21 @@ const ConfigSchema = z.object({
 export type Config = z.infer<typeof ConfigSchema>;
 
 export class ConfigError extends Error {}
+
+/**
+ * CONSOLE_FREEZE_MIN_SECONDS as the freeze routes read it (ConfigSchema.freezeMinSeconds): undefined when unset
+ * (freezes in whole minutes only); a value out of range is a ConfigError, as at start-up.
+ */
+export function freezeMinSeconds(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const v = env.CONSOLE_FREEZE_MIN_SECONDS?.trim();
+  if (!v) return undefined;
+  const r = FreezeMinSeconds.safeParse(v);
+  if (!r.success)
+    throw new ConfigError(
+      `invalid configuration: freezeMinSeconds: ${r.error.issues.map((i) => i.message).join('; ')}`,
+    );
+  return r.data;
+}
 
 function readSecretFile(path: string): string {
   try {
@@ -174,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       }).filter(([, v]) => v !== undefined),
     ),
     pruneStaleSeconds: env.CONSOLE_PRUNE_STALE_SECONDS || undefined,
+    freezeMinSeconds: env.CONSOLE_FREEZE_MIN_SECONDS?.trim() || undefined,
     diffProof: env.CONSOLE_DIFF_PROOF?.trim() || undefined,
     rolloutOncallEnvs: env.CONSOLE_ROLLOUT_ONCALL_ENVS
       ? env.CONSOLE_ROLLOUT_ONCALL_ENVS.split(',')

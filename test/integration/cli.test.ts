@@ -1,11 +1,14 @@
 // npm run cli -- diff <cluster>/<namespace>/<app>: the same diff in a pipeline, with exit codes. The CLI runs
-// as the console's own identity (.sandbox/kubeconfig-console, deploy/rbac.yaml); scenario helpers as admin.
+// as the console's own identity (.sandbox/kubeconfig-console, deploy/rbac.yaml); scenario helpers as admin. The
+// diff tests own their estate (a staging app of their own, which they suspend and edit); it is deleted afterwards.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../sandbox/sandbox.ts';
-import { getJson, kubectlEdit, requestReconcile, setSuspended, suspendSettled } from '../../sandbox/scenario.ts';
+import { getJson, kubectlEdit, setSuspended, suspendSettled } from '../../sandbox/scenario.ts';
+import { fluxReconciled } from '../support/flux.ts';
 import { bffKubeconfig } from '../support/kubeconfig.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
 
 const cli = (target: string, env: Record<string, string> = {}) =>
   spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/cli/main.ts'), 'diff', target], {
@@ -16,27 +19,37 @@ const cli = (target: string, env: Record<string, string> = {}) =>
   });
 
 describe('diff CLI', () => {
+  let estate: Estate;
+  /** the CLI's target for the estate's app: <cluster>/flux-system/<Kustomization> */
+  let target: string;
+  beforeAll(async () => {
+    estate = await ownEstate({ name: 'cli', env: 'staging', files: digitalHumanTemplate('staging') });
+    target = `${estate.cluster}/flux-system/${estate.kustomization()}`;
+  }, 300_000);
+  afterAll(async () => {
+    await estate?.teardown();
+  });
+
   it('exits 1 and names the manager when live drifted, 0 once it matches Git again', async () => {
-    await suspendSettled('nonprod', 'digital-human-staging');
-    try {
-      kubectlEdit('nonprod', 'deployment/tts-gateway', 'staging', { spec: { replicas: 5 } });
-      const r = cli('nonprod/flux-system/digital-human-staging');
-      // the drift was still live when the CLI read it (nothing reverted it meanwhile)
-      expect(getJson('nonprod', ['-n', 'staging', 'get', 'deployment', 'tts-gateway']).spec).toMatchObject({
-        replicas: 5,
-      });
-      // the whole output on a failure: an exit 2 says why in stderr or in the UNKNOWN line
-      expect({ status: r.status, stdout: r.stdout.slice(0, 2000), stderr: r.stderr }).toMatchObject({ status: 1 });
-      expect(r.stdout).toMatch(/~ Deployment staging\/tts-gateway/);
-      expect(r.stdout).toMatch(/spec\.replicas: git=2 live=5 {2}\[drift\] kubectl-edit \(Update/);
-      kubectlEdit('nonprod', 'deployment/tts-gateway', 'staging', { spec: { replicas: 2 } });
-    } finally {
-      setSuspended('nonprod', 'digital-human-staging', false);
-      requestReconcile('nonprod', 'kustomization', 'digital-human-staging');
-    }
-    const clean = cli('prod/flux-system/digital-human-prod');
+    const { cluster, namespace } = estate;
+    await suspendSettled(cluster, estate.kustomization());
+    kubectlEdit(cluster, 'deployment/tts-gateway', namespace, { spec: { replicas: 5 } });
+    const r = cli(target);
+    // the drift was still live when the CLI read it (nothing reverted it meanwhile)
+    expect(getJson(cluster, ['-n', namespace, 'get', 'deployment', 'tts-gateway']).spec).toMatchObject({
+      replicas: 5,
+    });
+    // the whole output on a failure: an exit 2 says why in stderr or in the UNKNOWN line
+    expect({ status: r.status, stdout: r.stdout.slice(0, 2000), stderr: r.stderr }).toMatchObject({ status: 1 });
+    expect(r.stdout).toContain(`~ Deployment ${namespace}/tts-gateway`);
+    expect(r.stdout).toMatch(/spec\.replicas: git=2 live=5 {2}\[drift\] kubectl-edit \(Update/);
+    kubectlEdit(cluster, 'deployment/tts-gateway', namespace, { spec: { replicas: 2 } });
+    setSuspended(cluster, estate.kustomization(), false);
+    // Flux applied Git again (its reconcile after the resume): live matches Git
+    await fluxReconciled(cluster, estate.kustomization());
+    const clean = cli(target);
     expect(clean.stdout).toContain('render: flux-render');
-    expect([0, 1]).toContain(clean.status);
+    expect({ status: clean.status, stdout: clean.stdout, stderr: clean.stderr }).toMatchObject({ status: 0 });
   });
 
   it('exits 2 with a clear message for an unknown app or a bad target', () => {
@@ -49,7 +62,7 @@ describe('diff CLI', () => {
   it("with the console's least-privilege identity, a clean app diffs by server-side dry-run and exits 0", () => {
     // deploy/rbac.yaml grants the dry-run's verbs (patch, create) on the kinds the app renders: no object falls
     // back to the normalized comparison, so no apiserver default shows up as a change and a pipeline gate passes
-    const r = cli('nonprod/flux-system/digital-human-dev', { KUBECONFIG: bffKubeconfig() });
+    const r = cli(target, { KUBECONFIG: bffKubeconfig() });
     expect(r.stdout + r.stderr).not.toMatch(/\n\s+at /);
     expect(r.stdout).not.toMatch(/normalized comparison|dry-run forbidden/);
     expect(r.stdout).not.toMatch(/pending|drifted|conflict/);

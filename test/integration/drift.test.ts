@@ -1,34 +1,30 @@
 // Issue 12 against the real sandbox: drift as a live signal from the informers (managedFields, no dry-run),
 // kept as evidence after Flux reverts it, and equal to what the full diff says on the same scenario.
 // The BFF runs in-process as the console's least-privilege identity; hand edits are the sandbox admin's.
-// Every change is taken back by Flux (Git declares each drifted field) before the suite ends.
+// The file owns its estate (test/support/own-estate.ts: the dev template in a namespace of its own, its own
+// Kustomization, reconciled only when this file asks); every hand edit is on its objects, deleted at the end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppDto, DiffResponse, ReconcileStatusResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
-import { kubectl, mustState } from '../../sandbox/sandbox.ts';
+import { kubectl, mustState } from '../../sandbox/state.ts';
 import { kubeRequest, kubeTarget } from '../../sandbox/kube-http.ts';
 import { sleep, waitFor } from '../../sandbox/procs.ts';
-import {
-  annotateServiceAsController,
-  kubectlEdit,
-  kubectlScale,
-  scaleAsController,
-  waitForDeploymentAvailable,
-} from '../../sandbox/scenario.ts';
+import { annotateServiceAsController, kubectlEdit, kubectlScale, scaleAsController } from '../../sandbox/scenario.ts';
 import { as } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
 import { fluxReconciled as reconcileNow } from '../support/flux.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
 
-const CLUSTER = 'nonprod';
-const NS = 'dev';
-const KS = 'digital-human-dev';
-const APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
-const DEPLOY = `${CLUSTER}/apps/Deployment/${NS}/tts-gateway`;
-const CM = `${CLUSTER}/core/ConfigMap/${NS}/render-worker-config`;
-const SVC = `${CLUSTER}/core/Service/${NS}/tts-gateway`;
 /** what the sandbox's cloud-lb-controller writes at start (waitForAllReady): an annotation Git does not declare */
 const LB_ANNOTATION = 'service.beta.kubernetes.io/load-balancer-id';
 
+let estate: Estate;
+let CLUSTER: string;
+let NS: string;
+let APP: string;
+let DEPLOY: string;
+let CM: string;
+let SVC: string;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 
 const get = async <T>(path: string): Promise<T> => {
@@ -47,7 +43,7 @@ const evidence = async (type: string, object: string) =>
   ).events.filter((e) => e.data.object === object);
 
 /** Flux reconciles now and has handled it (its next periodic run is an interval away). */
-const fluxReconciled = () => reconcileNow(CLUSTER, KS);
+const fluxReconciled = () => reconcileNow(CLUSTER, estate.kustomization());
 
 /** Waits until the app shows no open drift on `object` (Flux took the fields back). */
 async function driftGone(object: string): Promise<void> {
@@ -90,21 +86,26 @@ async function diffFields(kind: string, name: string) {
 }
 
 beforeAll(async () => {
-  con = await startTestConsole();
+  estate = await ownEstate({ name: 'drift', env: 'dev', files: digitalHumanTemplate('dev') });
+  CLUSTER = estate.cluster;
+  NS = estate.namespace;
+  APP = estate.appId();
+  DEPLOY = `${CLUSTER}/apps/Deployment/${NS}/tts-gateway`;
+  CM = `${CLUSTER}/core/ConfigMap/${NS}/render-worker-config`;
+  SVC = `${CLUSTER}/core/Service/${NS}/tts-gateway`;
+  // what the sandbox's cloud-lb-controller does to every env's Service at start: its own annotation
+  annotateServiceAsController(CLUSTER, NS, 'tts-gateway', LB_ANNOTATION, `lb-${CLUSTER}-${estate.id}-7f3a`);
+  // the estate's cluster only: the informers of the other cluster are no part of this file
+  con = await startTestConsole({ CONSOLE_CONTEXTS: CLUSTER });
   await waitFor('the dev app in the console', async () => (await app()).inventory.length > 0, { timeoutMs: 60_000 });
   // a clean start: Flux has applied Git just now (its next periodic run is an interval away)
   await fluxReconciled();
   await get(`/api/apps/${APP}/diff`); // renders once, so that later diffs only dry-run what changed
-}, 180_000);
+}, 300_000);
 
 afterAll(async () => {
-  try {
-    annotateServiceAsController(CLUSTER, NS, 'tts-gateway', LB_ANNOTATION, `lb-${CLUSTER}-${NS}-7f3a`);
-    await fluxReconciled();
-    await waitForDeploymentAvailable(CLUSTER, NS, 'tts-gateway');
-  } finally {
-    await con?.close();
-  }
+  await con?.close();
+  await estate?.teardown();
 }, 180_000);
 
 describe('drift as a first-class signal (issue 12)', () => {
@@ -151,7 +152,7 @@ describe('drift as a first-class signal (issue 12)', () => {
   it('the fast signal names the same fields as the full diff (dry-run) on the same scenarios', async () => {
     /**
      * Makes the change, waits for the drift, and reads the diff while that very episode is still open (a
-     * reconcile of another test sharing the sandbox may revert it meanwhile: then the scenario runs again).
+     * reconcile still in flight may revert it meanwhile: then the scenario runs again).
      */
     const compare = async (object: string, kind: string, name: string, change: () => void) => {
       for (let attempt = 1; ; attempt++) {
@@ -241,7 +242,7 @@ describe('drift as a first-class signal (issue 12)', () => {
     await fluxReconciled();
     const t0 = Date.now();
     // the sandbox's cloud-lb-controller owns an annotation Git does not declare: a new value is its business
-    annotateServiceAsController(CLUSTER, NS, 'tts-gateway', LB_ANNOTATION, `lb-${CLUSTER}-${NS}-rotated`);
+    annotateServiceAsController(CLUSTER, NS, 'tts-gateway', LB_ANNOTATION, `lb-${CLUSTER}-${estate.id}-rotated`);
     // …taking a label Git declares (kustomize's `env` label) is a conflict
     labelAsCloudController('lb-managed');
     const { drift, ms } = await driftSeen(SVC, t0);

@@ -1,43 +1,18 @@
 // Issue 16 against the real sandbox: an environment's release page reads the evidence the release recorder
 // wrote for real (a fresh console records each app's current release at start-up) and answers real numbers;
-// its query is validated (400) and its scope is the reader's evidence.read grants (403, recorded).
+// its query is validated (400) and its scope is the reader's evidence.read grants (403, recorded). The app whose
+// release is read is the file's own (an estate in dev, deleted afterwards); the environment's other apps are
+// whatever else runs meanwhile, which the checks only count.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnvReleasesResponse, ReleasesResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { getJson, requestReconcile } from '../../sandbox/scenario.ts';
-import { kubectl } from '../../sandbox/state.ts';
 import { as, signIn } from '../support/auth.ts';
 import { RECORDER_ON, startTestConsole } from '../support/console.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
 
-const APP = 'nonprod/flux-system/kustomization/digital-human-dev';
-const KS = 'digital-human-dev';
-
-/**
- * Test clean-up in a governed namespace (as waitForRevisionPrunedByAdmin does): objects another suite removed
- * from Git stay live in dev, because the console's prune admission policy denies kustomize-controller's own
- * prune of them without an approved preview (`PruneFailed: … ConfigMap/dev/legacy-flags delete failed`), and
- * every dev reconcile fails on them. The sandbox admin deletes exactly the objects the controller names.
- */
-function unblockDevPrune(): void {
-  const k = getJson('nonprod', ['-n', 'flux-system', 'get', 'kustomization', KS]);
-  const conds = ((k.status as { conditions?: Array<{ type: string; status: string; message?: string }> } | undefined)
-    ?.conditions ?? []) as Array<{ type: string; status: string; message?: string }>;
-  const ready = conds.find((c) => c.type === 'Ready');
-  if (ready?.status !== 'False') return;
-  const blocked = [...(ready.message ?? '').matchAll(/(\w+)\/dev\/([a-z0-9.-]+) delete failed/g)];
-  if (!blocked.length) return;
-  kubectl('nonprod', [
-    '-n',
-    'dev',
-    'delete',
-    ...blocked.map((m) => `${m[1]}/${m[2]}`),
-    '--ignore-not-found',
-    '--wait=false',
-  ]);
-  requestReconcile('nonprod', 'kustomization', KS);
-}
-
+let estate: Estate;
+let APP: string;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 
 const envReleases = async (path: string): Promise<EnvReleasesResponse> => {
@@ -47,12 +22,18 @@ const envReleases = async (path: string): Promise<EnvReleasesResponse> => {
 };
 
 beforeAll(async () => {
+  estate = await ownEstate({ name: 'env-releases', env: 'dev', files: digitalHumanTemplate('dev') });
+  APP = estate.appId();
   con = await startTestConsole({ ...RECORDER_ON, CONSOLE_VERIFICATION_INTERVAL_S: '600' });
-}, 180_000);
+}, 300_000);
 
 afterAll(async () => {
-  await con?.close();
-}, 60_000);
+  try {
+    await con?.close();
+  } finally {
+    await estate?.teardown();
+  }
+}, 120_000);
 
 describe('GET /api/envs/:env/releases (issue 16)', () => {
   it('dev: deployments counted from the releases the recorder recorded, per UTC day, with the apps and their newest release', async () => {
@@ -62,11 +43,10 @@ describe('GET /api/envs/:env/releases (issue 16)', () => {
       async () => {
         res = await envReleases('/api/envs/dev/releases');
         const r = res.releases.find((x) => x.app === APP);
-        if (!r) unblockDevPrune();
         const app = res.apps.find((a) => a.id === APP);
         return !!r && app?.newest?.states.find((s) => s.name === 'health')?.status !== 'pending';
       },
-      { timeoutMs: 180_000, intervalMs: 1000 },
+      { timeoutMs: 300_000, intervalMs: 1000 },
     );
     const body = res as EnvReleasesResponse;
     const m = body.metrics;
@@ -87,7 +67,7 @@ describe('GET /api/envs/:env/releases (issue 16)', () => {
     if (m.leadTime.n) expect(m.leadTime.median as number).toBeLessThanOrEqual(m.leadTime.p90 as number);
     else expect(m.leadTime).toEqual({ median: null, p90: null, n: 0 });
 
-    // a deployment whose health failed (another test's broken rollout) names its health as the reason
+    // a deployment whose health failed names its health as the reason
     const dev = body.releases.find((x) => x.app === APP);
     expect(dev?.sha).toMatch(/^[0-9a-f]{40}$/);
     expect(dev?.day).toBe(today);
@@ -96,8 +76,8 @@ describe('GET /api/envs/:env/releases (issue 16)', () => {
 
     // every app of dev that the console lists, each with the same newest release as its own releases route
     expect(body.apps.every((a) => a.id.split('/')[0] === a.cluster)).toBe(true);
-    // read together: the recorder may record a newer commit between two reads (the sandbox's image automation
-    // pushes to dev), so the two routes must agree at some moment within the wait, not on reads minutes apart
+    // read together (the recorder may still be recording while the page is read): the two routes agree at some
+    // moment within the wait
     let pair: { env?: string; own?: string } = {};
     await waitFor(
       'the env route and the app route naming the same newest release',
@@ -117,7 +97,7 @@ describe('GET /api/envs/:env/releases (issue 16)', () => {
     expect(one.cluster).toBe('nonprod');
     expect(one.metrics.days.map((d) => d.day)).toEqual([today]);
     expect(one.apps.every((a) => a.cluster === 'nonprod')).toBe(true);
-  }, 240_000);
+  }, 420_000);
 
   it('an environment with no records says so: total 0 and rate null, not 0 %', async () => {
     const r = await envReleases('/api/envs/no-such-env/releases?days=7');

@@ -4,14 +4,15 @@
 // its signed trailer, one edited line, events cut from either end and an altered trailer named (exit 1), an
 // export narrowed by the reader's grants labelled filtered, and a store rewritten consistently — events and
 // hashes, checkpoints copied — caught by the signed checkpoints, both by GET /api/evidence/verify and by the CLI.
-// Last, against the sandbox: a drift by a field manager named like a spreadsheet formula is exported as text.
-import { spawnSync } from 'node:child_process';
+// Last, against the sandbox (on the file's own staging estate): a drift by a field manager named like a spreadsheet
+// formula is exported as text.
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvidenceEvent, EvidenceInput } from '../../src/domain/evidence.ts';
 import { loadConfig } from '../../src/server/config.ts';
 import { startConsole, type RunningConsole } from '../../src/server/main.ts';
@@ -23,6 +24,7 @@ import { waitFor } from '../../sandbox/procs.ts';
 import { as, signIn, writeTestAccounts, type Signed } from '../support/auth.ts';
 import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 import { fluxReconciled } from '../support/flux.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
 import { startPostgres, type PgServer } from '../support/postgres.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -33,11 +35,23 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
+/**
+ * The evidence CLI as its own process, awaited (not spawnSync: the consoles under test run in this process, and a
+ * blocked event loop let their keep-alive timers close sockets the client was about to reuse: ECONNRESET).
+ */
 const cli = (...args: string[]) =>
-  spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'src/server/cli/main.ts'), 'evidence', ...args], {
-    cwd: REPO,
-    encoding: 'utf8',
-    timeout: 60_000,
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(REPO, 'src/server/cli/main.ts'), 'evidence', ...args],
+      // (a CLI run is seconds; on a loaded 2-core machine, with other files running beside this one, far more)
+      { cwd: REPO, encoding: 'utf8', timeout: 180_000 },
+      (err, stdout, stderr) => {
+        const code = (err as { code?: unknown } | null)?.code;
+        if (err && typeof code !== 'number') reject(err);
+        else resolve({ status: err ? (code as number) : 0, stdout, stderr });
+      },
+    );
   });
 
 const input = (i: number): EvidenceInput => ({
@@ -95,6 +109,8 @@ async function start(site: Site, keyFile: string): Promise<RunningConsole & { ad
     [],
   );
   process.env.CONSOLE_EVIDENCE_SIGNING_KEY_FILE = keyFile;
+  // checkpoints at start and stop only (the counts below), however long a loaded machine takes over the tests
+  process.env.CONSOLE_CHECKPOINT_INTERVAL_S = '3600';
   const c = await startConsole(cfg);
   return { ...c, admin: await signIn(c.url, 'admin'), auditor: await signIn(c.url, 'auditor') };
 }
@@ -186,7 +202,7 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
       keyId: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
     });
     writeFileSync(file('full.jsonl'), full.text);
-    const ok = cli('verify', file('full.jsonl'), '--public-key', pubFile);
+    const ok = await cli('verify', file('full.jsonl'), '--public-key', pubFile);
     expect({ status: ok.status, stderr: ok.stderr }).toEqual({ status: 0, stderr: '' });
     expect(ok.stdout).toMatch(
       new RegExp(
@@ -198,26 +214,26 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     const edited = [...lines];
     edited[22] = (edited[22] ?? '').replace('"note":"x"', '"note":"y"');
     writeFileSync(file('edited.jsonl'), `${edited.join('\n')}\n`);
-    const bad = cli('verify', file('edited.jsonl'));
+    const bad = await cli('verify', file('edited.jsonl'));
     expect(bad.status).toBe(1);
     expect(bad.stdout).toContain('BROKEN at event 23: event 23 was changed');
     // the first event cut, the newest 10 cut, the trailer altered: exit 1, each named
-    const tampered = (name: string, l: string[]) => {
+    const tampered = async (name: string, l: string[]) => {
       writeFileSync(file(name), `${l.join('\n')}\n`);
       return cli('verify', file(name), '--public-key', pubFile);
     };
-    const headless = tampered('headless.jsonl', lines.slice(1));
+    const headless = await tampered('headless.jsonl', lines.slice(1));
     expect(headless.status).toBe(1);
     expect(headless.stdout).toContain('BROKEN at event 1: event 1 is missing: the file starts at event 2');
-    const tail = tampered('tail.jsonl', [...lines.slice(0, events - 10), lines.at(-1) ?? '']);
+    const tail = await tampered('tail.jsonl', [...lines.slice(0, events - 10), lines.at(-1) ?? '']);
     expect(tail.status).toBe(1);
     expect(tail.stdout).toContain(
       `BROKEN at event ${events - 9}: events ${events - 9}–${events} are missing at the end: the trailer says the export ends at event ${events}`,
     );
-    const noTrailer = tampered('no-trailer.jsonl', lines.slice(0, -1));
+    const noTrailer = await tampered('no-trailer.jsonl', lines.slice(0, -1));
     expect(noTrailer.status).toBe(1);
     expect(noTrailer.stdout).toContain(`BROKEN at event ${events}: no trailer after event ${events}`);
-    const altered = tampered('altered.jsonl', [
+    const altered = await tampered('altered.jsonl', [
       ...lines.slice(0, -1),
       (lines.at(-1) ?? '').replace(/"headSeq":\d+/, '"headSeq":9999'),
     ]);
@@ -233,12 +249,12 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     );
     expect(dev.headers.get('content-disposition')).toMatch(/filename="evidence-filtered-.*\.jsonl"/);
     writeFileSync(file('dev.jsonl'), dev.text);
-    const strict = cli('verify', file('dev.jsonl'));
+    const strict = await cli('verify', file('dev.jsonl'));
     expect(strict.status).toBe(1);
     expect(strict.stdout).toContain(
       'BROKEN at event 1: a filtered export (its trailer says: env=dev, type=drift.detected,app.revision-observed): verify it with --filtered',
     );
-    const filtered = cli('verify', file('dev.jsonl'), '--filtered', '--public-key', pubFile);
+    const filtered = await cli('verify', file('dev.jsonl'), '--filtered', '--public-key', pubFile);
     expect(filtered.status).toBe(0);
     expect(filtered.stdout).toContain('OK: 30 events (events 1–59), each matches its hash; a filtered export');
     expect(filtered.stdout).toContain('signature valid');
@@ -246,7 +262,7 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     // one event taken out of the filtered export: the trailer's count says so
     const devLines = dev.text.trimEnd().split('\n');
     writeFileSync(file('dev-cut.jsonl'), `${[...devLines.slice(0, 10), ...devLines.slice(11)].join('\n')}\n`);
-    const devCut = cli('verify', file('dev-cut.jsonl'), '--filtered');
+    const devCut = await cli('verify', file('dev-cut.jsonl'), '--filtered');
     expect(devCut.status).toBe(1);
     expect(devCut.stdout).toContain('the trailer counts 30 events, the file has 29');
 
@@ -263,19 +279,19 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     );
     expect(csv.text).toContain('""note"":""Shipped, \\""quoted\\""\\nline 2""}"');
     writeFileSync(file('app-1.csv'), csv.text);
-    const csvOk = cli('verify', file('app-1.csv'), '--filtered', '--public-key', pubFile);
+    const csvOk = await cli('verify', file('app-1.csv'), '--filtered', '--public-key', pubFile);
     expect(csvOk.stdout).toMatch(/^OK: 10 events \(events 1–55\), each matches its hash; a filtered export/);
     expect(csvOk.status).toBe(0);
     // the full CSV export verifies as the whole chain, and fails with its newest event cut
     const fullCsv = await download(con.admin, con.url, '/api/evidence/export?format=csv');
     writeFileSync(file('full.csv'), fullCsv.text);
-    expect(cli('verify', file('full.csv'), '--public-key', pubFile).status).toBe(0);
+    expect((await cli('verify', file('full.csv'), '--public-key', pubFile)).status).toBe(0);
     const rows = fullCsv.text.trimEnd().split('\r\n');
     writeFileSync(file('full-cut.csv'), `${[...rows.slice(0, -2), rows.at(-1)].join('\r\n')}\r\n`);
-    const csvCut = cli('verify', file('full-cut.csv'), '--public-key', pubFile);
+    const csvCut = await cli('verify', file('full-cut.csv'), '--public-key', pubFile);
     expect(csvCut.status).toBe(1);
     expect(csvCut.stdout).toMatch(/^BROKEN at event \d+: event \d+ is missing at the end/);
-  });
+  }, 600_000);
 
   it('the export shows a reader only the events of their grants, and says it is filtered', async () => {
     const reviewer = await signIn(con.url, 'dev-reviewer'); // reviewer@nonprod/dev
@@ -291,10 +307,10 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
       count: 30,
     });
     writeFileSync(file('reviewer.jsonl'), r.text);
-    const strict = cli('verify', file('reviewer.jsonl'));
+    const strict = await cli('verify', file('reviewer.jsonl'));
     expect(strict.status).toBe(1);
     expect(strict.stdout).toContain("a filtered export (its trailer says: events outside the reader's grants left out");
-    expect(cli('verify', file('reviewer.jsonl'), '--filtered').status).toBe(0);
+    expect((await cli('verify', file('reviewer.jsonl'), '--filtered')).status).toBe(0);
     // the auditor (every cluster and environment) gets a full export
     const auditor = await download(con.auditor, con.url, '/api/evidence/export?format=jsonl');
     expect(auditor.headers.get('content-disposition')).toMatch(/filename="evidence-\d/);
@@ -302,7 +318,7 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     const page = await as(reviewer, con.url, '/api/evidence?limit=10');
     expect((page.body.events as EvidenceEvent[]).every((e) => e.env === 'dev')).toBe(true);
     expect((await as(await signIn(con.url, 'viewer'), con.url, '/api/evidence/export')).status).toBe(403);
-  });
+  }, 600_000);
 
   it('signed checkpoints: served with the public key, checked by verify and by the CLI; a rewritten store is caught', async () => {
     const pem = (await download(con.admin, con.url, '/api/evidence/public-key')).text;
@@ -358,49 +374,68 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     const checkpoints = await download(con.admin, con.url, '/api/evidence/checkpoints');
     writeFileSync(file('checkpoints.json'), checkpoints.text);
     // without the checkpoints it looks intact (the trailer is signed by the same console key)
-    expect(cli('verify', file('forged.jsonl'), '--public-key', pubFile).status).toBe(0);
-    const r = cli('verify', file('forged.jsonl'), '--public-key', pubFile, '--checkpoints', file('checkpoints.json'));
+    expect((await cli('verify', file('forged.jsonl'), '--public-key', pubFile)).status).toBe(0);
+    const r = await cli(
+      'verify',
+      file('forged.jsonl'),
+      '--public-key',
+      pubFile,
+      '--checkpoints',
+      file('checkpoints.json'),
+    );
     expect(r.status).toBe(1);
     expect(r.stdout).toContain(`BROKEN at event ${cps[0]?.seq}: event ${cps[0]?.seq} no longer has the hash signed`);
     // the original export against the same checkpoints: intact
-    const good = cli('verify', file('full.jsonl'), '--public-key', pubFile, '--checkpoints', file('checkpoints.json'));
+    const good = await cli(
+      'verify',
+      file('full.jsonl'),
+      '--public-key',
+      pubFile,
+      '--checkpoints',
+      file('checkpoints.json'),
+    );
     expect(good.status).toBe(0);
     expect(good.stdout).toMatch(/signed checkpoints: 1 match; \d+ name events not in the file/);
     await con.close();
     delete process.env.CONSOLE_EVIDENCE_SIGNING_KEY_FILE;
-  });
+    delete process.env.CONSOLE_CHECKPOINT_INTERVAL_S;
+  }, 600_000);
 });
 
 describe('a CSV export opened in a spreadsheet (against the sandbox)', () => {
   const file = (n: string) => join(work, n);
-  const CLUSTER = 'nonprod';
-  const NS = 'staging';
-  const KS = 'digital-human-staging';
   const MANAGER = '=HYPERLINK("x")';
+  // the drifted object is the file's own: a staging estate (the seed's staging files), deleted afterwards
+  let estate: Estate | undefined;
   let sandboxConsole: Awaited<ReturnType<typeof startTestConsole>> | undefined;
+  beforeAll(async () => {
+    estate = await ownEstate({ name: 'evidence-export', env: 'staging', files: digitalHumanTemplate('staging') });
+  }, 300_000);
   afterAll(async () => {
     try {
-      await fluxReconciled(CLUSTER, KS); // Flux takes the field back
-    } finally {
       await sandboxConsole?.close();
+    } finally {
+      await estate?.teardown();
     }
   }, 180_000);
 
   it('a drift by a field manager named =HYPERLINK("x") is exported as text, and the file still verifies', async () => {
+    const own = estate as Estate;
     sandboxConsole = await startTestConsole(RECORDER_ON);
     const c = sandboxConsole;
-    await fluxReconciled(CLUSTER, KS);
+    await fluxReconciled(own.cluster, own.kustomization());
     // the console has listed every cluster (its drift tracker sees the patch as a change, not as its first look)
     await waitFor('the console ready', async () => (await fetch(`${c.url}/readyz`)).status === 200, {
       timeoutMs: 60_000,
     });
     const t0 = new Date().toISOString();
     // anyone who may edit the object chooses the manager name the console records as the drift's actor
-    kubectl(CLUSTER, [
-      ...['-n', NS, 'patch', 'configmap', 'render-worker-config', '--type', 'merge'],
+    kubectl(own.cluster, [
+      ...['-n', own.namespace, 'patch', 'configmap', 'render-worker-config', '--type', 'merge'],
       ...['--field-manager', MANAGER, '-p', JSON.stringify({ data: { 'max-sessions': '99' } })],
     ]);
-    const query = `type=drift.detected&cluster=${CLUSTER}&env=${NS}&from=${encodeURIComponent(t0)}`;
+    // the estate's app only (other files' apps drift in staging meanwhile)
+    const query = `type=drift.detected&cluster=${own.cluster}&env=${own.env}&app=${encodeURIComponent(own.appId())}&from=${encodeURIComponent(t0)}`;
     await waitFor(
       'the drift by =HYPERLINK("x") in the evidence',
       async () =>
@@ -419,7 +454,7 @@ describe('a CSV export opened in a spreadsheet (against the sandbox)', () => {
     expect(cells.filter((x) => /^[=+\-@\t\r]/.test(x))).toEqual([]);
     // …and the verifier takes the quote off again: the event's hash still matches
     writeFileSync(file('hyperlink.csv'), csv.text);
-    const v = cli('verify', file('hyperlink.csv'), '--filtered');
+    const v = await cli('verify', file('hyperlink.csv'), '--filtered');
     expect(v.stdout).toMatch(/^OK: \d+ events .*each matches its hash; a filtered export/);
     expect(v.status).toBe(0);
   });

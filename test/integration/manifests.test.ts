@@ -1,47 +1,44 @@
 // Issue 28, manifests per release, against the real sandbox: a release of a real commit keeps its masked render,
 // which hashes to the render hash in the chain; an edited stored manifest is refused; "what ran at T" picks the
 // release live then, across a rollback (a revert commit); two releases compared show the changed image; the evidence
-// verify and the offline check of an export's manifests name an edited manifest. Git is put back by the rollback itself.
+// verify and the offline check of an export's manifests name an edited manifest. The file owns its estate (a dev
+// overlay of its own, which no image automation writes to); the estate is deleted afterwards.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/domain/evidence.ts';
 import { verifyManifestBundle } from '../../src/server/evidence/index.ts';
-import { setImageAutomationSuspended } from '../../sandbox/image-automation.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { commitAndPushRetrying, readRepoFile, writeRepoFile } from '../../sandbox/scenario.ts';
+import { readRepoFile, writeRepoFile } from '../../sandbox/scenario.ts';
 import { as, signIn } from '../support/auth.ts';
 import { RECORDER_ON, startTestConsole } from '../support/console.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
 
-const APP = 'nonprod/flux-system/kustomization/digital-human-dev';
 const OVERLAY = 'overlays/dev/kustomization.yaml';
 const TTS = /(digital-human\/tts-gateway\n\s+newTag: )(\S+)/;
 
+let estate: Estate;
+let APP: string;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let original: string;
-let pushed = false;
-let suspended = false;
 
 beforeAll(async () => {
-  // dev's tts-gateway tag follows Flux's ImagePolicy (sandbox/image-automation.ts): the automation is held while
-  // this test moves the tag to 2.0.0 and back, or it would commit the policy's 2.1.0 under it
-  setImageAutomationSuspended(true);
-  suspended = true;
-  con = await startTestConsole(RECORDER_ON);
-  original = readRepoFile(OVERLAY);
-}, 120_000);
+  // the estate's dev overlay keeps the seed's ImagePolicy marker, but no ImageUpdateAutomation writes to the
+  // estate's repository: the tag moves only when this test pushes
+  estate = await ownEstate({ name: 'manifests', env: 'dev', files: digitalHumanTemplate('dev') });
+  APP = estate.appId();
+  // the console connects to the estate's cluster only: its release recorder, which renders every app it sees at
+  // start, has no other cluster's apps to work through before this estate's
+  con = await startTestConsole({ ...RECORDER_ON, CONSOLE_CONTEXTS: estate.cluster });
+  original = readRepoFile(OVERLAY, 'main', estate.state);
+}, 300_000);
 
 afterAll(async () => {
   try {
-    if (pushed && readRepoFile(OVERLAY) !== original)
-      commitAndPushRetrying('Put dev back (manifests test)', (w) => writeRepoFile(w, OVERLAY, original));
+    await con?.close();
   } finally {
-    try {
-      if (suspended) setImageAutomationSuspended(false);
-    } finally {
-      await con?.close();
-    }
+    await estate?.teardown();
   }
 });
 
@@ -60,7 +57,7 @@ async function appliedAndStored(sha: string) {
       body = m.body;
       return m.status === 200;
     },
-    { timeoutMs: 180_000, intervalMs: 1000 },
+    { timeoutMs: 300_000, intervalMs: 1000 },
   );
   return body as { renderHash: string; objects: Array<Record<string, unknown>>; sha: string };
 }
@@ -86,16 +83,17 @@ describe('manifests per release on the sandbox', () => {
         sha0 = (now0.body.release as { sha?: string } | null)?.sha ?? '';
         return !!sha0;
       },
-      { timeoutMs: 120_000, intervalMs: 1000 },
+      { timeoutMs: 300_000, intervalMs: 1000 },
     );
     const m0 = await appliedAndStored(sha0);
     expect(imageOf(m0.objects)).toMatch(/tts-gateway:2\.1\.0$/);
 
     const changed = original.replace(TTS, (_m, a: string) => `${a}2.0.0`);
-    const sha1 = commitAndPushRetrying('Manifests test: dev TTS gateway back to 2.0.0', (w) =>
+    const sha1 = estate.push('Manifests test: dev TTS gateway back to 2.0.0', (w) =>
       writeRepoFile(w, OVERLAY, changed),
     );
-    pushed = true;
+    // (the estate's source is fetched when asked: its Kustomization applies exactly this commit)
+    await estate.waitApplied(sha1);
     const m1 = await appliedAndStored(sha1);
     // the stored bytes are what the chain's render hash was taken over
     expect(`sha256:${createHash('sha256').update(canonicalJson(m1.objects)).digest('hex')}`).toBe(m1.renderHash);
@@ -108,9 +106,8 @@ describe('manifests per release on the sandbox', () => {
 
     // a rollback: the revert commit is the release live after it; at t1 the scaled one still ran
     await new Promise((r) => setTimeout(r, 1000));
-    const sha2 = commitAndPushRetrying('Manifests test: roll back dev session-cache', (w) =>
-      writeRepoFile(w, OVERLAY, original),
-    );
+    const sha2 = estate.push('Manifests test: roll back dev TTS gateway', (w) => writeRepoFile(w, OVERLAY, original));
+    await estate.waitApplied(sha2);
     const m2 = await appliedAndStored(sha2);
     expect((await get(`/at?time=${encodeURIComponent(t1)}`)).body.release).toMatchObject({ sha: sha1 });
     expect(m2.renderHash).toBe(m0.renderHash); // the same render: one stored copy serves both releases
@@ -175,5 +172,5 @@ describe('manifests per release on the sandbox', () => {
     expect(String(v.body.reason)).toContain(m1.renderHash);
     // and the offline check of a new export's manifests names it too
     expect(await offline()).toMatchObject({ ok: false, mismatched: [m1.renderHash] });
-  }, 600_000);
+  }, 900_000);
 });

@@ -2,8 +2,10 @@
 // (a Slack-compatible body on a test receiver, on 127.0.0.1): the accounts who may approve in nonprod/dev, never
 // the requester or anyone without the role there; a reviewer who opts out in their own settings is left out of
 // the next one (and can only ever change their own); on-call hears, through a JSON sink, that a freeze ends in 15
-// minutes — a `freeze.ending-soon` record in the chain. The probe object is a hand-made ConfigMap carrying the
-// dev Kustomization's tracking labels (a candidate the controller never applied); it is deleted at the end.
+// minutes — a `freeze.ending-soon` record in the chain. The file owns its estate (test/support/own-estate.ts: the
+// dev template in a governed namespace of its own, env dev, as the seed's dev): the probe object is a hand-made
+// ConfigMap there carrying its Kustomization's tracking labels (a candidate the controller never applied), and the
+// freeze is on its app; both go with the estate.
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -12,13 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { SIGNATURE_HEADER, verifySignature } from '../../src/server/sinks/signature.ts';
 import { freePort, waitFor } from '../../sandbox/procs.ts';
-import { kubectl } from '../../sandbox/sandbox.ts';
+import { kubectl } from '../../sandbox/state.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
 
-const CLUSTER = 'nonprod';
-const KS = 'digital-human-dev';
-const APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
 const PROBE = `notify-probe-${Date.now().toString(36)}`;
 const SECRET = `notify-test-${Date.now()}-0123456789abcdef`;
 
@@ -58,6 +58,9 @@ function receiver() {
   };
 }
 
+let estate: Estate;
+let CLUSTER: string;
+let APP: string;
 let dir: string;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let base: string;
@@ -69,6 +72,9 @@ const pager = receiver();
 let freezeId: string | undefined;
 
 beforeAll(async () => {
+  estate = await ownEstate({ name: 'notifications', env: 'dev', files: digitalHumanTemplate('dev'), governed: true });
+  CLUSTER = estate.cluster;
+  APP = estate.appId();
   const chatUrl = await chat.listen();
   const pagerUrl = await pager.listen();
   dir = mkdtempSync(join(tmpdir(), 'notify-it-'));
@@ -87,7 +93,9 @@ beforeAll(async () => {
   );
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
+  // the estate's cluster only: the informers of the other cluster are no part of this file
   con = await startTestConsole({
+    CONSOLE_CONTEXTS: CLUSTER,
     CONSOLE_PORT: String(port),
     CONSOLE_PUBLIC_URL: base,
     CONSOLE_EVENT_SINKS_FILE: sinksFile,
@@ -96,17 +104,17 @@ beforeAll(async () => {
   devReviewer = await signIn(con.url, 'dev-reviewer', undefined, base);
   oncall = await signIn(con.url, 'oncall', undefined, base);
   // a live object with the dev Kustomization's tracking labels that Git does not hold: a prune candidate
-  kubectl(CLUSTER, ['-n', 'dev', 'create', 'configmap', PROBE, '--from-literal=probe=notifications']);
+  kubectl(CLUSTER, ['-n', estate.namespace, 'create', 'configmap', PROBE, '--from-literal=probe=notifications']);
   kubectl(CLUSTER, [
-    ...['-n', 'dev', 'label', 'configmap', PROBE],
-    `kustomize.toolkit.fluxcd.io/name=${KS}`,
+    ...['-n', estate.namespace, 'label', 'configmap', PROBE],
+    `kustomize.toolkit.fluxcd.io/name=${estate.kustomization()}`,
     'kustomize.toolkit.fluxcd.io/namespace=flux-system',
   ]);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   try {
-    kubectl(CLUSTER, ['-n', 'dev', 'delete', 'configmap', PROBE, '--ignore-not-found', '--wait=false']);
+    // a freeze still open is ended (its record closed), though its app goes with the estate
     if (freezeId)
       await as(oncall, con.url, `/api/freezes/${freezeId}/end`, { method: 'POST', body: { decisions: [] } });
   } finally {
@@ -114,8 +122,9 @@ afterAll(async () => {
     await chat.close();
     await pager.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
+    await estate?.teardown();
   }
-}, 120_000);
+}, 180_000);
 
 /** a preview by the developer once the console lists the probe as a candidate */
 async function requestPreview(): Promise<string> {
@@ -157,7 +166,9 @@ describe('notifications (issue 28)', () => {
     const id = await requestPreview();
     const m = await messageAbout(id);
     expect(m.signed).toBe(true);
-    expect(m.body.text).toMatch(/^Prune preview for .*digital-human-dev waits for approval: developer asks to delete/);
+    expect(m.body.text).toMatch(
+      new RegExp(`^Prune preview for .*${estate.kustomization()} waits for approval: developer asks to delete`),
+    );
     expect(audience(m)).toBe('@dev-reviewer, @reviewer');
     expect(JSON.stringify(m.body)).toContain(`${base}/prune-previews/${encodeURIComponent(id)}`);
     // names, states and a link: not the candidates' names or their data

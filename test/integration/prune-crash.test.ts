@@ -1,6 +1,7 @@
 // Issue #9: a BFF killed (SIGKILL) in the middle of an approved prune, then restarted on the same store. The BFF
-// runs as its own process (test/support/bff-process.ts). prod's Flux Kustomization has `prune: false`, so the
-// console deletes itself, in batches of 10: many probe ConfigMaps make the prune long enough to kill it half-way.
+// runs as its own process (test/support/bff-process.ts). The app is the file's own estate on prod
+// (test/support/prod-probe-estate.ts: Flux `prune: false`, like the seed's prod), so the console deletes itself, in
+// batches of 10: many probe ConfigMaps make the prune long enough to kill it half-way.
 // At restart the journal reports exactly what was and was not deleted, and nothing is deleted twice.
 // Issue #21 item 7: a BFF killed between the last approval and the claim of the execution leaves the preview
 // `approved` with nothing claimed; at restart the snapshot is checked again and the prune executes, or is voided.
@@ -13,24 +14,12 @@ import { EvidenceRecorder } from '../../src/server/evidence/recorder.ts';
 import { SqliteEvidenceStore } from '../../src/server/evidence/sqlite-store.ts';
 import { PruneStore } from '../../src/server/prune/store.ts';
 import { sleep, waitFor } from '../../sandbox/procs.ts';
-import { kubectl } from '../../sandbox/sandbox.ts';
-import {
-  commitAndPushRetrying,
-  requestReconcile,
-  waitForKustomizationRevision,
-  writeRepoFile,
-} from '../../sandbox/scenario.ts';
 import { as, signIn } from '../support/auth.ts';
 import { spawnBff } from '../support/bff-process.ts';
+import { prodProbeEstate, type ProdProbeEstate } from '../support/prod-probe-estate.ts';
 
-const CLUSTER = 'prod';
-const KS = 'digital-human-prod';
-const APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
-const OVERLAY = 'overlays/prod/kustomization.yaml';
-const FILE = 'overlays/prod/crash-probe.yaml';
 const N = 120;
-const suffix = Date.now().toString(36);
-const names = Array.from({ length: N }, (_, i) => `crash-probe-${suffix}-${String(i).padStart(3, '0')}`);
+const PROBES = Array.from({ length: N }, (_, i) => `crash-probe-${String(i).padStart(3, '0')}`);
 const USERS = {
   'prod-developer': ['developer@prod/prod'],
   'prod-reviewer': ['reviewer@prod/prod'],
@@ -40,6 +29,7 @@ const USERS = {
 type Bff = Awaited<ReturnType<typeof spawnBff>>;
 /** prunes only: release evidence is not read here, and the recorder's renders cost CPU */
 const NO_RECORDER = { CONSOLE_RELEASE_RECORDER: 'off' };
+let probes: ProdProbeEstate | undefined;
 let first: Bff | undefined;
 let second: Bff | undefined;
 /** the BFFs started after `second` on the same store (issue #21 item 7) */
@@ -55,53 +45,17 @@ type Preview = {
   journal: Array<{ batch: number; object: string; state: string; detail: string | null }>;
 };
 
-const push = commitAndPushRetrying;
-/** the probes are in main's prod overlay (the set-up adds them, then takes them out) */
-let inGit = false;
-
-function withoutProbes(w: string): void {
-  rmSync(join(w, FILE), { force: true });
-  writeRepoFile(w, OVERLAY, readFileSync(join(w, OVERLAY), 'utf8').replace('  - crash-probe.yaml\n', ''));
-}
-
 /** The probes live now (one LIST). */
-function liveProbes(): Set<string> {
-  const out = kubectl(CLUSTER, ['-n', 'prod', 'get', 'configmaps', '-o', 'jsonpath={.items[*].metadata.name}']);
-  return new Set(out.split(/\s+/).filter((n) => n.startsWith(`crash-probe-${suffix}-`)));
-}
+const liveProbes = (): Set<string> => (probes as ProdProbeEstate).liveProbes();
+/** the estate's app id in the console */
+const app = () => (probes as ProdProbeEstate).app;
 
 const nameOf = (object: string) => object.split('/').pop() ?? object;
 
 beforeAll(async () => {
-  const added = push('crash probes: add', (w) => {
-    writeRepoFile(
-      w,
-      FILE,
-      names.map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${n}\ndata:\n  i: "${n}"\n`).join('---\n'),
-    );
-    const text = readFileSync(join(w, OVERLAY), 'utf8');
-    writeRepoFile(w, OVERLAY, text.replace('  - ../../base\n', '  - ../../base\n  - crash-probe.yaml\n'));
-  });
-  inGit = true;
-  await waitForKustomizationRevision(CLUSTER, KS, added, 180_000);
-  expect(liveProbes().size).toBe(N);
-  // removed from Git: prune: false keeps them live (and drops them from Flux's inventory)
-  const removed = push('crash probes: remove from Git', withoutProbes);
-  inGit = false;
-  await waitForKustomizationRevision(CLUSTER, KS, removed, 180_000);
+  probes = await prodProbeEstate({ name: 'prune-crash', probes: PROBES });
   first = await spawnBff('prune-crash', { accounts: { users: USERS }, env: NO_RECORDER });
-  const bff = first;
-  await waitFor(
-    `console source at ${removed.slice(0, 8)}`,
-    async () => {
-      requestReconcile(CLUSTER, 'gitrepository', 'digital-human');
-      const r = await as(bff.admin, bff.base, `/api/apps/${APP}`);
-      return (
-        (r.body as { app?: { source?: { revisionWanted?: string } } }).app?.source?.revisionWanted ?? ''
-      ).endsWith(removed);
-    },
-    { timeoutMs: 120_000, intervalMs: 1000 },
-  );
+  await probes.consoleAt(first.base, first.admin);
 }, 600_000);
 
 afterAll(async () => {
@@ -109,22 +63,7 @@ afterAll(async () => {
     if (first && first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGKILL');
     for (const b of [second, ...later])
       if (b && b.child.exitCode === null && b.child.signalCode === null) await b.stop();
-    // a set-up that failed half-way leaves the probes in Git: later tests on prod would inherit them
-    if (inGit) {
-      const cleaned = push('crash probes: make sure they are gone from Git', withoutProbes);
-      await waitForKustomizationRevision(CLUSTER, KS, cleaned, 60_000).catch(() => undefined);
-    }
-    const left = [...liveProbes()];
-    for (let i = 0; i < left.length; i += 50)
-      kubectl(CLUSTER, [
-        '-n',
-        'prod',
-        'delete',
-        'configmap',
-        ...left.slice(i, i + 50),
-        '--ignore-not-found',
-        '--wait=false',
-      ]);
+    await probes?.teardown();
   } finally {
     if (first) rmSync(first.dataDir, { recursive: true, force: true });
     if (second) rmSync(second.dataDir, { recursive: true, force: true });
@@ -137,12 +76,12 @@ describe('a BFF killed mid-prune', () => {
     const bff = first as Bff;
     const developer = await signIn(bff.base, 'prod-developer');
     const reviewers = [await signIn(bff.base, 'prod-reviewer'), await signIn(bff.base, 'prod-reviewer-2')];
-    const created = await as(developer, bff.base, `/api/apps/${APP}/prune-previews`, { method: 'POST' });
+    const created = await as(developer, bff.base, `/api/apps/${app()}/prune-previews`, { method: 'POST' });
     expect(created.status, created.text).toBe(200);
     const preview = (created.body as { preview: Preview }).preview;
     // over the limits: two approvers and the typed confirmation
     expect(preview.plan).toBe('needs-override');
-    expect(preview.candidates.map((c) => c.ref.name).sort()).toEqual(names);
+    expect(preview.candidates.map((c) => c.ref.name).sort()).toEqual(PROBES);
     const approve = (i: number) =>
       as(reviewers[i] as (typeof reviewers)[number], bff.base, `/api/prune-previews/${preview.id}/approve`, {
         method: 'POST',
@@ -174,9 +113,10 @@ describe('a BFF killed mid-prune', () => {
     expect(liveAtKill.size).toBeLessThan(N);
 
     // the same store, a new process: recovery at start
+    // its recovery runs at start and then every second (every stale / 2): the wait below sees rounds pass
     second = await spawnBff('prune-crash-restart', {
       accounts: { users: USERS },
-      env: { ...NO_RECORDER, CONSOLE_DATA_DIR: bff.dataDir },
+      env: { ...NO_RECORDER, CONSOLE_DATA_DIR: bff.dataDir, CONSOLE_PRUNE_STALE_SECONDS: '2' },
     });
     const again = second;
     let after: Preview | undefined;
@@ -217,8 +157,8 @@ describe('a BFF killed mid-prune', () => {
     expect([...perObject.values()].every((n) => n === 1)).toBe(true);
     expect(intents.length).toBeGreaterThanOrEqual(deleted.length);
     expect(intents.length).toBeLessThanOrEqual(deleted.length + 1);
-    // and it stays so
-    await sleep(3000);
+    // and it stays so, over the restarted console's next recovery rounds (one a second)
+    await sleep(2000);
     expect([...liveProbes()].sort()).toEqual([...liveNow].sort());
   });
 
@@ -271,10 +211,10 @@ describe('a BFF killed mid-prune', () => {
   /** A preview of what is left, approved over HTTP by all but the last approver; the running BFF then killed. */
   async function approvedButOne(bff: Bff): Promise<{ id: string; last: string }> {
     const developer = await signIn(bff.base, 'prod-developer');
-    const created = await as(developer, bff.base, `/api/apps/${APP}/prune-previews`, { method: 'POST' });
+    const created = await as(developer, bff.base, `/api/apps/${app()}/prune-previews`, { method: 'POST' });
     expect(created.status, created.text).toBe(200);
     const p = (created.body as { preview: Preview & { requiredApprovals: number } }).preview;
-    expect(p.candidates.every((c) => nameOf(c.ref.name).startsWith(`crash-probe-${suffix}-`))).toBe(true);
+    expect(p.candidates.every((c) => PROBES.includes(nameOf(c.ref.name)))).toBe(true);
     expect(p.status).toBe('pending');
     const names = ['prod-reviewer', 'prod-reviewer-2'].slice(0, p.requiredApprovals);
     for (const n of names.slice(0, -1)) {
@@ -320,7 +260,13 @@ describe('a BFF killed mid-prune', () => {
     await lastApprovalWithoutClaim(dataDir, id, last, bff.child.pid ?? 0);
     // while the console is down, someone changes a candidate
     const victim = [...liveProbes()][0] ?? '';
-    kubectl(CLUSTER, ['-n', 'prod', 'annotate', '--overwrite', 'configmap', victim, `probe/touched=${Date.now()}`]);
+    (probes as ProdProbeEstate).kubectl([
+      'annotate',
+      '--overwrite',
+      'configmap',
+      victim,
+      `probe/touched=${Date.now()}`,
+    ]);
     const before = [...liveProbes()].sort();
     const b = await restart(dataDir);
     const p = await settledAt(b, id);

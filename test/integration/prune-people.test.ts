@@ -3,40 +3,29 @@
 // account's email) cannot give both approvals of an override prune, one after the other or at once — and a refused
 // attempt records no intent: a repeated approval adds no `prune.approved`, and of twelve concurrent approvals by
 // different reviewers exactly the two needed are recorded, the rest are one `action.refused` each.
-// prod's Flux Kustomization has `prune: false`: five probe ConfigMaps removed from Git stay live, and a preview
-// deleting them is over the 25% limit (an override: two approvers). Everything is undone at the end.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+// The app is the file's own estate on prod (test/support/prod-probe-estate.ts: Flux `prune: false`, like the seed's
+// prod): five probe ConfigMaps removed from Git stay live, and a preview deleting them is over the 25% limit (an
+// override: two approvers). The estate is deleted at the end.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { freePort, waitFor } from '../../sandbox/procs.ts';
-import { kubectl } from '../../sandbox/sandbox.ts';
-import {
-  commitAndPushRetrying,
-  requestReconcile,
-  waitForKustomizationRevision,
-  writeRepoFile,
-} from '../../sandbox/scenario.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
 import { startOidcProvider, type OidcUser, type TestOidcProvider } from '../support/oidc-provider.ts';
+import { prodProbeEstate, type ProdProbeEstate } from '../support/prod-probe-estate.ts';
 
-const CLUSTER = 'prod';
-const KS = 'digital-human-prod';
-const APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
-const OVERLAY = 'overlays/prod/kustomization.yaml';
-const FILE = 'overlays/prod/people-probe.yaml';
-const suffix = Date.now().toString(36);
-const PROBES = Array.from({ length: 5 }, (_, i) => `people-probe-${suffix}-${i}`);
+const PROBES = Array.from({ length: 5 }, (_, i) => `people-probe-${i}`);
 const REVIEWERS = Array.from({ length: 10 }, (_, i) => `prod-reviewer-${i + 1}`);
 
+let probes: ProdProbeEstate | undefined;
 let idp: TestOidcProvider;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let developer: Signed;
 let alice: Signed;
 let carol: Signed;
 let reviewers: Signed[] = [];
-let inGit = false;
 
 type Preview = {
   id: string;
@@ -49,21 +38,7 @@ type Preview = {
   journal: Array<{ state: string }>;
 };
 
-const live = (): string[] => {
-  const out = kubectl(CLUSTER, ['-n', 'prod', 'get', 'configmaps', '-o', 'jsonpath={.items[*].metadata.name}']);
-  return out.split(/\s+/).filter((n) => n.startsWith(`people-probe-${suffix}-`));
-};
-
-function withoutProbes(w: string): void {
-  rmSync(join(w, FILE), { force: true });
-  writeRepoFile(w, OVERLAY, readFileSync(join(w, OVERLAY), 'utf8').replace('  - people-probe.yaml\n', ''));
-}
-
-async function commitProd(message: string, edit: (work: string) => void): Promise<string> {
-  const sha = commitAndPushRetrying(message, edit);
-  await waitForKustomizationRevision(CLUSTER, KS, sha, 180_000);
-  return sha;
-}
+const live = (): string[] => [...(probes as ProdProbeEstate).liveProbes()];
 
 /** The browser's SSO sign-in: console → provider (auto-approves `u`) → callback; the session as `as()` uses it. */
 async function ssoSignIn(u: OidcUser): Promise<Signed> {
@@ -82,10 +57,12 @@ async function ssoSignIn(u: OidcUser): Promise<Signed> {
 }
 
 async function request(): Promise<Preview> {
-  const r = await as(developer, con.url, `/api/apps/${APP}/prune-previews`, { method: 'POST' });
+  const r = await as(developer, con.url, `/api/apps/${(probes as ProdProbeEstate).app}/prune-previews`, {
+    method: 'POST',
+  });
   expect(r.status, r.text).toBe(200);
   const p = (r.body as { preview: Preview }).preview;
-  // exactly our probes (anything else stale in prod would be someone else's: stop before approving it)
+  // exactly our probes (anything else would be a mistake of the set-up: stop before approving it)
   expect(
     p.candidates
       .filter((c) => c.deletable)
@@ -161,37 +138,13 @@ beforeAll(async () => {
   reviewers = [];
   for (const n of REVIEWERS) reviewers.push(await signIn(con.url, n));
 
-  await commitProd('people probes: add', (w) => {
-    writeRepoFile(
-      w,
-      FILE,
-      PROBES.map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${n}\ndata:\n  p: "${n}"\n`).join('---\n'),
-    );
-    const text = readFileSync(join(w, OVERLAY), 'utf8');
-    writeRepoFile(w, OVERLAY, text.replace('  - ../../base\n', '  - ../../base\n  - people-probe.yaml\n'));
-    inGit = true;
-  });
-  await waitFor('probes live', async () => live().length === PROBES.length, { timeoutMs: 60_000 });
-  const removed = await commitProd('people probes: remove from Git', withoutProbes);
-  inGit = false;
-  await waitFor(
-    `console source at ${removed.slice(0, 8)}`,
-    async () => {
-      requestReconcile(CLUSTER, 'gitrepository', 'digital-human');
-      const r = await as(con.admin, con.url, `/api/apps/${APP}`);
-      const rev = (r.body as { app?: { source?: { revisionWanted?: string } } }).app?.source?.revisionWanted ?? '';
-      return rev.endsWith(removed);
-    },
-    { timeoutMs: 120_000, intervalMs: 1000 },
-  );
+  probes = await prodProbeEstate({ name: 'prune-people', probes: PROBES });
+  await probes.consoleAt(con.url, con.admin);
 }, 600_000);
 
 afterAll(async () => {
   try {
-    const left = live();
-    if (left.length)
-      kubectl(CLUSTER, ['-n', 'prod', 'delete', 'configmap', ...left, '--ignore-not-found', '--wait=false']);
-    if (inGit) commitAndPushRetrying('people probes: make sure they are gone from Git', withoutProbes);
+    await probes?.teardown();
   } finally {
     await con?.close();
     await idp?.close();

@@ -2,32 +2,20 @@
 // Sign in through one replica and act through the other; both replicas' event streams see each state change
 // (PostgreSQL LISTEN/NOTIFY); the replica running an approved prune is killed (SIGKILL) half-way: the other
 // one reports exactly what was and was not deleted, the rest is pruned by a new preview, nothing is lost and
-// nothing is deleted twice. prod's Flux Kustomization has `prune: false`, so the console deletes itself.
-import { readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+// nothing is deleted twice. The app is the file's own estate on prod (test/support/prod-probe-estate.ts: Flux
+// `prune: false`, like the seed's prod), so the console deletes itself.
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { kubectl } from '../../sandbox/sandbox.ts';
-import {
-  commitAndPushRetrying,
-  requestReconcile,
-  waitForKustomizationRevision,
-  writeRepoFile,
-} from '../../sandbox/scenario.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { spawnBff } from '../support/bff-process.ts';
 import { startPostgres, type PgServer } from '../support/postgres.ts';
+import { prodProbeEstate, type ProdProbeEstate } from '../support/prod-probe-estate.ts';
 import { startRoundRobin, type RoundRobin } from '../support/round-robin-proxy.ts';
 
-const CLUSTER = 'prod';
-const KS = 'digital-human-prod';
-const APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
-const OVERLAY = 'overlays/prod/kustomization.yaml';
-const FILE = 'overlays/prod/replica-probe.yaml';
 const N = 150;
-const suffix = Date.now().toString(36);
-const names = Array.from({ length: N }, (_, i) => `replica-probe-${suffix}-${String(i).padStart(3, '0')}`);
+const names = Array.from({ length: N }, (_, i) => `replica-probe-${String(i).padStart(3, '0')}`);
 const USERS = {
   'prod-developer': ['developer@prod/prod'],
   'prod-reviewer': ['reviewer@prod/prod'],
@@ -35,6 +23,7 @@ const USERS = {
 };
 
 type Bff = Awaited<ReturnType<typeof spawnBff>>;
+let probes: ProdProbeEstate | undefined;
 let pgServer: PgServer | undefined;
 let replicas: Bff[] = [];
 let proxy: RoundRobin | undefined;
@@ -49,19 +38,9 @@ type Preview = {
   journal: Array<{ object: string; state: string }>;
 };
 
-const push = commitAndPushRetrying;
-/** the probes are in main's prod overlay (the set-up adds them, then takes them out) */
-let inGit = false;
-
-function withoutProbes(w: string): void {
-  rmSync(join(w, FILE), { force: true });
-  writeRepoFile(w, OVERLAY, readFileSync(join(w, OVERLAY), 'utf8').replace('  - replica-probe.yaml\n', ''));
-}
-
-function liveProbes(): Set<string> {
-  const out = kubectl(CLUSTER, ['-n', 'prod', 'get', 'configmaps', '-o', 'jsonpath={.items[*].metadata.name}']);
-  return new Set(out.split(/\s+/).filter((n) => n.startsWith(`replica-probe-${suffix}-`)));
-}
+const liveProbes = (): Set<string> => (probes as ProdProbeEstate).liveProbes();
+/** the estate's app id in the console */
+const app = () => (probes as ProdProbeEstate).app;
 const nameOf = (object: string) => object.split('/').pop() ?? object;
 
 /** An event stream read in the background: every message, and which backend the proxy chose for it. */
@@ -110,45 +89,18 @@ async function openStream(base: string, s: Signed) {
 
 beforeAll(async () => {
   pgServer = await startPostgres();
-  const added = push('replica probes: add', (w) => {
-    writeRepoFile(
-      w,
-      FILE,
-      names.map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${n}\ndata:\n  i: "${n}"\n`).join('---\n'),
-    );
-    const text = readFileSync(join(w, OVERLAY), 'utf8');
-    writeRepoFile(w, OVERLAY, text.replace('  - ../../base\n', '  - ../../base\n  - replica-probe.yaml\n'));
-  });
-  inGit = true;
-  await waitForKustomizationRevision(CLUSTER, KS, added, 180_000);
-  expect(liveProbes().size).toBe(N);
-  // removed from Git: prune: false keeps them live
-  const removed = push('replica probes: remove from Git', withoutProbes);
-  inGit = false;
-  await waitForKustomizationRevision(CLUSTER, KS, removed, 180_000);
+  probes = await prodProbeEstate({ name: 'replicas', probes: names });
   const env = {
     DATABASE_URL: pgServer.url,
     // a journal idle 4 s belongs to a dead replica (default 120 s)
     CONSOLE_PRUNE_STALE_SECONDS: '4',
     CONSOLE_RELEASE_RECORDER: 'off',
   };
-  // one after the other: the first creates the schema
-  replicas = [
-    await spawnBff('replica-a', { accounts: { users: USERS }, env }),
-    await spawnBff('replica-b', { accounts: { users: USERS }, env }),
-  ];
-  for (const bff of replicas)
-    await waitFor(
-      `console source at ${removed.slice(0, 8)}`,
-      async () => {
-        requestReconcile(CLUSTER, 'gitrepository', 'digital-human');
-        const r = await as(bff.admin, bff.base, `/api/apps/${APP}`);
-        return (
-          (r.body as { app?: { source?: { revisionWanted?: string } } }).app?.source?.revisionWanted ?? ''
-        ).endsWith(removed);
-      },
-      { timeoutMs: 120_000, intervalMs: 1000 },
-    );
+  // one after the other: the first creates the schema (each kept at once, for afterAll to stop)
+  replicas = [];
+  for (const name of ['replica-a', 'replica-b'])
+    replicas.push(await spawnBff(name, { accounts: { users: USERS }, env }));
+  for (const bff of replicas) await probes.consoleAt(bff.base, bff.admin);
   proxy = await startRoundRobin(replicas.map((r) => r.base));
 }, 600_000);
 
@@ -157,14 +109,7 @@ afterAll(async () => {
     await proxy?.close();
     for (const r of replicas)
       if (r.child.exitCode === null && r.child.signalCode === null) await r.stop().catch(() => undefined);
-    // a set-up that failed half-way leaves the probes in Git: later tests on prod would inherit them
-    if (inGit) {
-      const cleaned = push('replica probes: make sure they are gone from Git', withoutProbes);
-      await waitForKustomizationRevision(CLUSTER, KS, cleaned, 60_000).catch(() => undefined);
-    }
-    const left = [...liveProbes()];
-    for (let i = 0; i < left.length; i += 50)
-      kubectl(CLUSTER, ['-n', 'prod', 'delete', 'configmap', ...left.slice(i, i + 50), '--ignore-not-found']);
+    await probes?.teardown();
   } finally {
     for (const r of replicas) rmSync(r.dataDir, { recursive: true, force: true });
     await pgServer?.stop();
@@ -192,7 +137,7 @@ describe('two replicas on one PostgreSQL behind a round-robin proxy', () => {
     const streams = [s1, s2].sort((a, b) => a.backend - b.backend);
 
     // the preview through one replica; both streams hear of it
-    const created = await as(developer, base, `/api/apps/${APP}/prune-previews`, { method: 'POST' });
+    const created = await as(developer, base, `/api/apps/${app()}/prune-previews`, { method: 'POST' });
     expect(created.status, created.text).toBe(200);
     const preview = (created.body as { preview: Preview }).preview;
     expect(preview.plan).toBe('needs-override');
@@ -266,7 +211,7 @@ describe('two replicas on one PostgreSQL behind a round-robin proxy', () => {
     expect(survivorStream.ended()).toBe(false);
 
     // nothing lost: the rest is pruned by a new preview through the proxy (the dead replica is skipped)
-    const again = await as(developer, base, `/api/apps/${APP}/prune-previews`, { method: 'POST' });
+    const again = await as(developer, base, `/api/apps/${app()}/prune-previews`, { method: 'POST' });
     expect(again.status, again.text).toBe(200);
     const rest = (again.body as { preview: Preview }).preview;
     expect(rest.candidates.map((c) => c.ref.name).sort()).toEqual([...liveNow].sort());

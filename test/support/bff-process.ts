@@ -73,10 +73,17 @@ export async function spawnBff(
     stdio: ['ignore', fd, fd],
   });
   const base = `http://127.0.0.1:${port}`;
-  await waitFor('BFF /readyz', async () => (await fetch(`${base}/readyz`)).status === 200, {
-    timeoutMs: 60_000,
-    proc: { name: 'bff', pid: child.pid ?? 0, cmd: [], log, startedAt: '' },
-  });
+  // a BFF starting beside other test files' BFFs on two cores may take minutes to list both clusters; a child
+  // that never became ready is killed, not left to hold its port and informers for the rest of the run
+  try {
+    await waitFor('BFF /readyz', async () => (await fetch(`${base}/readyz`)).status === 200, {
+      timeoutMs: 180_000,
+      proc: { name: 'bff', pid: child.pid ?? 0, cmd: [], log, startedAt: '' },
+    });
+  } catch (err) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    throw err;
+  }
   const admin = await signIn(base, 'admin');
   const storageState = join(dataDir, 'storage-admin.json');
   writeFileSync(storageState, JSON.stringify(storageStateFor(admin)));

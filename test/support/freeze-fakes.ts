@@ -1,7 +1,8 @@
-// Fakes for the freeze service's unit tests of an end's claim and takeover (src/server/freeze/*.test.ts): one
-// in-memory apiserver for Flux Kustomizations shared by several "replicas" (FreezeService instances on one
-// database), that records every patch with the time, the replica that sent it and whether it left the app
-// suspended; an app; a diff showing one live change; and a replica wired like routes.ts does.
+// The one set of fakes for the freeze service's unit tests (src/server/freeze/*.test.ts): one in-memory apiserver
+// for Flux Kustomizations, shared by several "replicas" (FreezeService instances on one database), that records
+// every patch with the time, the replica that sent it and whether it left the app suspended, and refuses a patch
+// of a chosen object on demand; an app; a diff showing one live change (or none); and a replica wired like
+// routes.ts does, whose informer copy of each app object is the fake apiserver's.
 import type { App } from '../../src/domain/app.ts';
 import type { FieldChange } from '../../src/domain/field-diff.ts';
 import { EvidenceRecorder } from '../../src/server/evidence/recorder.ts';
@@ -30,17 +31,28 @@ export interface Patch {
 export class FakeFlux {
   objects = new Map<string, Obj>();
   patches: Patch[] = [];
+  /** objects whose PATCH the apiserver refuses, with the status it answers */
+  refuse = new Map<string, number>();
   private rv = 1;
 
-  add(name: string): void {
+  add(name: string, spec: Obj = {}): void {
     this.objects.set(name, {
       metadata: { name, namespace: 'flux-system', resourceVersion: String(++this.rv), annotations: {} },
-      spec: { interval: '5m' },
+      spec: { interval: '5m', ...spec },
     });
+  }
+
+  /** a controller's status write: a new resourceVersion, nothing else */
+  statusWrite(name: string): void {
+    ((this.objects.get(name) as Obj).metadata as Obj).resourceVersion = String(++this.rv);
   }
 
   suspended(name: string): boolean {
     return ((this.objects.get(name) as Obj).spec as Obj).suspend === true;
+  }
+
+  annotations(name: string): Obj {
+    return ((this.objects.get(name) as Obj).metadata as Obj).annotations as Obj;
   }
 
   /** the patches that gave the automation back */
@@ -48,7 +60,8 @@ export class FakeFlux {
     return this.patches.filter((p) => !p.suspendedAfter);
   }
 
-  conn(by: string): ClusterConnection {
+  /** the connection of replica `by` (its patches are recorded under that name) */
+  conn(by = 'console'): ClusterConnection {
     const merge = (a: Obj, b: Obj): Obj => {
       const out: Obj = { ...a };
       for (const [k, v] of Object.entries(b)) {
@@ -65,6 +78,8 @@ export class FakeFlux {
         const o = this.objects.get(name);
         if (!o) throw new KubeError('not found', 'c', 404);
         if (method === 'GET') return structuredClone(o);
+        const status = this.refuse.get(name);
+        if (status) throw new KubeError(`refused ${status}`, 'c', status);
         const body = JSON.parse(opts.body ?? '{}') as Obj;
         const want = (body.metadata as Obj | undefined)?.resourceVersion;
         if (want !== undefined && want !== (o.metadata as Obj).resourceVersion)
@@ -80,14 +95,14 @@ export class FakeFlux {
   }
 }
 
-export const appOf = (name: string, source: App['source'] = {}): App => ({
+export const appOf = (name: string, source: App['source'] = {}, env = 'prod'): App => ({
   id: `c/flux-system/kustomization/${name}`,
   cluster: 'c',
   controller: 'flux',
   kind: 'Kustomization',
   namespace: 'flux-system',
   name,
-  env: 'prod',
+  env,
   source,
   automation: { autoSync: true, selfHeal: true, prune: true, suspended: false },
   sync: 'Synced',
@@ -99,6 +114,9 @@ export const appOf = (name: string, source: App['source'] = {}): App => ({
 });
 
 export const oncall: FreezeActor = { name: 'oncall', may: () => true };
+
+/** No live change on the app. */
+export const noLiveChanges: FreezeServiceDeps['diff'] = async () => ({ state: 'ok', objects: [] });
 
 /** One live change on the app: Deployment prod/api spec.replicas 2 → 5, by kubectl-edit, made just now. */
 export const oneLiveChange: FreezeServiceDeps['diff'] = async () => ({
@@ -121,7 +139,10 @@ export const oneLiveChange: FreezeServiceDeps['diff'] = async () => ({
 
 export const LIVE_CHANGE_ID = 'c/apps/Deployment/prod/api#spec.replicas';
 
-/** A replica: its own connection to the database, recorder and service; `looks` counts its looks at the ends. */
+/**
+ * A replica: its own connection to the database, recorder and service, its apps' objects as the fake apiserver
+ * holds them (an informer's copy); `looks` counts its looks at the ends.
+ */
 export function replicaOf(opts: {
   name: string;
   ev: EvidenceStore;
@@ -130,7 +151,11 @@ export function replicaOf(opts: {
   /** this replica's clock, ahead of the real one by this much */
   aheadMs?: number;
   writeBack?: FreezeServiceDeps['writeBack'];
+  /** the apps' field diff (default: one live change) */
+  diff?: FreezeServiceDeps['diff'];
   timing?: ClaimTiming;
+  /** CONSOLE_FREEZE_MIN_SECONDS: freezes may be asked for in seconds, down to this many */
+  minSeconds?: number;
 }) {
   const recorder = new EvidenceRecorder(opts.ev, quietLog);
   const store = new FreezeStore(opts.ev);
@@ -144,14 +169,22 @@ export function replicaOf(opts: {
   const service = new FreezeService({
     recorder,
     store,
-    apps: { get: (id) => apps.get(id), list: () => [...apps.values()], raw: () => undefined },
+    apps: {
+      get: (id) => apps.get(id),
+      list: () => [...apps.values()],
+      raw: (id) => {
+        const o = opts.flux.objects.get(apps.get(id)?.name ?? '');
+        return o ? structuredClone(o) : undefined;
+      },
+    },
     conn: () => opts.flux.conn(opts.name),
-    diff: oneLiveChange,
+    diff: opts.diff ?? oneLiveChange,
     ...(opts.writeBack ? { writeBack: opts.writeBack } : {}),
     now: () => Date.now() + (opts.aheadMs ?? 0),
     timing: opts.timing ?? TEST_TIMING,
     replica: opts.name,
     log: quietLog,
+    minSeconds: opts.minSeconds,
   });
   return { service, store, recorder, counter };
 }

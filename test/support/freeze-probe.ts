@@ -2,6 +2,7 @@
 // a local Git server (./git-http-server.ts: slow or broken on demand; the sandbox's source-controller and the
 // console both fetch from it on 127.0.0.1), a GitRepository on it and a Kustomization of one ConfigMap
 // (`data.mode: normal`). prune is off, so removing the probe deletes nothing by the controller.
+import { randomBytes } from 'node:crypto';
 import { kubectl } from '../../sandbox/state.ts';
 import { requestReconcile } from '../../sandbox/scenario.ts';
 import { waitFor } from '../../sandbox/procs.ts';
@@ -15,6 +16,8 @@ export interface FreezeProbe {
   repoUrl: string;
   /** the ConfigMap's data.mode on the cluster now */
   liveMode(): string;
+  /** whether its Kustomization is suspended (frozen) now */
+  suspended(): boolean;
   /** a hand edit of data.mode (a merge patch by field manager `incident-fix`) */
   editMode(value: string): void;
   remove(): Promise<void>;
@@ -22,7 +25,8 @@ export interface FreezeProbe {
 
 export async function startFreezeProbe(cluster: string, namespace: string): Promise<FreezeProbe> {
   const git = await startGitHttpServer();
-  const name = `freeze-probe-${Date.now().toString(36)}`;
+  // unique across the files that run at once (each freeze file has its own probe)
+  const name = `freeze-probe-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
   git.createRepo('probe', {
     'probe/kustomization.yaml':
       'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - configmap.yaml\n',
@@ -77,6 +81,9 @@ spec:
     appId: `${cluster}/flux-system/kustomization/${name}`,
     repoUrl,
     liveMode,
+    suspended: () =>
+      kubectl(cluster, ['-n', 'flux-system', 'get', 'kustomization', name, '-o', 'jsonpath={.spec.suspend}']).trim() ===
+      'true',
     editMode(value) {
       kubectl(cluster, [
         '-n',

@@ -25,6 +25,9 @@ export async function startRoundRobin(backends: string[]): Promise<RoundRobin> {
         served.push({ what: `${req.method} ${req.url}`, backend: i });
         res.writeHead(r.statusCode ?? 502, { ...r.headers, 'x-test-backend': String(i) });
         r.pipe(res);
+        // a backend killed mid-stream resets its side: end the client's response too (an unhandled error here
+        // would be the test process's)
+        r.on('error', () => res.destroy());
         res.on('close', () => r.destroy());
       },
     );
@@ -41,6 +44,10 @@ export async function startRoundRobin(backends: string[]): Promise<RoundRobin> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => forward(req, res, Buffer.concat(chunks), 0));
   });
+  // Node's 5 s keep-alive races the client's reuse of an idle connection (undici drops it after 4 s by its
+  // own timer, which a loaded machine fires late): the client then reads ECONNRESET on a request the proxy never
+  // saw. Tests leave connections idle for longer than that (waiting on a replica directly), so hold them longer.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {

@@ -18,6 +18,7 @@ import {
 import { can } from '../../domain/access.ts';
 import { AccessReviewer, allowed, recordDenial } from '../auth/index.ts';
 import type { Principal } from '../auth/index.ts';
+import { freezeMinSeconds } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
 import { HttpError } from '../http/errors.ts';
 import { parsed, validated } from '../http/respond.ts';
@@ -126,6 +127,7 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       return r;
     },
     log: app.log,
+    minSeconds: freezeMinSeconds(),
   });
   let resuming: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {

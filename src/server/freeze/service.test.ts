@@ -2,18 +2,15 @@
 // evidence store: a freeze whose intent cannot be recorded patches nothing; a freeze of an environment that
 // the cluster refuses half-way (403 / 409) undoes what it did and releases its claims; the end restores each
 // app exactly even after the apps changed status meanwhile; an expiry retries after a failed restore. The
-// happy paths run against the real sandbox in test/integration/freeze.test.ts.
+// happy paths run against the real sandbox in test/integration/freeze*.test.ts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { App } from '../../domain/app.ts';
+import { appOf, FakeFlux, noLiveChanges, oncall, replicaOf } from '../../../test/support/freeze-fakes.ts';
 import { FREEZE_ANNOTATIONS } from '../../domain/freeze.ts';
-import { EvidenceRecorder } from '../evidence/recorder.ts';
 import { HttpError } from '../http/errors.ts';
-import { KubeError, type ClusterConnection } from '../kube/connection.ts';
-import { FreezeService, type FreezeActor } from './service.ts';
-import { FreezeStore } from './store.ts';
+import { FreezeService } from './service.ts';
 import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
 import type { EvidenceStore } from '../evidence/store.ts';
 
@@ -22,95 +19,21 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 type Obj = Record<string, unknown>;
 
-/** Kustomizations in flux-system: GET, and merge PATCH honouring a resourceVersion precondition. */
-class FakeFlux {
-  objects = new Map<string, Obj>();
-  patches: string[] = [];
-  refuse = new Map<string, number>();
-  private rv = 1;
-  add(name: string, spec: Obj = {}): void {
-    this.objects.set(name, {
-      metadata: { name, namespace: 'flux-system', resourceVersion: String(++this.rv), annotations: {} },
-      spec: { interval: '5m', ...spec },
-    });
-  }
-  /** a controller's status write: a new resourceVersion, nothing else */
-  statusWrite(name: string): void {
-    ((this.objects.get(name) as Obj).metadata as Obj).resourceVersion = String(++this.rv);
-  }
-  conn(): ClusterConnection {
-    const merge = (a: Obj, b: Obj): Obj => {
-      const out: Obj = { ...a };
-      for (const [k, v] of Object.entries(b)) {
-        if (v === null) delete out[k];
-        else if (v && typeof v === 'object' && !Array.isArray(v))
-          out[k] = merge((a[k] as Obj | undefined) ?? {}, v as Obj);
-        else out[k] = v;
-      }
-      return out;
-    };
-    return {
-      json: async (method: string, path: string, opts: { body?: string } = {}) => {
-        const name = decodeURIComponent(/kustomizations\/([^/?]+)/.exec(path)?.[1] ?? '');
-        const o = this.objects.get(name);
-        if (!o) throw new KubeError('not found', 'c', 404);
-        if (method === 'GET') return structuredClone(o);
-        const status = this.refuse.get(name);
-        if (status) throw new KubeError(`refused ${status}`, 'c', status);
-        const body = JSON.parse(opts.body ?? '{}') as Obj;
-        const want = (body.metadata as Obj | undefined)?.resourceVersion;
-        if (want !== undefined && want !== (o.metadata as Obj).resourceVersion)
-          throw new KubeError('conflict', 'c', 409);
-        if (want !== undefined) delete (body.metadata as Obj).resourceVersion;
-        const next = merge(o, body);
-        (next.metadata as Obj).resourceVersion = String(++this.rv);
-        this.objects.set(name, next);
-        this.patches.push(name);
-        return structuredClone(next);
-      },
-    } as unknown as ClusterConnection;
-  }
-}
-
-const app = (name: string): App => ({
-  id: `c/flux-system/kustomization/${name}`,
-  cluster: 'c',
-  controller: 'flux',
-  kind: 'Kustomization',
-  namespace: 'flux-system',
-  name,
-  env: 'dev',
-  source: {},
-  automation: { autoSync: true, selfHeal: true, prune: true, suspended: false },
-  sync: 'Synced',
-  health: 'Healthy',
-  healthMessage: '',
-  conditions: [],
-  inventory: [],
-  warnings: [],
-});
-
-const oncall: FreezeActor = { name: 'oncall', may: () => true };
+const app = (name: string) => appOf(name, {}, 'dev');
 
 function setup(names: string[], store?: EvidenceStore) {
   const flux = new FakeFlux();
   for (const n of names) flux.add(n);
   const ev = store ?? SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
-  const recorder = new EvidenceRecorder(ev, { warn() {}, error() {} });
-  const apps = new Map(names.map((n) => [app(n).id, app(n)]));
-  const freezes = new FreezeStore(ev);
-  const service = new FreezeService({
-    recorder,
-    store: freezes,
-    apps: { get: (id) => apps.get(id), list: () => [...apps.values()], raw: () => undefined },
-    conn: () => flux.conn(),
-    diff: async () => ({ state: 'ok', objects: [] }),
+  const { service, store: freezes } = replicaOf({
+    name: 'console',
+    ev,
+    flux,
+    apps: names.map(app),
+    diff: noLiveChanges,
   });
-  return { flux, ev, recorder, service, freezes };
+  return { flux, ev, service, freezes };
 }
-
-const suspended = (flux: FakeFlux, n: string) => ((flux.objects.get(n) as Obj).spec as Obj).suspend;
-const annotations = (flux: FakeFlux, n: string) => ((flux.objects.get(n) as Obj).metadata as Obj).annotations as Obj;
 
 describe('freeze service', () => {
   it('evidence fails closed: when the intent cannot be written, nothing is patched and nothing is stored', async () => {
@@ -140,8 +63,8 @@ describe('freeze service', () => {
       .catch((e: unknown) => e);
     expect((err as HttpError).status).toBe(403);
     for (const n of names) {
-      expect(suspended(flux, n), n).not.toBe(true);
-      expect(annotations(flux, n)[FREEZE_ANNOTATIONS.id], n).toBeUndefined();
+      expect(flux.suspended(n), n).not.toBe(true);
+      expect(flux.annotations(n)[FREEZE_ANNOTATIONS.id], n).toBeUndefined();
     }
     const all = await freezes.list();
     expect(all.map((f) => f.status)).toEqual(['failed']);
@@ -153,7 +76,7 @@ describe('freeze service', () => {
     flux.refuse.clear();
     const f = await service.create(oncall, { cluster: 'c', env: 'dev', reason: 'incident', minutes: 10 });
     expect(f.doc.targets.every((t) => t.applied)).toBe(true);
-    expect(names.every((n) => suspended(flux, n) === true)).toBe(true);
+    expect(names.every((n) => flux.suspended(n) === true)).toBe(true);
     await service.settled();
   });
 
@@ -173,7 +96,7 @@ describe('freeze service', () => {
     });
     const f = await s2.create(oncall, { cluster: 'c', app: app('a').id, reason: 'incident', minutes: 10 });
     expect(f.doc.targets[0]?.applied).toBe(true);
-    expect(suspended(flux, 'a')).toBe(true);
+    expect(flux.suspended('a')).toBe(true);
     // someone suspends b by hand between the console's read and its patch: the freeze does not take it over
     let once = false;
     (conn as unknown as { json: typeof orig }).json = async (m, p, o) => {
@@ -206,7 +129,7 @@ describe('freeze service', () => {
     expect(ended.status).toBe('ended');
     expect((flux.objects.get('a') as { spec: Obj }).spec).toEqual({ interval: '5m' });
     expect((flux.objects.get('b') as { spec: Obj }).spec).toEqual({ interval: '5m', suspend: false });
-    expect(annotations(flux, 'a')).toEqual({});
+    expect(flux.annotations('a')).toEqual({});
     expect(await freezes.claimOf(app('a').id)).toBeUndefined();
     await service.settled();
   });
@@ -218,7 +141,7 @@ describe('freeze service', () => {
       .end(f.id, oncall, [{ change: 'nope#spec.replicas', action: 'write-back' }])
       .catch((e: unknown) => e);
     expect((err as HttpError).status).toBe(400);
-    expect(suspended(flux, 'a')).toBe(true);
+    expect(flux.suspended('a')).toBe(true);
     expect((await freezes.get(f.id))?.status).toBe('active');
     await service.settled();
   });

@@ -15,7 +15,6 @@
 // own file: start.ts (freeze, extend), read.ts, end.ts (write-back), restore.ts, expiry.ts, takeover.ts,
 // out-of-band.ts.
 import { hostname } from 'node:os';
-import type { FreezeRequest } from '../../domain/freeze.ts';
 import { claimTimingFromEnv } from './claim.ts';
 import { endFreeze } from './end.ts';
 import { expireFreeze, rearmAllFreezes, rearmFreeze, recoverFreezes } from './expiry.ts';
@@ -24,9 +23,25 @@ import { freezeChanges, listFreezes, viewFreeze } from './read.ts';
 import { createFreeze, extendFreeze } from './start.ts';
 import type { FreezeRow } from './store.ts';
 import { takeOverDeadEnds } from './takeover.ts';
-import type { AppChange, EndDecision, FreezeActor, FreezeContext, FreezeServiceDeps, FreezeView } from './types.ts';
+import type {
+  AppChange,
+  EndDecision,
+  FreezeActor,
+  FreezeContext,
+  FreezeServiceDeps,
+  FreezeStart,
+  FreezeView,
+} from './types.ts';
 
-export type { AppChange, EndDecision, FreezeActor, FreezeServiceDeps, FreezeView, WriteBackOutcome } from './types.ts';
+export type {
+  AppChange,
+  EndDecision,
+  FreezeActor,
+  FreezeServiceDeps,
+  FreezeStart,
+  FreezeView,
+  WriteBackOutcome,
+} from './types.ts';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -136,10 +151,7 @@ export class FreezeService {
 
   // ---- freeze, read, extend, end ----------------------------------------------------------------------
 
-  create(
-    user: FreezeActor,
-    input: FreezeRequest & { cluster: string; env?: string | undefined; app?: string | undefined },
-  ): Promise<FreezeView> {
+  create(user: FreezeActor, input: FreezeStart): Promise<FreezeView> {
     return createFreeze(this.ctx, user, input);
   }
 

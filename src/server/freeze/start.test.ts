@@ -9,13 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { EvidenceEvent } from '../../domain/evidence.ts';
-import { appOf, FakeFlux, oncall, quietLog } from '../../../test/support/freeze-fakes.ts';
-import { EvidenceRecorder } from '../evidence/recorder.ts';
+import { appOf, FakeFlux, noLiveChanges, oncall, replicaOf } from '../../../test/support/freeze-fakes.ts';
 import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
 import type { EvidenceStore } from '../evidence/store.ts';
 import { HttpError } from '../http/errors.ts';
 import { FreezeService } from './service.ts';
-import { FreezeStore } from './store.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'freeze-start-'));
 const services: FreezeService[] = [];
@@ -34,15 +32,12 @@ function setup(names: string[]) {
   for (const n of names) flux.add(n);
   const ev = SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
   opened.push(ev);
-  const apps = new Map(names.map((n) => [appOf(n).id, appOf(n)]));
-  const store = new FreezeStore(ev);
-  const service = new FreezeService({
-    recorder: new EvidenceRecorder(ev, quietLog),
-    store,
-    apps: { get: (id) => apps.get(id), list: () => [...apps.values()], raw: () => undefined },
-    conn: () => flux.conn('console'),
-    diff: async () => ({ state: 'ok', objects: [] }),
-    log: quietLog,
+  const { service, store } = replicaOf({
+    name: 'console',
+    ev,
+    flux,
+    apps: names.map((n) => appOf(n)),
+    diff: noLiveChanges,
   });
   services.push(service);
   const events = async (type: string): Promise<EvidenceEvent[]> =>

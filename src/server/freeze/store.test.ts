@@ -7,15 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appOf, FakeFlux, noLiveChanges, oncall, replicaOf } from '../../../test/support/freeze-fakes.ts';
 import { startPostgres, type PgServer } from '../../../test/support/postgres.ts';
 import type { App } from '../../domain/app.ts';
 import { FREEZE_ANNOTATIONS } from '../../domain/freeze.ts';
-import { EvidenceRecorder } from '../evidence/recorder.ts';
 import { PostgresEvidenceStore } from '../evidence/postgres-store.ts';
 import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
 import type { EvidenceStore } from '../evidence/store.ts';
-import { KubeError, type ClusterConnection } from '../kube/connection.ts';
-import { FreezeService, type FreezeActor } from './service.ts';
 import { FreezeStore, type FreezeRow } from './store.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'freeze-store-'));
@@ -57,23 +55,7 @@ afterAll(async () => {
 
 type Obj = Record<string, unknown>;
 
-const app = (name: string): App => ({
-  id: `c/flux-system/kustomization/${name}`,
-  cluster: 'c',
-  controller: 'flux',
-  kind: 'Kustomization',
-  namespace: 'flux-system',
-  name,
-  env: 'dev',
-  source: {},
-  automation: { autoSync: true, selfHeal: true, prune: true, suspended: false },
-  sync: 'Synced',
-  health: 'Healthy',
-  healthMessage: '',
-  conditions: [],
-  inventory: [],
-  warnings: [],
-});
+const app = (name: string) => appOf(name, {}, 'dev');
 
 let n = 0;
 async function freeze(s: FreezeStore, apps: string[]): Promise<string> {
@@ -239,47 +221,6 @@ for (const b of backends)
 
 // ---- through the service: two replicas, one database, one cluster -------------------------------------------
 
-/** Kustomizations in flux-system: GET, and merge PATCH honouring a resourceVersion precondition. */
-class FakeFlux {
-  objects = new Map<string, Obj>();
-  private rv = 1;
-  add(name: string): void {
-    this.objects.set(name, {
-      metadata: { name, namespace: 'flux-system', resourceVersion: String(++this.rv), annotations: {} },
-      spec: { interval: '5m' },
-    });
-  }
-  conn(): ClusterConnection {
-    const merge = (a: Obj, b: Obj): Obj => {
-      const out: Obj = { ...a };
-      for (const [k, v] of Object.entries(b)) {
-        if (v === null) delete out[k];
-        else if (v && typeof v === 'object' && !Array.isArray(v))
-          out[k] = merge((a[k] as Obj | undefined) ?? {}, v as Obj);
-        else out[k] = v;
-      }
-      return out;
-    };
-    return {
-      json: async (method: string, path: string, opts: { body?: string } = {}) => {
-        const name = decodeURIComponent(/kustomizations\/([^/?]+)/.exec(path)?.[1] ?? '');
-        const o = this.objects.get(name);
-        if (!o) throw new KubeError('not found', 'c', 404);
-        if (method === 'GET') return structuredClone(o);
-        const body = JSON.parse(opts.body ?? '{}') as Obj;
-        const want = (body.metadata as Obj | undefined)?.resourceVersion;
-        if (want !== undefined && want !== (o.metadata as Obj).resourceVersion)
-          throw new KubeError('conflict', 'c', 409);
-        if (want !== undefined) delete (body.metadata as Obj).resourceVersion;
-        const next = merge(o, body);
-        (next.metadata as Obj).resourceVersion = String(++this.rv);
-        this.objects.set(name, next);
-        return structuredClone(next);
-      },
-    } as unknown as ClusterConnection;
-  }
-}
-
 /** A promise to hold a writer at a chosen point, and the signal that it got there. */
 function gate() {
   let open!: () => void;
@@ -289,27 +230,9 @@ function gate() {
   return { open, opened, reached, arrived };
 }
 
-const oncall: FreezeActor = { name: 'oncall', may: () => true };
-
-function replica(ev: EvidenceStore, flux: FakeFlux, apps: App[]) {
-  const byId = new Map(apps.map((a) => [a.id, a]));
-  const store = new FreezeStore(ev);
-  const service = new FreezeService({
-    recorder: new EvidenceRecorder(ev, { warn() {}, error() {} }),
-    store,
-    apps: {
-      get: (id) => byId.get(id),
-      list: () => [...byId.values()],
-      raw: (id) => {
-        const a = byId.get(id);
-        return a ? structuredClone(flux.objects.get(a.name)) : undefined;
-      },
-    },
-    conn: () => flux.conn(),
-    diff: async () => ({ state: 'ok', objects: [] }),
-  });
-  return { store, service };
-}
+/** a replica on its own connection to the database (the apps' freezes, no live changes) */
+const replica = (name: string, ev: EvidenceStore, flux: FakeFlux, apps: App[]) =>
+  replicaOf({ name, ev, flux, apps, diff: noLiveChanges });
 
 for (const b of backends)
   describe(`freeze details through the service, two replicas (${b.name})`, () => {
@@ -319,8 +242,8 @@ for (const b of backends)
       const name = `slow-${++n}`;
       flux.add(name);
       const apps = [app(name)];
-      const A = replica(x, flux, apps);
-      const B = replica(y, flux, apps);
+      const A = replica('replica-a', x, flux, apps);
+      const B = replica('replica-b', y, flux, apps);
       const f = await A.service.create(oncall, { cluster: 'c', app: apps[0]?.id, reason: 'incident', minutes: 10 });
       // replica A's evidence store holds the extension's intent until B has recorded the interference
       const g = gate();
@@ -358,8 +281,8 @@ for (const b of backends)
       const name = `late-${++n}`;
       flux.add(name);
       const apps = [app(name)];
-      const A = replica(x, flux, apps);
-      const B = replica(y, flux, apps);
+      const A = replica('replica-a', x, flux, apps);
+      const B = replica('replica-b', y, flux, apps);
       const f = await A.service.create(oncall, { cluster: 'c', app: apps[0]?.id, reason: 'incident', minutes: 10 });
       // replica B reads the freeze, then stalls (a slow database round trip) before it writes
       const g = gate();

@@ -167,8 +167,12 @@ describe('an end taken over from a process that died mid-write-back', () => {
     expect(String(failed?.data.error)).toMatch(
       /end stalled: write-back could not be completed, automation NOT restored/,
     );
-    // three claim times later: still stalled, not taken again, nothing restored
-    await new Promise((r) => setTimeout(r, 3 * TEST_TIMING.ttlMs));
+    // B watches it for two claim times (a look every watchMs): still stalled, not taken again, nothing restored
+    const looks = b.counter.looks;
+    await waitUntil(
+      'B watched the stalled end for two claim times',
+      () => (b.counter.looks - looks) * TEST_TIMING.watchMs >= 2 * TEST_TIMING.ttlMs,
+    );
     expect(gitB.calls).toHaveLength(1);
     expect((await events()).filter((e) => e.type === 'freeze.ended')).toHaveLength(2);
     expect(flux.restores()).toEqual([]);

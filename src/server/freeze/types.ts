@@ -2,7 +2,7 @@
 // jobs (start, end, restore, expiry, out of band) share with the FreezeService that holds timers and claims.
 import type { App } from '../../domain/app.ts';
 import type { FieldChange } from '../../domain/field-diff.ts';
-import type { LiveChange } from '../../domain/freeze.ts';
+import type { FreezeRequest, LiveChange } from '../../domain/freeze.ts';
 import type { Obj } from '../../domain/object-meta.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
@@ -52,6 +52,20 @@ export interface FreezeServiceDeps {
   timing?: ClaimTiming;
   /** this process as a claim names it (default host name and pid) */
   replica?: string;
+  /**
+   * tests only (CONSOLE_FREEZE_MIN_SECONDS, config.ts): a freeze may be asked for in `seconds`, down to this many;
+   * unset (the default), a request naming `seconds` is refused and freezes last whole minutes
+   */
+  minSeconds?: number | undefined;
+}
+
+/** What a freeze is started with: one app or an environment on a cluster, why, and for how long. */
+export interface FreezeStart extends FreezeRequest {
+  cluster: string;
+  env?: string | undefined;
+  app?: string | undefined;
+  /** the length in seconds instead of minutes: only where FreezeServiceDeps.minSeconds allows it (tests) */
+  seconds?: number | undefined;
 }
 
 /** How long an end's claim holds unless renewed, how often it is renewed and how often replicas look for dead ones. */

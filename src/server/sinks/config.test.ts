@@ -54,4 +54,19 @@ describe('loadSinks', () => {
       /readable by anyone/,
     );
   });
+
+  it('retryMaxSeconds caps the back-off of one sink; unset, the sink keeps the delivery default (30 s)', () => {
+    const [plain, quick] = loadSinks(
+      file([
+        { name: 'audit', url: 'https://e.example.com/x', secretFile },
+        { name: 'quick', url: 'https://e.example.com/y', secretFile, retryMaxSeconds: 2 },
+      ]),
+    );
+    expect(plain?.retryMaxMs).toBeUndefined();
+    expect(quick?.retryMaxMs).toBe(2000);
+    for (const bad of [0, 1.5, 3601, '2'])
+      expect(() =>
+        loadSinks(file([{ name: 'a', url: 'https://e.example.com', secretFile, retryMaxSeconds: bad }])),
+      ).toThrow(/sinks\.0\.retryMaxSeconds/);
+  });
 });

@@ -2,6 +2,7 @@
 // (CONSOLE_EVENT_SINKS_FILE), each with a signing secret read from its own file (never logged, never sent):
 //   { "sinks": [ { "name": "audit", "url": "https://events.example.com/cdevents",
 //                  "secretFile": "/etc/console/audit-hmac", "deadLetterAfterSeconds": 600, "from": "now" } ] }
+// (and optionally "retryMaxSeconds": the longest wait between two attempts at a record, 30 by default).
 // A sink with `"format": "slack"` or `"json"` hears notifications instead (domain/notifications.ts: who must act,
 // as a Slack-compatible webhook body or generic JSON), optionally only the kinds in `"notify"`.
 import { readFileSync, statSync } from 'node:fs';
@@ -18,6 +19,8 @@ export interface SinkConfig {
   secret: string;
   /** a record that still fails this long after its first attempt goes to the dead-letter list */
   deadLetterAfterMs: number;
+  /** the back-off's longest wait between two attempts at a record (retryMaxSeconds); unset: the delivery's (30 s) */
+  retryMaxMs?: number;
   /** where a sink with no cursor yet starts: the chain's head ("now", default) or its first record ("start") */
   from: 'now' | 'start';
   /** CDEvents (every governance record), or notifications as a Slack-compatible or generic JSON body */
@@ -40,6 +43,7 @@ const SinkFile = z.object({
             .min(1)
             .max(7 * 86_400)
             .default(600),
+          retryMaxSeconds: z.number().int().min(1).max(3600).optional(),
           from: z.enum(['now', 'start']).default('now'),
           format: z.enum(SINK_FORMATS).default('cdevents'),
           notify: z.array(z.enum(NOTIFICATION_KINDS)).min(1).optional(),
@@ -84,6 +88,7 @@ export function loadSinks(file: string | undefined): SinkConfig[] {
       url: s.url,
       secret,
       deadLetterAfterMs: s.deadLetterAfterSeconds * 1000,
+      ...(s.retryMaxSeconds === undefined ? {} : { retryMaxMs: s.retryMaxSeconds * 1000 }),
       from: s.from,
       format: s.format,
       notify: s.format === 'cdevents' ? [] : (s.notify ?? [...NOTIFICATION_KINDS]),

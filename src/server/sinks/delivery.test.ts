@@ -219,4 +219,44 @@ describe('event sinks', () => {
     expect(d.status()[0]?.running).toBe(true);
     await r.close();
   });
+
+  it("a sink's retryMaxMs caps its back-off below the delivery's: a receiver back is tried again within it", async () => {
+    const r = receiver();
+    const url = await r.listen();
+    r.setStatus(503);
+    const cfg: SinkConfig = {
+      name: 'audit',
+      url,
+      secret: SECRET,
+      deadLetterAfterMs: 60_000,
+      retryMaxMs: 100,
+      from: 'start',
+      format: 'cdevents',
+      notify: [],
+    };
+    // the delivery's own back-off would wait 100 ms, 200, 400, … up to a minute between attempts
+    const d = new SinkDelivery({
+      sinks: [cfg],
+      store,
+      sinkStore: new SinkStore(store),
+      source: 'https://console.example.com',
+      log: quiet,
+      pollMs: 20,
+      retryBaseMs: 100,
+      retryMaxMs: 60_000,
+    });
+    delivery = d;
+    d.start();
+    await store.append(release(1));
+    // 8 failed attempts: 7 waits of at most 100 ms (uncapped: 100 + 200 + … + 6,400 = 12.7 s)
+    const t0 = Date.now();
+    await until('8 failed attempts', () => (d.status()[0]?.failedAttempts ?? 0) >= 8, 4_000);
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    r.setStatus(200);
+    const back = Date.now();
+    await until('delivered once the receiver is back', () => r.got.length === 1);
+    expect(Date.now() - back).toBeLessThan(1_000);
+    expect(d.status()[0]).toMatchObject({ delivered: 1, deadLettered: 0, retrying: null });
+    await r.close();
+  });
 });

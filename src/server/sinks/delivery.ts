@@ -311,7 +311,8 @@ export class SinkDelivery {
         return true;
       }
       s.retrying = { seq: e.seq, attempts: attempt, since: new Date(firstAttemptAt).toISOString() };
-      await this.sleep(g, Math.min((this.o.retryBaseMs ?? 1000) * 2 ** (attempt - 1), this.o.retryMaxMs ?? 30_000));
+      const most = sink.retryMaxMs ?? this.o.retryMaxMs ?? 30_000;
+      await this.sleep(g, Math.min((this.o.retryBaseMs ?? 1000) * 2 ** (attempt - 1), most));
       if (g.stopped) return false;
     }
   }
