@@ -24,13 +24,10 @@ export const GLOBAL_FILES: Record<string, string> = {
   'sandbox-mode': 're-applies the sandbox (reuse) like a Try-it console',
   tryit: 'resets the seed repo and every app; stops apiservers',
   oidc: 'exact list of the apps on prod (a parallel estate on prod would be in it)',
-  // not yet on their own estates: each still changes the seed estate (issue: tests own their state)
+  // the staging business endpoint (a stand-in every staging canary analysis reads), and wall-clock judges
   flagger: 'seed Canary; the staging business endpoint',
-  freeze: 'freezes seed staging',
   'freeze-claims': "judges replicas' claim takeovers (3 s claims) by wall-clock windows",
   'freeze-expiry': 'a 5 s freeze that must expire while its consoles are down: judged by wall-clock',
-  helmrelease: 'seed HelmRelease',
-  'prune-admission': 'empties the seed dev render',
   rollouts: 'seed Rollout; the staging business endpoint',
 };
 const globalFiles = Object.keys(GLOBAL_FILES).map((f) => `test/integration/${f}.test.ts`);

@@ -6,6 +6,10 @@ import { expect, test, type Page } from '@playwright/test';
 const DEV_APP = '/apps/nonprod/flux-system/kustomization/digital-human-dev';
 const BLOCKING = new Set(['serious', 'critical']);
 
+// every state is read-only (the seed's pages as they are): the states spread over the parallel project's workers
+// instead of running one after another in one (this spec alone was 8 of the parallel project's 9 minutes)
+test.describe.configure({ mode: 'parallel' });
+
 async function audit(page: Page, name: string): Promise<string[]> {
   const r = await new AxeBuilder({ page }).analyze();
   const bad = r.violations.filter((v) => BLOCKING.has(v.impact ?? ''));

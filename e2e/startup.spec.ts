@@ -40,7 +40,7 @@ for (const colorScheme of ['light', 'dark'] as const)
       // the sandbox is up: the start-up server closes, the console listens on the same address a moment later
       progress.ready();
       await server.close();
-      await new Promise((r) => setTimeout(r, 2500));
+      await new Promise((r) => setTimeout(r, 2000)); // a gap in which nothing listens
       consoleServer = createServer((_q, res) => {
         res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
         res.end('<!doctype html><title>All apps — GitOps console</title><p>console</p>');

@@ -239,6 +239,26 @@ export class ComponentCrashed extends Error {
   }
 }
 
+/**
+ * `check` holds at every look (each `intervalMs`, 500 ms by default) for `ms`: for "nothing happens meanwhile"
+ * (a gate stays closed, a follower stays a follower). Fails at the first look that does not hold, saying what
+ * and after how long; never one long sleep.
+ */
+export async function holdsFor(
+  what: string,
+  ms: number,
+  check: () => Promise<boolean> | boolean,
+  opts: { intervalMs?: number } = {},
+): Promise<void> {
+  const t0 = Date.now();
+  const until = t0 + ms;
+  do {
+    if (!(await check())) throw new Error(`${what} stopped holding after ${Date.now() - t0} ms (of ${ms} ms)`);
+    await sleep(Math.min(opts.intervalMs ?? 500, 2_000));
+  } while (Date.now() < until);
+  if (!(await check())) throw new Error(`${what} stopped holding at the end of ${ms} ms`);
+}
+
 /** Polls `check` until it returns true; fails early if the process died. */
 export async function waitFor(
   what: string,

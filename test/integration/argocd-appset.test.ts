@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppSetView } from '../../src/api/appsets.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { webDirFiles } from '../../sandbox/seed.ts';
-import { waitFor } from '../../sandbox/procs.ts';
+import { holdsFor, waitFor } from '../../sandbox/procs.ts';
 import { kubectl } from '../../sandbox/state.ts';
 import {
   commitAndPushRetrying,
@@ -167,7 +167,9 @@ describe('ApplicationSets with the real applicationset-controller', () => {
       ...['-n', 'argocd', 'annotate', '--overwrite', 'applicationset', 'web'],
       'argocd.argoproj.io/application-set-refresh=true',
     ]);
-    await new Promise((r) => setTimeout(r, 5000));
+    await holdsFor('the hand-annotated Application stays (the shrink still denied)', 5000, () =>
+      appExists('web-staging'),
+    );
     expect(appExists('web-staging')).toBe(true);
     expect(appSetError('web')).toMatch(DENIED);
     kubectl(CLUSTER, ['-n', 'argocd', 'annotate', 'application', 'web-staging', 'gitops-console.dev/prune-approved-']);

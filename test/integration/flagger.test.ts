@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppResponse, FlaggerCanaryDto, ReleasesResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
-import { waitFor } from '../../sandbox/procs.ts';
+import { holdsFor, waitFor } from '../../sandbox/procs.ts';
 import { commitAndPushRetrying, writeRepoFile } from '../../sandbox/scenario.ts';
 import { setBusinessEndpoint } from '../../sandbox/scenario-forge.ts';
 import { kubectl } from '../../sandbox/state.ts';
@@ -107,8 +107,14 @@ describe('Flagger canaries, governed, in the release chain', () => {
     expect(waiting.iteration).toBeGreaterThanOrEqual(2);
     expect(waiting.failedChecks).toBe(0);
     // nothing promotes it while the gate is closed
-    await new Promise((r) => setTimeout(r, 8000));
-    expect((await canary())?.phase).toBe('WaitingPromotion');
+    await holdsFor(
+      'the canary stays at its closed gate',
+      8000,
+      async () => (await canary())?.phase === 'WaitingPromotion',
+      {
+        intervalMs: 1000,
+      },
+    );
     // a viewer may not; on-call without a reason may not
     expect((await as(viewer, con.url, ACTION('promote'), { method: 'POST', body: { reason: 'ship' } })).status).toBe(
       403,

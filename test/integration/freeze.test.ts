@@ -1,9 +1,11 @@
-// Incident freezes against the real sandbox's seed apps (Flux's staging Kustomization, Argo CD's staging
-// Application, with their real controllers): roles, bad input, freeze → a hand edit survives the controller's
-// reconciles → the live change listed → write-back: a pull request on the sandbox forge (the repo the controllers
-// fetch) from a new branch of it → the prior automation restored → Flux reverts; a direct un-suspend is detected;
+// Incident freezes against the real sandbox, on the file's own estate (test/support/own-estate.ts: the seed's
+// staging service and its edge-gateway in a repository of their own, a Flux Kustomization and an Argo CD
+// Application like the seed's staging ones, with their real controllers, into a namespace mapped to staging; the
+// seed estate is only read): roles, bad input, freeze → a hand edit survives the controller's reconciles → the live
+// change listed → write-back: a pull request on the sandbox forge (the estate's repo, which the controllers fetch)
+// from a new branch of it → the prior automation restored → Flux reverts; a direct un-suspend is detected;
 // extensions and refusals; an Argo CD app's automated sync paused (a hand edit left OutOfSync past self-heal) and
-// its prior syncPolicy restored exactly. Every cluster change is undone at the end.
+// its prior syncPolicy restored exactly. The estate (its repository, PRs and branches with it) is deleted at the end.
 // Expiry while the console is down: freeze-expiry.test.ts; an end on two replicas: freeze-claims.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -11,31 +13,31 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalJson, type EvidenceEvent } from '../../src/domain/evidence.ts';
-import { kubectl, mustState } from '../../sandbox/state.ts';
+import { kubectl } from '../../sandbox/state.ts';
 import {
   argoApp,
   argoRefresh,
-  closePullRequest,
-  deleteBranch,
   getJson,
   openPullRequestFor,
-  sandboxForge,
   kubectlEdit,
   requestReconcile,
   setSuspended,
-  waitForArgoSynced,
 } from '../../sandbox/scenario.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
+import { EDGE_GATEWAY, freezeEstate } from '../support/freeze-estate.ts';
 import { reconcileHandled, type Change, type Freeze } from '../support/freeze-sandbox.ts';
+import type { Estate } from '../support/own-estate.ts';
 
-const CLUSTER = 'nonprod';
-const ENV = 'staging';
-const KS = 'digital-human-staging';
-const FLUX_APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
-const ARGO = 'edge-gateway-staging';
-const ARGO_APP = `${CLUSTER}/argocd/application/${ARGO}`;
+/** the file's own estate (made in beforeAll): its cluster, namespace (mapped to staging) and apps */
+let estate: Estate;
+let CLUSTER: string;
+let ENV: string;
+let KS: string;
+let FLUX_APP: string;
+let ARGO: string;
+let ARGO_APP: string;
 
 /** the sandbox's application controller runs with --self-heal-timeout-seconds 2 (sandbox/argocd.ts) */
 const ARGO_SELF_HEAL_MS = 2000;
@@ -50,7 +52,6 @@ let con: Awaited<ReturnType<typeof startTestConsole>>;
 let oncall: Signed;
 let viewer: Signed;
 let developer: Signed;
-const branches: string[] = [];
 
 const ks = () => getJson(CLUSTER, ['-n', 'flux-system', 'get', 'kustomization', KS]);
 const replicas = () =>
@@ -80,29 +81,26 @@ async function end(id: string, decisions: Array<{ change: string; action: string
 }
 
 beforeAll(async () => {
+  // the staging service (Flux) and the edge gateway (Argo CD, automated with prune and self-heal) at rest
+  estate = await freezeEstate('freeze');
+  CLUSTER = estate.cluster;
+  ENV = estate.namespace;
+  KS = estate.kustomization();
+  FLUX_APP = estate.appId();
+  ARGO = estate.application(EDGE_GATEWAY);
+  ARGO_APP = estate.argoAppId(EDGE_GATEWAY);
   con = await startTestConsole();
   oncall = await signIn(con.url, 'oncall');
   viewer = await signIn(con.url, 'viewer');
   developer = await signIn(con.url, 'developer');
-  // the staging app at rest: not suspended, Git's replicas
-  setSuspended(CLUSTER, KS, false);
 }, 300_000);
 
 afterAll(async () => {
   try {
-    // whatever a failed test left: resume, and close the PRs and delete the branches the write-back made
-    dropFreezeAnnotations();
-    setSuspended(CLUSTER, KS, false);
-    for (const b of branches)
-      try {
-        const pr = await openPullRequestFor(b);
-        if (pr) await closePullRequest(pr.number);
-        deleteBranch(b);
-      } catch {
-        /* already gone */
-      }
-  } finally {
     await con?.close();
+  } finally {
+    // its repository (the write-back's branches and pull requests with it), apps and namespace
+    await estate?.teardown();
   }
 }, 120_000);
 
@@ -202,20 +200,22 @@ describe('incident freeze (Flux)', () => {
     const wb = done.writeBack?.[0];
     expect(wb?.branch).toBe(`freeze/${f.id}`);
     expect(wb?.commit).toMatch(/^[0-9a-f]{40}$/);
-    branches.push(wb?.branch as string);
     expect(wb?.placements).toEqual([
       expect.objectContaining({ placed: true, file: 'overlays/staging/kustomization.yaml' }),
     ]);
     // the forge of the repo the controllers fetch: a pull request into main, opened by the console's bot user
-    expect(mustState().git.url).toBe(sandboxForge().repo.cloneUrl);
+    const fetched = getJson(CLUSTER, ['-n', 'flux-system', 'get', 'gitrepository', estate.source]).spec as {
+      url?: string;
+    };
+    expect(fetched.url).toBe(estate.forge.repo.cloneUrl);
     expect(wb?.pullRequest?.number).toBeGreaterThan(0);
-    const pr = await openPullRequestFor(wb?.branch as string);
+    const pr = await openPullRequestFor(wb?.branch as string, estate.forge);
     expect(pr).toMatchObject({ number: wb?.pullRequest?.number, author: 'gitops-console', base: 'main' });
     expect(pr?.headSha).toBe(wb?.commit);
     // the commit on the branch
     const work = mkdtempSync(join(tmpdir(), 'freeze-wb-'));
     try {
-      execFileSync('git', ['clone', '-q', '--depth', '2', '--branch', wb?.branch as string, mustState().git.url, work]);
+      execFileSync('git', ['clone', '-q', '--depth', '2', '--branch', wb?.branch as string, fetched.url ?? '', work]);
       expect(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: work, encoding: 'utf8' }).trim()).toBe(wb?.commit);
       const overlay = readFileSync(join(work, 'overlays/staging/kustomization.yaml'), 'utf8');
       expect(overlay).toMatch(/- name: render-worker\n\s+count: 12/);
@@ -342,7 +342,7 @@ describe('incident freeze (Flux)', () => {
 
 describe('incident freeze (Argo CD, its real application controller)', () => {
   it('pauses automated sync (Argo CD sees a hand edit and leaves it) and restores the prior syncPolicy exactly', async () => {
-    await waitForArgoSynced(CLUSTER, ARGO);
+    await estate.waitArgoSynced(EDGE_GATEWAY, estate.seedCommit);
     const prior = argoSyncPolicy();
     expect(prior).toHaveProperty('automated');
     const r = await freeze(oncall, { cluster: CLUSTER, app: ARGO_APP, reason: 'edge incident', minutes: 10 });
@@ -384,11 +384,6 @@ describe('incident freeze (Argo CD, its real application controller)', () => {
     expect(canonicalJson(argoSyncPolicy())).toBe(canonicalJson(prior));
     // automation back: Argo CD's self-heal reverts the edit
     await waitFor('self-heal reverts the edit', async () => replicas() === 2, { timeoutMs: 90_000, intervalMs: 1000 });
-    await waitForArgoSynced(CLUSTER, ARGO);
+    await estate.waitArgoSynced(EDGE_GATEWAY, estate.seedCommit);
   }, 240_000);
 });
-
-// later tests start from the sandbox's Argo CD app synced (its controller syncs it; this waits for that)
-afterAll(async () => {
-  await waitForArgoSynced(CLUSTER, ARGO).catch(() => undefined);
-}, 200_000);

@@ -1,31 +1,28 @@
-// Flux HelmReleases on the real helm-controller (issue 26, part 4): infra-dev's HelmRelease `status-page` installs
-// a chart from the sandbox's OCI registry (pushed with helm at first start), values inline and from a ConfigMap.
+// Flux HelmReleases on the real helm-controller (issue 26, part 4): the seed's HelmRelease `status-page` on the
+// file's own estate (test/support/helm-estate.ts: its own repository and Kustomization, a governed namespace mapped
+// to dev; the seed's release is only read) installs a chart from the sandbox's OCI registry (pushed with helm at
+// first start), values inline and from a ConfigMap.
 // The console lists it with its tree (helm-controller's inventory), renders it as helm-controller does (helm
 // template with the composed values) and diffs it; a value changed in Git while the release is suspended shows
 // with helm-controller as the field owner; a chart downgrade that removes an object is held by the admission policy
-// (helm-controller's own delete is denied without an approved preview).
+// (helm-controller's own delete is denied without an approved preview). The estate is deleted at the end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppResponse, DiffResponse, TreeResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
-import { helmReleaseFiles } from '../../sandbox/helm-charts.ts';
 import { kubectlAs } from '../../sandbox/identities.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import {
-  commitAndPushRetrying,
-  patchFluxSpec,
-  waitForKustomizationRevision,
-  writeRepoFile,
-} from '../../sandbox/scenario.ts';
-import { kubectl } from '../../sandbox/state.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { RECORDER_ON, startTestConsole } from '../support/console.ts';
+import { helmEstate, type HelmEstate, type ReleaseOptions } from '../support/helm-estate.ts';
 
-const HR = 'nonprod/dev/helmrelease/status-page';
-const INFRA = 'infra-dev';
 /** the object chart 0.2.0 adds (sandbox/helm-charts.ts) */
 const BANNER = 'status-page-banner';
 const DENIED = /needs an approved prune preview in the GitOps console/;
 
+let helm: HelmEstate;
+/** the estate's HelmRelease in the console, and its namespace (made in beforeAll) */
+let HR: string;
+let NS: string;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let developer: Signed;
 let oncall: Signed;
@@ -42,34 +39,20 @@ async function diff(): Promise<DiffResponse> {
 }
 const changed = (d: DiffResponse) => d.objects.filter((o) => o.status !== 'unchanged');
 
-/** Commits the HelmRelease's file (sandbox/helm-charts.ts) and waits until infra-dev applied it. */
-async function commitRelease(message: string, opts: Parameters<typeof helmReleaseFiles>[0]): Promise<string> {
-  const sha = commitAndPushRetrying(message, (w) => {
-    for (const [f, text] of Object.entries(helmReleaseFiles(opts))) writeRepoFile(w, f, text);
-  });
-  await waitForKustomizationRevision('nonprod', INFRA, sha, 120_000);
-  return sha;
-}
-/** What `flux suspend|resume helmrelease` does. */
-const setSuspended = (suspend: boolean) =>
-  patchFluxSpec(
-    'nonprod',
-    { kind: 'helmrelease', namespace: 'dev', name: 'status-page' },
-    { suspend },
-    'flux-client-side-apply',
-  );
+/** Commits the HelmRelease's file (the estate's copy of sandbox/helm-charts.ts) and waits until Flux applied it. */
+const commitRelease = (message: string, opts: ReleaseOptions): Promise<string> => helm.commit(message, opts);
 const forceRetry = () => {
   const at = new Date().toISOString();
   return [`reconcile.fluxcd.io/forceAt=${at}`, `reconcile.fluxcd.io/requestedAt=${at}`];
 };
+/** kubectl (the sandbox admin) in the estate's namespace */
+const kubectl = (args: string[]) => helm.kubectl(args);
 const hrSpec = () =>
-  JSON.parse(kubectl('nonprod', ['-n', 'dev', 'get', 'helmrelease', 'status-page', '-o', 'json'])).spec as {
+  JSON.parse(kubectl(['get', 'helmrelease', 'status-page', '-o', 'json'])).spec as {
     suspend?: boolean;
   };
-const liveMessage = () =>
-  kubectl('nonprod', ['-n', 'dev', 'get', 'configmap', 'status-page', '-o', 'jsonpath={.data.MESSAGE}']).trim();
-const bannerLive = () =>
-  kubectl('nonprod', ['-n', 'dev', 'get', 'configmap', BANNER, '--ignore-not-found', '-o', 'name']).trim() !== '';
+const liveMessage = () => kubectl(['get', 'configmap', 'status-page', '-o', 'jsonpath={.data.MESSAGE}']).trim();
+const bannerLive = () => kubectl(['get', 'configmap', BANNER, '--ignore-not-found', '-o', 'name']).trim() !== '';
 
 async function installedAt(version: string): Promise<AppResponse> {
   let a: AppResponse | undefined;
@@ -85,23 +68,20 @@ async function installedAt(version: string): Promise<AppResponse> {
 }
 
 beforeAll(async () => {
+  // the release at chart 0.1.0 in Git, applied by the estate's Kustomization (helm-controller installs it)
+  helm = await helmEstate({ name: 'helmrelease', governed: true });
+  HR = helm.app;
+  NS = helm.estate.namespace;
   con = await startTestConsole(RECORDER_ON);
   developer = await signIn(con.url, 'developer');
   oncall = await signIn(con.url, 'oncall');
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   try {
-    setSuspended(false);
-    await commitRelease('status-page back to the seed (helmrelease test)', {});
-    // a failed run may leave chart 0.2.0's banner: the scenario's admin removes it (helm-controller may not
-    // without an approved preview) and asks helm-controller to try again
-    if (bannerLive()) {
-      kubectl('nonprod', ['-n', 'dev', 'delete', 'configmap', BANNER]);
-      kubectl('nonprod', [...['-n', 'dev', 'annotate', '--overwrite', 'helmrelease', 'status-page'], ...forceRetry()]);
-    }
-    await installedAt('0.1.0');
-  } finally {
     await con?.close();
+  } finally {
+    // helm-controller uninstalls the release (what it may not delete in the governed namespace, the admin does)
+    await helm?.teardown();
   }
 }, 300_000);
 
@@ -127,15 +107,15 @@ describe('Flux HelmRelease on the real helm-controller', () => {
     });
     // helm-controller applied them (Helm 4: server-side apply, its own field manager)
     const managers = JSON.parse(
-      kubectl('nonprod', ['-n', 'dev', 'get', 'deployment', 'status-page', '-o', 'json', '--show-managed-fields']),
+      kubectl(['get', 'deployment', 'status-page', '-o', 'json', '--show-managed-fields']),
     ).metadata.managedFields.map((m: { manager: string }) => m.manager) as string[];
     expect(managers).toContain('helm-controller');
     // reconcile now: the release and the HelmChart helm-controller made for it (in the source's namespace)
     const rec = await as(developer, con.url, `/api/apps/${HR}/reconcile`, { method: 'POST' });
     expect(rec.status, rec.text).toBe(200);
     expect((rec.body as { objects: string[] }).objects).toEqual([
-      'HelmRelease/dev/status-page',
-      'HelmChart/flux-system/dev-status-page',
+      `HelmRelease/${NS}/status-page`,
+      `HelmChart/${helm.helmChart}`,
     ]);
   });
 
@@ -212,7 +192,7 @@ describe('Flux HelmRelease on the real helm-controller', () => {
 
     // helm-controller's own token may not delete the banner in a governed namespace without an approved preview
     expect(() =>
-      kubectlAs('nonprod', 'helm-controller', ['-n', 'dev', 'delete', 'configmap', BANNER, '--dry-run=server']),
+      kubectlAs('nonprod', 'helm-controller', ['-n', NS, 'delete', 'configmap', BANNER, '--dry-run=server']),
     ).toThrow(DENIED);
 
     // back to 0.1.0: helm-controller's upgrade would delete the banner; the admission policy denies it and the
@@ -221,7 +201,7 @@ describe('Flux HelmRelease on the real helm-controller', () => {
     await waitFor(
       'the upgrade held by the policy',
       async () => {
-        const hr = JSON.parse(kubectl('nonprod', ['-n', 'dev', 'get', 'helmrelease', 'status-page', '-o', 'json'])) as {
+        const hr = JSON.parse(kubectl(['get', 'helmrelease', 'status-page', '-o', 'json'])) as {
           status?: { conditions?: Array<{ type: string; status: string; message?: string }> };
         };
         const ready = hr.status?.conditions?.find((c) => c.type === 'Ready');
@@ -232,8 +212,8 @@ describe('Flux HelmRelease on the real helm-controller', () => {
     expect(bannerLive()).toBe(true);
     expect((await app()).app.health).not.toBe('Healthy');
     // the operator removes it (admin, the sandbox's own set-up) and forces a retry: the release is back at 0.1.0
-    kubectl('nonprod', ['-n', 'dev', 'delete', 'configmap', BANNER]);
-    kubectl('nonprod', ['-n', 'dev', 'annotate', '--overwrite', 'helmrelease', 'status-page', ...forceRetry()]);
+    kubectl(['delete', 'configmap', BANNER]);
+    kubectl(['annotate', '--overwrite', 'helmrelease', 'status-page', ...forceRetry()]);
     await installedAt('0.1.0');
   }, 480_000);
 });

@@ -2,9 +2,10 @@
 // as its own ServiceAccount (sandbox/identities.ts) and the console's ValidatingAdmissionPolicy
 // (deploy/prune-admission-policy.yaml) denies their DELETEs in governed namespaces (dev, staging, prod) unless the
 // console listed the object's uid in its approvals ConfigMap (a stamp on the object, written by anyone, proves
-// nothing; a recreated object has a new uid). dev's Flux Kustomization has `prune: true`: after a second person
+// nothing; a recreated object has a new uid). On the file's own estate (test/support/own-estate.ts: the seed's dev
+// service, Flux `prune: true` like the seed's dev, a governed namespace mapped to dev): after a second person
 // approves a preview, the BFF lists the approved objects and kustomize-controller's own prune deletes them;
-// everything else it would prune stays. Every Git change is undone at the end.
+// everything else it would prune stays. The seed estate is only read; the estate is deleted at the end.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,24 +17,20 @@ import type { ApprovalEntry } from '../../src/domain/prune-approval.ts';
 import { listApproval, readApprovals, unlistApprovals } from '../../src/server/prune/approval-params.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { kubectl } from '../../sandbox/sandbox.ts';
-import {
-  commitAndPushRetrying,
-  getJson,
-  makeRenderEmpty,
-  requestReconcile,
-  waitForKustomizationRevision,
-  waitForRevisionPrunedByAdmin,
-  writeRepoFile,
-} from '../../sandbox/scenario.ts';
+import { getJson, requestReconcile, waitForRevisionPrunedByAdmin, writeRepoFile } from '../../sandbox/scenario.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
 import { consoleConnection } from '../support/kubeconfig.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
 
 const CLUSTER = 'nonprod';
-const NS = 'dev';
-const KS = 'digital-human-dev';
-const APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
 const OVERLAY = 'overlays/dev/kustomization.yaml';
+/** the file's own estate (made in the first beforeAll): its governed namespace, its Kustomization, its app id */
+let estate: Estate | undefined;
+const mustEstate = () => estate as Estate;
+let NS = '';
+let KS = '';
+let APP = '';
 const suffix = Date.now().toString(36);
 const PROBE = `admission-probe-${suffix}`;
 const DENIED = /needs an approved prune preview in the GitOps console/;
@@ -55,8 +52,10 @@ type Preview = {
   journal: Array<{ object: string; state: string; detail: string | null }>;
 };
 
-/** commitAndPush, again on a fresh clone when another test pushed meanwhile. */
-const push = commitAndPushRetrying;
+/** A commit pushed to the estate's own repository (only this file pushes there). */
+const push = (message: string, edit: (workTree: string) => void): string => mustEstate().push(message, edit);
+/** Until the estate's Kustomization applied exactly `sha` and is Ready. */
+const applied = (sha: string, timeoutMs = 180_000) => mustEstate().waitApplied(sha, undefined, timeoutMs);
 
 const live = (kind: string, name: string): boolean =>
   kubectl(CLUSTER, ['-n', NS, 'get', kind, name, '--ignore-not-found', '-o', 'name']).trim() !== '';
@@ -76,7 +75,7 @@ async function pruneDenied(sha: string): Promise<Condition> {
     async () => {
       if (Date.now() - nudged > 5000) {
         nudged = Date.now();
-        requestReconcile(CLUSTER, 'gitrepository', 'digital-human');
+        requestReconcile(CLUSTER, 'gitrepository', mustEstate().source);
         requestReconcile(CLUSTER, 'kustomization', KS);
       }
       const st = kustomization().status;
@@ -142,7 +141,7 @@ async function sourceAt(sha: string): Promise<void> {
   await waitFor(
     `console source at ${sha.slice(0, 8)}`,
     async () => {
-      requestReconcile(CLUSTER, 'gitrepository', 'digital-human');
+      requestReconcile(CLUSTER, 'gitrepository', mustEstate().source);
       const r = await as(c.admin, c.url, `/api/apps/${APP}`);
       const rev = (r.body as { app?: { source?: { revisionWanted?: string } } }).app?.source?.revisionWanted ?? '';
       return rev.endsWith(sha);
@@ -183,7 +182,7 @@ async function evidence(type: string): Promise<EvidenceEvent[]> {
   return (r.body as { events: EvidenceEvent[] }).events;
 }
 
-/** An approval entry for a ConfigMap of dev, as the console writes one (a test's own: no preview behind it). */
+/** An approval entry for a ConfigMap of the estate, as the console writes one (a test's own: no preview behind it). */
 const probeEntry = (name: string): ApprovalEntry => ({
   preview: '00000000-0000-4000-8000-00000000a11d',
   snapshot: '0123456789abcdef',
@@ -203,19 +202,26 @@ function withoutProbe(w: string): void {
   writeRepoFile(w, OVERLAY, readFileSync(join(w, OVERLAY), 'utf8').replace('  - admission-probe.yaml\n', ''));
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   for (const sa of ['kustomize-controller', 'argocd-application-controller'] as const)
     if (!identityKubeconfig(CLUSTER, sa))
       throw new Error(
         `the sandbox has no ${sa} identity: it is older than sandbox/identities.ts (npm run sandbox -- down, then up)`,
       );
-});
+  // the seed's dev service, Flux prune: true, in a governed namespace of the file's own (mapped to dev)
+  estate = await ownEstate({ name: 'prune-admission', env: 'dev', files: digitalHumanTemplate('dev'), governed: true });
+  NS = estate.namespace;
+  KS = estate.kustomization();
+  APP = estate.appId();
+}, 300_000);
 
 afterAll(async () => {
   try {
-    kubectl(CLUSTER, ['-n', NS, 'delete', 'configmap', PROBE, `${PROBE}-manual`, '--ignore-not-found', '--wait=false']);
-  } finally {
+    // a failed first test may leave its probe in flux-system (everything else is in the estate's namespace)
+    kubectl(CLUSTER, ['-n', 'flux-system', 'delete', 'configmap', `${PROBE}-manual`, '--ignore-not-found']);
     await con?.close();
+  } finally {
+    await estate?.teardown();
   }
 }, 300_000);
 
@@ -345,7 +351,10 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
   });
 
   it("an empty render: kustomize-controller's prune is denied, the objects stay, the preview needs an override", async () => {
-    const empty = makeRenderEmpty(NS);
+    // the estate's dev overlay renders to zero objects (the dangerous-prune scenario)
+    const empty = push('admission test: empty the dev render', (w) =>
+      writeRepoFile(w, OVERLAY, 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n'),
+    );
     try {
       const ready = await pruneDenied(empty);
       expect(ready.reason).toBe('PruneFailed');
@@ -384,7 +393,7 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
         const before = execFileSync('git', ['show', `${empty}~1:${OVERLAY}`], { cwd: w, encoding: 'utf8' });
         writeRepoFile(w, OVERLAY, before);
       });
-      await waitForKustomizationRevision(CLUSTER, KS, restore, 180_000);
+      await applied(restore);
     }
   });
 
@@ -394,7 +403,7 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
       const text = readFileSync(join(w, OVERLAY), 'utf8');
       writeRepoFile(w, OVERLAY, text.replace('  - ../../base\n', '  - ../../base\n  - admission-probe.yaml\n'));
     });
-    await waitForKustomizationRevision(CLUSTER, KS, added, 180_000);
+    await applied(added);
     expect(live('configmap', PROBE)).toBe(true);
     // a well-formed stamp written with the admin kubeconfig (issue #21: it used to be the approval)
     kubectl(CLUSTER, [
@@ -444,7 +453,7 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
       ...['-o', `jsonpath={.metadata.annotations.gitops-console\\.dev/prune-approved}`],
     ]).trim();
     expect(['', stamp]).toContain(stamped);
-    await waitForKustomizationRevision(CLUSTER, KS, removed, 120_000);
+    await applied(removed, 120_000);
     expect(live('configmap', PROBE)).toBe(false);
     const k = kustomization().status?.conditions?.find((x) => x.type === 'Ready');
     expect(k?.status).toBe('True');
@@ -475,7 +484,7 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
       const text = readFileSync(join(w, OVERLAY), 'utf8');
       writeRepoFile(w, OVERLAY, text.replace('  - ../../base\n', '  - ../../base\n  - admission-probe.yaml\n'));
     });
-    await waitForKustomizationRevision(CLUSTER, KS, again, 180_000);
+    await applied(again);
     const uid2 = kubectl(CLUSTER, ['-n', NS, 'get', 'configmap', PROBE, '-o', 'jsonpath={.metadata.uid}']).trim();
     expect(uid2).not.toBe(uid);
     kubectl(CLUSTER, ['-n', NS, 'annotate', '--overwrite', 'configmap', PROBE, `${STAMP_KEY}=${stamp}`]);

@@ -372,15 +372,18 @@ describe('a lapsed or withdrawn approval denies', () => {
     const dryRunDelete = (n: string) =>
       kubectlAs(CLUSTER, 'kustomize-controller', ['-n', NS, 'delete', 'configmap', n, '--dry-run=server']);
     try {
+      const lapsesAt = Date.now() + 2000;
       await listApproval(
         conn,
         uid(lapsed),
-        entry('ConfigMap', lapsed, NS, { preview: 'p-lapsed', expires: new Date(Date.now() + 2000).toISOString() }),
+        entry('ConfigMap', lapsed, NS, { preview: 'p-lapsed', expires: new Date(lapsesAt).toISOString() }),
       );
       await listApproval(conn, uid(voided), entry('ConfigMap', voided, NS, { preview: 'p-voided' }));
       // listed: the controller may (a dry run: nothing is deleted)
       for (const n of names) dryRunDelete(n);
-      await new Promise((r) => setTimeout(r, 2500));
+      await waitFor('the lapsed approval past its expiry', async () => Date.now() > lapsesAt + 500, {
+        intervalMs: 100,
+      });
       const swept = await sweepApprovals(ctx, [CLUSTER]);
       expect(swept[CLUSTER]).toContain(uid(lapsed));
       expect(swept[CLUSTER]).not.toContain(uid(voided));

@@ -3,7 +3,7 @@
 // over and records. (Each replica has its own SQLite store here, so "who records" is visible per store.)
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ReleasesResponse } from '../../src/api/schemas.ts';
-import { waitFor } from '../../sandbox/procs.ts';
+import { holdsFor, waitFor } from '../../sandbox/procs.ts';
 import { getJson } from '../../sandbox/scenario.ts';
 import { kubectl } from '../../sandbox/state.ts';
 import { as } from '../support/auth.ts';
@@ -56,7 +56,14 @@ describe('one release recorder among replicas (Lease)', () => {
     const b = await startTestConsole({ ...RECORDER_ON, ...env });
     started.push(b);
     // several renew periods: B follows, records nothing, and the holder stays A
-    await new Promise((r) => setTimeout(r, 12_000));
+    await holdsFor(
+      'A keeps the Lease and B records nothing',
+      12_000,
+      async () => holder() === first && (await releases(b)).length === 0,
+      {
+        intervalMs: 1000,
+      },
+    );
     expect(holder()).toBe(first);
     expect(await releases(b)).toEqual([]);
 

@@ -54,6 +54,11 @@ export interface EstateOptions {
   env: EstateEnv;
   /** the repository's first commit (a template, e.g. digitalHumanTemplate(env), or a test's own files) */
   files: Record<string, string>;
+  /**
+   * more of the first commit, made from the estate's names (merged over `files`): e.g. an overlay that declares
+   * the estate's namespace as Git's own, where a test reads Git's namespace (the freeze write-back's placement)
+   */
+  namedFiles?: (names: { id: string; namespace: string }) => Record<string, string>;
   /** Flux Kustomizations; default: one app `app` at `overlays/<env>` (none when only argoApps are given) */
   apps?: EstateApp[];
   /** Argo CD Applications on the estate's repository, into the estate's namespace */
@@ -120,7 +125,8 @@ export async function ownEstate(opts: EstateOptions): Promise<Estate> {
   const server = st.clusters.find((c) => c.name === cluster)?.apiserver;
   if (argoApps.length && !server) throw new Error(`no cluster ${cluster} in the sandbox`);
   const kustomization = (app = apps[0]?.name ?? 'app') => `${id}-${app}`;
-  const repo = await createForgeRepo(forgeOfSandbox, `t-${id}`, opts.files, `Seed ${opts.name}'s own estate`);
+  const files = { ...opts.files, ...opts.namedFiles?.({ id, namespace }) };
+  const repo = await createForgeRepo(forgeOfSandbox, `t-${id}`, files, `Seed ${opts.name}'s own estate`);
   const forge: ForgeState = { ...forgeOfSandbox, repo };
   const state: SandboxState = { ...st, git: { ...st.git, url: repo.cloneUrl } };
   const seedCommit = repoHead(state);
