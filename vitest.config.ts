@@ -23,7 +23,6 @@ export const GLOBAL_FILES: Record<string, string> = {
   sandbox: 'stops the prod apiserver; edits seed dev',
   'sandbox-mode': 're-applies the sandbox (reuse) like a Try-it console',
   tryit: 'resets the seed repo and every app; stops apiservers',
-  oidc: 'exact list of the apps on prod (a parallel estate on prod would be in it)',
   // the staging business endpoint (a stand-in every staging canary analysis reads), and wall-clock judges
   flagger: 'seed Canary; the staging business endpoint',
   'freeze-claims': "judges replicas' claim takeovers (3 s claims) by wall-clock windows",
@@ -37,6 +36,19 @@ const integration = {
   globalSetup: ['test/integration/global-setup.ts'],
   testTimeout: 240_000,
   hookTimeout: 600_000,
+  pool: 'forks' as const,
+};
+
+/**
+ * The contract tier (docs/testing.md): the BFF against one bare cluster (sandbox/bare-cluster.ts: etcd and the
+ * apiservers, no controllers, no forge), started once per run by its global set-up; needs no sandbox.
+ */
+const contract = {
+  environment: 'node' as const,
+  globalSetup: ['test/contract/global-setup.ts'],
+  setupFiles: ['test/contract/setup-env.ts'],
+  testTimeout: 120_000,
+  hookTimeout: 180_000,
   pool: 'forks' as const,
 };
 
@@ -64,6 +76,14 @@ export default defineConfig({
       },
       {
         test: { ...integration, name: 'global', include: globalFiles, fileParallelism: false },
+      },
+      {
+        test: {
+          ...contract,
+          name: 'contract',
+          include: ['test/contract/**/*.test.ts'],
+          fileParallelism: true,
+        },
       },
     ],
   },

@@ -404,7 +404,7 @@ status:
   return state;
 }
 
-function apiserverArgs(c: ClusterState, pki: ClusterPki, etcdUrl: string, mpki: MetricsPki): string[] {
+export function apiserverArgs(c: ClusterState, pki: ClusterPki, etcdUrl: string, mpki: MetricsPki): string[] {
   return [
     // the aggregation layer: metrics-server's metrics.k8s.io behind the APIService (sandbox/metrics-api.ts)
     ...aggregatorArgs(mpki),

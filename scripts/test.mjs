@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 // npm test: the whole suite by tiers (docs/testing.md), printing one closing line "N passed, N failed".
 //
-//   side lane (niced, beside the sandbox's start):  typecheck → lint → format → unit → build SPA
+//   side lane (niced, beside the sandbox's start):  typecheck → lint → format → unit → contract → build SPA
 //   main lane:  sandbox up → integration (file-parallel) → global (serial) → e2e parallel → e2e serial → down
+//
+// The contract tier needs no sandbox: its own bare cluster (etcd and apiservers, sandbox/bare-cluster.ts) from the
+// sandbox's binaries and CRDs. In a full run it waits for the main lane's `sandbox up` (which builds them); alone
+// (`node scripts/test.mjs static unit contract`, npm run test:fast) it builds the few it needs when missing.
 //
 // Each tier's per-file durations go to test-results/durations.json; the slowest 20 files, every step's time and
 // every failed test (name and first lines of its message) are repeated at the very end: a CI log is read from
-// its tail. `node scripts/test.mjs static unit` runs only the named tiers (npm run test:fast).
+// its tail. `node scripts/test.mjs static unit contract` runs only the named tiers (npm run test:fast).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -19,7 +23,7 @@ const outDir = join(root, 'test-results');
 mkdirSync(outDir, { recursive: true });
 const env = { ...process.env, GITOPS_SANDBOX_MANAGED: '1', FORCE_COLOR: '0', NO_COLOR: '1' };
 const only = process.argv.slice(2);
-const TIERS = ['static', 'unit', 'integration', 'global', 'e2e'];
+const TIERS = ['static', 'unit', 'contract', 'integration', 'global', 'e2e'];
 for (const t of only)
   if (!TIERS.includes(t)) {
     console.error(`unknown tier ${t}; tiers: ${TIERS.join(', ')}`);
@@ -29,6 +33,8 @@ const want = (s) => only.length === 0 || only.includes(s);
 // integration workers: the files wait on controllers far more than they compute; TEST_WORKERS overrides
 const workers = process.env.TEST_WORKERS ?? String(Math.max(2, availableParallelism() + 1));
 const e2eWorkers = process.env.E2E_WORKERS ?? '2';
+// contract workers: each file runs a BFF (or two) against the one bare cluster; CONTRACT_WORKERS overrides
+const contractWorkers = process.env.CONTRACT_WORKERS ?? '2';
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const failedSteps = [];
@@ -243,13 +249,57 @@ async function sideLane() {
     await run('format check', node, [bin('prettier/bin/prettier.cjs'), '--check', '.'], opts);
   }
   if (want('unit')) await vitest('unit tests', 'unit', opts);
+  if (want('contract')) {
+    if (await contractPrerequisites(opts))
+      await vitest('contract tests (bare cluster)', 'contract', {
+        ...opts,
+        extra: [`--maxWorkers=${contractWorkers}`],
+      });
+  }
   if (e2eReady) return run('build SPA', node, [bin('vite/bin/vite.js'), 'build', '--logLevel', 'warn'], opts);
   return true;
+}
+
+/** The sandbox binaries and CRDs a bare cluster is made of (sandbox/bare-cluster.ts). */
+const CONTRACT_NEEDS = [
+  'bin/etcd',
+  'bin/kube-apiserver',
+  'bin/kubectl',
+  'bin/imagerefl-dist',
+  'bin/imageauto-dist',
+  'assets/crds/flux',
+  'assets/crds/argocd',
+  'assets/crds/rollouts',
+  'assets/crds/flagger/crd.yaml',
+  'assets/crds/eso/bundle.yaml',
+];
+/** resolves when the main lane's `sandbox up` has ended (whatever its result) */
+let sandboxUpEnded;
+const sandboxUpEnd = new Promise((resolve) => (sandboxUpEnded = resolve));
+
+/**
+ * Whether the contract tier can start: beside the sandbox's start, once `sandbox up` has ended (its build.sh makes
+ * every binary and the assets; a second build.sh at the same time would race it); alone, build.sh for just the
+ * components it needs (etcd, kube, Flux's image automation CRDs, the CRD assets), when one is missing.
+ */
+async function contractPrerequisites(opts) {
+  const sandboxDir = process.env.GITOPS_SANDBOX_DIR ?? join(root, '.sandbox');
+  const missing = () => CONTRACT_NEEDS.filter((p) => !existsSync(join(sandboxDir, p)));
+  if (needsSandbox) await sandboxUpEnd;
+  else if (missing().length)
+    await run('sandbox build (contract)', 'bash', ['sandbox/build.sh', 'etcd kube imagectl assets'], opts);
+  const still = missing();
+  if (!still.length) return true;
+  console.log(`contract: missing ${still.join(', ')} in ${sandboxDir} (bash sandbox/build.sh)`);
+  totals.failed++;
+  failedSteps.push('contract (sandbox binaries missing)');
+  return false;
 }
 
 async function mainLane() {
   if (!needsSandbox) return;
   const up = await run('sandbox up', node, ['--import', 'tsx', 'sandbox/cli.ts', 'up']);
+  sandboxUpEnded();
   if (up) {
     if (want('integration'))
       await vitest('integration tests (real sandbox, file-parallel)', 'integration', {

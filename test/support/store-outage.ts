@@ -1,4 +1,4 @@
-// Evidence stores that really fail mid-run, and come back (test/integration/evidence-fail-closed.test.ts).
+// Evidence stores that really fail mid-run, and come back (test/contract/evidence-fail-closed.test.ts).
 //
 // SQLite: the BFF runs as its own process and the kernel refuses every file write it makes — `prlimit` lowers
 // the process's RLIMIT_FSIZE (soft) to 0, so each write(2) to a regular file fails with EFBIG (Node ignores

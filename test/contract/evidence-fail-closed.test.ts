@@ -15,7 +15,7 @@ import { as, signIn, TEST_PASSWORD, type Signed } from '../support/auth.ts';
 import { startPostgres, type PgServer } from '../support/postgres.ts';
 import { allowFileWrites, denyFileWrites, postgresControl, spawnBffPiped } from '../support/store-outage.ts';
 
-// the prod app: no other test reconciles it through a console (they share the sandbox, maybe at the same time)
+// the seed's prod app (./seed.ts): no other contract file reconciles it through a console (they share the bare cluster)
 const APP = 'prod/flux-system/kustomization/digital-human-prod';
 const CONSOLE_MANAGER = 'gitops-console'; // the field manager of the console's "reconcile now" PATCH
 

@@ -1,5 +1,7 @@
 // OIDC sign-in against a real (test) OpenID provider on loopback: the console signs people in
-// with the authorization code flow and refuses every mis-built or misdirected ID token.
+// with the authorization code flow and refuses every mis-built or misdirected ID token. On the contract tier's bare
+// clusters (./global-setup.ts): the prod apps are the seed's GitOps objects (./seed.ts), and no contract file puts
+// an estate on prod (its exact list of prod apps would hold it).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

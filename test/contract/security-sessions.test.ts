@@ -1,7 +1,7 @@
-// Identity and access against the real sandbox, sessions: 401 on every route without (or with a forged) session,
-// sign-out cuts streams, and the first-start admin. Every route is called on this file's own app: an estate
-// (own-estate.ts) holding one ConfigMap in a namespace of its own, env dev, so that a route wrongly let through
-// changes nothing another file reads. (Roles, CSRF and limits: security.test.ts.)
+// Identity and access against the contract tier's bare cluster, sessions: 401 on every route without (or with a
+// forged) session, sign-out cuts streams, and the first-start admin. Every route is called on this file's own app:
+// a bare estate (./bare-estate.ts) holding one ConfigMap in a namespace of its own, env dev, so that a route wrongly
+// let through changes nothing another file reads. (Roles, CSRF and limits: test/integration/security.test.ts.)
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,8 +15,8 @@ import { as, signIn, type Signed } from '../support/auth.ts';
 import { SANDBOX_GIT_ENV } from '../support/bff-process.ts';
 import { startTestConsole } from '../support/console.ts';
 import { bffKubeconfig } from '../support/kubeconfig.ts';
-import { ownEstate, type Estate } from '../support/own-estate.ts';
 import { fill, openStream } from '../support/security.ts';
+import { bareEstate, type BareEstate } from './bare-estate.ts';
 
 const PROBE = `apiVersion: v1
 kind: ConfigMap
@@ -26,16 +26,16 @@ data:
   probe: sessions
 `;
 
-let estate: Estate;
+let estate: BareEstate;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 const users: Record<string, Signed> = {};
 
 beforeAll(async () => {
-  estate = await ownEstate({ name: 'security-sessions', env: 'dev', files: { 'overlays/dev/probe.yaml': PROBE } });
+  estate = bareEstate({ name: 'security-sessions', env: 'dev', objects: [PROBE] });
   con = await startTestConsole();
   await waitFor('console ready', async () => (await fetch(`${con.url}/readyz`)).status === 200, { timeoutMs: 60_000 });
   users.viewer = await signIn(con.url, 'viewer');
-}, 300_000);
+}, 120_000);
 
 afterAll(async () => {
   await con?.close();
