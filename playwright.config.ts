@@ -8,12 +8,22 @@ import { CHROMIUM_ARGS } from './test/support/bff-process.ts';
  */
 export const PARALLEL_SPECS = [
   'a11y.spec.ts',
+  // journeys on their own estates (test/support/own-estate.ts); the seed only read. On their own estates but serial:
+  // drift.spec.ts (it times "drift shown within 2 s" by the wall clock: 2.3 s once beside diff.spec.ts) and
+  // overview.spec.ts (it stops the prod apiserver and counts the seed's cards)
+  'dependencies.spec.ts',
+  'diff.spec.ts',
   'env-releases.spec.ts',
   'evidence-export-verify.spec.ts',
   'flux-secrets.spec.ts',
+  'freeze.spec.ts',
   'helmrelease.spec.ts',
+  'notifications.spec.ts',
+  'prune.spec.ts',
   'sinks.spec.ts',
   'startup.spec.ts',
+  'tree.spec.ts',
+  'what-ran.spec.ts',
 ];
 
 export default defineConfig({

@@ -1,46 +1,51 @@
 // Issue #5 in Chromium against the real sandbox: Git versus live, every field naming its owner.
+// The hand-edit journey runs on the spec's own estate (test/support/own-estate.ts: the seed's dev service in a
+// namespace of its own, mapped to dev); the environment comparison only reads the seed's digital-human apps.
 import { expect, test, type Page } from '@playwright/test';
 import { kubectl } from '../sandbox/sandbox.ts';
 import { PROD_RENDER_WORKER_DIGEST } from '../sandbox/seed.ts';
-import {
-  incidentEditRenderWorker,
-  repoHead,
-  requestReconcile,
-  scaleAsController,
-  setSuspended,
-  waitForKustomizationRevision,
-} from '../sandbox/scenario.ts';
+import { incidentEditRenderWorker, scaleAsController, setSuspended, suspendSettled } from '../sandbox/scenario.ts';
+import { fluxReconciled } from '../test/support/flux.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../test/support/own-estate.ts';
+import { consoleShows } from './support/estate.ts';
 
 test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
 
-const APP = '/apps/nonprod/flux-system/kustomization/digital-human-dev';
-/**
- * The hand edit, held: a reconcile that was already running when Flux was suspended may still apply Git over the
- * edit (seen in CI: the diff then said "no differences"). Edit, and edit again until it stays for 3 s.
- */
-async function editAndHold(): Promise<void> {
-  const live = () =>
-    JSON.parse(kubectl('nonprod', ['-n', 'dev', 'get', 'deployment/render-worker', '-o', 'json'])) as {
+let estate: Estate | undefined;
+const own = () => estate as Estate;
+
+test.beforeAll(async () => {
+  test.setTimeout(300_000);
+  estate = await ownEstate({ name: 'e2e-diff', env: 'dev', files: digitalHumanTemplate('dev') });
+  await consoleShows(estate.appId(), { env: 'dev', sha: estate.seedCommit });
+});
+
+test.afterAll(async () => {
+  test.setTimeout(180_000);
+  await estate?.teardown();
+});
+
+const renderWorkerReplicas = () =>
+  (
+    JSON.parse(kubectl(own().cluster, ['-n', own().namespace, 'get', 'deployment/render-worker', '-o', 'json'])) as {
       spec: { replicas: number };
-    };
-  for (let i = 0; i < 5; i++) {
-    incidentEditRenderWorker('nonprod', 'dev');
-    await new Promise((r) => setTimeout(r, 3000));
-    if (live().spec.replicas === 12) return;
-  }
-  throw new Error('the hand edit of render-worker did not stay (reverted five times)');
-}
+    }
+  ).spec.replicas;
 
 const fieldRow = (page: Page, path: string) => page.locator(`[data-testid="field-row"][data-path="${path}"]`);
 
 test('kubectl-edit drift shows Git vs live with the kubectl-edit badge; a controller conflict gets a fix; Flux reverts and the diff clears', async ({
   page,
 }) => {
-  // hold Flux still while we look (what an on-call freeze does), so the drift stays visible
-  setSuspended('nonprod', 'digital-human-dev', true);
+  const { cluster, namespace } = own();
+  const ks = own().kustomization();
+  // hold Flux still while we look (what an on-call freeze does), so the drift stays visible: suspended, and no
+  // reconcile still in flight that could apply Git over the edit
+  await suspendSettled(cluster, ks);
   try {
-    await editAndHold();
-    await page.goto(APP);
+    incidentEditRenderWorker(cluster, namespace);
+    expect(renderWorkerReplicas()).toBe(12);
+    await page.goto(`/apps/${own().appId()}`);
     const replicas = fieldRow(page, 'spec.replicas');
     await expect(replicas).toHaveAttribute('data-class', 'drift');
     await expect(replicas).toContainText('4');
@@ -60,7 +65,7 @@ test('kubectl-edit drift shows Git vs live with the kubectl-edit badge; a contro
     await expect(line.locator('.owner-badge-drift')).toHaveText('⟵ kubectl-edit · drift');
 
     // an HPA-style controller writes spec.replicas through /scale: a conflict, with a ready fix
-    scaleAsController('nonprod', 'render-worker', 'dev', 7);
+    scaleAsController(cluster, 'render-worker', namespace, 7);
     await page.getByRole('button', { name: 'refresh' }).click();
     await expect(replicas).toHaveAttribute('data-class', 'conflict');
     await expect(replicas.getByTestId('owner-badge')).toHaveText('kube-controller-manager');
@@ -68,17 +73,13 @@ test('kubectl-edit drift shows Git vs live with the kubectl-edit badge; a contro
     await replicas.getByText('suggested fix').click();
     await expect(replicas.getByTestId('fix-snippet')).toContainText('kustomize.toolkit.fluxcd.io/ssa: IfNotPresent');
   } finally {
-    setSuspended('nonprod', 'digital-human-dev', false);
+    setSuspended(cluster, ks, false);
   }
-  requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
-  await waitForKustomizationRevision('nonprod', 'digital-human-dev', repoHead());
+  // Flux applies Git again (only this spec pushes to the estate: its first commit) and takes the fields back
   await expect(async () => {
-    requestReconcile('nonprod', 'kustomization', 'digital-human-dev');
-    const d = JSON.parse(kubectl('nonprod', ['-n', 'dev', 'get', 'deployment', 'render-worker', '-o', 'json'])) as {
-      spec: { replicas: number };
-    };
-    expect(d.spec.replicas).toBe(4);
-  }).toPass({ timeout: 60_000 });
+    await fluxReconciled(cluster, ks);
+    expect(renderWorkerReplicas()).toBe(4);
+  }).toPass({ timeout: 90_000 });
   await page.getByRole('button', { name: 'refresh' }).click();
   await expect(page.getByTestId('diff-summary')).toHaveText('no differences: live matches Git');
 });

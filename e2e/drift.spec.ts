@@ -1,27 +1,39 @@
 // Issue 12 acceptance in Chromium against the real sandbox and BFF: a hand scale is drift on the card, the
 // app header and the tree row within 2 s, with the manager (`kubectl scale` writes as `kubectl`) and the field; "Reconcile now" says Flux
 // reverted it; the app is synced again and the evidence keeps one drift episode with start, end and duration.
+// On the spec's own estate (test/support/own-estate.ts: the seed's dev service in a namespace of its own, mapped to
+// dev, reconciled only when the spec asks); the hand scale is on its objects, deleted with it at the end.
 import { expect, test, type Page } from '@playwright/test';
-import { kubectlScale, waitForDeploymentAvailable } from '../sandbox/scenario.ts';
+import { kubectlScale } from '../sandbox/scenario.ts';
 import { fluxReconciled } from '../test/support/flux.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../test/support/own-estate.ts';
+import { consoleShows } from './support/estate.ts';
 
 test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
 
-const APP = 'nonprod/flux-system/kustomization/digital-human-dev';
+let estate: Estate | undefined;
+const own = () => estate as Estate;
 const deployRow = (page: Page) =>
   page.locator('[data-testid="tree-row"][data-kind="Deployment"][data-name="tts-gateway"]');
 
+test.beforeAll(async () => {
+  test.setTimeout(300_000);
+  estate = await ownEstate({ name: 'e2e-drift', env: 'dev', files: digitalHumanTemplate('dev') });
+  await consoleShows(estate.appId(), { env: 'dev', sha: estate.seedCommit });
+});
+
 test.afterAll(async () => {
-  // Git declares replicas: Flux takes them back whatever happened above
-  await fluxReconciled('nonprod', 'digital-human-dev');
-  await waitForDeploymentAvailable('nonprod', 'dev', 'tts-gateway');
+  test.setTimeout(180_000);
+  await estate?.teardown();
 });
 
 test('a hand scale is drift everywhere within 2 s; reconcile now reverts it and the evidence keeps the episode', async ({
   page,
   context,
 }) => {
-  await fluxReconciled('nonprod', 'digital-human-dev');
+  const { cluster, namespace: NS } = own();
+  const APP = own().appId();
+  await fluxReconciled(cluster, own().kustomization());
   const overview = page;
   await overview.goto('/');
   const card = overview.locator(`[data-app-id="${APP}"]`);
@@ -33,7 +45,7 @@ test('a hand scale is drift everywhere within 2 s; reconcile now reverts it and 
   await expect(appPage.getByTestId('stream-status')).toHaveText('updates: live');
   await expect(appPage.getByTestId('app-header').getByTestId('drift')).toHaveCount(0);
 
-  kubectlScale('nonprod', 'deployment/tts-gateway', 'dev', 3);
+  kubectlScale(cluster, 'deployment/tts-gateway', NS, 3);
   // from the write (kubectl returns once the apiserver took it; its own start-up is not the console's latency)
   const t0 = Date.now();
   // each page watches its own elements every frame: when each showed the drift, not when a poll noticed
@@ -85,14 +97,16 @@ test('a hand scale is drift everywhere within 2 s; reconcile now reverts it and 
   const ofDeploy = (type: string) =>
     appPage
       .locator(`[data-testid="evidence-event"][data-type="${type}"]`)
-      .filter({ hasText: 'Deployment dev/tts-gateway' });
+      .filter({ hasText: `Deployment ${NS}/tts-gateway` });
   const reverted = ofDeploy('drift.reverted');
   const detected = ofDeploy('drift.detected');
   await expect(reverted).toHaveCount(1);
   await expect(detected).toHaveCount(1);
-  await expect(detected).toContainText('kubectl: Deployment dev/tts-gateway spec.replicas 1 → 3');
+  await expect(detected).toContainText(`kubectl: Deployment ${NS}/tts-gateway spec.replicas 1 → 3`);
   await expect(reverted).toContainText(
-    /kubectl: Deployment dev\/tts-gateway spec\.replicas · \d\d:\d\d:\d\d \S+ → \d\d:\d\d:\d\d \S+ \(\d+ s\)/,
+    new RegExp(
+      `kubectl: Deployment ${NS}/tts-gateway spec\\.replicas · \\d\\d:\\d\\d:\\d\\d \\S+ → \\d\\d:\\d\\d:\\d\\d \\S+ \\(\\d+ s\\)`,
+    ),
   );
   await expect(reverted).toContainText('by kustomize-controller');
   await appPage.screenshot({ path: 'test-results/drift-reverted.png', fullPage: true });

@@ -4,42 +4,41 @@
 // freeze/<id> with a commit and a pull request on the sandbox forge (the repo Flux fetches) → automation
 // restored, Flux reverts meanwhile (as the on-call was told) → a reviewer approves the PR and it is merged →
 // Flux applies the merge commit: 12 replicas owned by kustomize-controller again → the evidence shows every
-// step. Git and the cluster are put back afterwards.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// step. On the spec's own estate (test/support/own-estate.ts: the seed's dev service in a namespace of its own,
+// mapped to dev, its overlay declaring that namespace as Git's own — the write-back places a live change by it);
+// the write-back's branch and pull request are on the estate's repository, deleted with it at the end.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { kubectl } from '../sandbox/state.ts';
-import { sleep, waitFor } from '../sandbox/procs.ts';
+import { waitFor } from '../sandbox/procs.ts';
 import {
   approvePullRequest,
-  closePullRequest,
-  commitAndPush,
-  deleteBranch,
   getJson,
   kubectlEdit,
   mergePullRequest,
   openPullRequestFor,
   readRepoFile,
-  repoHead,
   requestReconcile,
-  waitForKustomizationRevision,
 } from '../sandbox/scenario.ts';
 import { as, signIn } from '../test/support/auth.ts';
+import { reconcileHandled } from '../test/support/freeze-sandbox.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../test/support/own-estate.ts';
+import { consoleShows } from './support/estate.ts';
 
 test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE_ONCALL });
 
-const CLUSTER = 'nonprod';
-const ENV = 'dev';
-const KS = 'digital-human-dev';
-const APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
 const OVERLAY = 'overlays/dev/kustomization.yaml';
 const REASON = `e2e: render latency incident ${Date.now().toString(36)}`;
 
-// render-worker's replicas in the dev overlay before the test (afterAll puts them back after the merge)
+let estate: Estate | undefined;
+const own = () => estate as Estate;
+let CLUSTER = '';
+let ENV = '';
+let KS = '';
+let APP = '';
+// render-worker's replicas in the estate's dev overlay (its first commit)
 let gitReplicas = 0;
 const REPLICAS_ENTRY = /(- name: render-worker\n\s+count: )(\d+)/;
-let branch = '';
 
 const replicas = () =>
   Number(kubectl(CLUSTER, ['-n', ENV, 'get', 'deployment', 'render-worker', '-o', 'jsonpath={.spec.replicas}']));
@@ -65,7 +64,7 @@ async function expectAccessible(page: Page, name: string): Promise<void> {
   expect(bad).toEqual([]);
 }
 
-/** Ends every active freeze of the dev app (a failed run's leftovers), letting Git win. */
+/** Ends every active freeze of the estate's app (a failed run's), letting Git win. */
 async function endActiveFreezes(): Promise<void> {
   const base = process.env.E2E_BASE_URL as string;
   const oncall = await signIn(base, 'oncall');
@@ -79,30 +78,34 @@ async function endActiveFreezes(): Promise<void> {
 
 test.beforeAll(async () => {
   test.setTimeout(300_000);
-  await endActiveFreezes();
-  gitReplicas = Number(REPLICAS_ENTRY.exec(readRepoFile(OVERLAY))?.[2]);
+  const template = digitalHumanTemplate('dev');
+  const overlay = template[OVERLAY] ?? '';
+  expect(overlay, `${OVERLAY} of the seed declares namespace dev`).toMatch(/^namespace: dev$/m);
+  estate = await ownEstate({
+    name: 'e2e-freeze',
+    env: 'dev',
+    files: template,
+    namedFiles: ({ namespace }) => ({ [OVERLAY]: overlay.replace(/^namespace: dev$/m, `namespace: ${namespace}`) }),
+  });
+  CLUSTER = estate.cluster;
+  ENV = estate.namespace;
+  KS = estate.kustomization();
+  APP = estate.appId();
+  gitReplicas = Number(REPLICAS_ENTRY.exec(readRepoFile(OVERLAY, 'main', estate.state))?.[2]);
   expect(gitReplicas, 'the dev overlay sets render-worker replicas, not 12').toBeGreaterThan(0);
   expect(gitReplicas, 'the dev overlay sets render-worker replicas, not 12').not.toBe(12);
-  // the app at rest: Flux has applied HEAD, so the live replicas are Git's
-  await waitForKustomizationRevision(CLUSTER, KS, repoHead(), 180_000);
+  // the app at rest: Flux has applied the first commit, so the live replicas are Git's
   await waitFor('render-worker at Git replicas', async () => replicas() === gitReplicas, { timeoutMs: 60_000 });
+  await consoleShows(APP, { env: 'dev', sha: estate.seedCommit });
 });
 
 test.afterAll(async () => {
   test.setTimeout(300_000);
-  await endActiveFreezes();
-  // only the line the write-back changed, on the newest main (other tests may edit the overlay meanwhile)
-  if (gitReplicas && REPLICAS_ENTRY.exec(readRepoFile(OVERLAY))?.[2] !== String(gitReplicas)) {
-    const sha = commitAndPush('e2e freeze: restore the dev render-worker replicas', (w) => {
-      const file = join(w, OVERLAY);
-      writeFileSync(file, readFileSync(file, 'utf8').replace(REPLICAS_ENTRY, `$1${gitReplicas}`));
-    });
-    await waitForKustomizationRevision(CLUSTER, KS, sha, 180_000);
-  }
-  if (branch) {
-    const pr = await openPullRequestFor(branch);
-    if (pr) await closePullRequest(pr.number);
-    deleteBranch(branch);
+  try {
+    if (APP) await endActiveFreezes();
+  } finally {
+    // its repository (the write-back's branch and pull request with it), app and namespace
+    await estate?.teardown();
   }
 });
 
@@ -146,10 +149,11 @@ test('freeze → a hand edit survives → unfreeze with write-back → merged �
   );
   await overview.close();
 
-  // the incident: kubectl edit render-worker to 12; Flux does not revert it (two reconcile intervals of 15 s)
+  // the incident: kubectl edit render-worker to 12; Flux does not revert it (two reconciles kustomize-controller
+  // handled while frozen: a suspended Kustomization records the request and applies nothing)
   kubectlEdit(CLUSTER, 'deployment/render-worker', ENV, { spec: { replicas: 12 } });
-  requestReconcile(CLUSTER, 'kustomization', KS);
-  await sleep(35_000);
+  await reconcileHandled(CLUSTER, KS);
+  await reconcileHandled(CLUSTER, KS);
   expect(replicas()).toBe(12);
 
   // the app page lists it (read-only), the freeze page decides
@@ -184,7 +188,7 @@ test('freeze → a hand edit survives → unfreeze with write-back → merged �
   await confirm.getByTestId('unfreeze-confirm').click();
   const result = page.getByTestId('write-back').filter({ hasText: KS });
   await expect(result.getByTestId('write-back-branch')).toHaveText(`freeze/${id}`, { timeout: 120_000 });
-  branch = `freeze/${id}`;
+  const branch = `freeze/${id}`;
   await expect(result.getByTestId('write-back-commit')).toHaveText(/^[0-9a-f]{7}$/);
   await expect(result.getByTestId('placement').first()).toContainText(OVERLAY);
   await expect(page.getByTestId('freeze-status')).toHaveAttribute('data-status', 'ended');
@@ -192,7 +196,7 @@ test('freeze → a hand edit survives → unfreeze with write-back → merged �
   await page.screenshot({ path: 'test-results/freeze-ended.png', fullPage: true });
 
   // the branch holds 12 in the dev overlay
-  expect(readRepoFile(OVERLAY, branch)).toMatch(/- name: render-worker\n\s+count: 12/);
+  expect(readRepoFile(OVERLAY, branch, own().state)).toMatch(/- name: render-worker\n\s+count: 12/);
 
   // the prior automation is restored, and Git wins until the branch is merged
   expect((kustomization().spec as Record<string, unknown>).suspend).not.toBe(true);
@@ -201,12 +205,12 @@ test('freeze → a hand edit survives → unfreeze with write-back → merged �
 
   // the write-back's pull request (opened by the console's bot user): a reviewer approves, a developer merges;
   // Flux applies the merge commit: 12, owned by the controller again
-  const pr = await openPullRequestFor(branch);
+  const pr = await openPullRequestFor(branch, own().forge);
   expect(pr, `an open pull request from ${branch}`).toMatchObject({ author: 'gitops-console', base: 'main' });
-  await approvePullRequest(pr!.number, 'reviewer');
-  const merged = await mergePullRequest(pr!.number, 'developer');
+  await approvePullRequest(pr!.number, 'reviewer', own().forge);
+  const merged = await mergePullRequest(pr!.number, 'developer', own().forge);
   if (!merged.ok) throw new Error(`merging PR ${pr!.number}: HTTP ${merged.status} ${merged.message}`);
-  await waitForKustomizationRevision(CLUSTER, KS, merged.mergeCommit, 180_000);
+  await own().waitApplied(merged.mergeCommit, undefined, 180_000);
   await waitFor('replicas 12 from Git', async () => replicas() === 12, { timeoutMs: 60_000 });
   expect(replicasManagers()).toEqual(['kustomize-controller']);
 

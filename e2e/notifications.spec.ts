@@ -1,7 +1,9 @@
 // Issue 28, notifications, in Chromium: a BFF of its own with a Slack-compatible notifications sink (a receiver
 // this spec starts on 127.0.0.1). dev's reviewer opens Notifications from the user menu, sees the kinds that are
 // theirs and where they are sent, and opts out of prune previews; the choice holds after a reload. A developer's
-// next preview then reaches the other reviewer only. The page passes axe.
+// next preview then reaches the other reviewer only. The page passes axe. The preview is of the spec's own estate
+// (test/support/own-estate.ts: the seed's dev service in a governed namespace of its own, mapped to dev): the probe
+// is a hand-made ConfigMap there carrying its Kustomization's tracking labels; it goes with the estate.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -11,9 +13,10 @@ import { join } from 'node:path';
 import { kubectl } from '../sandbox/sandbox.ts';
 import { as, signIn } from '../test/support/auth.ts';
 import { spawnBff, storageStateFor } from '../test/support/bff-process.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../test/support/own-estate.ts';
+import { consoleShows } from './support/estate.ts';
 
-const KS = 'digital-human-dev';
-const APP = `nonprod/flux-system/kustomization/${KS}`;
+let estate: Estate | undefined;
 const PROBE = `notify-e2e-${Date.now().toString(36)}`;
 const SECRET = `e2e-notify-${Date.now()}-0123456789abcdef`;
 const got: Array<Record<string, unknown>> = [];
@@ -21,7 +24,9 @@ let receiver: Server | undefined;
 let bff: Awaited<ReturnType<typeof spawnBff>> | undefined;
 
 test.beforeAll(async () => {
-  test.setTimeout(180_000);
+  test.setTimeout(420_000);
+  estate = await ownEstate({ name: 'e2e-notify', env: 'dev', files: digitalHumanTemplate('dev'), governed: true });
+  const { cluster, namespace } = estate;
   receiver = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -43,22 +48,28 @@ test.beforeAll(async () => {
       sinks: [{ name: 'chat', url: `http://127.0.0.1:${port}/hook`, secretFile, format: 'slack' }],
     }),
   );
+  // the estate's cluster only: the other cluster's informers are no part of this spec
   bff = await spawnBff('console-e2e-notify', {
-    env: { CONSOLE_EVENT_SINKS_FILE: sinksFile, CONSOLE_RELEASE_RECORDER: 'off' },
+    env: { CONSOLE_EVENT_SINKS_FILE: sinksFile, CONSOLE_RELEASE_RECORDER: 'off', CONSOLE_CONTEXTS: cluster },
     publicUrl: true,
   });
-  kubectl('nonprod', ['-n', 'dev', 'create', 'configmap', PROBE, '--from-literal=probe=notifications']);
-  kubectl('nonprod', [
-    ...['-n', 'dev', 'label', 'configmap', PROBE],
-    `kustomize.toolkit.fluxcd.io/name=${KS}`,
+  kubectl(cluster, ['-n', namespace, 'create', 'configmap', PROBE, '--from-literal=probe=notifications']);
+  kubectl(cluster, [
+    ...['-n', namespace, 'label', 'configmap', PROBE],
+    `kustomize.toolkit.fluxcd.io/name=${estate.kustomization()}`,
     'kustomize.toolkit.fluxcd.io/namespace=flux-system',
   ]);
+  await consoleShows(estate.appId(), { env: 'dev', sha: estate.seedCommit, base: bff.base, session: bff.admin });
 });
 
 test.afterAll(async () => {
-  kubectl('nonprod', ['-n', 'dev', 'delete', 'configmap', PROBE, '--ignore-not-found', '--wait=false']);
-  await bff?.stop();
-  await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
+  test.setTimeout(180_000);
+  try {
+    await bff?.stop();
+    await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
+  } finally {
+    await estate?.teardown();
+  }
 });
 
 test.use({ storageState: { cookies: [], origins: [] } });
@@ -89,7 +100,8 @@ test("a reviewer opts out of prune previews in their settings, and the next prev
   await page.reload();
   await expect(page.getByRole('checkbox', { name: 'A prune preview waits for my approval' })).not.toBeChecked();
 
-  // a developer's preview of dev: the message names the other reviewer only
+  // a developer's preview of the estate's dev app: the message names the other reviewer only
+  const APP = (estate as Estate).appId();
   const developer = await signIn(bff.base, 'developer');
   let id = '';
   await expect

@@ -1,9 +1,27 @@
-// Issue #3 acceptance in Chromium against the real sandbox and BFF.
+// Issue #3 acceptance in Chromium against the real sandbox and BFF. The seed's apps are only read; the pushed
+// commit goes to the spec's own staging estate (test/support/own-estate.ts). Serial: it stops the prod apiserver
+// and counts the seed's cards.
 import { expect, test } from '@playwright/test';
 import { startApiserver, stopApiserver } from '../sandbox/sandbox.ts';
-import { commitAndPush, repoHead, waitForKustomizationRevision, writeRepoFile } from '../sandbox/scenario.ts';
+import { repoHead, waitForKustomizationRevision, writeRepoFile } from '../sandbox/scenario.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../test/support/own-estate.ts';
+import { consoleShows } from './support/estate.ts';
 
 test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
+
+let estate: Estate | undefined;
+const own = () => estate as Estate;
+
+test.beforeAll(async () => {
+  test.setTimeout(300_000);
+  estate = await ownEstate({ name: 'e2e-overview', env: 'staging', files: digitalHumanTemplate('staging') });
+  await consoleShows(estate.appId(), { env: 'staging', sha: estate.seedCommit });
+});
+
+test.afterAll(async () => {
+  test.setTimeout(180_000);
+  await estate?.teardown();
+});
 
 test('overview shows Flux and Argo CD apps per env with health and revision', async ({ page }) => {
   const head = repoHead().slice(0, 7);
@@ -43,14 +61,14 @@ test('filters and search live in the URL', async ({ page }) => {
 
 test('a pushed commit changes the observed revision on screen without reload', async ({ page }) => {
   await page.goto('/');
-  const card = page.locator('[data-app-id="nonprod/flux-system/kustomization/digital-human-staging"]');
-  await expect(card.getByTestId('revision')).toHaveText(repoHead().slice(0, 7));
+  const card = page.locator(`[data-app-id="${own().appId()}"]`);
+  await expect(card.getByTestId('revision')).toHaveText(own().seedCommit.slice(0, 7));
   await expect(page.getByTestId('stream-status')).toHaveText('updates: live');
   const marker = await page.evaluate(() => ((window as unknown as { __marker: number }).__marker = Math.random()));
-  const sha = commitAndPush('e2e: staging note', (w) =>
+  const sha = own().push('e2e: staging note', (w) =>
     writeRepoFile(w, 'overlays/staging/NOTES.md', `e2e ${Date.now()}\n`),
   );
-  await waitForKustomizationRevision('nonprod', 'digital-human-staging', sha);
+  await own().waitApplied(sha);
   await expect(card.getByTestId('revision')).toHaveText(sha.slice(0, 7));
   // same document: no reload happened
   expect(await page.evaluate(() => (window as unknown as { __marker: number }).__marker)).toBe(marker);

@@ -1,18 +1,40 @@
-// Issue #4 in Chromium against the real sandbox: the resource tree.
+// Issue #4 in Chromium against the real sandbox: the resource tree. The failing pods are on the spec's own dev
+// estate and the Extraneous object on its own prod estate (test/support/own-estate.ts, prod-probe-estate.ts: Flux
+// `prune: false` like the seed's prod); the filters, keyboard and drawer only read the seed's dev app.
 import { expect, test, type Page } from '@playwright/test';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { kubectl } from '../sandbox/sandbox.ts';
-import {
-  commitAndPush,
-  kubectlEdit,
-  waitForDeploymentAvailable,
-  requestReconcile,
-  waitForKustomizationRevision,
-  writeRepoFile,
-} from '../sandbox/scenario.ts';
+import { kubectlEdit, requestReconcile, waitForDeploymentAvailable } from '../sandbox/scenario.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../test/support/own-estate.ts';
+import { prodProbeEstate, type ProdProbeEstate } from '../test/support/prod-probe-estate.ts';
+import { consoleShows } from './support/estate.ts';
 
 test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
+
+let dev: Estate | undefined;
+let prod: ProdProbeEstate | undefined;
+const devEstate = () => dev as Estate;
+const prodEstate = () => prod as ProdProbeEstate;
+
+test.beforeAll(async () => {
+  test.setTimeout(420_000);
+  // both at once: each waits on its own controllers
+  const [d, p] = await Promise.allSettled([
+    ownEstate({ name: 'e2e-tree', env: 'dev', files: digitalHumanTemplate('dev') }),
+    // legacy-flags in the first commit, applied; the second takes it out of Git (prune off: it stays live)
+    prodProbeEstate({ name: 'e2e-tree', probes: ['legacy-flags'] }),
+  ]);
+  if (d.status === 'fulfilled') dev = d.value;
+  if (p.status === 'fulfilled') prod = p.value;
+  if (d.status === 'rejected') throw d.reason;
+  if (p.status === 'rejected') throw p.reason;
+  await consoleShows(devEstate().appId(), { env: 'dev', sha: devEstate().seedCommit });
+  await consoleShows(prodEstate().app, { env: 'prod', sha: prodEstate().removed });
+});
+
+test.afterAll(async () => {
+  test.setTimeout(240_000);
+  await Promise.all([dev?.teardown(), prod?.teardown()]);
+});
 
 const FAIL_LABEL = 'pod-container-running-failed.stage.kwok.x-k8s.io';
 const rows = (page: Page) => page.getByTestId('tree-row');
@@ -22,7 +44,9 @@ const row = (page: Page, kind: string, name?: string) =>
 test('dev render-worker: Deployment → ReplicaSet → Pods, Degraded with the reason when pods fail, then recovers', async ({
   page,
 }) => {
-  await page.goto('/apps/nonprod/flux-system/kustomization/digital-human-dev?tq=render-worker');
+  const { cluster, namespace } = devEstate();
+  const APP = `/apps/${devEstate().appId()}`;
+  await page.goto(`${APP}?tq=render-worker`);
   await expect(page.getByTestId('resource-tree')).toBeVisible();
   await expect(row(page, 'Deployment', 'render-worker')).toHaveAttribute('data-health', 'Healthy');
   await expect(row(page, 'ReplicaSet').first()).toHaveAttribute('data-health', 'Healthy');
@@ -32,7 +56,7 @@ test('dev render-worker: Deployment → ReplicaSet → Pods, Degraded with the r
   await expect(row(page, 'Deployment', 'render-worker')).toHaveAttribute('data-sync', 'Synced');
 
   // an on-call engineer's edit makes kwok fail the new pods (kwok's chaos stage, selected by a pod label)
-  kubectlEdit('nonprod', 'deployment/render-worker', 'dev', {
+  kubectlEdit(cluster, 'deployment/render-worker', namespace, {
     spec: {
       template: {
         metadata: {
@@ -43,7 +67,7 @@ test('dev render-worker: Deployment → ReplicaSet → Pods, Degraded with the r
     },
   });
   try {
-    await page.goto('/apps/nonprod/flux-system/kustomization/digital-human-dev?th=Degraded');
+    await page.goto(`${APP}?th=Degraded`);
     const failed = row(page, 'Pod').filter({
       has: page.locator('[data-testid="tree-reason"]', { hasText: 'terminated: Error (exit 1)' }),
     });
@@ -51,7 +75,7 @@ test('dev render-worker: Deployment → ReplicaSet → Pods, Degraded with the r
     await expect(failed.first()).toHaveAttribute('data-health', 'Degraded');
     await page.screenshot({ path: 'test-results/tree-degraded.png', fullPage: true });
   } finally {
-    kubectlEdit('nonprod', 'deployment/render-worker', 'dev', {
+    kubectlEdit(cluster, 'deployment/render-worker', namespace, {
       spec: {
         template: {
           metadata: {
@@ -63,37 +87,25 @@ test('dev render-worker: Deployment → ReplicaSet → Pods, Degraded with the r
     });
   }
   // Failed pods are not removed by a scale-down; once the rollback is complete, on-call cleans them up
-  await waitForDeploymentAvailable('nonprod', 'dev', 'render-worker');
+  await waitForDeploymentAvailable(cluster, namespace, 'render-worker');
   await expect(async () => {
-    kubectl('nonprod', ['-n', 'dev', 'delete', 'pods', '-l', `${FAIL_LABEL}=true`, '--wait=false']);
-    expect(kubectl('nonprod', ['-n', 'dev', 'get', 'pods', '-l', `${FAIL_LABEL}=true`, '-o', 'name']).trim()).toBe('');
+    kubectl(cluster, ['-n', namespace, 'delete', 'pods', '-l', `${FAIL_LABEL}=true`, '--wait=false']);
+    expect(kubectl(cluster, ['-n', namespace, 'get', 'pods', '-l', `${FAIL_LABEL}=true`, '-o', 'name']).trim()).toBe(
+      '',
+    );
   }).toPass({ timeout: 60_000 });
-  await page.goto('/apps/nonprod/flux-system/kustomization/digital-human-dev?tq=render-worker');
+  await page.goto(`${APP}?tq=render-worker`);
   await expect(row(page, 'Deployment', 'render-worker')).toHaveAttribute('data-health', 'Healthy', { timeout: 90_000 });
   await expect(row(page, 'Pod').filter({ has: page.locator('[data-health="Degraded"]') })).toHaveCount(0);
   await expect(row(page, 'Pod')).toHaveCount(4, { timeout: 60_000 });
 });
 
 test('an object removed from Git stays live in prod (prune off) and shows as Extraneous', async ({ page }) => {
-  const cm = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: legacy-flags\ndata:\n  beta: "true"\n';
-  // only in the prod overlay: dev and staging prune, and the console's admission policy denies a prune there
-  // without an approved preview (their reconciles would then fail on it for every later test)
-  const add = commitAndPush('Add legacy flags', (w) => {
-    writeRepoFile(w, 'overlays/prod/legacy-flags.yaml', cm);
-    const k = join(w, 'overlays/prod/kustomization.yaml');
-    const text = readFileSync(k, 'utf8');
-    if (!text.includes('legacy-flags.yaml'))
-      writeFileSync(k, text.replace('resources:\n', 'resources:\n  - legacy-flags.yaml\n'));
-  });
-  await waitForKustomizationRevision('prod', 'digital-human-prod', add);
-  const removed = commitAndPush('Remove legacy flags', (w) => {
-    writeRepoFile(w, 'overlays/prod/legacy-flags.yaml', '');
-    const k = join(w, 'overlays/prod/kustomization.yaml');
-    writeFileSync(k, readFileSync(k, 'utf8').replace('  - legacy-flags.yaml\n', ''));
-  });
-  await waitForKustomizationRevision('prod', 'digital-human-prod', removed);
-  requestReconcile('prod', 'kustomization', 'digital-human-prod');
-  await page.goto('/apps/prod/flux-system/kustomization/digital-human-prod');
+  // the estate's prod app added legacy-flags and took it out of Git again (beforeAll); Flux applied both commits
+  const { estate } = prodEstate();
+  expect(prodEstate().isLive('legacy-flags')).toBe(true);
+  requestReconcile(estate.cluster, 'kustomization', estate.kustomization());
+  await page.goto(`/apps/${prodEstate().app}`);
   const r = row(page, 'ConfigMap', 'legacy-flags');
   await expect(r).toHaveAttribute('data-sync', 'Extraneous');
   await expect(r.getByTestId('tree-reason')).toContainText('no longer in Git');

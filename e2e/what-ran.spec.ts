@@ -1,33 +1,34 @@
 // Issue 28's e2e: an auditor opens "what ran in prod at <time>" on the prod app's page and compares it with the
 // release before. A commit scales prod's session cache (2 → 3); the console records the release with its
-// manifests; the auditor sees the release live at that moment, its objects, and the one changed field. Git is
-// put back afterwards.
-import { writeFileSync } from 'node:fs';
+// manifests; the auditor sees the release live at that moment, its objects, and the one changed field. On the
+// spec's own estate (test/support/own-estate.ts: the seed's prod service in a namespace of its own, mapped to
+// prod); the estate is deleted afterwards.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import {
-  commitAndPushRetrying,
-  readRepoFile,
-  waitForKustomizationRevision,
-  writeRepoFile,
-} from '../sandbox/scenario.ts';
+import { writeRepoFile } from '../sandbox/scenario.ts';
 import { waitFor } from '../sandbox/procs.ts';
 import { signIn } from '../test/support/auth.ts';
 import { storageStateFor } from '../test/support/bff-process.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../test/support/own-estate.ts';
+import { consoleShows } from './support/estate.ts';
 
-const APP = 'prod/flux-system/kustomization/digital-human-prod';
 const PROD = 'overlays/prod/kustomization.yaml';
 const COUNT = /(name: session-cache\n\s+count: )(\d+)/;
 const base = process.env.E2E_BASE_URL ?? '';
 
-let original = '';
-let pushed = false;
+let estate: Estate | undefined;
+const own = () => estate as Estate;
+
+test.beforeAll(async () => {
+  test.setTimeout(300_000);
+  estate = await ownEstate({ name: 'e2e-what-ran', env: 'prod', files: digitalHumanTemplate('prod') });
+  await consoleShows(estate.appId(), { env: 'prod', sha: estate.seedCommit });
+});
 
 test.afterAll(async () => {
-  if (pushed && readRepoFile(PROD) !== original) {
-    const back = commitAndPushRetrying('Put prod back (what-ran e2e)', (w) => writeRepoFile(w, PROD, original));
-    await waitForKustomizationRevision('prod', 'digital-human-prod', back, 180_000);
-  }
+  test.setTimeout(180_000);
+  await estate?.teardown();
 });
 
 test('an auditor opens what ran in prod at a time and compares it with the release before', async ({ browser }) => {
@@ -36,30 +37,40 @@ test('an auditor opens what ran in prod at a time and compares it with the relea
   const storage = join(process.env.E2E_DATA_DIR ?? '/tmp', 'storage-auditor.json');
   writeFileSync(storage, JSON.stringify(storageStateFor(auditor)));
 
-  original = readRepoFile(PROD);
+  const APP = own().appId();
+  const original = digitalHumanTemplate('prod')[PROD] ?? '';
   const before = Number(COUNT.exec(original)?.[2]);
-  const sha = commitAndPushRetrying('Prod: one more session cache (what-ran e2e)', (w) =>
+  expect(before, 'the prod overlay sets session-cache replicas').toBeGreaterThan(0);
+  /** the release the console's recorder says was live in the estate's prod app now */
+  const releaseNow = async (): Promise<string | undefined> => {
+    const r = await fetch(`${base}/api/apps/${APP}/releases/at?time=${encodeURIComponent(new Date().toISOString())}`, {
+      headers: { Cookie: auditor.cookie },
+    });
+    return r.ok ? ((await r.json()) as { release?: { sha?: string } }).release?.sha : undefined;
+  };
+  // the release before: the recorder has recorded the estate's first commit (a new app's first release) before the
+  // next is pushed, or it may only ever see the second
+  await waitFor(
+    `the console's record of ${own().seedCommit.slice(0, 8)} applied in prod`,
+    async () => (await releaseNow()) === own().seedCommit,
+    { timeoutMs: 120_000, intervalMs: 1000 },
+  );
+  const sha = own().push('Prod: one more session cache (what-ran e2e)', (w) =>
     writeRepoFile(
       w,
       PROD,
-      original.replace(COUNT, (_m, a: string) => `${a}${before + 1}`),
+      readFileSync(join(w, PROD), 'utf8').replace(COUNT, (_m, a: string) => `${a}${before + 1}`),
     ),
   );
-  pushed = true;
-  await waitForKustomizationRevision('prod', 'digital-human-prod', sha, 180_000);
+  await own().waitApplied(sha, undefined, 180_000);
   // the console records the apply (its release recorder) before the auditor asks
   await waitFor(
     `the console's record of ${sha.slice(0, 8)} applied in prod`,
-    async () => {
-      const r = await fetch(
-        `${base}/api/apps/${APP}/releases/at?time=${encodeURIComponent(new Date().toISOString())}`,
-        {
-          headers: { Cookie: auditor.cookie },
-        },
-      );
-      return r.ok && ((await r.json()) as { release?: { sha?: string } }).release?.sha === sha;
+    async () => (await releaseNow()) === sha,
+    {
+      timeoutMs: 120_000,
+      intervalMs: 1000,
     },
-    { timeoutMs: 120_000, intervalMs: 1000 },
   );
 
   const ctx = await browser.newContext({ baseURL: base, storageState: storage });
@@ -82,9 +93,9 @@ test('an auditor opens what ran in prod at a time and compares it with the relea
     const objects = box.getByTestId('what-ran-objects');
     await expect(objects).toContainText(/\d+ objects as rendered \(render hash sha256:[0-9a-f]{64}/);
     await objects.locator('summary').first().click();
-    const item = objects
-      .locator('li')
-      .filter({ has: page.locator('summary', { hasText: /^Deployment prod\/session-cache$/ }) });
+    const item = objects.locator('li').filter({
+      has: page.locator('summary', { hasText: new RegExp(`^Deployment ${own().namespace}/session-cache$`) }),
+    });
     await item.locator('summary').click();
     await expect(item.locator('pre')).toContainText(`"replicas": ${before + 1}`);
 

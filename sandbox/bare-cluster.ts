@@ -8,6 +8,9 @@
 // finds this cluster through the usual helpers (sandbox/state.ts kubectl(), test/support/kubeconfig.ts) and can
 // never reach the real sandbox by mistake. Its processes are this process's children, stopped by stopBareCluster
 // (or when this process exits); a directory left by a killed run is cleaned up by the next start.
+//
+// A fully set-up cluster is cached (./bare-cluster-cache.ts: etcd's data directory and the PKI, before anything
+// else is applied): the next start restarts etcd and the apiservers from a copy, in seconds instead of a minute.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import {
   closeSync,
@@ -24,13 +27,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { apiserverArgs } from './cluster.ts';
+import { bareCacheKey, dropBareCache, restoreBareCache, saveBareCache } from './bare-cluster-cache.ts';
 import { applyConsoleRbac, httpsGet, kubeconfigYaml } from './cluster-access.ts';
 import { applyPruneAdmissionPolicy } from './identities.ts';
 import { imageAutomationCrdArgs } from './image-automation.ts';
 import { ensureMetricsPki } from './metrics-api.ts';
 import { ensurePki } from './pki.ts';
 import { alive, freePort, stopProcess, waitFor, type ProcRecord } from './procs.ts';
-import { ASSETS_DIR, BIN_DIR, bin, type ClusterState, type SandboxState } from './state.ts';
+import { ASSETS_DIR, BIN_DIR, REPO_ROOT, bin, type ClusterState, type SandboxState } from './state.ts';
 
 const execFileP = promisify(execFile);
 
@@ -46,6 +50,8 @@ export interface BareCluster {
   /** the console's own least-privilege identity (user gitops-console), one context per cluster */
   consoleKubeconfig: string;
   procs: ProcRecord[];
+  /** how it started: from the cache, or a full start (and whether that was cached), for the log */
+  start: string;
 }
 
 const OWNER = 'owner.json';
@@ -59,12 +65,58 @@ export function bareClusterDir(): string {
   return dir;
 }
 
-/** Starts etcd, then every cluster's apiserver at once, and applies what a sandbox cluster gets before controllers. */
+/**
+ * Starts a bare cluster in `dir`. From the cache (./bare-cluster-cache.ts) when it holds one made of the same
+ * binaries and files: etcd and the apiservers on fresh ports, ready once every custom resource can be watched. Else
+ * the full start (namespaces, CRDs, RBAC, prune policy); then etcd is stopped cleanly, its data directory and the PKI
+ * are cached, and the cluster restarts from them. Any doubt (a copy that fails, an apiserver not ready in time): the
+ * full start, said in one line on stderr.
+ */
 export async function startBareCluster(
   dir: string,
   topology: Record<string, string[]> = BARE_CLUSTERS,
 ): Promise<BareCluster> {
   await stopAbandoned();
+  let key: string;
+  try {
+    key = bareCacheKey([bin('etcd'), bin('kube-apiserver')], setupFiles(), topology);
+  } catch (e) {
+    note(`no cache key (${firstLine(e)}): full start, not cached`);
+    return { ...(await boot(dir, topology, 'full')), start: 'full start' };
+  }
+  const cached = restoreBareCache(key, dir);
+  if (cached.ok) {
+    try {
+      return { ...(await boot(dir, topology, 'cached')), start: `from cache ${key}` };
+    } catch (e) {
+      note(`cache ${key} did not start (${firstLine(e)}): dropped; full start`);
+      dropBareCache(key);
+    }
+  } else note(`${cached.why} (${key}): full start, then cached`);
+
+  const full = await boot(dir, topology, 'full');
+  let saved = false;
+  try {
+    await stopForCache(full);
+    saveBareCache(key, dir);
+    saved = true;
+  } catch (e) {
+    note(`not cached (${firstLine(e)})`);
+  }
+  try {
+    return { ...(await boot(dir, topology, 'cached')), start: saved ? `full start, cached as ${key}` : 'full start' };
+  } catch (e) {
+    note(`restart from its own etcd failed (${firstLine(e)}): full start, not cached`);
+    if (saved) dropBareCache(key);
+    return { ...(await boot(dir, topology, 'full')), start: 'full start (twice)' };
+  }
+}
+
+/**
+ * etcd and an apiserver per cluster on fresh ports in `dir`. `full`: a new etcd, then everything a sandbox cluster
+ * gets before controllers; `cached`: etcd's data directory and the PKI are already in `dir` (no set-up, no new PKI).
+ */
+async function boot(dir: string, topology: Record<string, string[]>, mode: 'full' | 'cached'): Promise<BareCluster> {
   mkdirSync(join(dir, 'run', 'clusters'), { recursive: true });
   for (const [link, target] of [
     ['bin', BIN_DIR],
@@ -78,6 +130,7 @@ export async function startBareCluster(
     adminKubeconfig: join(dir, 'kubeconfig'),
     consoleKubeconfig: join(dir, 'kubeconfig-console'),
     procs,
+    start: mode,
   };
   const record = () =>
     writeFileSync(join(dir, OWNER), JSON.stringify({ pid: process.pid, procs: procs.map((p) => p.pid) }));
@@ -117,7 +170,13 @@ export async function startBareCluster(
       bare.clusters.push(c);
     }
     record();
-    await Promise.all(bare.clusters.map((c) => clusterBasics(c, pki)));
+    // a cached cluster is set up already: it needs only to serve every custom resource again (a cached start that
+    // takes longer than a minute and a half is a doubt: the caller makes a full start instead)
+    await Promise.all(
+      bare.clusters.map((c) =>
+        mode === 'full' ? clusterBasics(c, pki) : ready(c, pki, 90_000).then(() => watchable(c, pki)),
+      ),
+    );
 
     const entries = bare.clusters.map((c) => ({ name: c.name, server: c.apiserver, pki, client: 'admin' }));
     const first = bare.clusters[0]?.name ?? '';
@@ -139,17 +198,27 @@ export async function startBareCluster(
   }
 }
 
+/** The CRD files and directories every cluster gets, as `kubectl apply -f` arguments (hashed for the cache key). */
+function crdFiles(): string[] {
+  const assets = join(ASSETS_DIR, 'crds');
+  return [
+    ...[join(assets, 'flux'), join(assets, 'argocd'), join(assets, 'rollouts')],
+    ...[join(assets, 'flagger', 'crd.yaml'), join(assets, 'eso', 'bundle.yaml')],
+    ...imageAutomationCrdArgs().filter((a) => a !== '-f'),
+  ];
+}
+
+/** Every file the set-up applies: the CRDs, the console's RBAC (applyConsoleRbac) and the prune policy. */
+function setupFiles(): string[] {
+  const deploy = ['rbac.yaml', 'rbac-impersonation.yaml', 'prune-admission-policy.yaml'];
+  return [...crdFiles(), ...deploy.map((f) => join(REPO_ROOT, 'deploy', f))];
+}
+
+type Pki = ReturnType<typeof ensurePki>;
+
 /** Namespaces, CRDs, the console's RBAC and the prune admission policy (sandbox/cluster.ts), once /readyz. */
-async function clusterBasics(c: ClusterState, pki: ReturnType<typeof ensurePki>): Promise<void> {
-  const api = c.procs.find((p) => p.name === 'kube-apiserver');
-  await waitFor(
-    `${c.name} kube-apiserver /readyz`,
-    async () => (await httpsGet(`${c.apiserver}/readyz`, pki)).status === 200,
-    {
-      ...(api ? { proc: api } : {}),
-      timeoutMs: 120_000,
-    },
-  );
+async function clusterBasics(c: ClusterState, pki: Pki): Promise<void> {
+  await ready(c, pki, 120_000);
   const k = async (args: string[], input?: string) => {
     const child = execFileP(bin('kubectl'), ['--kubeconfig', c.kubeconfig, ...args], {
       timeout: 120_000,
@@ -169,35 +238,50 @@ async function clusterBasics(c: ClusterState, pki: ReturnType<typeof ensurePki>)
       )
       .join('---\n'),
   );
-  const assets = join(ASSETS_DIR, 'crds');
-  await k([
-    ...apply,
-    ...['-f', join(assets, 'flux'), '-f', join(assets, 'argocd'), '-f', join(assets, 'rollouts')],
-    ...['-f', join(assets, 'flagger', 'crd.yaml'), '-f', join(assets, 'eso', 'bundle.yaml')],
-    ...imageAutomationCrdArgs(),
-  ]);
+  await k([...apply, ...crdFiles().flatMap((f) => ['-f', f])]);
   applyConsoleRbac(c.kubeconfig);
   await applyPruneAdmissionPolicy(c.kubeconfig, c.namespaces);
   await waitFor(
     `${c.name} CRDs established`,
-    async () => {
-      const list = JSON.parse(await k(['get', 'crd', '-o', 'json'])) as {
-        items: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>;
-      };
-      return list.items.every((x) =>
+    async () =>
+      (await crds(c, pki)).every((x) =>
         x.status?.conditions?.some((y) => y.type === 'Established' && y.status === 'True'),
-      );
-    },
+      ),
     { timeoutMs: 60_000, intervalMs: 300 },
   );
-  // a custom resource's storage starts (and restarts) after its CRD is established: until then its watches answer
-  // 429 "storage is (re)initializing", which a console started at once would report as an unreachable cluster
-  const crds = JSON.parse(await k(['get', 'crd', '-o', 'json'])) as {
-    items: Array<{
-      spec: { group: string; names: { plural: string }; versions: Array<{ name: string; served: boolean }> };
-    }>;
-  };
-  const watches = crds.items.flatMap((x) =>
+  await watchable(c, pki);
+}
+
+/** The apiserver answers /readyz within `timeoutMs` (or has exited: then at once). */
+async function ready(c: ClusterState, pki: Pki, timeoutMs: number): Promise<void> {
+  const api = c.procs.find((p) => p.name === 'kube-apiserver');
+  await waitFor(
+    `${c.name} kube-apiserver /readyz`,
+    async () => (await httpsGet(`${c.apiserver}/readyz`, pki)).status === 200,
+    { ...(api ? { proc: api } : {}), timeoutMs },
+  );
+}
+
+interface Crd {
+  spec: { group: string; names: { plural: string }; versions: Array<{ name: string; served: boolean }> };
+  status?: { conditions?: Array<{ type: string; status: string }> };
+}
+
+async function crds(c: ClusterState, pki: Pki): Promise<Crd[]> {
+  const r = await httpsGet(`${c.apiserver}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`, pki);
+  if (r.status !== 200) throw new Error(`list CRDs: HTTP ${r.status}`);
+  return (JSON.parse(r.body) as { items: Crd[] }).items;
+}
+
+/**
+ * Every served version of every custom resource can be watched. A custom resource's storage starts (and restarts)
+ * after its CRD is established, and an apiserver's after its start: until then its watches answer 429 "storage is
+ * (re)initializing", which a console started at once would report as an unreachable cluster.
+ */
+async function watchable(c: ClusterState, pki: Pki): Promise<void> {
+  const list = await crds(c, pki);
+  if (!list.length) throw new Error(`${c.name}: no CRDs`);
+  const watches = list.flatMap((x) =>
     x.spec.versions.filter((v) => v.served).map((v) => `/apis/${x.spec.group}/${v.name}/${x.spec.names.plural}`),
   );
   await waitFor(
@@ -210,6 +294,29 @@ async function clusterBasics(c: ClusterState, pki: ReturnType<typeof ensurePki>)
       ).every(Boolean),
     { timeoutMs: 60_000, intervalMs: 500 },
   );
+}
+
+/** Stops the apiservers, then etcd — cleanly (SIGTERM, its data flushed and closed), or throws: no copy of it then. */
+async function stopForCache(bare: BareCluster): Promise<void> {
+  const [etcd, ...apiservers] = bare.procs;
+  await Promise.all(apiservers.map((p) => stopProcess(p.pid, 5000).catch(() => undefined)));
+  if (!etcd) throw new Error('no etcd');
+  killGroup(etcd.pid, 'SIGTERM');
+  const until = Date.now() + 15_000;
+  while (alive(etcd.pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  if (alive(etcd.pid)) {
+    await stopProcess(etcd.pid, 0);
+    throw new Error('etcd did not stop within 15 s of SIGTERM');
+  }
+  for (const c of children) if (bare.procs.some((p) => p.pid === c.pid)) children.delete(c);
+}
+
+function note(line: string): void {
+  process.stderr.write(`bare cluster: ${line}\n`);
+}
+
+function firstLine(e: unknown): string {
+  return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
 }
 
 /** Stops the bare cluster's processes and removes its directory. */

@@ -244,9 +244,14 @@ async function sideLane() {
   const live = !needsSandbox;
   const opts = { live, nice: needsSandbox };
   if (want('static')) {
-    await run('typecheck', node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit'], opts);
-    await run('lint', node, [bin('eslint/bin/eslint.js'), '.', '--max-warnings=0'], opts);
-    await run('format check', node, [bin('prettier/bin/prettier.cjs'), '--check', '.'], opts);
+    // alone (test:fast), the three are one core each: tsc and eslint side by side, each printed when it ends;
+    // beside the sandbox's start, one after another (the start needs the other core)
+    const o = needsSandbox ? opts : { ...opts, live: false };
+    const typecheck = () => run('typecheck', node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit'], o);
+    const lint = () => run('lint', node, [bin('eslint/bin/eslint.js'), '.', '--max-warnings=0'], o);
+    const format = () => run('format check', node, [bin('prettier/bin/prettier.cjs'), '--check', '.'], o);
+    if (needsSandbox) for (const step of [typecheck, lint, format]) await step();
+    else await Promise.all([typecheck().then(format), lint()]);
   }
   if (want('unit')) await vitest('unit tests', 'unit', opts);
   if (want('contract')) {

@@ -2,6 +2,7 @@
 // nonprod and prod, no controllers), with the seed's GitOps objects (./seed.ts). Test files get its directory and
 // kubeconfigs through provide/inject; ./setup-env.ts points each test file's process at it (GITOPS_SANDBOX_DIR),
 // so the sandbox helpers (kubectl, the console kubeconfig) reach the bare cluster, never the real sandbox.
+// The seed is applied here, after startBareCluster, so it never enters the bare cluster's cache (a pristine cluster).
 import type { TestProject } from 'vitest/node';
 import { startBareCluster, stopBareCluster, bareClusterDir, type BareCluster } from '../../sandbox/bare-cluster.ts';
 import { kubectlRaw } from '../../sandbox/cluster-access.ts';
@@ -27,6 +28,7 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const t0 = Date.now();
   let bare: BareCluster | undefined = await startBareCluster(bareClusterDir());
+  const startedIn = ((Date.now() - t0) / 1000).toFixed(1);
   try {
     for (const c of bare.clusters)
       kubectlRaw(c.kubeconfig, ['apply', '--server-side', '--field-manager=sandbox', '-f', '-'], seedObjects(c));
@@ -42,7 +44,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await stopBareCluster(bare);
     throw e;
   }
-  process.stderr.write(`contract: bare cluster up in ${((Date.now() - t0) / 1000).toFixed(1)}s (${bare.dir})\n`);
+  const took = ((Date.now() - t0) / 1000).toFixed(1);
+  process.stderr.write(
+    `contract: bare cluster up in ${took}s (${startedIn}s ${bare.start}, then the seed) (${bare.dir})\n`,
+  );
   project.provide('contract', {
     dir: bare.dir,
     adminKubeconfig: bare.adminKubeconfig,
