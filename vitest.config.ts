@@ -9,16 +9,12 @@ import { defineConfig } from 'vitest/config';
  */
 export const GLOBAL_FILES: Record<string, string> = {
   'argocd-appset': 'stops the forge; shrinks the seed ApplicationSet',
-  argocd: "reads every Argo CD app's state; runs the seed ledger's hooks",
   bff: 'stops the prod apiserver; exact seed app lists',
   forge: 'stops the forge; merges into the seed repo',
-  'image-automation': "the one ImageUpdateAutomation pushes to the seed repo's dev overlay",
   informer: 'compacts etcd, stops the nonprod apiserver',
-  'metrics-api': 'every app Healthy; scales the seed prod HPA',
   'prune-approval-scope':
     "asserts exact identity changes of the cluster's one approvals list, which every console sweeps",
   registry: 'stops the registry; moves seed image tags; sets every business endpoint',
-  releases: 'pushes to the seed repo; toggles the forge branch protection',
   rollback: 'stops the forge; seed dev releases',
   sandbox: 'stops the prod apiserver; edits seed dev',
   'sandbox-mode': 're-applies the sandbox (reuse) like a Try-it console',

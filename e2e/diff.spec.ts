@@ -6,24 +6,11 @@ import { kubectl } from '../sandbox/sandbox.ts';
 import { PROD_RENDER_WORKER_DIGEST } from '../sandbox/seed.ts';
 import { incidentEditRenderWorker, scaleAsController, setSuspended, suspendSettled } from '../sandbox/scenario.ts';
 import { fluxReconciled } from '../test/support/flux.ts';
-import { digitalHumanTemplate, ownEstate, type Estate } from '../test/support/own-estate.ts';
-import { consoleShows } from './support/estate.ts';
+import { specEstate } from './support/estate.ts';
 
 test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
 
-let estate: Estate | undefined;
-const own = () => estate as Estate;
-
-test.beforeAll(async () => {
-  test.setTimeout(300_000);
-  estate = await ownEstate({ name: 'e2e-diff', env: 'dev', files: digitalHumanTemplate('dev') });
-  await consoleShows(estate.appId(), { env: 'dev', sha: estate.seedCommit });
-});
-
-test.afterAll(async () => {
-  test.setTimeout(180_000);
-  await estate?.teardown();
-});
+const own = specEstate('e2e-diff', 'dev');
 
 const renderWorkerReplicas = () =>
   (

@@ -6,26 +6,13 @@
 import { expect, test, type Page } from '@playwright/test';
 import { kubectlScale } from '../sandbox/scenario.ts';
 import { fluxReconciled } from '../test/support/flux.ts';
-import { digitalHumanTemplate, ownEstate, type Estate } from '../test/support/own-estate.ts';
-import { consoleShows } from './support/estate.ts';
+import { specEstate } from './support/estate.ts';
 
 test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
 
-let estate: Estate | undefined;
-const own = () => estate as Estate;
+const own = specEstate('e2e-drift', 'dev');
 const deployRow = (page: Page) =>
   page.locator('[data-testid="tree-row"][data-kind="Deployment"][data-name="tts-gateway"]');
-
-test.beforeAll(async () => {
-  test.setTimeout(300_000);
-  estate = await ownEstate({ name: 'e2e-drift', env: 'dev', files: digitalHumanTemplate('dev') });
-  await consoleShows(estate.appId(), { env: 'dev', sha: estate.seedCommit });
-});
-
-test.afterAll(async () => {
-  test.setTimeout(180_000);
-  await estate?.teardown();
-});
 
 test('a hand scale is drift everywhere within 2 s; reconcile now reverts it and the evidence keeps the episode', async ({
   page,

@@ -4,24 +4,11 @@
 import { expect, test } from '@playwright/test';
 import { startApiserver, stopApiserver } from '../sandbox/sandbox.ts';
 import { repoHead, waitForKustomizationRevision, writeRepoFile } from '../sandbox/scenario.ts';
-import { digitalHumanTemplate, ownEstate, type Estate } from '../test/support/own-estate.ts';
-import { consoleShows } from './support/estate.ts';
+import { specEstate } from './support/estate.ts';
 
 test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
 
-let estate: Estate | undefined;
-const own = () => estate as Estate;
-
-test.beforeAll(async () => {
-  test.setTimeout(300_000);
-  estate = await ownEstate({ name: 'e2e-overview', env: 'staging', files: digitalHumanTemplate('staging') });
-  await consoleShows(estate.appId(), { env: 'staging', sha: estate.seedCommit });
-});
-
-test.afterAll(async () => {
-  test.setTimeout(180_000);
-  await estate?.teardown();
-});
+const own = specEstate('e2e-overview', 'staging');
 
 test('overview shows Flux and Argo CD apps per env with health and revision', async ({ page }) => {
   const head = repoHead().slice(0, 7);

@@ -10,26 +10,14 @@ import { writeRepoFile } from '../sandbox/scenario.ts';
 import { waitFor } from '../sandbox/procs.ts';
 import { signIn } from '../test/support/auth.ts';
 import { storageStateFor } from '../test/support/bff-process.ts';
-import { digitalHumanTemplate, ownEstate, type Estate } from '../test/support/own-estate.ts';
-import { consoleShows } from './support/estate.ts';
+import { digitalHumanTemplate } from '../test/support/own-estate.ts';
+import { specEstate } from './support/estate.ts';
 
 const PROD = 'overlays/prod/kustomization.yaml';
 const COUNT = /(name: session-cache\n\s+count: )(\d+)/;
 const base = process.env.E2E_BASE_URL ?? '';
 
-let estate: Estate | undefined;
-const own = () => estate as Estate;
-
-test.beforeAll(async () => {
-  test.setTimeout(300_000);
-  estate = await ownEstate({ name: 'e2e-what-ran', env: 'prod', files: digitalHumanTemplate('prod') });
-  await consoleShows(estate.appId(), { env: 'prod', sha: estate.seedCommit });
-});
-
-test.afterAll(async () => {
-  test.setTimeout(180_000);
-  await estate?.teardown();
-});
+const own = specEstate('e2e-what-ran', 'prod');
 
 test('an auditor opens what ran in prod at a time and compares it with the release before', async ({ browser }) => {
   test.setTimeout(360_000);

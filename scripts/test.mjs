@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // npm test: the whole suite by tiers (docs/testing.md), printing one closing line "N passed, N failed".
 //
-//   side lane (niced, beside the sandbox's start):  typecheck → lint → format → unit → contract → build SPA
+//   side lane (niced, beside the sandbox's start):  build SPA → typecheck → lint → format → unit → contract
 //   main lane:  sandbox up → integration (file-parallel) → global (serial) → e2e parallel → e2e serial → down
 //
 // The contract tier needs no sandbox: its own bare cluster (etcd and apiservers, sandbox/bare-cluster.ts) from the
@@ -240,9 +240,16 @@ const needsSandbox = want('integration') || want('global') || want('e2e');
 const e2eReady = want('e2e') && existsSync('/usr/bin/chromium');
 
 // the side lane: no controllers, niced so the sandbox's CPU-bound start is not starved on two cores
+/** resolves with whether the SPA e2e needs was built (first in the side lane: e2e waits for it, not for the lane) */
+let spaDone;
+const spa = new Promise((resolve) => (spaDone = resolve));
+
 async function sideLane() {
   const live = !needsSandbox;
   const opts = { live, nice: needsSandbox };
+  spaDone(
+    e2eReady ? await run('build SPA', node, [bin('vite/bin/vite.js'), 'build', '--logLevel', 'warn'], opts) : true,
+  );
   if (want('static')) {
     // alone (test:fast), the three are one core each: tsc and eslint side by side, each printed when it ends;
     // beside the sandbox's start, one after another (the start needs the other core)
@@ -261,8 +268,6 @@ async function sideLane() {
         extra: [`--maxWorkers=${contractWorkers}`],
       });
   }
-  if (e2eReady) return run('build SPA', node, [bin('vite/bin/vite.js'), 'build', '--logLevel', 'warn'], opts);
-  return true;
 }
 
 /** The sandbox binaries and CRDs a bare cluster is made of (sandbox/bare-cluster.ts). */
@@ -317,7 +322,9 @@ async function mainLane() {
 
 const side = sideLane();
 const up = await mainLane();
-const spaBuilt = await side;
+// e2e starts once the main lane and the SPA build are done; the rest of the side lane (static, unit, contract)
+// may still be running beside it
+const spaBuilt = await spa;
 if (needsSandbox && up && want('e2e')) {
   if (!e2eReady) {
     console.log('e2e: /usr/bin/chromium missing (apt-get install -y chromium)');
@@ -328,6 +335,7 @@ if (needsSandbox && up && want('e2e')) {
     await playwright('e2e tests (Chromium, serial specs)', 'serial', '1');
   }
 }
+await side;
 if (needsSandbox && process.env.SANDBOX_KEEP !== '1')
   await run('sandbox down', node, ['--import', 'tsx', 'sandbox/cli.ts', 'down']);
 

@@ -1,8 +1,10 @@
 // e2e specs on their own estates (test/support/own-estate.ts): the shared e2e console (e2e/global-setup.ts) maps
 // the estate's namespace `t-<env>-*` to its environment (test/support/sandbox-environments.ts); a spec waits
 // until that console shows its app (and, when asked, at the commit the spec pushed) before the browser opens it.
+import { test } from '@playwright/test';
 import { waitFor } from '../../sandbox/procs.ts';
 import { as, signIn, type Signed } from '../../test/support/auth.ts';
+import { digitalHumanTemplate, ownEstate, type Estate, type EstateEnv } from '../../test/support/own-estate.ts';
 
 export const E2E_BASE = (): string => {
   const base = process.env.E2E_BASE_URL;
@@ -51,4 +53,25 @@ export async function consoleShows(
   ).catch((e: unknown) => {
     throw new Error(`${e instanceof Error ? e.message : String(e)} (last: ${last})`);
   });
+}
+
+/**
+ * The spec's own estate from the seed's template for `env`: made before its tests (and shown by the console at its
+ * first commit), deleted after them. Returns a getter for use inside the tests.
+ */
+export function specEstate(name: string, env: EstateEnv): () => Estate {
+  let estate: Estate | undefined;
+  test.beforeAll(async () => {
+    test.setTimeout(300_000);
+    estate = await ownEstate({ name, env, files: digitalHumanTemplate(env) });
+    await consoleShows(estate.appId(), { env, sha: estate.seedCommit });
+  });
+  test.afterAll(async () => {
+    test.setTimeout(180_000);
+    await estate?.teardown();
+  });
+  return () => {
+    if (!estate) throw new Error(`the ${name} estate was not made (its beforeAll failed)`);
+    return estate;
+  };
 }

@@ -3,13 +3,16 @@
 // Flux app is Healthy at rest (the simulated load is exactly the HPAs' target), and when prod's render-worker
 // Pods get busy (a usage annotation) the HPA scales it above Git's replicas, which the console's diff shows as
 // the HPA-versus-Git conflict on spec.replicas; the load back at the target, Git's replicas stay.
+// The file owns its estate (test/support/own-estate.ts): the seed's prod service on prod in a namespace of its own,
+// whose Pods it makes busy; the seed's apps, metrics and HPAs are only read.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppsResponse, DiffResponse } from '../../src/api/schemas.ts';
-import { kubectl } from '../../sandbox/sandbox.ts';
+import { kubectl, mustState } from '../../sandbox/sandbox.ts';
 import { LOAD_PROFILE } from '../../sandbox/metrics-api.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { getJson as kubeJson } from '../../sandbox/scenario.ts';
+import { getJson as kubeJson, requestReconcile } from '../../sandbox/scenario.ts';
 import { authedFetch, getJson, startTestConsole } from '../support/console.ts';
+import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
 
 interface Condition {
   type: string;
@@ -22,15 +25,27 @@ interface Hpa {
   status: { currentReplicas?: number; desiredReplicas?: number; conditions?: Condition[] };
 }
 
-const PROD_APP = 'prod/flux-system/kustomization/digital-human-prod';
-/** Git's render-worker replicas per env (sandbox/seed.ts overlays) */
+/** Git's render-worker replicas per env (sandbox/seed.ts overlays; the estate's is prod's) */
 const GIT_REPLICAS: Record<string, number> = { dev: 4, staging: 6, prod: 8 };
 const CLUSTER_OF: Record<string, string> = { dev: 'nonprod', staging: 'nonprod', prod: 'prod' };
 
+let estate: Estate;
+let PROD_APP: string;
+/** the estate's namespace on prod (its render-worker, its HPA) */
+let NS: string;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 const apps = async () => (await getJson<AppsResponse>(con.url, '/api/apps?controller=flux')).body.apps;
+/** an env's seed HPA (only read), or the estate's (`estate`) */
 const hpa = (env: string) =>
-  kubeJson(CLUSTER_OF[env] ?? env, ['-n', env, 'get', 'hpa', 'render-worker']) as unknown as Hpa;
+  (env === 'estate'
+    ? kubeJson('prod', ['-n', NS, 'get', 'hpa', 'render-worker'])
+    : kubeJson(CLUSTER_OF[env] ?? env, ['-n', env, 'get', 'hpa', 'render-worker'])) as unknown as Hpa;
+/**
+ * The seed's Flux apps (read only): its Kustomizations read the seed repository, its HelmRelease is in a seed
+ * namespace. Other files' estates change while this one runs: they are theirs to check.
+ */
+const isSeed = (a: AppsResponse['apps'][number]) =>
+  a.kind === 'Kustomization' ? a.source.url === mustState().git.url : !a.namespace.startsWith('t-');
 const cond = (h: Hpa, type: string) => h.status.conditions?.find((c) => c.type === type);
 /** CPU millicores from a metrics.k8s.io quantity ("70123456n", "70m", "1") */
 const milli = (q: string) =>
@@ -43,12 +58,19 @@ const milli = (q: string) =>
         : Number(q) * 1000;
 
 beforeAll(async () => {
+  estate = await ownEstate({ name: 'metrics-api', env: 'prod', files: digitalHumanTemplate('prod') });
+  PROD_APP = estate.appId();
+  NS = estate.namespace;
   con = await startTestConsole();
   await waitFor('console ready', async () => (await fetch(`${con.url}/readyz`)).status === 200, { timeoutMs: 60_000 });
-});
+}, 300_000);
 afterAll(async () => {
-  await con?.close();
-});
+  try {
+    await con?.close();
+  } finally {
+    await estate?.teardown();
+  }
+}, 180_000);
 
 describe('the metrics API in the sandbox', () => {
   it('serves metrics.k8s.io through the aggregator, with kwok-simulated node and pod usage', async () => {
@@ -105,9 +127,12 @@ describe('the metrics API in the sandbox', () => {
     await waitFor(
       'every Flux app Healthy and Synced',
       async () => {
-        const list = await apps();
+        const all = await apps();
+        // the seed's apps and the estate's (the same service as the seed's prod, in its own namespace)
+        const list = all.filter((a) => isSeed(a) || a.id === PROD_APP);
+        if (!list.some((a) => a.id === PROD_APP)) throw new Error(`${PROD_APP} not listed`);
         const bad = list.filter((a) => a.health !== 'Healthy' || a.sync !== 'Synced');
-        if (list.length < 3 || bad.length)
+        if (list.length < 4 || bad.length)
           throw new Error(JSON.stringify(bad.map((a) => [a.id, a.sync, a.health, a.healthMessage])));
         return true;
       },
@@ -116,7 +141,7 @@ describe('the metrics API in the sandbox', () => {
   });
 
   it("the HPAs are active and, at the target, hold Git's replicas", async () => {
-    for (const env of ['dev', 'staging', 'prod']) {
+    for (const env of ['dev', 'staging', 'prod', 'estate']) {
       await waitFor(
         `${env}: HPA ScalingActive`,
         async () => {
@@ -131,14 +156,14 @@ describe('the metrics API in the sandbox', () => {
       // at the target (70m of 100m requested, 70%): nothing to do, the replicas stay Git's
       const h = hpa(env);
       expect(h.status.desiredReplicas, env).toBe(h.status.currentReplicas);
-      expect(h.status.desiredReplicas, env).toBe(GIT_REPLICAS[env]);
+      expect(h.status.desiredReplicas, env).toBe(GIT_REPLICAS[env === 'estate' ? 'prod' : env]);
     }
   });
 
   it("busy prod Pods: the HPA scales above Git and the diff shows the conflict on spec.replicas (the HPA's manager on /scale)", async () => {
     const busy = (on: boolean) =>
       kubectl('prod', [
-        ...['-n', 'prod', 'annotate', 'pods', '-l', 'app.kubernetes.io/name=render-worker', '--overwrite'],
+        ...['-n', NS, 'annotate', 'pods', '-l', 'app.kubernetes.io/name=render-worker', '--overwrite'],
         on ? `kwok.x-k8s.io/usage-cpu=${LOAD_PROFILE.renderWorkerBusyCpu}` : 'kwok.x-k8s.io/usage-cpu-',
       ]);
     try {
@@ -167,14 +192,20 @@ describe('the metrics API in the sandbox', () => {
     } finally {
       busy(false);
     }
-    // back at the target: Flux puts Git's 8 back and the HPA leaves it there
+    // back at the target: Flux puts Git's 8 back and the HPA leaves it there (the estate's Flux applies when
+    // asked: asked again while the HPA, still seeing the busy Pods' last metrics, scaled up once more)
+    let asked = 0;
     await waitFor(
       "prod: Git's replicas again, the HPA content",
       async () => {
-        const h = hpa('prod');
-        const d = kubeJson('prod', ['-n', 'prod', 'get', 'deployment', 'render-worker']) as {
+        const h = hpa('estate');
+        const d = kubeJson('prod', ['-n', NS, 'get', 'deployment', 'render-worker']) as {
           spec: { replicas: number };
         };
+        if (d.spec.replicas !== GIT_REPLICAS.prod && Date.now() - asked > 15_000) {
+          asked = Date.now();
+          requestReconcile('prod', 'kustomization', estate.kustomization());
+        }
         if (d.spec.replicas !== GIT_REPLICAS.prod || h.status.desiredReplicas !== GIT_REPLICAS.prod)
           throw new Error(`deployment ${d.spec.replicas}, HPA desired ${h.status.desiredReplicas}`);
         return true;

@@ -2,7 +2,8 @@
 // with real values (commit from Git, artifact digest from Flux, render hash from the diff's renderer, applied
 // revision, health, an HTTP verification against the sandbox's dev business endpoint and the Pods' image
 // digests), and the newest release of a broken commit names its first failed state with Flux's BuildFailed.
-// Git is put back to the state it had before (new commits), so the other suites see the seed.
+// The file owns its estate (test/support/family-estate.ts): the seed's service in its own repository, as dev,
+// staging and prod apps of its own; every commit, pull request and branch protection change is on its repository.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,19 +19,14 @@ import {
   mergePullRequest,
   openForgePullRequest,
   readRepoFile,
-  sandboxForge,
-  waitForKustomizationRevision,
   writeRepoFile,
 } from '../../sandbox/scenario.ts';
 import { as } from '../support/auth.ts';
 import { RECORDER_ON, startTestConsole } from '../support/console.ts';
+import { familyEstate, type FamilyEstate } from '../support/family-estate.ts';
 
-const CLUSTER = 'nonprod';
-const KS = 'digital-human-dev';
-const APP = `${CLUSTER}/flux-system/kustomization/${KS}`;
 const OVERLAY = 'overlays/dev/kustomization.yaml';
 const STAGING_OVERLAY = 'overlays/staging/kustomization.yaml';
-const STAGING_KS = 'digital-human-staging';
 const IMAGE = 'registry.example.com/digital-human/render-worker';
 
 /** the parts of the sandbox state this suite reads (written by startSandbox, not in SandboxState's type) */
@@ -40,13 +36,16 @@ const sandbox = () =>
     business?: { endpoints: Record<string, { url: string }> };
   };
 
+let fam: FamilyEstate;
+let APP: string;
+let PROD_APP: string;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let dir: string;
 let original: string;
-let originalStaging: string;
-let pushed = false;
 
-const PROD_APP = 'prod/flux-system/kustomization/digital-human-prod';
+/** the estate's repository: read, committed to (as the forge admin, straight to main), its forge */
+const read = (path: string) => readRepoFile(path, 'main', fam.estate.state);
+const push = (message: string, edit: (w: string) => void) => commitAndPush(message, edit, fam.estate.state);
 
 const releases = async (app = APP, c = con): Promise<ReleasesResponse> => {
   const r = await as(c.admin, c.url, `/api/apps/${app}/releases`);
@@ -82,43 +81,28 @@ beforeAll(async () => {
   const st = sandbox();
   const dev = st.business?.endpoints.dev;
   if (!dev) throw new Error('the sandbox serves no dev business endpoint');
+  fam = await familyEstate('releases');
+  APP = fam.appId('dev');
+  PROD_APP = fam.appId('prod');
   dir = mkdtempSync(join(tmpdir(), 'releases-test-'));
   const verifications = join(dir, 'verifications.json');
-  writeFileSync(
-    verifications,
-    JSON.stringify({ [`${CLUSTER}/dev`]: { url: dev.url, expectStatus: 200, timeoutMs: 3000 } }),
-  );
+  // the sandbox's dev business endpoint, only read (GET), as the check of the estate's dev app
+  writeFileSync(verifications, JSON.stringify({ [APP]: { url: dev.url, expectStatus: 200, timeoutMs: 3000 } }));
   con = await startTestConsole({
     ...RECORDER_ON,
     CONSOLE_VERIFICATIONS_FILE: verifications,
     CONSOLE_REGISTRY_MIRRORS: `registry.example.com=${st.registry?.url ?? ''}`,
     CONSOLE_VERIFICATION_INTERVAL_S: '600',
   });
-  original = readRepoFile(OVERLAY);
-  originalStaging = readRepoFile(STAGING_OVERLAY);
-}, 180_000);
+  original = read(OVERLAY);
+}, 420_000);
 
 afterAll(async () => {
   try {
-    // undo only this suite's edits (other suites may push to the same repo meanwhile)
-    const now = pushed ? readRepoFile(OVERLAY) : original;
-    const restored = withRenderWorkerLine(now.replace(MISSING_LINE, ''), renderWorkerLine(original)).replace(
-      TTS_TWO,
-      TTS_ONE,
-    );
-    const stagingNow = pushed ? readRepoFile(STAGING_OVERLAY) : originalStaging;
-    const stagingRestored = withRenderWorkerLine(stagingNow, renderWorkerLine(originalStaging));
-    if (restored !== now || stagingRestored !== stagingNow) {
-      const sha = commitAndPush('Restore the dev and staging overlays (releases test)', (w) => {
-        writeRepoFile(w, OVERLAY, restored);
-        writeRepoFile(w, STAGING_OVERLAY, stagingRestored);
-      });
-      await waitForKustomizationRevision(CLUSTER, KS, sha, 180_000);
-      await waitForKustomizationRevision(CLUSTER, STAGING_KS, sha, 180_000);
-    }
-  } finally {
     await con?.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  } finally {
+    await fam?.teardown();
   }
 }, 240_000);
 
@@ -126,11 +110,10 @@ describe('release evidence (issue 16)', () => {
   it('a commit changing the dev render worker image: all nine states with real values, the promotion once staging runs the same digests', async () => {
     const tag = /newTag: 1\.4\.0\b/.test(original) ? '1.4.2' : '1.4.0';
     const digest = sandbox().registry?.images.find((i) => i.ref === `digital-human/render-worker:${tag}`)?.digest;
-    pushed = true;
-    const sha = commitAndPush(`Render worker ${tag} in dev (releases test)`, (w) =>
+    const sha = push(`Render worker ${tag} in dev (releases test)`, (w) =>
       writeRepoFile(w, OVERLAY, withRenderWorkerTag(readFileSync(join(w, OVERLAY), 'utf8'), tag)),
     );
-    await waitForKustomizationRevision(CLUSTER, KS, sha);
+    await fam.waitApplied(sha, 'dev');
     let r: ReleasesResponse['releases'][number] | undefined;
     await waitFor(
       `release ${sha.slice(0, 8)} verified`,
@@ -190,10 +173,10 @@ describe('release evidence (issue 16)', () => {
 
     // not promoted yet: staging runs another render worker
     expect(state(r, 'promotion')).toMatchObject({ status: 'pending', why: expect.stringMatching(/staging/) });
-    const promote = commitAndPush(`Promote render worker ${tag} to staging (releases test)`, (w) =>
+    const promote = push(`Promote render worker ${tag} to staging (releases test)`, (w) =>
       writeRepoFile(w, STAGING_OVERLAY, withRenderWorkerTag(readFileSync(join(w, STAGING_OVERLAY), 'utf8'), tag)),
     );
-    await waitForKustomizationRevision(CLUSTER, STAGING_KS, promote);
+    await fam.waitApplied(promote, 'staging');
     await waitFor(
       `release ${sha.slice(0, 8)} promoted to staging`,
       async () => {
@@ -210,18 +193,18 @@ describe('release evidence (issue 16)', () => {
   }, 420_000);
 
   it('a change merged through a reviewed pull request: the review state names the PR, its approver and who merged it', async () => {
-    expect(readRepoFile(OVERLAY)).toContain(TTS_ONE);
+    expect(read(OVERLAY)).toContain(TTS_ONE);
     const branch = `releases-test-${Date.now().toString(36)}`;
     const pr = await openForgePullRequest({
       branch,
       title: 'Two TTS gateways in dev (releases test)',
       edit: (w) => writeRepoFile(w, OVERLAY, readFileSync(join(w, OVERLAY), 'utf8').replace(TTS_ONE, TTS_TWO)),
+      forge: fam.estate.forge,
     });
-    await approvePullRequest(pr.number, 'reviewer');
-    const merged = await mergePullRequest(pr.number, 'developer');
+    await approvePullRequest(pr.number, 'reviewer', fam.estate.forge);
+    const merged = await mergePullRequest(pr.number, 'developer', fam.estate.forge);
     if (!merged.ok) throw new Error(`merge: ${merged.status} ${merged.message}`);
-    pushed = true;
-    await waitForKustomizationRevision(CLUSTER, KS, merged.mergeCommit);
+    await fam.waitApplied(merged.mergeCommit, 'dev');
     let r: ReleasesResponse['releases'][number] | undefined;
     await waitFor(
       `release ${merged.mergeCommit.slice(0, 8)} reviewed`,
@@ -253,21 +236,19 @@ describe('release evidence (issue 16)', () => {
   }, 300_000);
 
   it('a commit naming a missing file: the newest release stops at the render / reconcile with Flux BuildFailed', async () => {
-    const current = readRepoFile(OVERLAY);
-    // after `resources:` whatever comes first (other suites add their own files there: diff.test's api-token)
+    const current = read(OVERLAY);
+    // after `resources:`, before whatever comes first
     const broken = current.replace(/^resources:\n/m, `resources:\n${MISSING_LINE}`);
     expect(broken).not.toBe(current);
-    const sha = commitAndPush('Reference a missing file in dev (releases test)', (w) =>
-      writeRepoFile(w, OVERLAY, broken),
-    );
+    const sha = push('Reference a missing file in dev (releases test)', (w) => writeRepoFile(w, OVERLAY, broken));
     let res: ReleasesResponse | undefined;
     await waitFor(
       `release ${sha.slice(0, 8)} failed`,
       async () => {
+        fam.fetch(); // the estate's sources fetch when asked (their interval is long)
         res = await releases();
         const r = res.releases[0];
-        // Flux holds the app while infra-dev reconciles the same commit (DependencyNotReady, said as "waiting on a
-        // dependency", true at that moment) and builds again on its next requeue: wait for the build's own answer
+        // wait for the build's own answer (Flux retries a failed build every retryInterval)
         return (
           r?.sha === sha &&
           state(r, 'reconcile')?.status === 'failed' &&
@@ -298,6 +279,9 @@ async function reviewOf(app: string, sha: string, c = con, timeoutMs = 180_000) 
     await waitFor(
       `review of ${sha.slice(0, 8)} on ${app}`,
       async () => {
+        // the estate's sources fetch when asked (their interval is long; dev's render is broken by now: Flux fetches
+        // and fails the build, the release is recorded all the same)
+        fam.fetch();
         const all = (await releases(app, c)).releases;
         seen = all
           .map((x) => `${x.sha.slice(0, 8)}: ${state(x, 'change')?.status}/${state(x, 'review')?.status}`)
@@ -313,7 +297,7 @@ async function reviewOf(app: string, sha: string, c = con, timeoutMs = 180_000) 
   return state(r, 'review');
 }
 
-const repoApi = () => `/repos/${sandboxForge().repo.owner}/${sandboxForge().repo.name}`;
+const repoApi = () => `/repos/${fam.estate.forge.repo.owner}/${fam.estate.forge.repo.name}`;
 const NO_FORGE = 'no forge configured: a commit message cannot prove a review';
 
 describe('review that is real (issue 21)', () => {
@@ -321,11 +305,10 @@ describe('review that is real (issue 21)', () => {
     // a console with no forge configured (and the suite's console, which has the sandbox's Gitea)
     const bare = await startTestConsole({ ...RECORDER_ON, CONSOLE_FORGE_TOKENS_FILE: '' });
     try {
-      const sha = commitAndPush(
+      const sha = push(
         'Direct push claiming a review (releases test)\n\nReviewed-by: Reviewer <reviewer@sandbox.invalid>',
         () => undefined,
       );
-      pushed = true;
       for (const app of [APP, PROD_APP]) {
         const review = await reviewOf(app, sha, bare);
         expect(review).toMatchObject({ status: 'unknown', why: expect.stringContaining(NO_FORGE) });
@@ -358,11 +341,12 @@ describe('review that is real (issue 21)', () => {
   it('a pull request approved before a later push, then merged: not reviewed (failed in prod)', async () => {
     // Gitea's default: a push does not dismiss earlier approvals, so the forge itself lets this merge through
     const protection = `${repoApi()}/branch_protections/main`;
-    const before = await forgeApi('admin', 'GET', protection);
+    const forge = fam.estate.forge;
+    const before = await forgeApi('admin', 'GET', protection, undefined, forge);
     if (before.status !== 200) throw new Error(`branch protection: HTTP ${before.status}`);
     const dismissed = before.json.dismiss_stale_approvals === true;
     const setDismiss = async (on: boolean) => {
-      const r = await forgeApi('admin', 'PATCH', protection, { dismiss_stale_approvals: on });
+      const r = await forgeApi('admin', 'PATCH', protection, { dismiss_stale_approvals: on }, forge);
       if (r.status !== 200) throw new Error(`branch protection: HTTP ${r.status}`);
     };
     await setDismiss(false);
@@ -374,17 +358,24 @@ describe('review that is real (issue 21)', () => {
         branch,
         title: 'Approved, then changed (releases test)',
         edit: (w) => writeRepoFile(w, file, 'approved content\n'),
+        forge,
       });
       unmerged = pr.number;
-      await approvePullRequest(pr.number, 'reviewer');
+      await approvePullRequest(pr.number, 'reviewer', forge);
       // the later push: the developer changes the branch after the approval
-      const blob = await forgeApi('developer', 'GET', `${repoApi()}/contents/${file}?ref=${branch}`);
-      const later = await forgeApi('developer', 'PUT', `${repoApi()}/contents/${file}`, {
-        branch,
-        sha: blob.json.sha,
-        message: 'Changed after the approval (releases test)',
-        content: Buffer.from('content nobody approved\n').toString('base64'),
-      });
+      const blob = await forgeApi('developer', 'GET', `${repoApi()}/contents/${file}?ref=${branch}`, undefined, forge);
+      const later = await forgeApi(
+        'developer',
+        'PUT',
+        `${repoApi()}/contents/${file}`,
+        {
+          branch,
+          sha: blob.json.sha,
+          message: 'Changed after the approval (releases test)',
+          content: Buffer.from('content nobody approved\n').toString('base64'),
+        },
+        forge,
+      );
       if (later.status !== 200) throw new Error(`later push: HTTP ${later.status}`);
       const laterSha = String((later.json.commit as { sha?: string } | undefined)?.sha ?? '');
       expect(laterSha).toMatch(/^[0-9a-f]{40}$/);
@@ -392,7 +383,13 @@ describe('review that is real (issue 21)', () => {
       await waitFor(
         `PR #${pr.number} head at the later push`,
         async () => {
-          const ref = await forgeApi('developer', 'GET', `${repoApi()}/git/refs/pull/${pr.number}/head`);
+          const ref = await forgeApi(
+            'developer',
+            'GET',
+            `${repoApi()}/git/refs/pull/${pr.number}/head`,
+            undefined,
+            forge,
+          );
           const refs = (Array.isArray(ref.json) ? ref.json : [ref.json]) as Array<{ object?: { sha?: string } }>;
           return refs[0]?.object?.sha === laterSha;
         },
@@ -402,14 +399,13 @@ describe('review that is real (issue 21)', () => {
       await waitFor(
         `PR #${pr.number} merged`,
         async () => {
-          merged = await mergePullRequest(pr.number, 'developer');
+          merged = await mergePullRequest(pr.number, 'developer', forge);
           return merged.ok || merged.status !== 405; // 405: Gitea is still checking mergeability
         },
         { timeoutMs: 60_000, intervalMs: 1000 },
       );
       if (!merged?.ok) throw new Error(`merge: ${merged?.status} ${merged?.message}`);
       unmerged = undefined;
-      pushed = true;
       const mergeCommit = merged.mergeCommit;
 
       const notCounted = [
@@ -440,7 +436,7 @@ describe('review that is real (issue 21)', () => {
       expect(prod?.data).toMatchObject({ reviewed: false, reviewRequired: true, approvers: [], notCounted });
     } finally {
       await setDismiss(dismissed);
-      if (unmerged !== undefined) await closePullRequest(unmerged);
+      if (unmerged !== undefined) await closePullRequest(unmerged, forge);
     }
   }, 300_000);
 });
