@@ -14,7 +14,7 @@ import { writeRepoFile } from '../../sandbox/scenario.ts';
 import { as } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
 import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
-import { fill, openStream, otherEstate } from '../support/security.ts';
+import { consoleListsOwnApp, fill, openStream, otherEstate } from '../support/security.ts';
 
 const INFRA_DEV = 'nonprod/flux-system/kustomization/infra-dev';
 let estate: Estate;
@@ -33,15 +33,7 @@ beforeAll(async () => {
   estate = await ownEstate({ name: 'security-secret', env: 'dev', files: digitalHumanTemplate('dev') });
   DEV = estate.appId();
   con = await startTestConsole({ LOG_LEVEL: 'debug' }, { logStream });
-  await waitFor('console ready', async () => (await fetch(`${con.url}/readyz`)).status === 200, { timeoutMs: 60_000 });
-  await waitFor(
-    "apps listed, this file's own among them",
-    async () => {
-      const apps = ((await as(con.admin, con.url, '/api/apps')).body as AppsResponse).apps;
-      return apps.length >= 5 && apps.some((a) => a.id === DEV);
-    },
-    { timeoutMs: 60_000 },
-  );
+  await consoleListsOwnApp(con, DEV);
 }, 300_000);
 
 afterAll(async () => {

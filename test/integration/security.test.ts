@@ -6,12 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppsResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
-import { waitFor } from '../../sandbox/procs.ts';
 import { getJson } from '../../sandbox/scenario.ts';
 import { as, signIn, TEST_PASSWORD, type Signed } from '../support/auth.ts';
 import { startTestConsole } from '../support/console.ts';
 import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
-import { otherEstate, postBig } from '../support/security.ts';
+import { consoleListsOwnApp, otherEstate, postBig } from '../support/security.ts';
 
 const STAGING = 'nonprod/flux-system/kustomization/digital-human-staging';
 const PROD = 'prod/flux-system/kustomization/digital-human-prod';
@@ -41,15 +40,7 @@ beforeAll(async () => {
   estate = await ownEstate({ name: 'security', env: 'dev', files: digitalHumanTemplate('dev') });
   DEV = estate.appId();
   con = await startTestConsole();
-  await waitFor('console ready', async () => (await fetch(`${con.url}/readyz`)).status === 200, { timeoutMs: 60_000 });
-  await waitFor(
-    "apps listed, this file's own among them",
-    async () => {
-      const apps = ((await as(con.admin, con.url, '/api/apps')).body as AppsResponse).apps;
-      return apps.length >= 5 && apps.some((a) => a.id === DEV);
-    },
-    { timeoutMs: 60_000 },
-  );
+  await consoleListsOwnApp(con, DEV);
   // sign-ins are rate limited per address (20/min): each user signs in once, here
   for (const u of ['viewer', 'developer', 'dev-reviewer']) users[u] = await signIn(con.url, u);
 }, 300_000);

@@ -1,6 +1,9 @@
 // What the security files (test/integration/security*.test.ts) share: route patterns filled from an app id, an
 // SSE stream held open, a big POST, and which apps of the console's lists are other test files' estates.
 import { request as httpRequest } from 'node:http';
+import type { AppsResponse } from '../../src/api/schemas.ts';
+import { waitFor } from '../../sandbox/procs.ts';
+import { as, type Signed } from './auth.ts';
 
 /** A route pattern with its :params filled from an app id ("cluster/namespace/kind/name"). */
 export function fill(url: string, appId: string): string {
@@ -97,4 +100,17 @@ export function openStream(base: string, cookie: string) {
     },
     close: () => ac.abort(),
   };
+}
+
+/** Until the test console is ready and lists the apps, this file's own (`appId`) among them. */
+export async function consoleListsOwnApp(con: { url: string; admin: Signed }, appId: string): Promise<void> {
+  await waitFor('console ready', async () => (await fetch(`${con.url}/readyz`)).status === 200, { timeoutMs: 60_000 });
+  await waitFor(
+    "apps listed, this file's own among them",
+    async () => {
+      const apps = ((await as(con.admin, con.url, '/api/apps')).body as AppsResponse).apps;
+      return apps.length >= 5 && apps.some((a) => a.id === appId);
+    },
+    { timeoutMs: 60_000 },
+  );
 }
