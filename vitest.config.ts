@@ -19,11 +19,9 @@ export const GLOBAL_FILES: Record<string, string> = {
   sandbox: 'stops the prod apiserver; edits seed dev',
   'sandbox-mode': 're-applies the sandbox (reuse) like a Try-it console',
   tryit: 'resets the seed repo and every app; stops apiservers',
-  // the staging business endpoint (a stand-in every staging canary analysis reads), and wall-clock judges
-  flagger: 'seed Canary; the staging business endpoint',
+  // wall-clock judges
   'freeze-claims': "judges replicas' claim takeovers (3 s claims) by wall-clock windows",
   'freeze-expiry': 'a 5 s freeze that must expire while its consoles are down: judged by wall-clock',
-  rollouts: 'seed Rollout; the staging business endpoint',
 };
 const globalFiles = Object.keys(GLOBAL_FILES).map((f) => `test/integration/${f}.test.ts`);
 

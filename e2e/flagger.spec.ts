@@ -1,11 +1,25 @@
 // Flagger in Chromium (issue 25): an on-call watches the payments canary's analysis on the app page (its
 // iterations, the gate it waits on) and promotes it with a reason; Flagger, its real controller, promotes it.
+// The Canary is the spec's own (test/support/canary-estate.ts: the seed's payments app in its own repository, Flux
+// Kustomization and staging namespace, with its own business endpoint, a SIMULATION); the seed's is only read.
 import { expect, test, type Page } from '@playwright/test';
-import { commitAndPush, writeRepoFile } from '../sandbox/scenario.ts';
-import { paymentsFiles, PAYMENTS_IMAGE } from '../sandbox/seed.ts';
+import { PAYMENTS_IMAGE } from '../sandbox/seed.ts';
 import { TEST_PASSWORD } from '../test/support/auth.ts';
+import { canaryEstate, type CanaryEstate } from '../test/support/canary-estate.ts';
+import { consoleShows } from './support/estate.ts';
 
-const APP = '/apps/nonprod/flux-system/kustomization/payments-staging';
+let pay: CanaryEstate | undefined;
+
+test.beforeAll(async () => {
+  test.setTimeout(300_000);
+  pay = await canaryEstate('flagger-e2e');
+  await consoleShows(pay.app, { env: 'staging', sha: pay.estate.seedCommit });
+});
+// the estate goes with its Canary: nothing to restore
+test.afterAll(async () => {
+  test.setTimeout(180_000);
+  await pay?.teardown();
+});
 
 async function signInAs(page: Page, user: string) {
   await page.getByLabel('User name').fill(user);
@@ -15,14 +29,12 @@ async function signInAs(page: Page, user: string) {
 
 test('an on-call watches a Flagger canary wait on its gate and promotes it with a reason', async ({ page }) => {
   test.setTimeout(300_000);
-  await page.goto(APP);
+  if (!pay) throw new Error('the flagger estate was not made (its beforeAll failed)');
+  await page.goto(`/apps/${pay.app}`);
   await signInAs(page, 'oncall');
   const canary = page.getByTestId('flagger-canary');
   await expect(canary).toHaveAttribute('data-phase', /Succeeded|Initialized|Failed/, { timeout: 120_000 });
-  const note = `flagger e2e ${Date.now()}`;
-  commitAndPush(`payments (${note})`, (w) => {
-    for (const [p, c] of Object.entries(paymentsFiles(PAYMENTS_IMAGE, note, { gate: true }))) writeRepoFile(w, p, c);
-  });
+  await pay.commit(PAYMENTS_IMAGE, { gate: true });
   // live: the analysis runs its iterations, then waits on the promotion gate
   await expect(canary).toHaveAttribute('data-phase', 'WaitingPromotion', { timeout: 180_000 });
   await expect(page.getByTestId('flagger-waiting')).toContainText('promotion gate');
@@ -32,9 +44,4 @@ test('an on-call watches a Flagger canary wait on its gate and promotes it with 
   await expect(page.getByTestId('flagger-done')).toContainText('promotion-gate');
   await expect(canary).toHaveAttribute('data-phase', 'Succeeded', { timeout: 120_000 });
   await page.screenshot({ path: 'test-results/flagger-promoted.png', fullPage: true });
-  // the seed's files again (no gate: it promotes itself), so no later reset leaves a canary waiting for a person
-  commitAndPush('payments back to the seed (flagger e2e)', (w) => {
-    for (const [p, c] of Object.entries(paymentsFiles())) writeRepoFile(w, p, c);
-  });
-  await expect(canary).toHaveAttribute('data-phase', /Progressing|Succeeded/, { timeout: 60_000 });
 });

@@ -3,25 +3,24 @@
 // digests to staging); a failing verification is red, leads the app header and counts in the environment's
 // change failure rate; a developer rolls back to the good release through a pull request on the forge; a row
 // edited in the store is found by "Verify chain"; an export verifies offline.
+//
+// Everything it changes is its own (so it runs beside the other parallel specs): the seed's digital-human family
+// in its own repository (test/support/family-estate.ts: dev, staging and prod Kustomizations into namespaces of
+// their own), its own dev business endpoint (test/support/business-standin.ts, a SIMULATION) as the dev app's
+// verification, and its own console (spawned: its own evidence store, which step 5 edits by hand).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect, test, type Locator } from '@playwright/test';
-import {
-  closePullRequest,
-  commitAndPush,
-  forgeBranchHead,
-  readRepoFile,
-  setBusinessEndpoint,
-  waitForKustomizationRevision,
-  writeRepoFile,
-} from '../sandbox/scenario.ts';
+import { closePullRequest, commitAndPush, forgeBranchHead, readRepoFile, writeRepoFile } from '../sandbox/scenario.ts';
+import { mustState } from '../sandbox/state.ts';
+import { businessStandin, type BusinessStandin } from '../test/support/business-standin.ts';
+import { spawnBff } from '../test/support/bff-process.ts';
+import { familyEstate, type FamilyEstate } from '../test/support/family-estate.ts';
+import { consoleShows } from './support/estate.ts';
 
-test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
-
-const APP = 'nonprod/flux-system/kustomization/digital-human-dev';
 const DEV = 'overlays/dev/kustomization.yaml';
 const STAGING = 'overlays/staging/kustomization.yaml';
 const IMAGE = 'registry.example.com/digital-human/render-worker';
@@ -43,38 +42,55 @@ const withTag = (overlay: string, tag: string) =>
 
 const state = (row: Locator, name: string) => row.locator(`[data-testid="release-state"][data-state="${name}"]`);
 
-let devOriginal = '';
-let rollbackPr = 0;
-let stagingOriginal = '';
+let fam: FamilyEstate | undefined;
+let biz: BusinessStandin | undefined;
+let bff: Awaited<ReturnType<typeof spawnBff>> | undefined;
+let dir = '';
+
+test.beforeAll(async () => {
+  test.setTimeout(420_000);
+  dir = mkdtempSync(join(tmpdir(), 'releases-e2e-'));
+  [fam, biz] = await Promise.all([familyEstate('rel-e2e'), businessStandin({ env: 'dev', cluster: 'nonprod' })]);
+  biz.readPodsIn(fam.namespace('dev'));
+  // the dev app's verification: its own endpoint (the sandbox's shared ones are never made to fail here)
+  const verifications = join(dir, 'verifications.json');
+  writeFileSync(
+    verifications,
+    JSON.stringify({ [fam.appId('dev')]: { url: biz.url, expectStatus: 200, timeoutMs: 3000 } }),
+  );
+  const registry = (mustState() as unknown as { registry?: { url: string } }).registry?.url;
+  bff = await spawnBff('console-releases', {
+    env: {
+      CONSOLE_VERIFICATIONS_FILE: verifications,
+      CONSOLE_VERIFICATION_INTERVAL_S: '600',
+      ...(registry ? { CONSOLE_REGISTRY_MIRRORS: `registry.example.com=${registry}` } : {}),
+    },
+  });
+  await consoleShows(fam.appId('dev'), { base: bff.base, session: bff.admin, env: 'dev', sha: fam.estate.seedCommit });
+});
 
 test.afterAll(async () => {
-  setBusinessEndpoint('dev', { mode: 'ok' });
-  if (rollbackPr) await closePullRequest(rollbackPr);
-  // put this spec's edits back (only the render worker lines), so the other specs see the seed
-  const dev = readRepoFile(DEV);
-  const staging = readRepoFile(STAGING);
-  const d = withImageLine(dev, imageLine(devOriginal));
-  const s = withImageLine(staging, imageLine(stagingOriginal));
-  if (d !== dev || s !== staging) {
-    const sha = commitAndPush('Restore the render worker in dev and staging (releases e2e)', (w) => {
-      writeRepoFile(w, DEV, d);
-      writeRepoFile(w, STAGING, s);
-    });
-    await waitForKustomizationRevision('nonprod', 'digital-human-dev', sha, 180_000);
-    await waitForKustomizationRevision('nonprod', 'digital-human-staging', sha, 180_000);
-  }
+  test.setTimeout(240_000);
+  await Promise.allSettled([bff?.stop(), biz?.close()]);
+  await fam?.teardown();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 test('a dev image change: nine states with real values, promoted to staging; a failing verification is red and counts; a rollback pull request; Verify chain finds an edited row; the export verifies offline', async ({
-  page,
+  browser,
 }) => {
   test.setTimeout(900_000);
-  devOriginal = readRepoFile(DEV);
-  stagingOriginal = readRepoFile(STAGING);
+  if (!fam || !biz || !bff) throw new Error('no estate, endpoint or console (beforeAll failed)');
+  const f = fam;
+  const APP = f.appId('dev');
+  const push = (message: string, edit: (w: string) => void) => commitAndPush(message, edit, f.estate.state);
+  const context = await browser.newContext({ storageState: bff.storageState, baseURL: bff.base });
+  const page = await context.newPage();
+  const devOriginal = readRepoFile(DEV, 'main', f.estate.state);
   const tag = /newTag: 1\.4\.0\b/.test(devOriginal) ? '1.4.2' : '1.4.0';
 
   // 1. the commit, and the dev release row with every state done, real values in each
-  const sha = commitAndPush(`Render worker ${tag} in dev (releases e2e)`, (w) =>
+  const sha = push(`Render worker ${tag} in dev (releases e2e)`, (w) =>
     writeRepoFile(w, DEV, withTag(readFileSync(join(w, DEV), 'utf8'), tag)),
   );
   await page.goto(`/apps/${APP}`);
@@ -100,16 +116,16 @@ test('a dev image change: nine states with real values, promoted to staging; a f
   await expect(state(row, 'validation').getByRole('link', { name: /evidence #\d+/ })).toBeVisible();
 
   // 2. the same digests reach staging by a commit: the dev release shows its promotion
-  const promote = commitAndPush(`Promote render worker ${tag} to staging (releases e2e)`, (w) =>
+  const promote = push(`Promote render worker ${tag} to staging (releases e2e)`, (w) =>
     writeRepoFile(w, STAGING, withTag(readFileSync(join(w, STAGING), 'utf8'), tag)),
   );
-  await waitForKustomizationRevision('nonprod', 'digital-human-staging', promote, 180_000);
+  await f.waitApplied(promote, 'staging');
   await expect(state(row, 'promotion')).toHaveAttribute('data-status', 'ok', { timeout: 180_000 });
   await expect(state(row, 'promotion')).toContainText(/reached staging \d+ s later/);
 
   // 3. the business endpoint fails: the next release's verification is red, and leads the app header
-  setBusinessEndpoint('dev', { mode: 'fail' });
-  const bad = commitAndPush('Render worker back in dev (releases e2e)', (w) =>
+  biz.set({ mode: 'fail' });
+  const bad = push('Render worker back in dev (releases e2e)', (w) =>
     writeRepoFile(w, DEV, withImageLine(readFileSync(join(w, DEV), 'utf8'), imageLine(devOriginal))),
   );
   const badRow = page.locator(`[data-testid="release"][data-sha="${bad}"]`);
@@ -120,10 +136,11 @@ test('a dev image change: nine states with real values, promoted to staging; a f
   await expect(page.getByTestId('header-not-live')).toContainText(
     new RegExp(`${bad.slice(0, 7)} stops at verification`),
   );
-  setBusinessEndpoint('dev', { mode: 'ok' });
+  biz.set({ mode: 'ok' });
 
   // 4. a developer's way back: roll back to the good release — a pull request on the forge, never a push to main
-  const mainBefore = await forgeBranchHead('main');
+  //    (the estate's repository goes with its teardown, the pull request with it)
+  const mainBefore = await forgeBranchHead('main', f.estate.forge);
   await row.getByRole('button', { name: `Roll back to ${sha.slice(0, 7)}` }).click();
   const dialog = page.getByTestId('rollback-dialog');
   await expect(dialog).toBeVisible();
@@ -134,9 +151,10 @@ test('a dev image change: nine states with real values, promoted to staging; a f
   await expect(result).toContainText('restore overlays/dev/kustomization.yaml');
   // the staging promotion since is outside dev's directory: named, not reverted
   await expect(result).toContainText('Not reverted (outside overlays/dev): overlays/staging/kustomization.yaml');
-  rollbackPr = Number(/#(\d+)/.exec((await result.textContent()) ?? '')?.[1]);
+  const rollbackPr = Number(/#(\d+)/.exec((await result.textContent()) ?? '')?.[1]);
   expect(rollbackPr).toBeGreaterThan(0);
-  expect(await forgeBranchHead('main')).toBe(mainBefore);
+  expect(await forgeBranchHead('main', f.estate.forge)).toBe(mainBefore);
+  await closePullRequest(rollbackPr, f.estate.forge);
   await page.keyboard.press('Escape');
 
   // … and counts in dev's change failure rate
@@ -146,8 +164,8 @@ test('a dev image change: nine states with real values, promoted to staging; a f
   const [, failed = '0'] = /(\d+) of \d+ deployments failed/.exec((await cfr.textContent()) ?? '') ?? [];
   expect(Number(failed)).toBeGreaterThanOrEqual(1);
 
-  // 5. an edited row in the store: "Verify chain" names it; put back, the chain is intact again
-  const db = new Database(join(process.env.E2E_DATA_DIR as string, 'evidence.sqlite'));
+  // 5. an edited row in this console's store: "Verify chain" names it; put back, the chain is intact again
+  const db = new Database(join(bff.dataDir, 'evidence.sqlite'));
   try {
     db.pragma('busy_timeout = 5000');
     const rec = db
@@ -176,19 +194,13 @@ test('a dev image change: nine states with real values, promoted to staging; a f
   // 6. the full export, downloaded through the session, verifies offline with the CLI (no server, no database)
   const res = await page.request.get('/api/evidence/export?format=jsonl');
   expect(res.status()).toBe(200);
-  const dir = mkdtempSync(join(tmpdir(), 'releases-e2e-'));
-  try {
-    const file = join(dir, 'evidence.jsonl');
-    writeFileSync(file, await res.body());
-    const out = execFileSync(
-      process.execPath,
-      ['--import', 'tsx', 'src/server/cli/main.ts', 'evidence', 'verify', file],
-      {
-        encoding: 'utf8',
-      },
-    );
-    expect(out).toMatch(/^OK: \d+ events, one intact chain from event 1/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const file = join(dir, 'evidence.jsonl');
+  writeFileSync(file, await res.body());
+  const out = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', 'src/server/cli/main.ts', 'evidence', 'verify', file],
+    { encoding: 'utf8' },
+  );
+  expect(out).toMatch(/^OK: \d+ events, one intact chain from event 1/);
+  await context.close();
 });

@@ -1,58 +1,44 @@
 // Argo Rollouts in Chromium (issue 25): an on-call watches a canary progress on the app page (its steps, its
 // weight, why it is paused) and aborts it with a reason; the release chain shows the release failed by its canary
 // with the canary's steps; the evidence browser shows the action with its reason.
-// The Rollout is the seeded `checkout` of `checkout-staging`, reconciled by Argo CD and rolled out by the real
-// Argo Rollouts controller.
+// The Rollout is the spec's own `checkout` (test/support/rollout-estate.ts: the seed's checkout app in its own
+// repository, Argo CD Application and staging namespace, its business check against its own business endpoint, a
+// SIMULATION), reconciled by Argo CD and rolled out by the real Argo Rollouts controller; the seed's is only read.
 import { expect, test, type Page } from '@playwright/test';
-import { waitFor } from '../sandbox/procs.ts';
-import { kubectl } from '../sandbox/state.ts';
-import { commitAndPush, writeRepoFile } from '../sandbox/scenario.ts';
-import { checkoutFiles, CHECKOUT_IMAGE } from '../sandbox/seed.ts';
+import { CHECKOUT_IMAGE } from '../sandbox/seed.ts';
 import { TEST_PASSWORD } from '../test/support/auth.ts';
+import { rolloutEstate, type RolloutEstate } from '../test/support/rollout-estate.ts';
+import { consoleShows } from './support/estate.ts';
 
-const APP = '/apps/nonprod/argocd/application/checkout-staging';
-const rolloutJson = () =>
-  JSON.parse(kubectl('nonprod', ['-n', 'staging', 'get', 'rollout', 'checkout', '-o', 'json'])) as {
-    status?: { phase?: string; abort?: boolean; stableRS?: string; currentPodHash?: string };
-  };
+let co: RolloutEstate | undefined;
+
+test.beforeAll(async () => {
+  test.setTimeout(300_000);
+  co = await rolloutEstate('rollouts-e2e');
+  await consoleShows(co.app, { env: 'staging' });
+});
+// the estate goes with its Rollout: nothing to restore
+test.afterAll(async () => {
+  test.setTimeout(180_000);
+  await co?.teardown();
+});
 
 async function signInAs(page: Page, user: string) {
   await page.getByLabel('User name').fill(user);
   await page.getByLabel('Password').fill(TEST_PASSWORD);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
-function commitImage(image: string): void {
-  commitAndPush(`checkout ${image.split(':').pop()} (rollouts e2e)`, (w) => {
-    for (const [p, c] of Object.entries(checkoutFiles(image))) writeRepoFile(w, p, c);
-  });
-}
-
-test.afterAll(async () => {
-  test.setTimeout(300_000);
-  // the seed's image again, the aborted canary retried and completed (as on-call would)
-  commitImage(CHECKOUT_IMAGE);
-  if (rolloutJson().status?.abort)
-    kubectl('nonprod', [
-      ...['-n', 'staging', 'patch', 'rollout', 'checkout', '--subresource=status', '--type', 'merge', '-p'],
-      '{"status":{"abort":false}}',
-    ]);
-  await waitFor(
-    'checkout Healthy again',
-    async () => {
-      const s = rolloutJson().status;
-      return s?.phase === 'Healthy' && s.stableRS === s.currentPodHash;
-    },
-    { timeoutMs: 240_000, intervalMs: 2000 },
-  );
-});
 
 test('an on-call watches a canary progress and aborts it with a reason; the evidence shows it', async ({ page }) => {
   test.setTimeout(300_000);
-  await page.goto(APP);
+  if (!co) throw new Error('the rollouts estate was not made (its beforeAll failed)');
+  const ns = co.namespace;
+  await page.goto(`/apps/${co.app}`);
   await signInAs(page, 'oncall');
   const ro = page.getByTestId('rollout');
   await expect(ro).toHaveAttribute('data-phase', 'Healthy', { timeout: 120_000 });
-  commitImage(CHECKOUT_IMAGE.replace(':0.9.3', ':0.9.2'));
+  // the seed's pauses (30 s, then 10 s): the abort comes within the first
+  await co.commit(CHECKOUT_IMAGE.replace(':0.9.3', ':0.9.2'));
   // live: the canary at 20 %, paused on its pause step
   await expect(ro).toHaveAttribute('data-weight', '20', { timeout: 120_000 });
   await expect(page.getByTestId('rollout-paused')).toContainText('CanaryPauseStep', { timeout: 60_000 });
@@ -71,10 +57,10 @@ test('an on-call watches a canary progress and aborts it with a reason; the evid
     await page.reload();
     await expect(verification).toHaveAttribute('data-status', 'failed', { timeout: 5000 });
   }).toPass({ timeout: 150_000 });
-  await expect(verification).toContainText('canary staging/checkout aborted');
+  await expect(verification).toContainText(`canary ${ns}/checkout aborted`);
   await newest.getByTestId('release-canary').locator('summary').click();
   await expect(newest.locator('[data-testid="release-canary-step"][data-state="aborted"]')).toHaveCount(1);
-  await expect(newest.getByTestId('release-canary-step').first()).toContainText('Rollout staging/checkout');
+  await expect(newest.getByTestId('release-canary-step').first()).toContainText(`Rollout ${ns}/checkout`);
   await page.goto('/evidence?q=checkout%20errors');
   const rows = page.getByTestId('evidence-row');
   await expect(rows.filter({ has: page.getByRole('cell', { name: 'rollout.control', exact: true }) })).toHaveCount(1);

@@ -1,6 +1,8 @@
-// Flagger with its real controller (issue 25): the seeded `payments-staging` (Flux) manages the Deployment `payments`
-// and its Canary (blue/green on the kubernetes provider, 3 iterations 5 s apart, the staging business endpoint as
-// its rollout webhook and a rollback gate — sandbox/flagger-gate.ts; the tests add a confirm-promotion gate). A new image: the
+// Flagger with its real controller (issue 25), on this file's own estate (test/support/canary-estate.ts): the seed's
+// payments app in its own repository, applied by its own Flux Kustomization into its own staging namespace, manages
+// the Deployment `payments` and its Canary (blue/green on the kubernetes provider, 3 iterations 5 s apart — Flagger
+// runs them 10 s apart, its floor —, the estate's own business endpoint, a SIMULATION, as its rollout webhook and a
+// rollback gate — sandbox/flagger-gate.ts; the tests add a confirm-promotion gate). A new image: the
 // analysis passes and the canary waits on its gate; promote through the console is governed (viewer 403, no reason
 // 400, the intent recorded before the gate opens) and Flagger promotes; the release chain records the canary step by
 // step and its verification is the promotion. The business endpoint made to fail: Flagger rolls the canary back and
@@ -9,24 +11,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppResponse, FlaggerCanaryDto, ReleasesResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { holdsFor, waitFor } from '../../sandbox/procs.ts';
-import { commitAndPushRetrying, writeRepoFile } from '../../sandbox/scenario.ts';
-import { setBusinessEndpoint } from '../../sandbox/scenario-forge.ts';
-import { kubectl } from '../../sandbox/state.ts';
-import { paymentsFiles, PAYMENTS_IMAGE } from '../../sandbox/seed.ts';
+import { PAYMENTS_IMAGE } from '../../sandbox/seed.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
+import { canaryEstate, type CanaryEstate } from '../support/canary-estate.ts';
 import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 
-const APP = 'nonprod/flux-system/kustomization/payments-staging';
-const ACTION = (verb: string) => `/api/apps/${APP}/canaries/staging/payments/${verb}`;
 const IMAGES = ['0.9.2', '0.9.3'].map((t) => PAYMENTS_IMAGE.replace(':0.9.3', `:${t}`));
 
+let pay: CanaryEstate;
+/** the app's id in the console and the Canary's namespace (the estate's) */
+let APP: string;
+let NS: string;
+const ACTION = (verb: string) => `/api/apps/${APP}/canaries/${NS}/payments/${verb}`;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let oncall: Signed;
 let viewer: Signed;
 
 const liveImage = () =>
   (
-    JSON.parse(kubectl('nonprod', ['-n', 'staging', 'get', 'deployment', 'payments', '-o', 'json'])) as {
+    JSON.parse(pay.kubectl(['get', 'deployment', 'payments', '-o', 'json'])) as {
       spec: { template: { spec: { containers: Array<{ image: string }> } } };
     }
   ).spec.template.spec.containers[0]?.image;
@@ -52,13 +55,8 @@ async function waitCanary(what: string, ok: (c: FlaggerCanaryDto) => boolean, ti
   });
   return last as FlaggerCanaryDto;
 }
-/** a new revision of the Deployment (a change note makes each one new to Flagger, whatever the image) */
-function commitImage(image: string, gate = true): string {
-  const note = `flagger test ${Date.now()}`;
-  return commitAndPushRetrying(`payments ${image.split(':').pop()} (${note})`, (w) => {
-    for (const [p, c] of Object.entries(paymentsFiles(image, note, { gate }))) writeRepoFile(w, p, c);
-  });
-}
+/** a new revision of the Deployment (a change note makes each one new to Flagger, whatever the image), applied */
+const commitImage = (image: string, gate = true): Promise<string> => pay.commit(image, { gate });
 async function evidence(type: string): Promise<EvidenceEvent[]> {
   const r = await as(con.admin, con.url, `/api/evidence?type=${type}&app=${encodeURIComponent(APP)}&limit=1000`);
   return (r.body as { events: EvidenceEvent[] }).events;
@@ -72,34 +70,23 @@ const settled = (c: FlaggerCanaryDto) =>
   ['Succeeded', 'Initialized', 'Failed'].includes(c.phase) && c.lastAppliedSpec !== null;
 
 beforeAll(async () => {
-  con = await startTestConsole(RECORDER_ON);
+  [pay, con] = await Promise.all([canaryEstate('flagger'), startTestConsole(RECORDER_ON)]);
+  APP = pay.app;
+  NS = pay.namespace;
   oncall = await signIn(con.url, 'oncall');
   viewer = await signIn(con.url, 'viewer');
-  await waitCanary('the seeded Canary is initialized', settled, 180_000);
-}, 240_000);
-
-afterAll(async () => {
-  setBusinessEndpoint('staging', { mode: 'ok' });
-  // leave the canary promoted (a Failed Canary is a Degraded app for the tests after this one): the seed's files
-  // again (no promotion gate), a new revision that Flagger promotes by itself once its analysis passes
-  try {
-    commitAndPushRetrying('payments back to the seed (flagger test)', (w) => {
-      for (const [p, c] of Object.entries(paymentsFiles())) writeRepoFile(w, p, c);
-    });
-    await waitCanary(
-      'promoted again',
-      (x) => x.phase === 'Succeeded' && !x.webhooks.some((w) => w.type === 'confirm-promotion'),
-      180_000,
-    );
-  } finally {
-    await con?.close();
-  }
+  await waitCanary('the estate’s Canary is initialized', settled, 180_000);
 }, 300_000);
+
+// the estate goes with everything Flagger made in it; nothing to restore
+afterAll(async () => {
+  await Promise.allSettled([pay?.teardown(), con?.close()]);
+}, 120_000);
 
 describe('Flagger canaries, governed, in the release chain', () => {
   it('a new image: the analysis passes and waits on the gate; a governed promote; the chain records it', async () => {
     const before = await canary();
-    const sha = commitImage(otherImage());
+    const sha = await commitImage(otherImage());
     const waiting = await waitCanary(
       'the canary waits for its promotion gate',
       (c) => c.phase === 'WaitingPromotion' && c.lastAppliedSpec !== before?.lastAppliedSpec,
@@ -136,7 +123,7 @@ describe('Flagger canaries, governed, in the release chain', () => {
     expect(intent?.data).toMatchObject({
       controller: 'flagger',
       verb: 'promote',
-      canary: 'staging/payments',
+      canary: `${NS}/payments`,
       before: { phase: 'WaitingPromotion', lastAppliedSpec: waiting.lastAppliedSpec },
       gate: { webhook: 'promotion-gate' },
     });
@@ -162,8 +149,8 @@ describe('Flagger canaries, governed, in the release chain', () => {
   }, 360_000);
 
   it('the business endpoint fails: Flagger rolls the canary back and the release is failed', async () => {
-    setBusinessEndpoint('staging', { mode: 'fail' });
-    const sha = commitImage(otherImage(), false);
+    pay.business.set({ mode: 'fail' });
+    const sha = await commitImage(otherImage(), false);
     await waitCanary('rolled back', (c) => c.phase === 'Failed', 150_000);
     await waitFor(
       'the release is failed by its canary',
@@ -177,7 +164,7 @@ describe('Flagger canaries, governed, in the release chain', () => {
     });
     const v = (await release(sha))?.states.find((s) => s.name === 'verification');
     expect(v?.why).toMatch(
-      /canary staging\/payments rolled back at iteration \d+ of 3 after [1-9]\d* failed check\(s\)/,
+      new RegExp(`canary ${NS}/payments rolled back at iteration \\d+ of 3 after [1-9]\\d* failed check\\(s\\)`),
     );
     // counted in the change failure rate of staging
     const m = await as(con.admin, con.url, `/api/envs/staging/releases`);
@@ -193,7 +180,7 @@ describe('Flagger canaries, governed, in the release chain', () => {
   it('a freeze suspends the app’s Canary and the end restores it exactly', async () => {
     const suspended = () =>
       (
-        JSON.parse(kubectl('nonprod', ['-n', 'staging', 'get', 'canary', 'payments', '-o', 'json'])) as {
+        JSON.parse(pay.kubectl(['get', 'canary', 'payments', '-o', 'json'])) as {
           spec: { suspend?: boolean };
         }
       ).spec.suspend;
@@ -216,7 +203,7 @@ describe('Flagger canaries, governed, in the release chain', () => {
     expect(suspended()).toBe(true);
     const started = (await evidence('freeze.started')).find((e) => (e.data as { freezeId?: string }).freezeId === id);
     expect(JSON.stringify(started?.data)).toContain(
-      '"rollouts":[{"kind":"Canary","namespace":"staging","name":"payments","paused":null}]',
+      `"rollouts":[{"kind":"Canary","namespace":"${NS}","name":"payments","paused":null}]`,
     );
     const end = await as(oncall, con.url, `/api/freezes/${id}/end`, { method: 'POST', body: { decisions: [] } });
     expect(end.status, end.text).toBe(200);
@@ -224,9 +211,9 @@ describe('Flagger canaries, governed, in the release chain', () => {
   }, 120_000);
 
   it('a governed rollback opens the rollback gate and Flagger rolls back', async () => {
-    setBusinessEndpoint('staging', { mode: 'ok' });
+    pay.business.set({ mode: 'ok' });
     const before = await canary();
-    commitImage(otherImage());
+    await commitImage(otherImage());
     await waitCanary(
       'analysing the new revision',
       (c) => ['Progressing', 'WaitingPromotion'].includes(c.phase) && c.lastAppliedSpec !== before?.lastAppliedSpec,

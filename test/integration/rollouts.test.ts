@@ -1,5 +1,8 @@
-// Argo Rollouts with its real controller (issue 25): the seeded `checkout-staging` (Argo CD) manages the Rollout
-// `checkout` (canary 20 % → pause 30 s → the business check → 50 % → pause 10 s → full). A new image starts a canary;
+// Argo Rollouts with its real controller (issue 25), on this file's own estate (test/support/rollout-estate.ts): the
+// seed's checkout app in its own repository, synced by its own Argo CD Application into its own staging namespace,
+// manages the Rollout `checkout` (canary 20 % → a pause → the business check against the estate's own business
+// endpoint, a SIMULATION → 50 % → a pause → full; the pauses 30 s and 10 s where the test promotes past them, 3 s
+// and 1 s where it waits them out). A new image starts a canary;
 // the console shows its steps and weight as the controller reports them; promote-full through the console is
 // governed (a viewer 403, no reason 400, the intent recorded before the patch); the business endpoint made to
 // fail fails the AnalysisRun and the Rollout aborts (shown with the analysis's message); retry through the console
@@ -8,17 +11,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppResponse, ReleaseDto, ReleasesResponse, RolloutDto } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { commitAndPushRetrying, waitForArgoSynced, writeRepoFile } from '../../sandbox/scenario.ts';
-import { kubectl } from '../../sandbox/state.ts';
-import { setBusinessEndpoint } from '../../sandbox/scenario-forge.ts';
-import { checkoutFiles, CHECKOUT_IMAGE } from '../../sandbox/seed.ts';
+import { CHECKOUT_IMAGE } from '../../sandbox/seed.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
 import { RECORDER_ON, startTestConsole } from '../support/console.ts';
+import { rolloutEstate, type RolloutEstate } from '../support/rollout-estate.ts';
 
-const APP = 'nonprod/argocd/application/checkout-staging';
-const ACTION = (verb: string) => `/api/apps/${APP}/rollouts/staging/checkout/${verb}`;
 const OTHER_IMAGE = CHECKOUT_IMAGE.replace(':0.9.3', ':0.9.2');
 
+let co: RolloutEstate;
+/** the app's id in the console and the Rollout's namespace (the estate's) */
+let APP: string;
+let NS: string;
+const ACTION = (verb: string) => `/api/apps/${APP}/rollouts/${NS}/checkout/${verb}`;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let oncall: Signed;
 let viewer: Signed;
@@ -42,11 +46,6 @@ async function waitRollout(what: string, ok: (r: RolloutDto) => boolean, timeout
   });
   return last as RolloutDto;
 }
-function commitImage(image: string): string {
-  return commitAndPushRetrying(`checkout ${image.split(':').pop()} (rollouts test)`, (w) => {
-    for (const [p, c] of Object.entries(checkoutFiles(image))) writeRepoFile(w, p, c);
-  });
-}
 async function waitRelease(sha: string, status: 'ok' | 'failed'): Promise<ReleaseDto> {
   let last: ReleaseDto | undefined;
   await waitFor(
@@ -68,21 +67,23 @@ async function evidence(type: string): Promise<EvidenceEvent[]> {
 }
 
 beforeAll(async () => {
-  con = await startTestConsole(RECORDER_ON);
+  [co, con] = await Promise.all([rolloutEstate('rollouts'), startTestConsole(RECORDER_ON)]);
+  APP = co.app;
+  NS = co.namespace;
   oncall = await signIn(con.url, 'oncall');
   viewer = await signIn(con.url, 'viewer');
-  await waitForArgoSynced('nonprod', 'checkout-staging');
-  await waitRollout('the seeded Rollout is Healthy', (r) => r.phase === 'Healthy');
-}, 240_000);
+  await waitRollout('the estate’s Rollout is Healthy', (r) => r.phase === 'Healthy');
+}, 300_000);
 
+// the estate goes with its Rollout and AnalysisRuns; nothing to restore
 afterAll(async () => {
-  setBusinessEndpoint('staging', { mode: 'ok' });
-  await con?.close();
-});
+  await Promise.allSettled([co?.teardown(), con?.close()]);
+}, 120_000);
 
 describe('Argo Rollouts canaries, governed', () => {
   it('a new image: the canary pauses at 20 %; promote-full is governed and recorded before the patch', async () => {
-    const sha = commitImage(OTHER_IMAGE);
+    // the seed's pauses: the test acts within the first one (30 s), and promotes past both
+    const sha = await co.commit(OTHER_IMAGE);
     const paused = await waitRollout('the canary pauses at 20 %', (r) => r.phase === 'Paused' && r.weight === 20);
     expect(paused.steps.map((s) => s.state)).toEqual(['done', 'current', 'pending', 'pending', 'pending']);
     expect(paused.paused?.reasons).toEqual(['CanaryPauseStep']);
@@ -119,7 +120,7 @@ describe('Argo Rollouts canaries, governed', () => {
     );
     expect(intent?.data).toMatchObject({
       reason: 'checkout fix verified by hand',
-      rollout: 'staging/checkout',
+      rollout: `${NS}/checkout`,
       before: { phase: 'Paused', weight: 20 },
     });
     const completed = (await evidence('action.completed')).find(
@@ -135,8 +136,9 @@ describe('Argo Rollouts canaries, governed', () => {
   }, 300_000);
 
   it('the business endpoint fails: the AnalysisRun fails and the Rollout aborts; retry through the console completes the canary', async () => {
-    setBusinessEndpoint('staging', { mode: 'fail' });
-    const sha = commitImage(CHECKOUT_IMAGE);
+    co.business.set({ mode: 'fail' });
+    // nothing to do within the pauses here: they are short, and the check's measurements 2 s apart
+    const sha = await co.commit(CHECKOUT_IMAGE, { pauses: ['3s', '1s'], checkInterval: '2s' });
     const aborted = await waitRollout('the canary aborts on its analysis', (r) => r.aborted, 180_000);
     expect(aborted.phase).toBe('Degraded');
     // the measured reason: the endpoint's 503
@@ -145,10 +147,10 @@ describe('Argo Rollouts canaries, governed', () => {
     // the release is failed with what the analysis measured
     const failed = await waitRelease(sha, 'failed');
     expect(failed.states.find((x) => x.name === 'verification')?.why).toMatch(
-      /canary staging\/checkout aborted at step 3 of 5: analysis \S+ business-endpoint (error|failed): .*503/,
+      new RegExp(`canary ${NS}/checkout aborted at step 3 of 5: analysis \\S+ business-endpoint (error|failed): .*503`),
     );
     // the endpoint is fixed; on-call retries with a reason
-    setBusinessEndpoint('staging', { mode: 'ok' });
+    co.business.set({ mode: 'ok' });
     const r = await as(oncall, con.url, ACTION('retry'), { method: 'POST', body: { reason: 'endpoint fixed, retry' } });
     expect(r.status, r.text).toBe(200);
     await waitRollout(
@@ -161,7 +163,7 @@ describe('Argo Rollouts canaries, governed', () => {
   it('a freeze pauses the app’s Rollout and the end restores it exactly', async () => {
     const specPaused = () =>
       (
-        JSON.parse(kubectl('nonprod', ['-n', 'staging', 'get', 'rollout', 'checkout', '-o', 'json'])) as {
+        JSON.parse(co.kubectl(['get', 'rollout', 'checkout', '-o', 'json'])) as {
           spec: { paused?: boolean };
         }
       ).spec.paused;
@@ -175,7 +177,7 @@ describe('Argo Rollouts canaries, governed', () => {
     expect(specPaused()).toBe(true);
     const started = (await evidence('freeze.started')).find((e) => (e.data as { freezeId?: string }).freezeId === id);
     expect(JSON.stringify(started?.data)).toContain(
-      '"rollouts":[{"namespace":"staging","name":"checkout","paused":null}]',
+      `"rollouts":[{"namespace":"${NS}","name":"checkout","paused":null}]`,
     );
     const end = await as(oncall, con.url, `/api/freezes/${id}/end`, { method: 'POST', body: { decisions: [] } });
     expect(end.status, end.text).toBe(200);

@@ -1,0 +1,77 @@
+// A Flagger Canary on a test file's own estate (./own-estate.ts): the seed's payments app (sandbox/seed-payments.ts
+// paymentsFiles: a Deployment and its Canary, blue/green on the kubernetes provider, 3 iterations, its business check
+// and gates as webhooks) in the estate's repository, applied by the estate's Flux Kustomization `payments` into the
+// estate's staging namespace, with the estate's own business endpoint (./business-standin.ts, a SIMULATION) as the
+// Canary's `BUSINESS_URL`. The real Flagger analyses it; the seed's Canary and the shared staging endpoint are never
+// touched. A new revision is a commit to the estate's repository (`commit`).
+//
+//   const pay = await canaryEstate('flagger');
+//   const sha = await pay.commit(image, { gate: true });
+//   pay.business.set({ mode: 'fail' });
+//   …
+//   await pay.teardown();
+import { writeRepoFile } from '../../sandbox/scenario.ts';
+import { paymentsFiles, PAYMENTS_IMAGE } from '../../sandbox/seed.ts';
+import { kubectl } from '../../sandbox/state.ts';
+import { businessStandin, type BusinessStandin } from './business-standin.ts';
+import { ownEstate, type Estate } from './own-estate.ts';
+
+/** the estate's app that applies the Canary (its Kustomization is `<estate id>-payments`) */
+export const PAYMENTS_APP = 'payments';
+const DIR = 'flux/payments';
+
+export interface CanaryEstate {
+  estate: Estate;
+  /** the Canary's business endpoint and gates: this estate's own */
+  business: BusinessStandin;
+  /** the app's id in the console */
+  app: string;
+  /** the estate's namespace (the Canary `payments` and its Deployment are there) */
+  namespace: string;
+  /** commits the payments files at `image` (a change note: always a new revision) and waits until Flux applied it */
+  commit(image: string, opts?: { gate?: boolean }): Promise<string>;
+  /** kubectl (as the sandbox admin) in the estate's namespace */
+  kubectl(args: string[]): string;
+  teardown(): Promise<void>;
+}
+
+export async function canaryEstate(name: string): Promise<CanaryEstate> {
+  const business = await businessStandin({ env: 'staging', cluster: 'nonprod' });
+  let estate: Estate;
+  try {
+    estate = await ownEstate({
+      name,
+      env: 'staging',
+      files: paymentsFiles(PAYMENTS_IMAGE),
+      // like the seed's payments-staging (sandbox/flagger.ts flaggerAppObjects): the endpoint's URL substituted
+      apps: [{ name: PAYMENTS_APP, path: DIR, spec: { postBuild: { substitute: { BUSINESS_URL: business.url } } } }],
+    });
+  } catch (e) {
+    await business.close();
+    throw e;
+  }
+  business.readPodsIn(estate.namespace);
+  const { cluster, namespace } = estate;
+  return {
+    estate,
+    business,
+    app: estate.appId(PAYMENTS_APP),
+    namespace,
+    kubectl: (args) => kubectl(cluster, ['-n', namespace, ...args]),
+    async commit(image, opts = {}) {
+      const note = `${name} test ${Date.now()}`;
+      const sha = estate.push(`payments ${image.split(':').pop()} (${note})`, (w) => {
+        for (const [p, c] of Object.entries(paymentsFiles(image, note, opts))) writeRepoFile(w, p, c);
+      });
+      await estate.waitApplied(sha, PAYMENTS_APP);
+      return sha;
+    },
+    async teardown() {
+      try {
+        await estate.teardown();
+      } finally {
+        await business.close();
+      }
+    },
+  };
+}
