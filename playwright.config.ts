@@ -38,9 +38,11 @@ export default defineConfig({
   retries: 0,
   reporter: [['list']],
   globalSetup: './e2e/global-setup.ts',
+  // each project its own output folder: a run of one cleans only its own, so the parallel run's failure screenshots
+  // are still there after the serial run (and the vitest reports in test-results/ are never touched)
   projects: [
-    { name: 'parallel', testMatch: PARALLEL_SPECS },
-    { name: 'serial', testIgnore: PARALLEL_SPECS },
+    { name: 'parallel', testMatch: PARALLEL_SPECS, outputDir: 'test-results/e2e-parallel' },
+    { name: 'serial', testIgnore: PARALLEL_SPECS, outputDir: 'test-results/e2e-serial' },
   ],
   use: {
     baseURL: process.env.E2E_BASE_URL,

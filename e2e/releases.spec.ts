@@ -93,6 +93,8 @@ test('a dev image change: nine states with real values, promoted to staging; a f
   const sha = push(`Render worker ${tag} in dev (releases e2e)`, (w) =>
     writeRepoFile(w, DEV, withTag(readFileSync(join(w, DEV), 'utf8'), tag)),
   );
+  // (the estate's GitRepository fetches every 10 minutes: waitApplied asks it to fetch now)
+  await f.waitApplied(sha, 'dev');
   await page.goto(`/apps/${APP}`);
   const row = page.locator(`[data-testid="release"][data-sha="${sha}"]`);
   await expect(row).toBeVisible({ timeout: 180_000 });
@@ -128,6 +130,7 @@ test('a dev image change: nine states with real values, promoted to staging; a f
   const bad = push('Render worker back in dev (releases e2e)', (w) =>
     writeRepoFile(w, DEV, withImageLine(readFileSync(join(w, DEV), 'utf8'), imageLine(devOriginal))),
   );
+  await f.waitApplied(bad, 'dev');
   const badRow = page.locator(`[data-testid="release"][data-sha="${bad}"]`);
   await expect(state(badRow, 'verification')).toHaveAttribute('data-status', 'failed', { timeout: 300_000 });
   await expect(state(badRow, 'verification')).toContainText('HTTP check: ');

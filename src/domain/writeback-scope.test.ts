@@ -15,6 +15,8 @@ import { planWriteBack, type WriteBackChange, type WriteBackPlan } from './write
 type Obj = Record<string, unknown>;
 const KUSTOMIZE = bin('kustomize');
 const hasKustomize = existsSync(KUSTOMIZE);
+// a render spawns kustomize: seconds, not milliseconds, on a loaded machine (npm test runs this beside the sandbox)
+const RENDER_TIMEOUT_MS = 60_000;
 if (!hasKustomize) console.warn(`writeback-scope: ${KUSTOMIZE} is absent (build the sandbox once); skipping renders`);
 
 const IMG = `${SEED_IMAGE_HOST}/digital-human`;
@@ -159,13 +161,17 @@ describe('planWriteBack: only the app’s own directory is edited', () => {
     expect(plan.files[PROD_KUST]).toBe(`${files[PROD_KUST]}patches:\n  - path: freeze-writeback-feature-flags.yaml\n`);
   });
 
-  it.skipIf(!hasKustomize)('… rendered: prod has the live value, dev is unchanged', () => {
-    const files = repo({ files: { 'overlays/shared/cm.yaml': SHARED_CM }, resources: ['../shared/cm.yaml'] });
-    const plan = planProd(files, [change(configMap('feature-flags'), 'data.mode', 'degraded')]);
-    const { now } = renderBoth(files, plan, [['ConfigMap', 'feature-flags']]);
-    expect(find(now.prod.objects, 'ConfigMap', 'feature-flags').data).toEqual({ mode: 'degraded', banner: 'off' });
-    expect(find(now.dev.objects, 'ConfigMap', 'feature-flags').data).toEqual({ mode: 'normal', banner: 'off' });
-  });
+  it.skipIf(!hasKustomize)(
+    '… rendered: prod has the live value, dev is unchanged',
+    () => {
+      const files = repo({ files: { 'overlays/shared/cm.yaml': SHARED_CM }, resources: ['../shared/cm.yaml'] });
+      const plan = planProd(files, [change(configMap('feature-flags'), 'data.mode', 'degraded')]);
+      const { now } = renderBoth(files, plan, [['ConfigMap', 'feature-flags']]);
+      expect(find(now.prod.objects, 'ConfigMap', 'feature-flags').data).toEqual({ mode: 'degraded', banner: 'off' });
+      expect(find(now.dev.objects, 'ConfigMap', 'feature-flags').data).toEqual({ mode: 'normal', banner: 'off' });
+    },
+    RENDER_TIMEOUT_MS,
+  );
 
   it('a patch at ../common/p.yaml that dev and prod both list: a new patch after it, or an images: entry', () => {
     const files = repo({
@@ -188,24 +194,32 @@ describe('planWriteBack: only the app’s own directory is edited', () => {
     expect((kust.images as Obj[]).at(-1)).toEqual({ name: `${IMG}/session-cache`, newTag: '7.4' });
   });
 
-  it.skipIf(!hasKustomize)('… rendered: prod has the live values, dev keeps the shared patch’s', () => {
-    const files = repo({
-      files: { 'overlays/common/p.yaml': COMMON_PATCH },
-      tail: 'patches:\n  - path: ../common/p.yaml\n',
-    });
-    const plan = planProd(files, [
-      change(deploy('render-worker'), env('RENDER_QUALITY'), 'low'),
-      change(deploy('session-cache'), 'spec.template.spec.containers[name=session].image', `${IMG}/session-cache:7.4`),
-    ]);
-    const { now } = renderBoth(files, plan, [
-      ['Deployment', 'render-worker'],
-      ['Deployment', 'session-cache'],
-    ]);
-    expect(envValue(find(now.prod.objects, 'Deployment', 'render-worker'), 'RENDER_QUALITY')).toBe('low');
-    expect(container(find(now.prod.objects, 'Deployment', 'session-cache')).image).toBe(`${IMG}/session-cache:7.4`);
-    expect(envValue(find(now.dev.objects, 'Deployment', 'render-worker'), 'RENDER_QUALITY')).toBe('reduced');
-    expect(container(find(now.dev.objects, 'Deployment', 'session-cache')).image).toBe(`${IMG}/session-cache:7.3`);
-  });
+  it.skipIf(!hasKustomize)(
+    '… rendered: prod has the live values, dev keeps the shared patch’s',
+    () => {
+      const files = repo({
+        files: { 'overlays/common/p.yaml': COMMON_PATCH },
+        tail: 'patches:\n  - path: ../common/p.yaml\n',
+      });
+      const plan = planProd(files, [
+        change(deploy('render-worker'), env('RENDER_QUALITY'), 'low'),
+        change(
+          deploy('session-cache'),
+          'spec.template.spec.containers[name=session].image',
+          `${IMG}/session-cache:7.4`,
+        ),
+      ]);
+      const { now } = renderBoth(files, plan, [
+        ['Deployment', 'render-worker'],
+        ['Deployment', 'session-cache'],
+      ]);
+      expect(envValue(find(now.prod.objects, 'Deployment', 'render-worker'), 'RENDER_QUALITY')).toBe('low');
+      expect(container(find(now.prod.objects, 'Deployment', 'session-cache')).image).toBe(`${IMG}/session-cache:7.4`);
+      expect(envValue(find(now.dev.objects, 'Deployment', 'render-worker'), 'RENDER_QUALITY')).toBe('reduced');
+      expect(container(find(now.dev.objects, 'Deployment', 'session-cache')).image).toBe(`${IMG}/session-cache:7.3`);
+    },
+    RENDER_TIMEOUT_MS,
+  );
 
   const json6902 = () =>
     repo({
@@ -219,19 +233,23 @@ describe('planWriteBack: only the app’s own directory is edited', () => {
     expect(Object.keys(plan.files)).toEqual([PROD_KUST]);
   });
 
-  it.skipIf(!hasKustomize)('… rendered: prod has the live value, dev keeps the shared patch’s', () => {
-    const files = json6902();
-    const plan = planProd(files, [change(configMap('render-worker-config'), 'data.codec', 'av1')]);
-    const { now } = renderBoth(files, plan, [['ConfigMap', 'render-worker-config']]);
-    expect(find(now.prod.objects, 'ConfigMap', 'render-worker-config').data).toEqual({
-      codec: 'av1',
-      'max-sessions': '8',
-    });
-    expect(find(now.dev.objects, 'ConfigMap', 'render-worker-config').data).toEqual({
-      codec: 'vp9',
-      'max-sessions': '8',
-    });
-  });
+  it.skipIf(!hasKustomize)(
+    '… rendered: prod has the live value, dev keeps the shared patch’s',
+    () => {
+      const files = json6902();
+      const plan = planProd(files, [change(configMap('render-worker-config'), 'data.codec', 'av1')]);
+      const { now } = renderBoth(files, plan, [['ConfigMap', 'render-worker-config']]);
+      expect(find(now.prod.objects, 'ConfigMap', 'render-worker-config').data).toEqual({
+        codec: 'av1',
+        'max-sessions': '8',
+      });
+      expect(find(now.dev.objects, 'ConfigMap', 'render-worker-config').data).toEqual({
+        codec: 'vp9',
+        'max-sessions': '8',
+      });
+    },
+    RENDER_TIMEOUT_MS,
+  );
 
   const ownQuality = `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: render-worker\nspec:\n  template:\n    spec:\n      containers:\n        - name: render\n          env:\n            - name: RENDER_QUALITY\n              value: medium # prod's own\n`;
 
@@ -248,21 +266,25 @@ describe('planWriteBack: only the app’s own directory is edited', () => {
     expect(plan.files[`${PROD}/quality.yaml`]).toBe(ownQuality.replace('value: medium #', 'value: low #'));
   });
 
-  it.skipIf(!hasKustomize)('writes a new patch when prod’s own patch is applied before the shared one', () => {
-    const files = repo({
-      files: { 'overlays/common/p.yaml': COMMON_PATCH, [`${PROD}/quality.yaml`]: ownQuality },
-      prodTail: 'patches:\n  - path: quality.yaml\n',
-      tail: '',
-    });
-    files[PROD_KUST] += '  - path: ../common/p.yaml\n';
-    files['overlays/dev/kustomization.yaml'] += 'patches:\n  - path: ../common/p.yaml\n';
-    const plan = planProd(files, [change(deploy('render-worker'), env('RENDER_QUALITY'), 'low')]);
-    expect(plan.placements.map((p) => (p.placed ? [p.file, p.how] : p.reason))).toEqual([
-      [`${PROD}/freeze-writeback-render-worker.yaml`, 'new-patch'],
-    ]);
-    const { now } = renderBoth(files, plan, [['Deployment', 'render-worker']]);
-    expect(envValue(find(now.prod.objects, 'Deployment', 'render-worker'), 'RENDER_QUALITY')).toBe('low');
-  });
+  it.skipIf(!hasKustomize)(
+    'writes a new patch when prod’s own patch is applied before the shared one',
+    () => {
+      const files = repo({
+        files: { 'overlays/common/p.yaml': COMMON_PATCH, [`${PROD}/quality.yaml`]: ownQuality },
+        prodTail: 'patches:\n  - path: quality.yaml\n',
+        tail: '',
+      });
+      files[PROD_KUST] += '  - path: ../common/p.yaml\n';
+      files['overlays/dev/kustomization.yaml'] += 'patches:\n  - path: ../common/p.yaml\n';
+      const plan = planProd(files, [change(deploy('render-worker'), env('RENDER_QUALITY'), 'low')]);
+      expect(plan.placements.map((p) => (p.placed ? [p.file, p.how] : p.reason))).toEqual([
+        [`${PROD}/freeze-writeback-render-worker.yaml`, 'new-patch'],
+      ]);
+      const { now } = renderBoth(files, plan, [['Deployment', 'render-worker']]);
+      expect(envValue(find(now.prod.objects, 'Deployment', 'render-worker'), 'RENDER_QUALITY')).toBe('low');
+    },
+    RENDER_TIMEOUT_MS,
+  );
 
   it('refuses, editing nothing, when an earlier write-back’s patch is applied before the shared one', () => {
     const earlier = `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: render-worker\nspec:\n  replicas: 3\n`;

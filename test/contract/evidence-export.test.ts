@@ -20,7 +20,7 @@ import { loadConfig } from '../../src/server/config.ts';
 import { startConsole, type RunningConsole } from '../../src/server/main.ts';
 import type { EvidenceStore } from '../../src/server/evidence/store.ts';
 import { openEvidenceStore } from '../../src/server/evidence/open-store.ts';
-import { as, signIn, writeTestAccounts, type Signed } from '../support/auth.ts';
+import { as, download, signIn, writeTestAccounts, type Signed } from '../support/auth.ts';
 import { startPostgres, type PgServer } from '../support/postgres.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -136,15 +136,6 @@ async function start(site: Site, keyFile: string): Promise<RunningConsole & { ad
   const c = await startConsole(cfg);
   const [admin, auditor] = await Promise.all([signIn(c.url, 'admin'), signIn(c.url, 'auditor')]);
   return { ...c, admin, auditor };
-}
-
-async function download(
-  s: Signed,
-  base: string,
-  path: string,
-): Promise<{ status: number; headers: Headers; text: string }> {
-  const r = await fetch(base + path, { headers: { Cookie: s.cookie } });
-  return { status: r.status, headers: r.headers, text: await r.text() };
 }
 
 async function copyChain(from: EvidenceStore, to: EvidenceStore, change: (e: EvidenceEvent) => EvidenceInput) {

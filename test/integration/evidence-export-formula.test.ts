@@ -12,7 +12,7 @@ import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { CsvParser } from '../../src/server/evidence/export-csv.ts';
 import { kubectl } from '../../sandbox/sandbox.ts';
 import { waitFor } from '../../sandbox/procs.ts';
-import { as, type Signed } from '../support/auth.ts';
+import { as, download } from '../support/auth.ts';
 import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 import { fluxReconciled } from '../support/flux.ts';
 import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
@@ -39,15 +39,6 @@ const cli = (...args: string[]) =>
       },
     );
   });
-
-async function download(
-  s: Signed,
-  base: string,
-  path: string,
-): Promise<{ status: number; headers: Headers; text: string }> {
-  const r = await fetch(base + path, { headers: { Cookie: s.cookie } });
-  return { status: r.status, headers: r.headers, text: await r.text() };
-}
 
 describe('a CSV export opened in a spreadsheet (against the sandbox)', () => {
   const file = (n: string) => join(work, n);

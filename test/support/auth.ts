@@ -92,3 +92,13 @@ export async function as(
   }
   return { status: r.status, body, text };
 }
+
+/** A GET as `s` whose body is read as text, with its status and headers (an export, a download). */
+export async function download(
+  s: Signed,
+  base: string,
+  path: string,
+): Promise<{ status: number; headers: Headers; text: string }> {
+  const r = await fetch(base + path, { headers: { Cookie: s.cookie } });
+  return { status: r.status, headers: r.headers, text: await r.text() };
+}
