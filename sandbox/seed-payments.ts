@@ -8,8 +8,8 @@ export const PAYMENTS_IMAGE = `${SEED_IMAGE_HOST}/digital-human/edge-gateway:0.9
 /**
  * `flux/payments` (issue 25): a Deployment and its Flagger Canary — blue/green on the `kubernetes` provider (no
  * mesh): Flagger copies the Deployment to `payments-primary`, scales `payments` to 0 and owns the Services. Each
- * canary runs 3 iterations 5 s apart; each iteration's `rollout` webhook is the staging business endpoint (made to
- * fail, it fails the canary: 2 failures roll it back); the `rollback` webhook is a load tester gate
+ * canary runs 3 iterations (interval 5 s, which Flagger v1.36 raises to its 10 s floor); each iteration's
+ * `rollout` webhook is the staging business endpoint (made to fail, it fails the canary: 2 failures roll it back); the `rollback` webhook is a load tester gate
  * (sandbox/flagger-gate.ts) that the console's governed rollback opens, and with `gate` a `confirm-promotion`
  * webhook is one that only the console's governed promote opens (the seed has none: see below). The endpoint's URL is the Kustomization's postBuild variable `BUSINESS_URL` (its port is
  * known only once the sandbox runs; sandbox/flagger.ts flaggerAppObjects). No `replicas` in Git: Flagger owns the
