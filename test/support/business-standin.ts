@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { businessListener, type BusinessMode } from '../../sandbox/business-endpoint.ts';
 import { kubeTarget } from '../../sandbox/kube-http.ts';
-import { mustState } from '../../sandbox/state.ts';
+import { kubectl, mustState } from '../../sandbox/state.ts';
+import { ownEstate, type Estate, type EstateOptions } from './own-estate.ts';
 
 export interface BusinessStandin {
   /** http://127.0.0.1:<port> */
@@ -66,6 +67,49 @@ export async function businessStandin(opts: {
       srv.closeAllConnections();
       await new Promise<void>((resolve) => srv.close(() => resolve()));
       rmSync(controlDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An estate whose objects name its own business stand-in (a Canary's webhooks, an AnalysisTemplate's URL). */
+export interface StandinEstate {
+  estate: Estate;
+  /** the estate's business endpoint, reading the pods of its namespace */
+  business: BusinessStandin;
+  /** the estate's namespace */
+  namespace: string;
+  /** kubectl (as the sandbox admin) in the estate's namespace */
+  kubectl(args: string[]): string;
+  /** the estate, then its stand-in */
+  teardown(): Promise<void>;
+}
+
+/**
+ * A staging stand-in, then the estate `options(its URL)` describes; the stand-in closed when the estate cannot be
+ * made, and reading the pods of the estate's namespace once it is.
+ */
+export async function standinEstate(options: (businessUrl: string) => EstateOptions): Promise<StandinEstate> {
+  const business = await businessStandin({ env: 'staging', cluster: 'nonprod' });
+  let estate: Estate;
+  try {
+    estate = await ownEstate(options(business.url));
+  } catch (e) {
+    await business.close();
+    throw e;
+  }
+  business.readPodsIn(estate.namespace);
+  const { cluster, namespace } = estate;
+  return {
+    estate,
+    business,
+    namespace,
+    kubectl: (args) => kubectl(cluster, ['-n', namespace, ...args]),
+    async teardown() {
+      try {
+        await estate.teardown();
+      } finally {
+        await business.close();
+      }
     },
   };
 }

@@ -12,52 +12,32 @@
 //   await pay.teardown();
 import { writeRepoFile } from '../../sandbox/scenario.ts';
 import { paymentsFiles, PAYMENTS_IMAGE } from '../../sandbox/seed.ts';
-import { kubectl } from '../../sandbox/state.ts';
-import { businessStandin, type BusinessStandin } from './business-standin.ts';
-import { ownEstate, type Estate } from './own-estate.ts';
+import { standinEstate, type StandinEstate } from './business-standin.ts';
 
 /** the estate's app that applies the Canary (its Kustomization is `<estate id>-payments`) */
 export const PAYMENTS_APP = 'payments';
 const DIR = 'flux/payments';
 
-export interface CanaryEstate {
-  estate: Estate;
-  /** the Canary's business endpoint and gates: this estate's own */
-  business: BusinessStandin;
+/** the estate, its own business endpoint (the Canary's webhooks and gates / the Rollout's business check) */
+export interface CanaryEstate extends StandinEstate {
   /** the app's id in the console */
   app: string;
-  /** the estate's namespace (the Canary `payments` and its Deployment are there) */
-  namespace: string;
   /** commits the payments files at `image` (a change note: always a new revision) and waits until Flux applied it */
   commit(image: string, opts?: { gate?: boolean }): Promise<string>;
-  /** kubectl (as the sandbox admin) in the estate's namespace */
-  kubectl(args: string[]): string;
-  teardown(): Promise<void>;
 }
 
 export async function canaryEstate(name: string): Promise<CanaryEstate> {
-  const business = await businessStandin({ env: 'staging', cluster: 'nonprod' });
-  let estate: Estate;
-  try {
-    estate = await ownEstate({
-      name,
-      env: 'staging',
-      files: paymentsFiles(PAYMENTS_IMAGE),
-      // like the seed's payments-staging (sandbox/flagger.ts flaggerAppObjects): the endpoint's URL substituted
-      apps: [{ name: PAYMENTS_APP, path: DIR, spec: { postBuild: { substitute: { BUSINESS_URL: business.url } } } }],
-    });
-  } catch (e) {
-    await business.close();
-    throw e;
-  }
-  business.readPodsIn(estate.namespace);
-  const { cluster, namespace } = estate;
+  const base = await standinEstate((url) => ({
+    name,
+    env: 'staging',
+    files: paymentsFiles(PAYMENTS_IMAGE),
+    // like the seed's payments-staging (sandbox/flagger.ts flaggerAppObjects): the endpoint's URL substituted
+    apps: [{ name: PAYMENTS_APP, path: DIR, spec: { postBuild: { substitute: { BUSINESS_URL: url } } } }],
+  }));
+  const { estate } = base;
   return {
-    estate,
-    business,
+    ...base,
     app: estate.appId(PAYMENTS_APP),
-    namespace,
-    kubectl: (args) => kubectl(cluster, ['-n', namespace, ...args]),
     async commit(image, opts = {}) {
       const note = `${name} test ${Date.now()}`;
       const sha = estate.push(`payments ${image.split(':').pop()} (${note})`, (w) => {
@@ -65,13 +45,6 @@ export async function canaryEstate(name: string): Promise<CanaryEstate> {
       });
       await estate.waitApplied(sha, PAYMENTS_APP);
       return sha;
-    },
-    async teardown() {
-      try {
-        await estate.teardown();
-      } finally {
-        await business.close();
-      }
     },
   };
 }

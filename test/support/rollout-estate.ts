@@ -16,9 +16,7 @@
 import { businessCheckTemplates } from '../../sandbox/rollouts.ts';
 import { writeRepoFile } from '../../sandbox/scenario.ts';
 import { checkoutFiles, CHECKOUT_IMAGE } from '../../sandbox/seed.ts';
-import { kubectl } from '../../sandbox/state.ts';
-import { businessStandin, type BusinessStandin } from './business-standin.ts';
-import { ownEstate, type Estate } from './own-estate.ts';
+import { standinEstate, type StandinEstate } from './business-standin.ts';
 
 /** the estate's Argo CD app (its Application is `<estate id>-checkout`) */
 export const CHECKOUT_APP = 'checkout';
@@ -75,43 +73,25 @@ function replaceOnce(text: string, from: string, to: string): string {
   return text.slice(0, at) + to + text.slice(at + from.length);
 }
 
-export interface RolloutEstate {
-  estate: Estate;
-  /** the business check's endpoint: this estate's own */
-  business: BusinessStandin;
+/** the estate, its own business endpoint (the Canary's webhooks and gates / the Rollout's business check) */
+export interface RolloutEstate extends StandinEstate {
   /** the app's id in the console */
   app: string;
-  /** the estate's namespace (the Rollout `checkout` is there) */
-  namespace: string;
   /** commits the checkout files at `image` and waits until Argo CD synced that commit */
   commit(image: string, opts?: RolloutFileOptions): Promise<string>;
-  /** kubectl (as the sandbox admin) in the estate's namespace */
-  kubectl(args: string[]): string;
-  teardown(): Promise<void>;
 }
 
 export async function rolloutEstate(name: string, opts: RolloutFileOptions = {}): Promise<RolloutEstate> {
-  const business = await businessStandin({ env: 'staging', cluster: 'nonprod' });
-  let estate: Estate;
-  try {
-    estate = await ownEstate({
-      name,
-      env: 'staging',
-      files: rolloutFiles(CHECKOUT_IMAGE, business.url, opts),
-      argoApps: [{ name: CHECKOUT_APP, path: DIR }],
-    });
-  } catch (e) {
-    await business.close();
-    throw e;
-  }
-  business.readPodsIn(estate.namespace);
-  const { cluster, namespace } = estate;
+  const base = await standinEstate((url) => ({
+    name,
+    env: 'staging',
+    files: rolloutFiles(CHECKOUT_IMAGE, url, opts),
+    argoApps: [{ name: CHECKOUT_APP, path: DIR }],
+  }));
+  const { estate, business } = base;
   return {
-    estate,
-    business,
+    ...base,
     app: estate.argoAppId(CHECKOUT_APP),
-    namespace,
-    kubectl: (args) => kubectl(cluster, ['-n', namespace, ...args]),
     async commit(image, o = {}) {
       const sha = estate.push(`checkout ${image.split(':').pop()} (${name} test)`, (w) => {
         for (const [p, c] of Object.entries(rolloutFiles(image, business.url, o))) writeRepoFile(w, p, c);
@@ -119,13 +99,6 @@ export async function rolloutEstate(name: string, opts: RolloutFileOptions = {})
       // synced, not healthy: a canary in progress is not
       await estate.waitArgoSynced(CHECKOUT_APP, sha, { healthy: false });
       return sha;
-    },
-    async teardown() {
-      try {
-        await estate.teardown();
-      } finally {
-        await business.close();
-      }
     },
   };
 }
