@@ -1,5 +1,5 @@
 import { defineConfig } from '@playwright/test';
-import { CHROMIUM_ARGS } from './test/support/bff-process.ts';
+import { CHROMIUM_ARGS, E2E_CHROMIUM } from './test/support/bff-process.ts';
 
 /**
  * Specs that change nothing shared (no Git push, no live edit in a seed namespace, no stopped component, no action
@@ -19,6 +19,8 @@ export const PARALLEL_SPECS = [
   'flux-secrets.spec.ts',
   'freeze.spec.ts',
   'helmrelease.spec.ts',
+  // reads the seed's dev app with the keyboard only; changes nothing
+  'keyboard.spec.ts',
   'notifications.spec.ts',
   'prune.spec.ts',
   'releases.spec.ts',
@@ -47,7 +49,7 @@ export default defineConfig({
   use: {
     baseURL: process.env.E2E_BASE_URL,
     launchOptions: {
-      executablePath: '/usr/bin/chromium',
+      executablePath: E2E_CHROMIUM,
       args: CHROMIUM_ARGS,
     },
     screenshot: 'only-on-failure',

@@ -42,7 +42,8 @@ const contract = {
   globalSetup: ['test/contract/global-setup.ts'],
   setupFiles: ['test/contract/setup-env.ts'],
   testTimeout: 120_000,
-  hookTimeout: 180_000,
+  // a set-up that starts a BFF process (tsx transpiles the server) niced beside the integration tier: up to 240 s
+  hookTimeout: 420_000,
   pool: 'forks' as const,
 };
 

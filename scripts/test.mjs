@@ -237,7 +237,7 @@ function playwright(name, project, nWorkers) {
 }
 
 const needsSandbox = want('integration') || want('global') || want('e2e');
-const e2eReady = want('e2e') && existsSync('/usr/bin/chromium');
+const e2eReady = want('e2e') && (existsSync('/usr/bin/chromium') || existsSync('/usr/bin/chromium-headless-shell'));
 
 // the side lane: no controllers, niced so the sandbox's CPU-bound start is not starved on two cores
 /** resolves with whether the SPA e2e needs was built (first in the side lane: e2e waits for it, not for the lane) */

@@ -1,6 +1,6 @@
 // The BFF as its own process against the sandbox (e2e, benchmarks), and the Chromium flags this machine needs.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { signIn, writeTestAccounts, type Signed } from './auth.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,17 @@ import { SANDBOX_ENVIRONMENTS_ENV } from './sandbox-environments.ts';
  * is allowed — `localhost`, other loopback addresses, private and metadata addresses are still refused.
  */
 export const SANDBOX_GIT_ENV = { CONSOLE_GIT_ALLOW_HOSTS: '127.0.0.1' } as const;
+
+/**
+ * The browser the e2e tests drive: Debian's `chromium-headless-shell` where installed (`.ci/run` installs it), else
+ * Debian's `/usr/bin/chromium`; `E2E_CHROMIUM` names another. Both are the same Chromium build (same Blink and V8);
+ * the shell has no browser UI or display compositor, which the full browser's headless mode still runs: on the same
+ * pages and axe audits it used 12–16 s of CPU where the full browser used 23–25 s, and loaded each page in half
+ * the time (docs/testing.md, "The browser"). Benchmarks and screenshots keep the full browser users run.
+ */
+export const E2E_CHROMIUM =
+  process.env.E2E_CHROMIUM ??
+  (existsSync('/usr/bin/chromium-headless-shell') ? '/usr/bin/chromium-headless-shell' : '/usr/bin/chromium');
 
 /** Debian chromium, headless, no sandbox (root), and no background traffic to the closed network. */
 export const CHROMIUM_ARGS = [

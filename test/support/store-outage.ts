@@ -57,7 +57,9 @@ export async function spawnBffPiped(env: Record<string, string> = {}): Promise<{
         if (child.exitCode !== null) throw new Error(`BFF exited ${child.exitCode}:\n${out.slice(-3000)}`);
         return (await fetch(`${base}/readyz`)).status === 200;
       },
-      { timeoutMs: 90_000 },
+      // its start transpiles the whole server (tsx) niced beside the integration tier at load ~10: 90 s was not enough
+      // once in CI (2026-12-05); a BFF that exits or hangs still fails here
+      { timeoutMs: 240_000 },
     );
   } catch (e) {
     child.kill('SIGKILL');
