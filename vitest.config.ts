@@ -56,6 +56,7 @@ export default defineConfig({
           name: 'unit',
           include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/unit/**/*.test.ts'],
           environment: 'node',
+          setupFiles: ['test/unit/setup-dom.ts'],
           // npm test runs unit niced beside the sandbox and the integration tier (load ~10 on two cores): vitest's
           // 5 s default timed out four kustomize renders there (2026-12-05); a hung test still fails, at 20 s
           testTimeout: 20_000,

@@ -17,7 +17,7 @@ import { EvidenceBrowser } from './evidence-browser.tsx';
 
 const server = setupServer(...handlers);
 beforeAll(() => {
-  configure({ asyncUtilTimeout: 5000 }); // 50-row pages in jsdom on a busy 2-core machine
+  configure({ asyncUtilTimeout: 10_000 }); // 50-row pages in jsdom on a busy 2-core machine
   server.listen({ onUnhandledRequest: 'error' });
 });
 afterEach(() => {
