@@ -2,7 +2,7 @@
 // server that accepts each request and holds it), on replica A, while replica B's takeover watch runs on the same
 // database with its clock 100 s ahead (as if it had watched the end for 100 s: the old rule took over an end idle
 // for 90 s). B never takes the live end over, and the automation is never restored before the write-back's
-// outcome: when Git gives up (the test's git timeout is 12 s; the console's is 60 s per command) nothing is
+// outcome: when Git gives up (the test's git timeout is 20 s; the console's is 60 s per command) nothing is
 // restored and the answer says so; when Git answers after the stall, the automation is restored once, afterwards.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,13 +20,13 @@ import { writeBackToGit } from './writeback.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'freeze-slow-git-'));
 /**
- * Claims of 5 s (renewed every 150 ms, watched every 100 ms): `npm test` runs this file niced beside the integration
+ * Claims of 8 s (renewed every 150 ms, watched every 100 ms): `npm test` runs this file niced beside the integration
  * tier at load ~10, where this process is not scheduled for a second or more at a time; with the shared 1 s claim
  * (freeze-fakes' TEST_TIMING) B once took over a live end that way (2026-12-05). A takeover still needs an end idle
  * for a whole claim, and the stalls below last over two claims.
  */
-const TIMING = { ttlMs: 5_000, renewMs: 150, watchMs: 100 };
-const GIT_TIMEOUT_MS = 12_000;
+const TIMING = { ttlMs: 8_000, renewMs: 150, watchMs: 100 };
+const GIT_TIMEOUT_MS = 20_000;
 let git: GitHttpServer;
 const opened: EvidenceStore[] = [];
 
