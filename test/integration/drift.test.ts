@@ -66,17 +66,16 @@ const labelAsCloudController = (value: string) =>
     JSON.stringify({ metadata: { labels: { env: value } } }),
   ]);
 
-/** Polls the app until `object` shows drift; returns it with how long it took from `t0`. */
 /**
- * How long after `written` (when the writing kubectl returned: its own start-up, 1–3 s at load 10, is not the
- * console's latency; the console's event loop is blocked while it runs) the console shows drift on `object`.
+ * Polls the app until `object` shows drift; returns it with how long it took after `written` (when the writing
+ * kubectl returned: its own start-up, 1–3 s at load 10, is not the console's latency; the console's event loop is
+ * blocked while it runs).
  */
 async function driftSeen(object: string, written: number, timeoutMs = 10_000) {
-  const t0 = written;
   for (;;) {
     const d = await objectDrift(object);
-    if (d) return { drift: d, ms: Date.now() - t0 };
-    if (Date.now() - t0 > timeoutMs) throw new Error(`no drift on ${object} within ${timeoutMs} ms`);
+    if (d) return { drift: d, ms: Date.now() - written };
+    if (Date.now() - written > timeoutMs) throw new Error(`no drift on ${object} within ${timeoutMs} ms`);
     await sleep(50);
   }
 }

@@ -8,7 +8,6 @@ import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { configure } from '@testing-library/react';
 import { handlers } from '../../../../../mocks/handlers.ts';
 import type { SessionResponse } from '../../../../api/schemas.ts';
 import type { Role } from '../../../../domain/access.ts';
@@ -17,7 +16,6 @@ import { EvidenceBrowser } from './evidence-browser.tsx';
 
 const server = setupServer(...handlers);
 beforeAll(() => {
-  configure({ asyncUtilTimeout: 10_000 }); // 50-row pages in jsdom on a busy 2-core machine
   server.listen({ onUnhandledRequest: 'error' });
 });
 afterEach(() => {
