@@ -39,16 +39,27 @@ describe('/metrics on the running console', () => {
     if (!a) throw new Error('no apps in the sandbox');
     await getJson(con.url, `/api/apps/${a.cluster}/${a.namespace}/${a.kind}/${a.name}`);
     await getJson(con.url, '/api/apps/nonprod/nowhere/Kustomization/no-such-app');
-    await fetch(`${con.url}/api/apps`); // no session: 401
-    const r = await scrape({ Authorization: `Bearer ${TOKEN}` });
-    expect(r.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-    const t = await r.text();
+    const unauth = await fetch(`${con.url}/api/apps`); // no session
+    expect(unauth.status, await unauth.text()).toBe(401);
+    // a response is counted by Fastify's onResponse hook, which runs once the response has gone out: the client
+    // may ask for /metrics before it has run
+    const errors401 = /^gitops_console_http_errors_total\{route="\/api\/apps",method="GET",status="401"\} [1-9]/;
+    let t = '';
+    let r: Response | undefined;
+    await waitFor(
+      '/metrics to count the 401',
+      async () => {
+        r = await scrape({ Authorization: `Bearer ${TOKEN}` });
+        t = await r.text();
+        return sample(t, errors401).length > 0;
+      },
+      { timeoutMs: 5000, intervalMs: 100 },
+    ).catch(() => undefined);
+    expect(r?.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(
       sample(t, /^gitops_console_http_request_duration_seconds_count\{route="\/api\/apps",method="GET"/),
     ).not.toEqual([]);
-    expect(
-      sample(t, /^gitops_console_http_errors_total\{route="\/api\/apps",method="GET",status="401"\} [1-9]/),
-    ).toHaveLength(1);
+    expect(sample(t, errors401), sample(t, /^gitops_console_http_errors_total/).join('\n')).toHaveLength(1);
     for (const cluster of ['nonprod', 'prod']) {
       expect(sample(t, new RegExp(`^gitops_console_cluster_connected\\{cluster="${cluster}"\\} 1$`))).toHaveLength(1);
       expect(

@@ -156,6 +156,8 @@ export function replicaOf(opts: {
   timing?: ClaimTiming;
   /** CONSOLE_FREEZE_MIN_SECONDS: freezes may be asked for in seconds, down to this many */
   minSeconds?: number;
+  /** the informers' copy of the app objects, when it is not the fake apiserver's (a cache that lags) */
+  cache?: Map<string, Obj>;
 }) {
   const recorder = new EvidenceRecorder(opts.ev, quietLog);
   const store = new FreezeStore(opts.ev);
@@ -173,7 +175,7 @@ export function replicaOf(opts: {
       get: (id) => apps.get(id),
       list: () => [...apps.values()],
       raw: (id) => {
-        const o = opts.flux.objects.get(apps.get(id)?.name ?? '');
+        const o = (opts.cache ?? opts.flux.objects).get(apps.get(id)?.name ?? '');
         return o ? structuredClone(o) : undefined;
       },
     },

@@ -67,17 +67,22 @@ export async function patchObject(conn: ClusterConnection, t: FreezeTarget, p: P
   }
 }
 
+/** conflicting writes a freeze patch outlasts before it gives up (a controller mid-sync writes status often) */
+export const PATCH_ATTEMPTS = 8;
+
 /**
  * The freeze's patch with the object's resourceVersion as precondition. Controllers write status all the
  * time (a new resourceVersion each): on a 409 the object is read again and, when what the freeze stored of
- * it (its prior automation) is unchanged, the patch is retried with the new version; when someone changed
- * the automation meanwhile, the conflict stands.
+ * it (its prior automation) is unchanged, the patch is retried with the new version after a short, growing
+ * pause (25 ms doubling, at most 400 ms; PATCH_ATTEMPTS in all). When someone changed the automation
+ * meanwhile, the conflict stands, and its message says which of the two it was.
  */
 export async function patchUnchanged(
   conn: ClusterConnection,
   t: FreezeTarget,
   obj: Obj,
   patch: (rv: string) => Patch,
+  pause: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
 ): Promise<Obj> {
   let current = obj;
   for (let attempt = 1; ; attempt++) {
@@ -85,13 +90,27 @@ export async function patchUnchanged(
     try {
       return await patchObject(conn, t, patch(rv), `cannot freeze ${t.name}`);
     } catch (e) {
-      if (!(e instanceof HttpError && e.status === 409) || attempt >= 5) throw e;
+      if (!(e instanceof HttpError && e.status === 409)) throw e;
+      if (attempt >= PATCH_ATTEMPTS)
+        throw new HttpError(
+          409,
+          'Conflict',
+          `cannot freeze ${t.name}: its object was written ${attempt} times while the freeze tried to pause it; try again`,
+          e.cluster,
+          e.detail,
+        );
       current = await readObject(conn, t);
-      if (
-        canonicalJson(priorOf(t.controller, current)) !== canonicalJson(t.prior) ||
-        cannotFreeze(t.controller, current)
-      )
-        throw e;
+      const why = cannotFreeze(t.controller, current);
+      if (why) throw new HttpError(409, 'Conflict', `cannot freeze ${t.name}: ${why}`, e.cluster, e.detail);
+      if (canonicalJson(priorOf(t.controller, current)) !== canonicalJson(t.prior))
+        throw new HttpError(
+          409,
+          'Conflict',
+          `cannot freeze ${t.name}: its ${t.controller === 'flux' ? 'suspend flag' : 'sync policy'} changed while the freeze was being started; try again`,
+          e.cluster,
+          e.detail,
+        );
+      await pause(Math.min(400, 25 * 2 ** (attempt - 1)));
     }
   }
 }

@@ -151,6 +151,26 @@ describe('freeze start: a refused attempt is one action.refused, never a freeze.
   });
 });
 
+describe('freeze start: the prior the intent records is the object as the apiserver has it', () => {
+  it('one app: read from the apiserver, not from an informer copy that lags a change made a moment ago', async () => {
+    const flux = new FakeFlux();
+    flux.add('a');
+    // the informers' copy from before someone set an annotation the freeze stores (and restores)
+    const cache = new Map([['a', structuredClone(flux.objects.get('a') as Obj)]]);
+    const live = flux.objects.get('a') as { metadata: Obj };
+    live.metadata.annotations = { 'fluxcd.controlplane.io/suspendedBy': 'someone' };
+    flux.statusWrite('a');
+    const ev = SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
+    opened.push(ev);
+    const { service } = replicaOf({ name: 'console', ev, flux, apps: [appOf('a')], diff: noLiveChanges, cache });
+    services.push(service);
+    const f = await service.create(oncall, freezeOf('a'));
+    const prior = f.doc.targets[0]?.prior as { annotations: Record<string, string | null> };
+    expect(prior.annotations['fluxcd.controlplane.io/suspendedBy']).toBe('someone');
+    expect(flux.suspended('a')).toBe(true);
+  });
+});
+
 describe('freeze extend: a freeze that is not active', () => {
   it('extending an ended freeze: 409 and one action.refused (repeated: still one), no freeze.extended', async () => {
     const { service, events } = setup(['a']);

@@ -88,9 +88,15 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
   // read each app object now: its prior automation is what the end restores
   const conn = deps.conn(input.cluster, user);
   const read: Array<{ a: App; obj: Obj }> = [];
-  // the informers' copy (every patch carries its resourceVersion, and a 409 reads the object again);
-  // a GET only for what the cache does not hold
-  const objects = await mapLimit(free, CONCURRENCY, async (a) => deps.apps.raw(a.id) ?? readObject(conn, a));
+  // one app (on-call's freeze in an incident): the object as the apiserver has it, so the prior the intent
+  // records is never a cache copy that lags a change made a moment ago. A whole environment: the informers'
+  // copy (every patch carries its resourceVersion, and a 409 reads the object again), a GET only for what the
+  // cache does not hold
+  const objects = await mapLimit(
+    free,
+    CONCURRENCY,
+    async (a) => (input.app ? undefined : deps.apps.raw(a.id)) ?? readObject(conn, a),
+  );
   // an Application an ApplicationSet generates: the ApplicationSet as it was (the end takes back what the freeze
   // adds there: domain/freeze.ts AppSetPrior)
   const appSets = new Map<string, AppSetPrior>();
