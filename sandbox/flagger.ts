@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startProcess, waitFor, type ProcRecord } from './procs.ts';
 import { BIN_DIR, bin } from './state.ts';
+import { SEED_INFRA_INTERVAL } from './flux-objects.ts';
 
 export const FLAGGER_PROCS = ['flagger'] as const;
 
@@ -59,7 +60,7 @@ metadata:
   labels:
     env: staging
 spec:
-  interval: 15s
+  interval: ${SEED_INFRA_INTERVAL}
   retryInterval: 5s
   timeout: 2m
   path: ./flux/payments

@@ -3,6 +3,11 @@
 // Argo CD's AppProject and Applications, and on nonprod the seeded ApplicationSets.
 import { SOPS_KEY_SECRET } from './sops.ts';
 
+/** how often Flux reapplies the seed's app Kustomizations (digital-human-*): drift is reverted within this */
+export const SEED_APP_INTERVAL = '15s';
+/** the seed's platform Kustomizations (infra-*, payments-staging): nobody waits on their periodic reapply */
+export const SEED_INFRA_INTERVAL = '1m';
+
 export function fluxObjects(namespaces: string[], gitUrl: string): string {
   const docs = [
     `apiVersion: source.toolkit.fluxcd.io/v1
@@ -18,12 +23,18 @@ spec:
     branch: main
 `,
   ];
-  /** one of the environment's Kustomizations on the seed repository; `spec` adds its own lines (2-space indent) */
+  /**
+   * one of the environment's Kustomizations on the seed repository; `spec` adds its own lines (2-space indent).
+   * `interval`: how often Flux reapplies Git without a new commit (a new commit is applied when its source fetches
+   * it). The apps' 15 s is what Try-it's "Flux reverts it at its next reconcile" shows; infra's 1 m costs the
+   * idle sandbox 8 core-s a minute less than 15 s (measured: docs/testing.md).
+   */
   const kustomization = (
     name: string,
     env: string,
     path: string,
     spec: string,
+    interval = SEED_APP_INTERVAL,
   ) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata:
@@ -32,7 +43,7 @@ metadata:
   labels:
     env: ${env}
 spec:
-  interval: 15s
+  interval: ${interval}
   retryInterval: 5s
   timeout: 2m
   path: ${path}
@@ -50,6 +61,7 @@ ${spec}  sourceRef:
         env,
         `./infra/${env}`,
         `  prune: true\n  decryption:\n    provider: sops\n    secretRef:\n      name: ${SOPS_KEY_SECRET}\n`,
+        SEED_INFRA_INTERVAL,
       ),
       kustomization(
         `digital-human-${env}`,

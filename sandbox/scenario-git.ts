@@ -61,7 +61,9 @@ export function commitAndPushRetrying(message: string, edit: (workTree: string) 
 export function commitAndPush(message: string, edit: (workTree: string) => void, st = mustState()): string {
   const work = mkdtempSync(join(tmpdir(), 'seed-edit-'));
   try {
-    git(['clone', '-q', st.git.url, work], tmpdir());
+    // main's last commit only: the seed repository gains hundreds of commits in a run, and a full clone before
+    // each push made the forge pack all of them again (a push needs only the parent the server has)
+    git(['clone', '-q', '--depth', '1', '--branch', 'main', st.git.url, work], tmpdir());
     edit(work);
     git(['add', '-A'], work);
     git(['commit', '-q', '--allow-empty', '-m', message], work);
