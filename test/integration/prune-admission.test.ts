@@ -6,7 +6,6 @@
 // service, Flux `prune: true` like the seed's dev, a governed namespace mapped to dev): after a second person
 // approves a preview, the BFF lists the approved objects and kustomize-controller's own prune deletes them;
 // everything else it would prune stays. The seed estate is only read; the estate is deleted at the end.
-import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -351,10 +350,12 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
   });
 
   it("an empty render: kustomize-controller's prune is denied, the objects stay, the preview needs an override", async () => {
-    // the estate's dev overlay renders to zero objects (the dangerous-prune scenario)
-    const empty = push('admission test: empty the dev render', (w) =>
-      writeRepoFile(w, OVERLAY, 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n'),
-    );
+    // the estate's dev overlay renders to zero objects (the dangerous-prune scenario); its text before, to restore
+    let before = '';
+    const empty = push('admission test: empty the dev render', (w) => {
+      before = readFileSync(join(w, OVERLAY), 'utf8');
+      writeRepoFile(w, OVERLAY, 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
+    });
     try {
       const ready = await pruneDenied(empty);
       expect(ready.reason).toBe('PruneFailed');
@@ -389,10 +390,7 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
       expect(live('deployment', 'render-worker')).toBe(true);
       // the preview is left pending; restoring Git makes its snapshot void
     } finally {
-      const restore = push('admission test: restore the dev overlay', (w) => {
-        const before = execFileSync('git', ['show', `${empty}~1:${OVERLAY}`], { cwd: w, encoding: 'utf8' });
-        writeRepoFile(w, OVERLAY, before);
-      });
+      const restore = push('admission test: restore the dev overlay', (w) => writeRepoFile(w, OVERLAY, before));
       await applied(restore);
     }
   });
