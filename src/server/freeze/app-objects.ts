@@ -1,5 +1,6 @@
 // The frozen app objects on the cluster: read, patched (with the resourceVersion retry of a freeze patch),
 // and fanned out a few at a time when a whole environment is frozen or restored.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { canonicalJson } from '../../domain/evidence.ts';
 import { cannotFreeze, priorOf, type Patch, type RolloutPrior } from '../../domain/freeze.ts';
 import { metaOf, type Obj } from '../../domain/object-meta.ts';
@@ -82,7 +83,7 @@ export async function patchUnchanged(
   t: FreezeTarget,
   obj: Obj,
   patch: (rv: string) => Patch,
-  pause: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  pause: (ms: number) => Promise<unknown> = sleep,
 ): Promise<Obj> {
   let current = obj;
   for (let attempt = 1; ; attempt++) {
@@ -91,24 +92,16 @@ export async function patchUnchanged(
       return await patchObject(conn, t, patch(rv), `cannot freeze ${t.name}`);
     } catch (e) {
       if (!(e instanceof HttpError && e.status === 409)) throw e;
+      const conflict = (why: string) =>
+        new HttpError(409, 'Conflict', `cannot freeze ${t.name}: ${why}`, e.cluster, e.detail);
       if (attempt >= PATCH_ATTEMPTS)
-        throw new HttpError(
-          409,
-          'Conflict',
-          `cannot freeze ${t.name}: its object was written ${attempt} times while the freeze tried to pause it; try again`,
-          e.cluster,
-          e.detail,
-        );
+        throw conflict(`its object was written ${attempt} times while the freeze tried to pause it; try again`);
       current = await readObject(conn, t);
       const why = cannotFreeze(t.controller, current);
-      if (why) throw new HttpError(409, 'Conflict', `cannot freeze ${t.name}: ${why}`, e.cluster, e.detail);
+      if (why) throw conflict(why);
       if (canonicalJson(priorOf(t.controller, current)) !== canonicalJson(t.prior))
-        throw new HttpError(
-          409,
-          'Conflict',
-          `cannot freeze ${t.name}: its ${t.controller === 'flux' ? 'suspend flag' : 'sync policy'} changed while the freeze was being started; try again`,
-          e.cluster,
-          e.detail,
+        throw conflict(
+          `its ${t.controller === 'flux' ? 'suspend flag' : 'sync policy'} changed while the freeze was being started; try again`,
         );
       await pause(Math.min(400, 25 * 2 ** (attempt - 1)));
     }
