@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
+import { fastKubectl } from './kubectl-fast.ts';
 import type { ClusterPki } from './pki.ts';
 import { REPO_ROOT, bin } from './state.ts';
 
@@ -60,8 +61,11 @@ export function applyConsoleRbac(kubeconfig: string): void {
     ]);
 }
 
+/** kubectl with a given kubeconfig (in process where kubectl-fast.ts maps the command). */
 export function kubectlRaw(kubeconfig: string, args: string[], input?: string): string {
   try {
+    const fast = fastKubectl(kubeconfig, args, input);
+    if (fast !== undefined) return fast;
     return execFileSync(bin('kubectl'), ['--kubeconfig', kubeconfig, ...args], {
       input,
       encoding: 'utf8',

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fastKubectl } from './kubectl-fast.ts';
 import type { ProcRecord } from './procs.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -49,12 +50,17 @@ export function writeState(s: SandboxState): void {
   writeFileSync(STATE_PATH, JSON.stringify(s, null, 2));
 }
 
-/** Runs kubectl against one sandbox cluster (its admin identity). */
+/**
+ * Runs kubectl against one sandbox cluster (its admin identity). The commands tests run most are requests made in
+ * process (kubectl-fast.ts: the same output and errors, no process start); the others run kubectl.
+ */
 export function kubectl(cluster: string, args: string[], input?: string): string {
   const state = readState();
   const c = state?.clusters.find((x) => x.name === cluster);
   const kc = c?.kubeconfig ?? KUBECONFIG_PATH;
   try {
+    const fast = existsSync(kc) ? fastKubectl(kc, args, input) : undefined;
+    if (fast !== undefined) return fast;
     return execFileSync(bin('kubectl'), ['--kubeconfig', kc, ...args], {
       input,
       encoding: 'utf8',
