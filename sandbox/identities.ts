@@ -23,6 +23,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { fastKubectl } from './kubectl-fast.ts';
 import { ASSETS_DIR, REPO_ROOT, bin, readState } from './state.ts';
 import { esoRbac } from './eso.ts';
 import { imageAutomationRbac } from './image-automation.ts';
@@ -386,6 +387,8 @@ export function kubectlAs(cluster: string, sa: ControllerIdentity, args: string[
   if (!kc)
     throw new Error(`the sandbox cluster ${cluster} has no ${sa} identity (restart it: npm run sandbox -- down, up)`);
   try {
+    const fast = fastKubectl(kc, args, input);
+    if (fast !== undefined) return fast;
     return execFileSync(bin('kubectl'), ['--kubeconfig', kc, ...args], {
       input,
       encoding: 'utf8',

@@ -16,7 +16,7 @@ const port = workerData.port;
 const agents = new Map();
 
 function agentFor(url, tls) {
-  const key = `${new URL(url).host}\n${tls.cert}`;
+  const key = `${new URL(url).host}\n${tls.cert ?? ''}`;
   let a = agents.get(key);
   if (!a) {
     a = new https.Agent({ keepAlive: true, maxSockets: 1, ca: tls.ca, cert: tls.cert, key: tls.key });

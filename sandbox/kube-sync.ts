@@ -16,13 +16,15 @@ type Json = Record<string, unknown>;
 
 interface Tls {
   ca: string;
-  cert: string;
-  key: string;
+  cert?: string;
+  key?: string;
 }
 
 export interface KubeTarget {
   server: string;
   tls: Tls;
+  /** a ServiceAccount's bearer token, instead of a client certificate */
+  token?: string;
 }
 
 interface Answer {
@@ -61,6 +63,7 @@ export function requestSync(
     'user-agent': 'gitops-console-scenario',
   };
   if (opts.contentType) headers['content-type'] = opts.contentType;
+  if (target.token) headers.authorization = `Bearer ${target.token}`;
   Atomics.store(t.signal, 0, 0);
   t.port.postMessage({ method, url: target.server + path, headers, body: opts.body, tls: target.tls, timeoutMs });
   const deadline = Date.now() + timeoutMs + 5_000;
@@ -102,9 +105,11 @@ function parseTarget(text: string): KubeTarget | undefined {
   const ca = pem(cluster, 'certificate-authority-data', 'certificate-authority');
   const cert = pem(user, 'client-certificate-data', 'client-certificate');
   const key = pem(user, 'client-key-data', 'client-key');
-  // a token, an exec plugin or impersonation: kubectl handles those
-  if (typeof cluster?.server !== 'string' || !ca || !cert || !key || user?.as || user?.token) return undefined;
-  return { server: cluster.server.replace(/\/$/, ''), tls: { ca, cert, key } };
+  if (typeof cluster?.server !== 'string' || !ca || user?.as || user?.exec || user?.['auth-provider']) return undefined;
+  const server = cluster.server.replace(/\/$/, '');
+  if (typeof user?.token === 'string' && !cert) return { server, tls: { ca }, token: user.token };
+  // an exec plugin, impersonation or a token file: kubectl handles those
+  return cert && key ? { server, tls: { ca, cert, key } } : undefined;
 }
 
 export interface ApiResource {
