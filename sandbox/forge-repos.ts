@@ -1,6 +1,6 @@
 // Repositories of the sandbox forge's org (forge.ts re-exports the public ones): the seed repo at first start, and
 // a test's own, made and deleted on a running forge.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SEED_REPO } from './seed.ts';
@@ -29,6 +29,7 @@ export async function createRepo(
       description: opts.description,
     }),
   );
+  lightUpdateHook(join(st.dir, 'repos', FORGE_ORG.toLowerCase(), `${name.toLowerCase()}.git`));
   for (const role of ['developer', 'reviewer', 'console', 'imageAutomation'] as const) {
     await must(
       `collaborator ${users[role].username}`,
@@ -86,5 +87,22 @@ export async function deleteForgeRepo(st: ForgeState, name: string): Promise<voi
     `delete repo ${FORGE_ORG}/${name}`,
     api(st.url, 'DELETE', `/repos/${FORGE_ORG}/${name}`, { token }),
     [204, 404],
+  );
+}
+
+/**
+ * Gitea's `update` hook, as a shell script. Gitea runs three hooks per push, each starting the 150 MB gitea binary
+ * (0.25 core-seconds); its `update` hook only refuses a push to `refs/pull/*` ("Update is empty and is kept only
+ * for backwards compatibility", gitea 1.26 cmd/hook.go runHookUpdate), which this does without the start. The
+ * pre-receive (branch protection) and post-receive (the forge's own records, webhooks) hooks stay Gitea's.
+ */
+export function lightUpdateHook(repoDir: string): void {
+  const hook = join(repoDir, 'hooks', 'update.d', 'gitea');
+  if (!existsSync(hook)) return;
+  writeFileSync(
+    hook,
+    '#!/bin/sh\n# the sandbox: gitea hook update, without starting gitea (sandbox/forge-repos.ts lightUpdateHook)\n' +
+      '[ "$GITEA_INTERNAL_PUSH" = true ] && exit 0\ncase "$1" in refs/pull/*) exit 1 ;; esac\nexit 0\n',
+    { mode: 0o755 },
   );
 }

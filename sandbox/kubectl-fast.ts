@@ -310,12 +310,30 @@ function annotate(kube: Kube, cmd: Cmd): string | undefined {
 
 function del(kube: Kube, cmd: Cmd): string | undefined {
   if (!only(cmd, ['namespace', 'ignore-not-found', 'wait', 'timeout'])) return undefined;
-  const tg = target(cmd.pos, true);
-  if (!tg?.name || tg.rest.length) return undefined;
-  const r = kube.resolve(tg.res);
-  if (!r) return undefined;
+  // `kind name`, or any number of `kind/name`
+  const many = cmd.pos.length > 1 && cmd.pos.every((p) => p.includes('/'));
+  const targets = many ? cmd.pos.map((p) => target([p], true)) : [target(cmd.pos, true)];
+  const resolved: Array<{ r: ApiResource; name: string }> = [];
+  for (const tg of targets) {
+    const r = tg?.name && !tg.rest.length ? kube.resolve(tg.res) : undefined;
+    if (!r || !tg?.name) return undefined;
+    resolved.push({ r, name: tg.name });
+  }
+  const out: string[] = [];
+  const errors: string[] = [];
+  for (const { r, name } of resolved)
+    try {
+      out.push(deleteOne(kube, cmd, r, name));
+    } catch (e) {
+      errors.push((e as Error).message);
+    }
+  if (errors.length) throw new Error(errors.join('\n'));
+  return out.join('');
+}
+
+function deleteOne(kube: Kube, cmd: Cmd, r: ApiResource, name: string): string {
   const ns = String(cmd.flags.get('namespace') ?? 'default');
-  const path = `${collectionPath(r, ns)}/${enc(tg.name)}`;
+  const path = `${collectionPath(r, ns)}/${enc(name)}`;
   const res = kube.request('DELETE', path, {
     kind: 'DeleteOptions',
     apiVersion: 'v1',
@@ -323,7 +341,7 @@ function del(kube: Kube, cmd: Cmd): string | undefined {
   });
   if (res.status === 404 && cmd.flags.get('ignore-not-found')) return '';
   if (!ok(res.status)) throw serverError(res.status, res.obj, res.text);
-  const done = `${ref(r)} "${tg.name}" deleted${r.namespaced ? ` from ${ns} namespace` : ''}\n`;
+  const done = `${ref(r)} "${name}" deleted${r.namespaced ? ` from ${ns} namespace` : ''}\n`;
   const uid = res.obj?.kind === r.kind ? (res.obj.metadata as Json | undefined)?.uid : undefined;
   if (cmd.flags.get('wait') === false || uid === undefined) return done;
   // kubectl's --wait: until the object (this uid) is gone; --timeout, else 60 s as the spawned kubectl had
@@ -332,7 +350,7 @@ function del(kube: Kube, cmd: Cmd): string | undefined {
     const g = kube.request('GET', path);
     if (g.status === 404 || (ok(g.status) && (g.obj?.metadata as Json | undefined)?.uid !== uid)) return done;
     if (!ok(g.status)) throw serverError(g.status, g.obj, g.text);
-    if (Date.now() > deadline) throw new Error(`error: timed out waiting for the condition on ${ref(r)}/${tg.name}`);
+    if (Date.now() > deadline) throw new Error(`error: timed out waiting for the condition on ${ref(r)}/${name}`);
     sleepSync(pause);
   }
 }

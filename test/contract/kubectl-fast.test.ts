@@ -129,6 +129,7 @@ describe('the in-process kubectl of the scenario helpers, against kubectl', () =
     both((n) => ['-n', ns, 'delete', 'configmap', n, '--ignore-not-found', '--wait']);
     both((n) => ['-n', ns, 'delete', 'configmap', n]);
     both((n) => ['-n', ns, 'delete', 'configmap', n, '--ignore-not-found']);
+    both((n) => ['-n', ns, 'delete', `deployment/${n}`, `configmap/${n}`, '--ignore-not-found', '--wait=false']);
     expect(run(false, ['-n', ns, 'get', 'configmap', 'twin-a', '-o', 'name'])).toMatch(/NotFound/);
   });
 
@@ -139,6 +140,6 @@ describe('the in-process kubectl of the scenario helpers, against kubectl', () =
       pos: ['ks', 'y'],
     });
     // table output is kubectl's own: the mapping declines it and the result is kubectl's
-    expect(run(false, ['-n', ns, 'get', 'deployment', 'twin-a'])).toMatch(/^NAME\s+READY/);
+    expect(run(false, ['get', 'namespace', ns])).toMatch(/^NAME\s+STATUS\s+AGE\n/);
   });
 });

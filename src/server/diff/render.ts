@@ -6,6 +6,7 @@
 // A render that fails or a source that cannot be fetched is an error, never an empty desired state.
 // It is over 500 lines: both controllers' renderers share one tool runner, one Secret masking and one error type here.
 import { kustomizeEdits, unsupportedKustomizeOptions, type ArgoKustomizeOptions } from './argo-kustomize.ts';
+import { checkoutTree } from './argo-tree.ts';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -410,16 +411,21 @@ export async function renderArgo(
   const work = mkdtempSync(join(tmpdir(), 'argo-render-'));
   let rendered: string | undefined;
   try {
-    const opts = { cwd: work, timeoutMs: tools.timeoutMs ?? 60_000, maxBytes: 16 << 20 };
-    await gitRun(['init', '-q'], opts);
-    await gitRun(['fetch', '-q', '--depth', '1', repoURL, revision], { ...opts, remote: repoURL }).catch(
-      (e: RenderError) => {
-        throw new RenderError(`git fetch ${revision} failed: ${e.message}`, 'source');
-      },
-    );
-    await gitRun(['checkout', '-q', 'FETCH_HEAD'], opts);
+    const fetchInto = async (cwd: string) => {
+      const opts = { cwd, timeoutMs: tools.timeoutMs ?? 60_000, maxBytes: 16 << 20 };
+      await gitRun(['init', '-q'], opts);
+      await gitRun(['fetch', '-q', '--depth', '1', repoURL, revision], { ...opts, remote: repoURL }).catch(
+        (e: RenderError) => {
+          throw new RenderError(`git fetch ${revision} failed: ${e.message}`, 'source');
+        },
+      );
+      await gitRun(['checkout', '-q', 'FETCH_HEAD'], opts);
+      return (await gitRun(['rev-parse', 'HEAD'], opts)).trim();
+    };
+    // a commit id's tree is fetched once (argo-tree.ts); a branch or tag every time
+    privateDir(join(tools.workDir, 'argo-trees'));
+    const sha = await checkoutTree(repoURL, revision, work, join(tools.workDir, 'argo-trees'), fetchInto);
     makePrivate(work);
-    const sha = (await gitRun(['rev-parse', 'HEAD'], opts)).trim();
     const dir = join(work, path);
     if (!existsSync(dir) || !statSync(dir).isDirectory())
       throw new RenderError(`path ${path} not found at ${sha.slice(0, 7)}`, 'render');
