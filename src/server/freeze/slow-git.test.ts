@@ -2,8 +2,9 @@
 // server that accepts each request and holds it), on replica A, while replica B's takeover watch runs on the same
 // database with its clock 100 s ahead (as if it had watched the end for 100 s: the old rule took over an end idle
 // for 90 s). B never takes the live end over, and the automation is never restored before the write-back's
-// outcome: when Git gives up (the test's git timeout is 20 s; the console's is 60 s per command) nothing is
-// restored and the answer says so; when Git answers after the stall, the automation is restored once, afterwards.
+// outcome: when Git gives up (a 20 s git timeout here; the console's is 60 s per command) nothing is
+// restored and the answer says so; when Git answers after the stall (a 90 s timeout), the automation is restored
+// once, afterwards.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,11 @@ const dir = mkdtempSync(join(tmpdir(), 'freeze-slow-git-'));
  */
 const TIMING = { ttlMs: 8_000, renewMs: 150, watchMs: 100 };
 const GIT_TIMEOUT_MS = 20_000;
+/**
+ * The late answer's git timeout: longer than B's watch of three claims (24 s at one look per 100 ms; under load
+ * it took longer and the clone gave up first, 2026-12-05), shorter than the test's 120 s.
+ */
+const LATE_GIT_TIMEOUT_MS = 90_000;
 let git: GitHttpServer;
 const opened: EvidenceStore[] = [];
 
@@ -49,27 +55,30 @@ afterAll(async () => {
 });
 
 /** the write-back as routes.ts wires it, with the test's git timeout */
-const writeBack: NonNullable<FreezeServiceDeps['writeBack']> = (a, req) =>
-  writeBackToGit(
-    {
-      repoUrl: a.source.url as string,
-      baseBranch: 'main',
-      appPath: a.source.path ?? '.',
-      branch: req.branch,
-      message: req.message,
-      author: { name: req.author, email: `${req.author}@users.gitops-console` },
-      changes: req.changes.map((c) => ({
-        id: c.id,
-        ref: { group: c.ref.group, kind: c.ref.kind, namespace: c.ref.namespace ?? null, name: c.ref.name },
-        path: c.path,
-        liveValue: c.live,
-        gitValue: c.git,
-      })),
-    },
-    { timeoutMs: GIT_TIMEOUT_MS, workDir: dir },
-  );
+const writeBackWithin =
+  (timeoutMs: number): NonNullable<FreezeServiceDeps['writeBack']> =>
+  (a, req) =>
+    writeBackToGit(
+      {
+        repoUrl: a.source.url as string,
+        baseBranch: 'main',
+        appPath: a.source.path ?? '.',
+        branch: req.branch,
+        message: req.message,
+        author: { name: req.author, email: `${req.author}@users.gitops-console` },
+        changes: req.changes.map((c) => ({
+          id: c.id,
+          ref: { group: c.ref.group, kind: c.ref.kind, namespace: c.ref.namespace ?? null, name: c.ref.name },
+          path: c.path,
+          liveValue: c.live,
+          gitValue: c.git,
+        })),
+      },
+      { timeoutMs, workDir: dir },
+    );
 
-function twoReplicas(name: string) {
+function twoReplicas(name: string, gitTimeoutMs = GIT_TIMEOUT_MS) {
+  const writeBack = writeBackWithin(gitTimeoutMs);
   const file = `${name}.sqlite`;
   const [evA, evB] = [SqliteEvidenceStore.open(dir, file), SqliteEvidenceStore.open(dir, file)];
   opened.push(evA, evB);
@@ -127,7 +136,7 @@ describe('an end whose Git takes 100 s to answer, while another replica watches'
   }, 120_000);
 
   it('Git answers after the stall: no takeover; the automation is restored once, after the write-back outcome', async () => {
-    const { flux, app, a, b, events, evA } = twoReplicas('answers-late');
+    const { flux, app, a, b, events, evA } = twoReplicas('answers-late', LATE_GIT_TIMEOUT_MS);
     const f = await a.service.create(oncall, { cluster: 'c', app: app.id, reason: 'incident', minutes: 60 });
     await b.service.recover();
     const stopTimer = takeoverTimer(b.service);
