@@ -58,7 +58,7 @@ describe.skipIf(!hasProc)('sandbox processes', () => {
       for (const r of recs) expect(stat(r.pid)).toBeUndefined();
       await stopSupervisor();
       expect(supervisorPid()).toBeUndefined();
-      await new Promise((r) => setTimeout(r, 200)); // its parent (this process) reaps it
+      await reapedWithin([{ pid: sup ?? 0 }], 2000); // its parent (this process) reaps it
       expect(stat(sup ?? 0)).toBeUndefined();
     } finally {
       if (env === undefined) delete process.env.GITOPS_SANDBOX_DIR;
