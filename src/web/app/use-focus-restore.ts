@@ -1,6 +1,7 @@
 // Focus across page changes: a new page starts reading at its content (focus on <main>); Back (or
 // Forward) puts focus on what had it when the page was left (the app card that was opened), once the
-// page has rendered it again. Changes within a page (filters, selection, the drawer) leave focus alone.
+// page has rendered it again (within RESTORE_WAIT_MS). Changes within a page (filters, selection, the
+// drawer) leave focus alone.
 import { useEffect, useRef, type RefObject } from 'react';
 import { useLocation, useNavigationType } from 'react-router';
 
@@ -19,7 +20,12 @@ export function selectorFor(el: Element, root: Element): string | null {
   return `:scope > ${steps.join(' > ')}`;
 }
 
-const RETRY_FRAMES = 120; // about two seconds for the page's data to arrive
+/**
+ * How long Back waits for the page to render again what had focus: its data comes from the BFF, which a busy
+ * console answers in seconds (the old two seconds of animation frames ran out under load, and focus stayed on
+ * <main>). Meanwhile focus is on <main>; a user who moves it ends the wait.
+ */
+export const RESTORE_WAIT_MS = 10_000;
 
 export function useFocusRestore(main: RefObject<HTMLElement | null>): void {
   const location = useLocation();
@@ -45,19 +51,33 @@ export function useFocusRestore(main: RefObject<HTMLElement | null>): void {
     if (lastFocus.current) saved.current.set(before.key, lastFocus.current);
     lastFocus.current = null;
     const target = navType === 'POP' ? saved.current.get(location.key) : undefined;
-    let frames = 0;
-    let raf = 0;
-    const attempt = () => {
-      const root = main.current;
-      const el = target && root ? root.querySelector<HTMLElement>(target) : null;
-      if (el) return el.focus();
-      if (target && frames++ < RETRY_FRAMES) {
-        raf = requestAnimationFrame(attempt);
-        return;
-      }
-      root?.focus({ preventScroll: true });
+    const root = main.current;
+    const find = () => (target && root ? root.querySelector<HTMLElement>(target) : null);
+    const now = find();
+    if (now) {
+      now.focus();
+      return;
+    }
+    root?.focus({ preventScroll: true });
+    if (!target || !root) return;
+    // not rendered yet (its data is on the way): focus it when it appears, unless the user moved focus meanwhile
+    const observer = new MutationObserver(() => {
+      const el = find();
+      if (!el) return;
+      stop();
+      el.focus();
+    });
+    const onMoved = (e: FocusEvent) => {
+      if (e.target !== root) stop();
     };
-    attempt();
-    return () => cancelAnimationFrame(raf);
+    const timer = setTimeout(() => stop(), RESTORE_WAIT_MS);
+    function stop() {
+      observer.disconnect();
+      clearTimeout(timer);
+      document.removeEventListener('focusin', onMoved);
+    }
+    observer.observe(root, { childList: true, subtree: true });
+    document.addEventListener('focusin', onMoved);
+    return stop;
   }, [location.key, location.pathname, navType, main]);
 }
