@@ -63,17 +63,20 @@ function setup() {
 
 const card = (id: string) => document.querySelector<HTMLElement>(`[data-app-id="${id}"]`);
 
-/** opens card b, then goes Back to an overview that renders its cards only when the test says so */
-async function openAndGoBack() {
-  const router = setup();
-  card('b')?.focus();
+/** focuses card `id`, opens an app, then goes Back to an overview whose data is there at once or not yet */
+async function openAndGoBack(router: ReturnType<typeof setup>, id: string, dataThere: boolean) {
+  dataAtMount = true;
+  card(id)?.focus();
   await act(() => router.navigate('/apps/b'));
   expect(document.activeElement?.getAttribute('data-testid')).toBe('main');
+  dataAtMount = dataThere;
   await act(async () => {
     await router.navigate(-1);
   });
-  return router;
 }
+
+const fakeTimers = () =>
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'requestAnimationFrame', 'cancelAnimationFrame'] });
 
 afterEach(() => {
   dataAtMount = true;
@@ -83,19 +86,13 @@ afterEach(() => {
 
 describe('focus on Back', () => {
   it('goes to the opened card when it is rendered at once', async () => {
-    await openAndGoBack();
+    await openAndGoBack(setup(), 'b', true);
     expect(document.activeElement).toBe(card('b'));
   });
 
   it('waits for a card whose data arrives seconds later', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'requestAnimationFrame', 'cancelAnimationFrame'] });
-    const router = setup();
-    card('b')?.focus();
-    await act(() => router.navigate('/apps/b'));
-    dataAtMount = false;
-    await act(async () => {
-      await router.navigate(-1);
-    });
+    fakeTimers();
+    await openAndGoBack(setup(), 'b', false);
     // the overview shows "loading": focus waits on <main>
     expect(card('b')).toBeNull();
     expect(document.activeElement?.getAttribute('data-testid')).toBe('main');
@@ -107,27 +104,16 @@ describe('focus on Back', () => {
   });
 
   it('leaves focus where the user moved it while waiting, and gives up after the wait', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'requestAnimationFrame', 'cancelAnimationFrame'] });
+    fakeTimers();
     const router = setup();
-    card('b')?.focus();
-    await act(() => router.navigate('/apps/b'));
-    dataAtMount = false;
-    await act(async () => {
-      await router.navigate(-1);
-    });
+    await openAndGoBack(router, 'b', false);
     const other = document.querySelector<HTMLElement>('button');
     other?.focus();
     await act(async () => showCards(true));
     expect(document.activeElement).toBe(other);
 
     // a second round: nobody moves focus, the cards come after the wait
-    dataAtMount = true;
-    card('a')?.focus();
-    await act(() => router.navigate('/apps/b'));
-    dataAtMount = false;
-    await act(async () => {
-      await router.navigate(-1);
-    });
+    await openAndGoBack(router, 'a', false);
     await act(async () => {
       vi.advanceTimersByTime(RESTORE_WAIT_MS + 1);
       showCards(true);
