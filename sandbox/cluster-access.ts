@@ -1,13 +1,11 @@
 // The sandbox's admin access to a cluster it starts, before and after the state file names it: an HTTPS GET with
 // the cluster's client certificates, kubeconfig files, kubectl with a given kubeconfig, and the console's RBAC
 // as shipped in deploy/. Shared by one cluster's start-up (sandbox/cluster.ts) and the sandbox's (sandbox.ts).
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { fastKubectl } from './kubectl-fast.ts';
 import type { ClusterPki } from './pki.ts';
-import { REPO_ROOT, bin } from './state.ts';
+import { REPO_ROOT, runKubectl } from './state.ts';
 
 export function httpsGet(url: string, pki: ClusterPki, client = 'admin'): Promise<{ status: number; body: string }> {
   return new Promise((res, rej) => {
@@ -63,18 +61,5 @@ export function applyConsoleRbac(kubeconfig: string): void {
 
 /** kubectl with a given kubeconfig (in process where kubectl-fast.ts maps the command). */
 export function kubectlRaw(kubeconfig: string, args: string[], input?: string): string {
-  try {
-    const fast = fastKubectl(kubeconfig, args, input);
-    if (fast !== undefined) return fast;
-    return execFileSync(bin('kubectl'), ['--kubeconfig', kubeconfig, ...args], {
-      input,
-      encoding: 'utf8',
-      stdio: ['pipe', 'pipe', 'pipe'],
-      timeout: 60_000,
-      maxBuffer: 256 * 1024 * 1024,
-    });
-  } catch (e) {
-    const err = e as { stderr?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')}: ${err.stderr?.trim() || err.message}`);
-  }
+  return runKubectl(kubeconfig, args, input, `kubectl ${args.join(' ')}`);
 }

@@ -19,12 +19,11 @@
 //
 // Each controller process runs with `<cluster dir>/kubeconfig-<service account>`. The tokens are minted at
 // cluster start for a year; they stay valid across an apiserver restart (same signing key, same issuer).
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { fastKubectl } from './kubectl-fast.ts';
-import { ASSETS_DIR, REPO_ROOT, bin, readState } from './state.ts';
+import { ASSETS_DIR, REPO_ROOT, bin, readState, runKubectl } from './state.ts';
 import { esoRbac } from './eso.ts';
 import { imageAutomationRbac } from './image-automation.ts';
 
@@ -386,18 +385,5 @@ export function kubectlAs(cluster: string, sa: ControllerIdentity, args: string[
   const kc = identityKubeconfig(cluster, sa);
   if (!kc)
     throw new Error(`the sandbox cluster ${cluster} has no ${sa} identity (restart it: npm run sandbox -- down, up)`);
-  try {
-    const fast = fastKubectl(kc, args, input);
-    if (fast !== undefined) return fast;
-    return execFileSync(bin('kubectl'), ['--kubeconfig', kc, ...args], {
-      input,
-      encoding: 'utf8',
-      stdio: ['pipe', 'pipe', 'pipe'],
-      maxBuffer: 256 * 1024 * 1024,
-      timeout: 60_000,
-    });
-  } catch (e) {
-    const err = e as { stderr?: string; message: string };
-    throw new Error(`kubectl as ${sa} ${args.join(' ')} (${cluster}): ${err.stderr?.trim() || err.message}`);
-  }
+  return runKubectl(kc, args, input, `kubectl as ${sa} ${args.join(' ')} (${cluster})`);
 }

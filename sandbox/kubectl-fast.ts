@@ -139,24 +139,25 @@ function hideManagedFields(o: Json, show: boolean): Json {
   return { ...o, metadata };
 }
 
+/** `-o jsonpath={.a.b}`: one plain field path (dots escaped as `\\.`), no ranges, filters or text */
+const FIELD_PATH = /^jsonpath=\{\.((?:[^{}[\]\\.]|\\\.)+(?:\.(?:[^{}[\]\\.]|\\\.)+)*)\}$/;
+
+/** whether print() can print this `-o` (for lists: json and name only) */
+const printable = (output: string | boolean | undefined, list = false): boolean =>
+  output === 'json' || output === 'name' || (!list && typeof output === 'string' && FIELD_PATH.test(output));
+
 /** kubectl's `-o` for one object or a list: json, name, or a jsonpath of one plain field path. */
 function print(output: string | boolean | undefined, r: ApiResource, o: Json, show: boolean): string | undefined {
   const name = (x: Json) => `${ref(r)}/${String((x.metadata as Json | undefined)?.name ?? '')}`;
-  const isList = Array.isArray(o.items);
+  const items = Array.isArray(o.items) ? (o.items as Json[]) : undefined;
   if (output === 'json') {
-    const items = (o.items as Json[] | undefined)?.map((i) => ({
-      apiVersion: r.group ? `${r.group}/${r.version}` : r.version,
-      kind: r.kind,
-      ...hideManagedFields(i, show),
-    }));
-    const doc = isList ? { apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' } } : o;
-    return `${JSON.stringify(isList ? doc : hideManagedFields(doc, show), null, 4)}\n`;
+    if (!items) return `${JSON.stringify(hideManagedFields(o, show), null, 4)}\n`;
+    const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
+    const list = items.map((i) => ({ apiVersion, kind: r.kind, ...hideManagedFields(i, show) }));
+    return `${JSON.stringify({ apiVersion: 'v1', items: list, kind: 'List', metadata: { resourceVersion: '' } }, null, 4)}\n`;
   }
-  if (output === 'name') return isList ? (o.items as Json[]).map((i) => `${name(i)}\n`).join('') : `${name(o)}\n`;
-  const m =
-    typeof output === 'string' && !isList
-      ? /^jsonpath=\{\.((?:[^{}[\]\\.]|\\\.)+(?:\.(?:[^{}[\]\\.]|\\\.)+)*)\}$/.exec(output)
-      : null;
+  if (output === 'name') return items ? items.map((i) => `${name(i)}\n`).join('') : `${name(o)}\n`;
+  const m = typeof output === 'string' && !items ? FIELD_PATH.exec(output) : null;
   if (!m) return undefined;
   let v: unknown = o;
   for (const seg of m[1]!.split(/(?<!\\)\./)) v = (v as Json | undefined)?.[seg.replace(/\\\./g, '.')];
@@ -243,13 +244,13 @@ function get(kube: Kube, cmd: Cmd): string | undefined {
   const show = cmd.flags.get('show-managed-fields') === true;
   const ns = cmd.flags.get('all-namespaces') ? undefined : String(cmd.flags.get('namespace') ?? 'default');
   if (tg.name) {
-    if (print(output, r, {}, show) === undefined) return undefined;
+    if (!printable(output)) return undefined;
     const res = kube.request('GET', `${collectionPath(r, ns)}/${enc(tg.name)}`);
     if (res.status === 404 && cmd.flags.get('ignore-not-found')) return '';
     if (!ok(res.status) || !res.obj) throw serverError(res.status, res.obj, res.text);
     return print(output, r, res.obj, show);
   }
-  if (output !== 'json' && output !== 'name') return undefined;
+  if (!printable(output, true)) return undefined;
   const sel = cmd.flags.get('selector');
   const q = typeof sel === 'string' ? `?labelSelector=${enc(sel)}` : '';
   const res = kube.request('GET', collectionPath(r, ns) + q);
@@ -272,7 +273,7 @@ function patch(kube: Kube, cmd: Cmd): string | undefined {
   const output = cmd.flags.get('output');
   if (!tg?.name || tg.rest.length || !type || typeof body !== 'string') return undefined;
   const r = kube.resolve(tg.res);
-  if (!r || (output !== undefined && print(output, r, {}, false) === undefined)) return undefined;
+  if (!r || (output !== undefined && !printable(output))) return undefined;
   const sub = cmd.flags.get('subresource');
   const path = `${collectionPath(r, String(cmd.flags.get('namespace') ?? 'default'))}/${enc(tg.name)}${typeof sub === 'string' ? `/${sub}` : ''}`;
   const fm = String(cmd.flags.get('field-manager') ?? 'kubectl-patch');

@@ -55,13 +55,19 @@ export function writeState(s: SandboxState): void {
  * process (kubectl-fast.ts: the same output and errors, no process start); the others run kubectl.
  */
 export function kubectl(cluster: string, args: string[], input?: string): string {
-  const state = readState();
-  const c = state?.clusters.find((x) => x.name === cluster);
-  const kc = c?.kubeconfig ?? KUBECONFIG_PATH;
+  const c = readState()?.clusters.find((x) => x.name === cluster);
+  return runKubectl(c?.kubeconfig ?? KUBECONFIG_PATH, args, input, `kubectl ${args.join(' ')} (${cluster})`);
+}
+
+/**
+ * kubectl with a kubeconfig, in process where kubectl-fast.ts maps the command, else the binary; the one runner
+ * behind kubectl(), kubectlRaw and kubectlAs. A failure throws `<what>: <kubectl's error>`.
+ */
+export function runKubectl(kubeconfig: string, args: string[], input: string | undefined, what: string): string {
   try {
-    const fast = existsSync(kc) ? fastKubectl(kc, args, input) : undefined;
+    const fast = existsSync(kubeconfig) ? fastKubectl(kubeconfig, args, input) : undefined;
     if (fast !== undefined) return fast;
-    return execFileSync(bin('kubectl'), ['--kubeconfig', kc, ...args], {
+    return execFileSync(bin('kubectl'), ['--kubeconfig', kubeconfig, ...args], {
       input,
       encoding: 'utf8',
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -70,7 +76,7 @@ export function kubectl(cluster: string, args: string[], input?: string): string
     });
   } catch (e) {
     const err = e as { stderr?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')} (${cluster}): ${err.stderr?.trim() || err.message}`);
+    throw new Error(`${what}: ${err.stderr?.trim() || err.message}`);
   }
 }
 
