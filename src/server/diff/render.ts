@@ -304,18 +304,26 @@ async function fetchAndExtract(
   tools: RenderTools,
 ): Promise<string> {
   let res: Response;
+  const signal = AbortSignal.timeout(tools.timeoutMs ?? 30_000);
+  const get = () => fetch(u, { redirect: 'error', signal });
   try {
-    res = await fetch(u, { redirect: 'error', signal: AbortSignal.timeout(tools.timeoutMs ?? 30_000) });
+    // a GET is idempotent: a kept-alive socket the server closed as the request went out is tried once more
+    res = await get().catch((e: unknown) => {
+      if (socketClosed(e)) return get();
+      throw e;
+    });
   } catch (e) {
-    throw new RenderError(
-      `source artifact unreachable: ${u.origin}${u.pathname} (${e instanceof Error ? e.message : String(e)})`,
-      'source',
-    );
+    throw new RenderError(`source artifact unreachable: ${u.origin}${u.pathname} (${fetchErrorText(e)})`, 'source');
   }
-  if (!res.ok) throw new RenderError(`source artifact ${u.pathname}: HTTP ${res.status}`, 'source');
+  // a refused body is cancelled: its socket is closed now, not left half-read for the next request to meet
+  const refuse = (message: string) => {
+    void res.body?.cancel().catch(() => undefined);
+    return new RenderError(message, 'source');
+  };
+  if (!res.ok) throw refuse(`source artifact ${u.pathname}: HTTP ${res.status}`);
   const max = tools.maxArtifactBytes ?? 50 * 1024 * 1024;
   const len = Number(res.headers.get('content-length') ?? 0);
-  if (len > max) throw new RenderError(`source artifact is ${len} bytes, over the ${max} limit`, 'source');
+  if (len > max) throw refuse(`source artifact is ${len} bytes, over the ${max} limit`);
   const buf = Buffer.from(await res.arrayBuffer());
   if (buf.length > max) throw new RenderError(`source artifact over the ${max} byte limit`, 'source');
   if (digest) {
@@ -344,6 +352,19 @@ async function fetchAndExtract(
     rmSync(tmp, { recursive: true, force: true });
   }
   return dir;
+}
+
+const SOCKET_CLOSED = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+/** fetch's TypeError("fetch failed") carries the socket's error as its cause */
+function socketClosed(e: unknown): boolean {
+  const code = ((e as { cause?: { code?: unknown } } | undefined)?.cause?.code ?? '') as string;
+  return SOCKET_CLOSED.has(code);
+}
+function fetchErrorText(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  const cause = (e as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  const why = cause ? String(cause.code ?? cause.message ?? '') : '';
+  return why && !msg.includes(why) ? `${msg}: ${why}` : msg;
 }
 
 /** Renders a Flux Kustomization from its source artifact. `ks` must already carry merged ConfigMap vars. */
