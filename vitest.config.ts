@@ -28,9 +28,14 @@ const globalFiles = Object.keys(GLOBAL_FILES).map((f) => `test/integration/${f}.
 const integration = {
   environment: 'node' as const,
   globalSetup: ['test/integration/global-setup.ts'],
+  setupFiles: ['test/support/restore-env.ts'],
   testTimeout: 240_000,
   hookTimeout: 600_000,
   pool: 'forks' as const,
+  // a worker process runs file after file and imports the BFF once, not once per file: the integration tier's test
+  // processes used 544 core-s instead of 794 (docs/testing.md, "Isolation"). A file owns its state in the cluster,
+  // and in the process it leaves nothing behind that another file reads (its consoles closed in afterAll)
+  isolate: false,
 };
 
 /**
@@ -40,11 +45,13 @@ const integration = {
 const contract = {
   environment: 'node' as const,
   globalSetup: ['test/contract/global-setup.ts'],
-  setupFiles: ['test/contract/setup-env.ts'],
+  setupFiles: ['test/support/restore-env.ts', 'test/contract/setup-env.ts'],
   testTimeout: 120_000,
   // a set-up that starts a BFF process (tsx transpiles the server) niced beside the integration tier: up to 240 s
   hookTimeout: 420_000,
   pool: 'forks' as const,
+  // as integration: one import of the BFF per worker process, not per file
+  isolate: false,
 };
 
 export default defineConfig({
@@ -56,10 +63,14 @@ export default defineConfig({
           name: 'unit',
           include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/unit/**/*.test.ts'],
           environment: 'node',
-          setupFiles: ['test/unit/setup-dom.ts'],
+          setupFiles: ['test/support/restore-env.ts', 'test/unit/setup-dom.ts'],
           // npm test runs unit niced beside the sandbox and the integration tier (load ~10 on two cores): vitest's
           // 5 s default timed out four kustomize renders there (2026-12-05); a hung test still fails, at 20 s
           testTimeout: 20_000,
+          // one worker process runs many files, each importing its modules once: 77 core-s instead of 198 for the
+          // tier (docs/testing.md, "Isolation"). Every file passes in any file order (checked with
+          // --sequence.shuffle.files); a file that needs a fresh module state resets it in its own hooks
+          isolate: false,
         },
       },
       {

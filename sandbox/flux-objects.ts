@@ -3,8 +3,17 @@
 // Argo CD's AppProject and Applications, and on nonprod the seeded ApplicationSets.
 import { SOPS_KEY_SECRET } from './sops.ts';
 
-/** how often Flux reapplies the seed's app Kustomizations (digital-human-*): drift is reverted within this */
+/**
+ * how often Flux reapplies the seed's dev app (digital-human-dev) without a new commit: drift is reverted within
+ * this, which Try-it's "Scale a Deployment by hand" shows (src/server/tryit/scenarios.ts)
+ */
 export const SEED_APP_INTERVAL = '15s';
+/**
+ * the seed's staging and prod apps: 1 m. Nobody waits on their periodic reapply (a new commit is applied as soon as
+ * the source fetches it; tests and Try-it ask with "Reconcile now"). The idle sandbox used 18.4 core-s a minute
+ * with these at 1 m, 21.3 with them at 15 s (measured: docs/testing.md)
+ */
+export const SEED_UPPER_APP_INTERVAL = '1m';
 /** the seed's platform Kustomizations (infra-*, payments-staging): nobody waits on their periodic reapply */
 export const SEED_INFRA_INTERVAL = '1m';
 
@@ -26,7 +35,7 @@ spec:
   /**
    * one of the environment's Kustomizations on the seed repository; `spec` adds its own lines (2-space indent).
    * `interval`: how often Flux reapplies Git without a new commit (a new commit is applied when its source fetches
-   * it). The apps' 15 s is what Try-it's "Flux reverts it at its next reconcile" shows; infra's 1 m costs the
+   * it). The dev app's 15 s is what Try-it's "Flux reverts it at its next reconcile" shows; infra's 1 m costs the
    * idle sandbox 8 core-s a minute less than 15 s (measured: docs/testing.md).
    */
   const kustomization = (
@@ -68,6 +77,7 @@ ${spec}  sourceRef:
         env,
         `./overlays/${env}`,
         `  prune: ${env === 'prod' ? 'false' : 'true'}\n  dependsOn:\n    - name: infra-${env}\n`,
+        env === 'dev' ? SEED_APP_INTERVAL : SEED_UPPER_APP_INTERVAL,
       ),
     );
   }
