@@ -22,7 +22,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { alive } from './procs.ts';
 
 /** Bump when what startBareCluster writes into a fresh cluster changes in code (not in a file the key hashes). */
@@ -39,7 +39,8 @@ export const CACHE_ROOT = join(
 
 /**
  * The cache key: a hash of the binaries, every file applied (a directory: every file in it, as `kubectl -f <dir>`
- * reads it), the topology and BARE_SETUP_VERSION.
+ * reads it; each named by its folder and file name, so the checkout's location is not in it), the topology and
+ * BARE_SETUP_VERSION.
  */
 export function bareCacheKey(binaries: string[], files: string[], topology: Record<string, string[]>): string {
   const h = createHash('sha256');
@@ -52,7 +53,8 @@ export function bareCacheKey(binaries: string[], files: string[], topology: Reco
           .map((n) => join(f, n))
           .filter((p) => statSync(p).isFile())
       : [f];
-    for (const p of paths) h.update(`\0file ${p}\0`).update(readFileSync(p));
+    // each file by its folder and name, not its absolute path: a fresh clone elsewhere (CI's) hits the same entry
+    for (const p of paths) h.update(`\0file ${basename(dirname(p))}/${basename(p)}\0`).update(readFileSync(p));
   }
   return h.digest('hex').slice(0, 20);
 }
