@@ -68,8 +68,8 @@ export default defineConfig({
           // 5 s default timed out four kustomize renders there (2026-12-05); a hung test still fails, at 20 s
           testTimeout: 20_000,
           // one worker process runs many files, each importing its modules once: 77 core-s instead of 198 for the
-          // tier (docs/testing.md, "Isolation"). Every file passes in any file order (checked with
-          // --sequence.shuffle.files); a file that needs a fresh module state resets it in its own hooks
+          // tier (docs/testing.md, "Isolation"). Every file passed in two shuffled file orders
+          // (--sequence.shuffle.files); a file that needs a fresh module state resets it in its own hooks
           isolate: false,
         },
       },

@@ -43,7 +43,7 @@ spec:
     env: string,
     path: string,
     spec: string,
-    interval = SEED_APP_INTERVAL,
+    interval: string,
   ) => `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata:

@@ -32,6 +32,7 @@ import type { SecretInGit } from '../../domain/secrets-in-git.ts';
 import { maskSecrets, maskSecretsInText } from '../kube/secret-mask.ts';
 import { GitRunError, runGit } from '../git/run.ts';
 import { checkUrl, checkUrlSync, UnfetchableUrlError } from '../git/url-policy.ts';
+import { fetchErrorText, socketClosed } from '../http/fetch-failure.ts';
 
 export type Obj = Record<string, unknown>;
 
@@ -352,19 +353,6 @@ async function fetchAndExtract(
     rmSync(tmp, { recursive: true, force: true });
   }
   return dir;
-}
-
-const SOCKET_CLOSED = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
-/** fetch's TypeError("fetch failed") carries the socket's error as its cause */
-function socketClosed(e: unknown): boolean {
-  const code = ((e as { cause?: { code?: unknown } } | undefined)?.cause?.code ?? '') as string;
-  return SOCKET_CLOSED.has(code);
-}
-function fetchErrorText(e: unknown): string {
-  const msg = e instanceof Error ? e.message : String(e);
-  const cause = (e as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  const why = cause ? String(cause.code ?? cause.message ?? '') : '';
-  return why && !msg.includes(why) ? `${msg}: ${why}` : msg;
 }
 
 /** Renders a Flux Kustomization from its source artifact. `ks` must already carry merged ConfigMap vars. */

@@ -25,6 +25,7 @@ import {
 } from '../git/url-policy.ts';
 
 import { mergedPullRequestFields, obj, s, type Json } from './gitea-json.ts';
+import { fetchCauseCode } from '../http/fetch-failure.ts';
 
 export interface GiteaForgeOptions {
   /** e.g. http://127.0.0.1:3000/api/v1 */
@@ -97,7 +98,7 @@ export function giteaForge(opts: GiteaForgeOptions): Forge {
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (e) {
-      const cause = (e as { cause?: { code?: string } }).cause?.code;
+      const cause = fetchCauseCode(e);
       const name = (e as Error).name;
       return {
         ok: false,

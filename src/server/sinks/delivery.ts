@@ -13,6 +13,7 @@ import type { EvidenceStore } from '../evidence/index.ts';
 import type { SinkConfig } from './config.ts';
 import { SIGNATURE_HEADER, signBody } from './signature.ts';
 import type { SinkStore } from './sink-store.ts';
+import { fetchCauseCode } from '../http/fetch-failure.ts';
 
 /** What a notifications sink sends for a record: its body, or null when the record makes none for this sink. */
 export interface NotificationRenderer {
@@ -342,7 +343,7 @@ export class SinkDelivery {
       return { ok: false, permanent: !transient, error: `HTTP ${r.status}` };
     } catch (err) {
       const name = (err as Error).name;
-      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      const cause = fetchCauseCode(err);
       return { ok: false, permanent: false, error: name === 'TimeoutError' ? 'no answer in time' : (cause ?? name) };
     }
   }
