@@ -18,7 +18,7 @@ export const GLOBAL_FILES: Record<string, string> = {
   rollback: 'stops the forge; seed dev releases',
   sandbox: 'stops the prod apiserver; edits seed dev',
   'sandbox-mode': 're-applies the sandbox (reuse) like a Try-it console',
-  tryit: 'resets the seed repo and every app; stops apiservers',
+  tryit: "stops prod's apiserver (Take a cluster offline); its sandbox-mode console re-applies the sandbox",
   // wall-clock judges
   'freeze-claims': "judges replicas' claim takeovers (3 s claims) by wall-clock windows",
   'freeze-expiry': 'a 5 s freeze that must expire while its consoles are down: judged by wall-clock',

@@ -1,30 +1,47 @@
 // Argo CD for real (issue 24), in Chromium: a developer opens an Argo CD app whose sync waits on a wave and reads
-// why it is not synced yet, in one sentence, with the sync's steps in the order they run. The app is the seeded
-// `ledger-staging` (a PreSync migration hook, wave 0 config, wave 1 workloads, a PostSync smoke test), reconciled
-// by Argo CD's own controller in the sandbox.
+// why it is not synced yet, in one sentence, with the sync's steps in the order they run. The app is the seed's
+// ledger (a PreSync migration hook, wave 0 config, wave 1 workloads, a PostSync smoke test) on the spec's own
+// estate (test/support/own-estate.ts: its own repository and Application in a t-staging-* namespace), reconciled
+// by Argo CD's own controller in the sandbox; the seed's ledger-staging is only read by others, never changed here.
 import { expect, test } from '@playwright/test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { commitAndPush, resetLedger, waitForArgoSynced, writeRepoFile } from '../sandbox/scenario.ts';
+import { writeRepoFile } from '../sandbox/scenario.ts';
 import { ledgerFiles, unschedulable } from '../sandbox/seed.ts';
 import { signIn } from '../test/support/auth.ts';
 import { storageStateFor } from '../test/support/bff-process.ts';
+import { ownEstate, type Estate } from '../test/support/own-estate.ts';
 
-const APP = 'nonprod/argocd/application/ledger-staging';
+const LEDGER = 'ledger';
+let estate: Estate | undefined;
+const own = () => estate as Estate;
 
-function commitLedger(message: string, stuck: boolean): string {
-  const files = ledgerFiles();
-  if (stuck) files['argo/ledger/deployment.yaml'] = unschedulable(files['argo/ledger/deployment.yaml'] ?? '');
-  return commitAndPush(message, (w) => {
+test.beforeAll(async () => {
+  test.setTimeout(300_000);
+  // automated with prune and self-heal, like the seed's ledger-staging
+  estate = await ownEstate({
+    name: 'e2e-argocd',
+    env: 'staging',
+    files: ledgerFiles(),
+    argoApps: [{ name: LEDGER, path: 'argo/ledger' }],
+  });
+  // at rest: the first sync ran to its end (the PostSync hook after wave 1)
+  await estate.waitArgoSynced(LEDGER, estate.seedCommit, { timeoutMs: 240_000 });
+});
+
+test.afterAll(async () => {
+  test.setTimeout(180_000);
+  await estate?.teardown();
+});
+
+/** The seed's ledger, its new Pods unschedulable (nodes that do not exist): wave 1 never becomes healthy. */
+function pushStuckLedger(message: string): string {
+  return own().push(message, (w) => {
+    const files = ledgerFiles();
+    files['argo/ledger/deployment.yaml'] = unschedulable(files['argo/ledger/deployment.yaml'] ?? '');
     for (const [p, c] of Object.entries(files)) writeRepoFile(w, p, c);
   });
 }
-
-test.afterAll(async () => {
-  test.setTimeout(600_000);
-  // the failing rollout's sync stopped (as on-call would), the seed's ledger back and synced
-  await resetLedger();
-});
 
 test('a developer reads why an Argo CD app is not synced yet: its sync waits on wave 1, the Deployment not healthy', async ({
   browser,
@@ -35,14 +52,13 @@ test('a developer reads why an Argo CD app is not synced yet: its sync waits on 
   writeFileSync(storage, JSON.stringify(storageStateFor(await signIn(base, 'developer'))));
   const context = await browser.newContext({ baseURL: base, storageState: storage });
   const page = await context.newPage();
-  await waitForArgoSynced('nonprod', 'ledger-staging');
-  await page.goto(`/apps/${APP}`);
+  await page.goto(`/apps/${own().argoAppId(LEDGER)}`);
   // at rest: the last sync succeeded, nothing to explain; its steps in order
   await expect(page.getByTestId('argo-sync')).toHaveAttribute('data-phase', 'Succeeded');
   await expect(page.getByTestId('sync-why')).toHaveCount(0);
 
   // a release whose new Pods cannot be scheduled: Argo CD runs the hook, wave 0, then waits on wave 1
-  const sha = commitLedger('Ledger on nodes that do not exist (argocd e2e)', true);
+  const sha = pushStuckLedger('Ledger on nodes that do not exist (argocd e2e)');
   const why = page.getByTestId('sync-why');
   await expect(why).toContainText('Not synced yet: waiting on wave 1: Deployment ledger not healthy', {
     timeout: 180_000,

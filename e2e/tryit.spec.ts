@@ -4,8 +4,10 @@
 // prune preview of the removed ConfigMap, a red verification on prod's newest release, the stale banner of an
 // offline prod; then "Reset to the seed" puts Git, the endpoints and the clusters back.
 import { expect, test, type Page } from '@playwright/test';
-import { readRepoFile } from '../sandbox/scenario.ts';
+import { kubectl } from '../sandbox/sandbox.ts';
+import { getJson, readRepoFile, repoHead } from '../sandbox/scenario.ts';
 import { seedFiles } from '../sandbox/seed.ts';
+import { as } from '../test/support/auth.ts';
 import { spawnBff } from '../test/support/bff-process.ts';
 
 let bff: Awaited<ReturnType<typeof spawnBff>> | undefined;
@@ -24,6 +26,16 @@ test.afterAll(async () => {
 test.describe.configure({ mode: 'serial' });
 
 const card = (page: Page, id: string) => page.locator(`[data-testid="tryit-card"][data-scenario="${id}"]`);
+
+type Event = { seq: number; type: string; actor: string; data: Record<string, unknown> };
+
+/** The console's records of one Try-it job (its id is the card's data-job), oldest first. */
+async function recordsOf(job: string): Promise<Event[]> {
+  if (!bff) throw new Error('no sandbox-mode BFF');
+  const r = await as(bff.admin, bff.base, `/api/evidence?q=${job}&limit=20`);
+  expect(r.status).toBe(200);
+  return (r.body.events as Event[]).sort((a, b) => a.seq - b.seq);
+}
 
 /** Presses the card's button and waits for its job to end; returns the card. */
 async function runCard(page: Page, id: string, timeout = 300_000) {
@@ -54,6 +66,7 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
   // 1. Scale a Deployment by hand → the dev app's evidence holds the drift episode, opened by kubectl and reverted
   let c = await runCard(page, 'scale-by-hand');
   await expect(c.getByTestId('tryit-step')).toHaveCount(3);
+  const scaleJob = (await c.getByTestId('tryit-job').getAttribute('data-job')) ?? '';
   await c.getByRole('link', { name: /dev app/ }).click();
   await expect(page).toHaveURL(/\/apps\/nonprod\/flux-system\/kustomization\/digital-human-dev\?tq=tts-gateway$/);
   const evidence = page.getByTestId('app-evidence');
@@ -61,6 +74,18 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
     'kubectl',
   );
   await expect(evidence.locator('[data-testid="evidence-event"][data-type="drift.reverted"]').first()).toBeVisible();
+  // the run itself is evidence: the intent (actor sandbox-scenario, the person in the data), then its outcome
+  const [intent, outcome] = await recordsOf(scaleJob);
+  expect(intent).toMatchObject({
+    type: 'sandbox.scenario',
+    actor: 'sandbox-scenario',
+    data: { by: 'admin', scenario: 'scale-by-hand', job: scaleJob },
+  });
+  expect(outcome).toMatchObject({
+    type: 'action.completed',
+    actor: 'sandbox-scenario',
+    data: { action: 'sandbox.scenario', intentSeq: intent?.seq, by: 'admin' },
+  });
 
   // 2. Push a new image → the dev commit's release has every state done, and its promotion reached staging (before
   //    the ConfigMap card: its removal holds dev's and staging's prune until a reviewer approves, or the reset)
@@ -146,8 +171,30 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
   await expect(reset.getByTestId('tryit-step')).toHaveCount(5);
   await expect(reset.getByTestId('tryit-job')).toHaveAttribute('data-state', 'done', { timeout: 420_000 });
   await expect(reset.locator('[data-testid="tryit-step"][data-state="done"]')).toHaveCount(5);
-  for (const path of ['base/kustomization.yaml', 'overlays/prod/kustomization.yaml', 'base/render-worker-config.yaml'])
-    expect(readRepoFile(path)).toBe(seedFiles()[path]);
+  // Git is the seed again, prod's apiserver answers, Flux applied the reset commit everywhere, and the reset is
+  // evidence (intent first, then its outcome)
+  const head = repoHead();
+  await expect(reset.locator('[data-testid="tryit-step"]').nth(3)).toContainText(head.slice(0, 7));
+  for (const [path, content] of Object.entries(seedFiles()))
+    if (
+      path.startsWith('overlays/') ||
+      path.startsWith('base/kustomization') ||
+      path === 'base/render-worker-config.yaml'
+    )
+      expect(readRepoFile(path), path).toBe(content);
+  expect(kubectl('prod', ['get', '--raw', '/readyz']).trim()).toBe('ok');
+  for (const [cluster, env] of [
+    ['nonprod', 'dev'],
+    ['nonprod', 'staging'],
+    ['prod', 'prod'],
+  ] as const) {
+    const k = getJson(cluster, ['-n', 'flux-system', 'get', 'kustomization', `digital-human-${env}`]);
+    expect(String((k.status as { lastAppliedRevision?: string }).lastAppliedRevision), env).toContain(head);
+  }
+  const resetJob = (await reset.getByTestId('tryit-job').getAttribute('data-job')) ?? '';
+  const [resetIntent, resetOutcome] = await recordsOf(resetJob);
+  expect(resetIntent).toMatchObject({ type: 'sandbox.reset', actor: 'sandbox-scenario', data: { by: 'admin' } });
+  expect(resetOutcome).toMatchObject({ type: 'action.completed', data: { action: 'sandbox.reset' } });
   await page.goto('/');
   await expect(page.getByTestId('stale-banner')).toHaveCount(0, { timeout: 90_000 });
   await page.screenshot({ path: 'test-results/tryit-after-reset.png', fullPage: true });

@@ -238,6 +238,10 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   const app = await buildApp({ ...deps, catalog, index, drift });
   built = app;
   await catalog.start();
+  // an operator reads in the log when a cluster's data went stale, and why (the UI's banner says it too)
+  clusters.on('state', (s) => {
+    if (s.status === 'unreachable') app.log.warn({ cluster: s.name, reason: s.reason }, 'cluster unreachable');
+  });
   for (const c of contexts) clusters.add(c.name, c.kc);
   clusters.watchEverywhere(APP_WATCH_KINDS);
   index.start();

@@ -111,8 +111,9 @@ describe('prune previews (an app on prod, Flux prune: false: the console deletes
   it('a preview lists the objects removed from Git, protected ones marked, nothing deleted yet', async () => {
     const { preview, viewer } = await request(developer);
     first = preview;
-    expect(preview.status).toBe('pending');
-    expect(preview.plan).toBe('ready');
+    // the plan's reasons in the message: an unknown plan says why (a render, a list, a cluster not connected)
+    expect(preview.status, preview.reasons.join('; ')).toBe('pending');
+    expect(preview.plan, preview.reasons.join('; ')).toBe('ready');
     // exactly our probes (the estate holds nothing else stale)
     expect(preview.candidates.map((c) => c.ref.name).sort()).toEqual([PLAIN, PROTECTED, STALE].sort());
     const byName = new Map(preview.candidates.map((c) => [c.ref.name, c]));

@@ -25,6 +25,25 @@ export interface ClusterEvents {
   object: [string, InformerEvent];
 }
 
+/** What the last probes of an apiserver said: the error that makes the cluster unreachable, and timeouts in a row. */
+export interface ProbeState {
+  error?: KubeError;
+  timeouts: number;
+}
+
+/**
+ * The probe's verdict after one more answer. A refused connection or a non-200 is a verdict at once (a stopped
+ * apiserver refuses within milliseconds). One timed-out probe is not: a loaded apiserver, or a busy event loop in
+ * this process, answers the next one, and a cluster shown unreachable on one slow /readyz would flash "stale" and
+ * make every plan of it unknown. The second timeout in a row (about 2 s later) is a verdict.
+ */
+export function nextProbe(prev: ProbeState, failure: KubeError | undefined): ProbeState {
+  if (!failure) return { timeouts: 0 };
+  if (failure.reason !== 'ETIMEDOUT') return { error: failure, timeouts: 0 };
+  const timeouts = prev.timeouts + 1;
+  return { error: timeouts >= 2 ? failure : prev.error, timeouts };
+}
+
 export class ManagedCluster {
   readonly informers = new Map<string, Informer>();
   state: ClusterState;
@@ -68,12 +87,12 @@ export class ManagedCluster {
       try {
         const res = await this.conn.request('GET', '/readyz', { timeoutMs: 3000 });
         if (res.status !== 200) throw this.conn.httpError(res, 'readyz');
-        this.probeError = undefined;
+        this.probe = nextProbe(this.probe, undefined);
         // the apiserver answers: informers waiting out a back-off after a network error retry now
         // (a 429 keeps its Retry-After)
         for (const i of this.informers.values()) if (i.state.error && i.state.error.status !== 429) i.nudge();
       } catch (e) {
-        this.probeError = e instanceof KubeError ? e : new KubeError(String(e), this.name, 0);
+        this.probe = nextProbe(this.probe, e instanceof KubeError ? e : new KubeError(String(e), this.name, 0));
       }
       this.recompute();
       this.probeTimer = setTimeout(probe, this.probeMs);
@@ -82,12 +101,12 @@ export class ManagedCluster {
     void probe();
   }
 
-  private probeError?: KubeError;
+  private probe: ProbeState = { timeouts: 0 };
 
   private recompute(): void {
     const kinds: ClusterState['kinds'] = {};
     let allSynced = true;
-    let err: KubeError | undefined = this.probeError;
+    let err: KubeError | undefined = this.probe.error;
     for (const [k, inf] of this.informers) {
       kinds[k] = {
         synced: inf.state.synced,

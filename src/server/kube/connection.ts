@@ -97,7 +97,11 @@ export class ClusterConnection {
         );
         res.on('error', (e) => reject(this.netError(e)));
       });
-      req.on('timeout', () => req.destroy(new Error(`request timed out after ${opts.timeoutMs ?? 30_000} ms`)));
+      req.on('timeout', () =>
+        req.destroy(
+          Object.assign(new Error(`request timed out after ${opts.timeoutMs ?? 30_000} ms`), { code: 'ETIMEDOUT' }),
+        ),
+      );
       req.on('error', (e) => reject(this.netError(e)));
       if (opts.body !== undefined) req.write(opts.body);
       req.end();
