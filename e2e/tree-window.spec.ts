@@ -20,9 +20,10 @@ test('a windowed tree: roots a window at a time, children loaded on expand, a fi
   await page.getByRole('button', { name: 'collapse', exact: true }).last().click();
   const top = page.locator('[data-testid="tree-row"][aria-level="1"]');
   await expect(top).toHaveCount(2);
-  // "Show more" at the roots: two more each time, until the render-worker Deployment is in the view
+  // "Show more" at the roots: the next two in the tree's order each time (one may be a root the first window
+  // showed as a problem: it is not shown twice), until the render-worker Deployment is in the view
   await moreUnder(page, '').click();
-  await expect(top).toHaveCount(4);
+  await expect.poll(() => top.count()).toBeGreaterThan(2);
   const deployment = row(page, 'Deployment', 'render-worker');
   await expect(async () => {
     if (!(await deployment.count())) await moreUnder(page, '').click({ timeout: 2000 });

@@ -50,6 +50,13 @@ export const TreeResponse = z.object({
   topCount: z.number().optional(),
   /** with a filter (?q=, ?health=, ?sync=, ?kind=) or ?problems=1: how many nodes matched in all */
   matched: z.number().optional(),
+  /**
+   * with ?window=N (no filter): where the top set's next page starts, for `&after=` (a node id, or `^`: from the
+   * beginning); absent when the walk reached the end. A later page may repeat a node the first window sent as a
+   * problem (keep one copy per id); none is skipped (domain/tree-window.ts). Of a range (`&through=`): `through`,
+   * when the set has nodes after it
+   */
+  next: z.string().optional(),
   /** with ?window=N: every kind in the whole tree (the window may hold only some) */
   kinds: z.array(z.string()).optional(),
   /** with ?under=ID: that node is not in the tree (any more) */
@@ -57,7 +64,7 @@ export const TreeResponse = z.object({
 });
 export type TreeResponse = z.infer<typeof TreeResponse>;
 
-/** ?window=N&depth=&under=&offset=&q=&health=&sync=&kind=&problems=1&limit= (issue 27); an empty value is unset */
+/** ?window=N&depth=&under=&after=&through=&q=&health=&sync=&kind=&problems=1&limit= (issue 27); an empty value is unset */
 const whole = (min: number, max: number, dflt: number) =>
   z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(min).max(max).default(dflt));
 const text = z.string().max(1000).optional();
@@ -65,7 +72,10 @@ export const TreeWindowQuery = z.object({
   window: whole(1, 5000, 200),
   depth: whole(0, 10, 1),
   under: text,
-  offset: whole(0, 10_000_000, 0),
+  /** a later page of the top set: the `next` of the page before (domain/tree-window.ts parseCursor checks it) */
+  after: text,
+  /** with `after`: a range, every node up to this one included (a node id, or `$`: to the end), however many */
+  through: text,
   q: text,
   health: text,
   sync: text,

@@ -103,7 +103,11 @@ const kindRank = (k: string) => {
   const i = KIND_ORDER.indexOf(k);
   return i < 0 ? KIND_ORDER.length : i;
 };
-export const compareRefs = (a: ObjectRef, b: ObjectRef) =>
+/** The tree's stable order of siblings (kind rank, kind, namespace, name); tree-window.ts pages a set by it. */
+export const compareRefs = (
+  a: Pick<ObjectRef, 'kind' | 'namespace' | 'name'>,
+  b: Pick<ObjectRef, 'kind' | 'namespace' | 'name'>,
+) =>
   kindRank(a.kind) - kindRank(b.kind) ||
   a.kind.localeCompare(b.kind) ||
   (a.namespace ?? '').localeCompare(b.namespace ?? '') ||

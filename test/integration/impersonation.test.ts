@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppsResponse, DiffResponse, TreeResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
+import { isProblemNode } from '../../src/domain/tree-window.ts';
 import { freePort, waitFor } from '../../sandbox/procs.ts';
 import { getJson } from '../../sandbox/scenario.ts';
 import { as, signIn, type Signed } from '../support/auth.ts';
@@ -185,15 +186,29 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
     const whole = await tree(DEV);
     const roots = whole.nodes.filter((n) => !n.parentId).map((n) => n.id);
     expect(roots.length).toBeGreaterThan(3);
-    // the roots, two at a time: every root once, none twice, and the count is said on each page
-    const paged: string[] = [];
-    for (let offset = 0; offset < roots.length; offset += 2) {
-      const page = await tree(DEV, `?window=2&depth=0&offset=${offset}`);
+    // the roots, two at a time, each page after the cursor of the one before (a keyset walk over the tree's own
+    // order: a root whose health flips between pages, as the HPA does, is never skipped nor pushes another out),
+    // and the count is said on each page. Every root is sent; one sent twice is one the first window promoted as
+    // a problem (the view keeps one copy)
+    const pages: TreeResponse[] = [];
+    for (let after: string | undefined; pages.length === 0 || after; after = pages[pages.length - 1]?.next) {
+      expect(pages.length).toBeLessThanOrEqual(Math.ceil(roots.length / 2) + 1);
+      const page = await tree(DEV, `?window=2&depth=0${after ? `&after=${encodeURIComponent(after)}` : ''}`);
       expect(page.topCount).toBe(roots.length);
       expect(page.partial).toBe(true);
-      paged.push(...page.nodes.map((n) => n.id));
+      expect(page.nodes.length).toBeGreaterThan(0);
+      pages.push(page);
     }
-    expect(paged.sort()).toEqual([...roots].sort());
+    const paged = pages.flatMap((p) => p.nodes.map((n) => n.id));
+    expect([...new Set(paged)].sort()).toEqual([...roots].sort());
+    const promoted = new Set(pages[0]?.nodes.filter(isProblemNode).map((n) => n.id));
+    const repeats = paged.filter((id, i) => paged.indexOf(id) !== i);
+    for (const id of repeats) expect(promoted).toContain(id);
+    expect(new Set(repeats).size).toBe(repeats.length);
+    // what the view asks for again on a live update: a page as the range it covered (the whole set, here)
+    const range = await tree(DEV, `?window=2&depth=0&after=%5E&through=%24`);
+    expect(range.nodes.map((n) => n.id).sort()).toEqual([...roots].sort());
+    expect(range.next).toBeUndefined();
     // a ReplicaSet's Pods, one at a time, under it
     const rs = whole.nodes.find((n) => n.ref.kind === 'ReplicaSet' && n.childCount > 1);
     expect(rs).toBeDefined();
@@ -229,7 +244,10 @@ describe('impersonation: Kubernetes RBAC of the signed-in user decides', () => {
     );
     expect(gone).toMatchObject({ nodes: [], missing: true });
     expect((await as(dana, con.url, `/api/apps/${DEV}/tree?window=0`)).status).toBe(400);
-    expect((await as(dana, con.url, `/api/apps/${DEV}/tree?window=5&offset=-1`)).status).toBe(400);
+    const badCursor = await as(dana, con.url, `/api/apps/${DEV}/tree?window=5&after=tts-gateway`);
+    expect(badCursor.status).toBe(400);
+    expect(badCursor.text).toContain('after is not a node id');
+    expect((await as(dana, con.url, `/api/apps/${DEV}/tree?window=5&through=%24`)).status).toBe(400);
     expect((await as(dana, con.url, `/api/apps/${DEV}/tree?window=5&q=a&q=b`)).status).toBe(400);
   });
 

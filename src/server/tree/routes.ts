@@ -20,7 +20,15 @@ import { connectionFor } from '../auth/index.ts';
 import { AppTreeMemo } from './app-tree.ts';
 import type { DriftTracker } from '../drift/index.ts';
 import { maskSecrets } from '../kube/secret-mask.ts';
-import { filterActive, windowTree, type WindowRequest } from '../../domain/tree-window.ts';
+import {
+  filterActive,
+  parseCursor,
+  parseThrough,
+  WALK_END,
+  WALK_START,
+  windowTree,
+  type WindowRequest,
+} from '../../domain/tree-window.ts';
 
 /** Marks the nodes with an open drift episode (a map lookup per node; nothing when no episode is open). */
 function withDrift(nodes: TreeNode[], drift: DriftTracker | undefined): Array<TreeNode & { drift?: NodeDriftDto }> {
@@ -34,18 +42,34 @@ function withDrift(nodes: TreeNode[], drift: DriftTracker | undefined): Array<Tr
 }
 
 /** The window a tree request asks for (api/tree.ts TreeWindowQuery); a repeated parameter is a 400, not a 500. */
-function treeWindowOf(query: Record<string, unknown>): WindowRequest | undefined {
+export function treeWindowOf(query: Record<string, unknown>): WindowRequest | undefined {
   if (query.window === undefined) return undefined;
   const parsed = TreeWindowQuery.safeParse(query);
   if (!parsed.success)
     throw new HttpError(400, 'BadRequest', `invalid tree window: ${parsed.error.issues[0]?.path.join('.')}`);
   const q = parsed.data;
+  // a keyset cursor (domain/tree-window.ts): a node id the walk continues after, never looked up (it may be gone);
+  // with `through`, a range (a page the view holds, asked for again)
+  if (q.after && !parseCursor(q.after))
+    throw new HttpError(
+      400,
+      'BadRequest',
+      `invalid tree window: after is not a node id (cluster/group/Kind/namespace-or-_/name) nor ${WALK_START}`,
+    );
+  if (q.through && !q.after) throw new HttpError(400, 'BadRequest', 'invalid tree window: through needs after');
+  if (q.through && !parseThrough(q.through))
+    throw new HttpError(
+      400,
+      'BadRequest',
+      `invalid tree window: through is not a node id (cluster/group/Kind/namespace-or-_/name) nor ${WALK_END}`,
+    );
   const filter = { health: q.health ?? '', sync: q.sync ?? '', kind: q.kind ?? '', text: (q.q ?? '').slice(0, 200) };
   return {
     window: q.window,
     depth: q.depth,
     ...(q.under ? { under: q.under } : {}),
-    offset: q.offset,
+    ...(q.after ? { after: q.after } : {}),
+    ...(q.through ? { through: q.through } : {}),
     ...(filterActive(filter) ? { filter } : {}),
     ...(q.problems === '1' ? { problems: true } : {}),
     limit: q.limit,
@@ -68,7 +92,7 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       // impersonation: what the user's Kubernetes RBAC forbids is not in its tree at all
       const all = deps.reviewer ? await deps.reviewer.filterTree(req, a.cluster, tree.nodes) : tree.nodes;
       const query = req.query as Record<string, unknown>;
-      // ?window=N (and ?under=, ?offset=, filters): a window onto a very large tree (domain/tree-window.ts)
+      // ?window=N (and ?under=, ?after=, ?through=, filters): a window onto a very large tree (domain/tree-window.ts)
       const win = treeWindowOf(query);
       const windowed = win ? windowTree(all, win) : undefined;
       // ?depth=N: only the first levels (childCount still tells what is below), for a fast first paint
@@ -88,6 +112,7 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         ...(windowed
           ? {
               topCount: windowed.topCount,
+              ...(windowed.next !== undefined ? { next: windowed.next } : {}),
               kinds: windowed.kinds,
               ...(windowed.matched !== undefined ? { matched: windowed.matched } : {}),
               ...(windowed.missing ? { missing: true as const } : {}),

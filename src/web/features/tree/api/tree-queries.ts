@@ -39,7 +39,10 @@ export interface TreeWindowParams {
   window: number;
   depth: number;
   under?: string;
-  offset?: number;
+  /** a later page of the top set: the `next` cursor of the page before (a node id, or `^`) */
+  after?: string;
+  /** with `after`: a range, every node up to this one included (a node id, or `$`: to the end) */
+  through?: string;
   q?: string;
   health?: string;
   sync?: string;
@@ -51,20 +54,22 @@ export interface TreeWindowParams {
 export function treeWindowSearch(p: TreeWindowParams): string {
   const s = new URLSearchParams({ window: String(p.window), depth: String(p.depth) });
   if (p.under) s.set('under', p.under);
-  if (p.offset) s.set('offset', String(p.offset));
+  if (p.after) s.set('after', p.after);
+  if (p.through) s.set('through', p.through);
   for (const k of ['q', 'health', 'sync', 'kind'] as const) if (p[k]) s.set(k, p[k]);
   if (p.problems) s.set('problems', '1');
   if (p.limit) s.set('limit', String(p.limit));
   return s.toString();
 }
 
-export const treeWindowQueryOptions = (appId: string, p: TreeWindowParams) => {
-  const search = treeWindowSearch(p);
-  return queryOptions({
-    queryKey: [...treeKeys.app(appId), 'window', search] as const,
-    queryFn: ({ signal }) => apiGet(`/api/apps/${appPath(appId)}/tree?${search}`, lazy('TreeFast'), { signal }),
+export const fetchTreeWindow = (appId: string, p: TreeWindowParams, signal?: AbortSignal) =>
+  apiGet(`/api/apps/${appPath(appId)}/tree?${treeWindowSearch(p)}`, lazy('TreeFast'), { signal });
+
+export const treeWindowQueryOptions = (appId: string, p: TreeWindowParams) =>
+  queryOptions({
+    queryKey: [...treeKeys.app(appId), 'window', treeWindowSearch(p)] as const,
+    queryFn: ({ signal }) => fetchTreeWindow(appId, p, signal),
   });
-};
 
 /** children per sibling set in a window of a large tree */
 export const TREE_WINDOW = 200;

@@ -3,11 +3,25 @@
 // the browser: the view holds windows of it (200 children per sibling set, problems first), loads a node's
 // children when it is expanded and the next 200 on "Show more", and asks the BFF to filter the whole tree.
 // The browser's memory then grows with what a person opened, not with the app.
+// "Show more" follows the BFF's keyset cursor (domain/tree-window.ts): each sibling set keeps the `next` of the
+// last page received, and its next page is the 200 after it in the tree's stable order, whatever changed health
+// since. A page may repeat a node an earlier window sent as a problem: the first copy is kept, nothing is skipped.
+// A page's first answer fixes the range it covers (the first page of a set from the start of it, the last to the
+// end when it reached the end); a live update asks for each page again as that range, so the pages stay
+// contiguous while objects come and go (asked for again by cursor and window, a page a new object fell into
+// would push its last node out of every page).
 import { keepPreviousData, useQueries, useQuery, useQueryClient, type UseQueryResult } from '@tanstack/react-query';
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { TreeNodeDto, TreeResponse } from '../../../../api/schemas.ts';
-import { filterActive, type TreeFilter } from '../../../../domain/tree-window.ts';
-import { firstTreeWindowOptions, TREE_WINDOW, treeQueryOptions, treeWindowQueryOptions } from './tree-queries.ts';
+import { filterActive, WALK_END, WALK_START, type TreeFilter } from '../../../../domain/tree-window.ts';
+import { mergeWindows } from '../lib/window-pages.ts';
+import {
+  fetchTreeWindow,
+  firstTreeWindowOptions,
+  TREE_WINDOW,
+  treeQueryOptions,
+  treeWindowQueryOptions,
+} from './tree-queries.ts';
 
 /** above this many objects the tree is windowed */
 export const LARGE_TREE = 5000;
@@ -17,14 +31,17 @@ export const FILTER_LIMIT = 1000;
 interface Page {
   /** '' for the roots */
   under: string;
-  offset: number;
+  /** the cursor the page starts after (the `next` of the set's page before); none: the set's first window */
+  after?: string;
+  /** the set's first page after its first window: its range starts at the start of the set */
+  fromStart?: true;
 }
 
 interface PageState {
   data: Array<TreeResponse | undefined>;
   status: Array<{ pending: boolean; error?: string }>;
 }
-const pageKey = (p: Page) => `${p.under}@${p.offset}`;
+const pageKey = (p: Page) => `${p.under}@${p.after ?? ''}`;
 
 function useDebounced<T>(value: T, ms: number): T {
   const [v, setV] = useState(value);
@@ -47,6 +64,11 @@ export interface TreeData {
   kinds: string[] | undefined;
   /** windowed and filtered: the BFF's filter answer (matches in all, and whether it is still on its way) */
   filter?: { matched: number | undefined; pending: boolean; error?: string };
+  /**
+   * whether a sibling set ('' for the roots) has more on the BFF: true while its walk has a cursor, false once it
+   * reached the end, undefined while no window of it came (the view then goes by the counts)
+   */
+  hasMore(parentId: string): boolean | undefined;
   /** a sibling set's next window ('' for the roots) */
   loadMore(parentId: string): void;
   /** the children of a node expanded in a windowed view */
@@ -70,8 +92,25 @@ export function useTreeData(appId: string, filters: TreeFilter, forcedWindow?: n
     setPages([]);
     setProblems(false);
   }
-  const pageOptions = (p: Page) =>
-    treeWindowQueryOptions(appId, { window: w, depth: 1, ...(p.under ? { under: p.under } : {}), offset: p.offset });
+  // each later page's range, fixed by its first answer (by app, window and page)
+  const ranges = useRef(new Map<string, { after: string; through: string }>());
+  const pageOptions = (p: Page) => {
+    const params = { window: w, depth: 1, ...(p.under ? { under: p.under } : {}) };
+    const first = treeWindowQueryOptions(appId, { ...params, ...(p.after ? { after: p.after } : {}) });
+    const { after } = p;
+    // a first window stays one (problems first); a later page is asked for again as the range it covered
+    if (!after) return first;
+    const id = `${appId}\n${w}\n${pageKey(p)}`;
+    return {
+      ...first,
+      queryFn: async ({ signal }: { signal: AbortSignal }) => {
+        const range = ranges.current.get(id);
+        const d = await fetchTreeWindow(appId, { ...params, ...(range ?? { after }) }, signal);
+        if (!range) ranges.current.set(id, { after: p.fromStart ? WALK_START : after, through: d.next ?? WALK_END });
+        return d;
+      },
+    };
+  };
   const pageResults = useQueries({ queries: (windowed ? pages : []).map(pageOptions), combine: combinePages });
   const text = useDebounced(filters.text, 150);
   const filtering = windowed && filterActive(filters);
@@ -93,24 +132,17 @@ export function useTreeData(appId: string, filters: TreeFilter, forcedWindow?: n
     enabled: windowed && problems,
   });
 
-  // where each sibling set's next page starts: the children the windows sent (the base, then pages), not those
-  // the problems query added out of order (counting those would skip nodes)
-  // the windows' nodes once each (the base, then the pages), and where each sibling set's next page starts: the
-  // children the windows sent, not those the problems query added out of order (counting those would skip nodes)
-  const windowNodes = useMemo(() => {
-    const list: TreeNodeDto[] = [];
-    const nextOffset = new Map<string, number>();
-    const seen = new Set<string>();
-    for (const d of [base.data, ...pageResults.data])
-      for (const n of d?.nodes ?? []) {
-        if (seen.has(n.id)) continue;
-        seen.add(n.id);
-        list.push(n);
-        nextOffset.set(n.parentId ?? '', (nextOffset.get(n.parentId ?? '') ?? 0) + 1);
-      }
-    return { list, seen, nextOffset };
-  }, [base.data, pageResults.data]);
-  const { nextOffset } = windowNodes;
+  // the windows' nodes once each (the base, then the pages, the first copy kept), and where each sibling set's
+  // next page starts: the cursor of the last window of it received, never the problems query's nodes
+  const windowNodes = useMemo(
+    () =>
+      mergeWindows(
+        base.data,
+        pages.map((p, i) => ({ under: p.under, data: pageResults.data[i] })),
+      ),
+    [base.data, pages, pageResults.data],
+  );
+  const { next } = windowNodes;
 
   const nodes = useMemo(() => {
     if (!windowed) return (full.data ?? base.data)?.nodes;
@@ -125,6 +157,18 @@ export function useTreeData(appId: string, filters: TreeFilter, forcedWindow?: n
     if (pages.some((x) => pageKey(x) === pageKey(p))) void qc.refetchQueries({ queryKey: pageOptions(p).queryKey });
     else setPages((cur) => (cur.some((x) => pageKey(x) === pageKey(p)) ? cur : [...cur, p]));
   };
+  // a set's last page that brought only repeats (nodes an earlier window sent as problems) and has a cursor: its
+  // next page is asked for at once, so that "Show more" shows more (each step moves on in the set: it ends). Set
+  // while rendering, as the app change above (once: the page is then in the list)
+  const follow = windowed ? repeatsOnly(pages, pageResults.data, windowNodes.fresh) : [];
+  if (follow.length && forApp === appId) setPages([...pages, ...follow]);
+  const hasMore = useCallback(
+    (parentId: string) => {
+      const c = next.get(parentId);
+      return c === undefined ? undefined : c !== null;
+    },
+    [next],
+  );
   const pageStatus = useCallback(
     (parentId: string) => {
       let pending = false;
@@ -155,13 +199,38 @@ export function useTreeData(appId: string, filters: TreeFilter, forcedWindow?: n
           },
         }
       : {}),
-    loadMore: (parentId) => add({ under: parentId, offset: nextOffset.get(parentId) ?? 0 }),
+    hasMore,
+    loadMore: (parentId) => {
+      const after = next.get(parentId);
+      // no window of the set yet: its first; the walk at its end: nothing
+      if (after === undefined) add({ under: parentId });
+      else if (after !== null) add(laterPage(pages, parentId, after));
+    },
     loadChildren: (id, loaded) => {
-      if (windowed && loaded === 0 && !nextOffset.get(id)) add({ under: id, offset: 0 });
+      if (windowed && loaded === 0 && !next.has(id) && !pages.some((p) => p.under === id)) add({ under: id });
     },
     pageStatus,
     loadProblems: () => setProblems(true),
   };
+}
+
+/** a set's page after `after`; the first after its first window covers, once answered, from the start of the set */
+function laterPage(pages: Page[], under: string, after: string): Page {
+  return { under, after, ...(pages.some((p) => p.under === under && p.after) ? {} : { fromStart: true as const }) };
+}
+
+/** the next page of each set whose last page brought only repeats and has a cursor, if not asked for yet */
+function repeatsOnly(pages: Page[], data: Array<TreeResponse | undefined>, fresh: number[]): Page[] {
+  const last = new Map<string, number>();
+  pages.forEach((p, i) => last.set(p.under, i));
+  const out: Page[] = [];
+  for (const [under, i] of last) {
+    const after = data[i]?.next;
+    if (!after || fresh[i] !== 0) continue;
+    const p = laterPage(pages, under, after);
+    if (!pages.some((x) => pageKey(x) === pageKey(p))) out.push(p);
+  }
+  return out;
 }
 
 function combinePages(rs: Array<UseQueryResult<TreeResponse>>): PageState {

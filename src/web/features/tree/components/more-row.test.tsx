@@ -38,6 +38,23 @@ describe('MoreRowView', () => {
     const retry = show({ pending: false, error: 'the BFF answered 503' });
     fireEvent.click(screen.getByRole('button', { name: /cannot load 47,800 more of 48,000: the BFF answered 503/ }));
     expect(retry).toHaveBeenCalledTimes(1);
+    cleanup();
+    // the BFF's cursor says there is more though the view holds as many as were counted (made since)
+    render(
+      <MoreRowView
+        row={{ ...row, loaded: 48_000 }}
+        top={0}
+        height={30}
+        active
+        selected={false}
+        status={{ pending: false }}
+        window={200}
+        onSelect={() => undefined}
+        onMore={onMore}
+      />,
+    );
+    fireEvent.click(screen.getByRole('button', { name: 'show more' }));
+    expect(onMore).toHaveBeenCalledTimes(2);
   });
 });
 

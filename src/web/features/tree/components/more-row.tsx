@@ -18,15 +18,20 @@ export function MoreRowView(props: {
   onMore(): void;
 }) {
   const { row, status } = props;
-  const left = row.total - row.loaded;
-  const what = row.loaded === 0 ? `${fmt(row.total)} children` : `${fmt(left)} more of ${fmt(row.total)}`;
+  // the counts are of what the view holds (one copy per node); the BFF's cursor says whether there is more, so
+  // the set can have more than its count said (objects made since): then it is just "more"
+  const left = Math.max(0, row.total - row.loaded);
+  const what =
+    row.loaded === 0 ? `${fmt(row.total)} children` : left ? `${fmt(left)} more of ${fmt(row.total)}` : 'more';
   const label = status.pending
     ? `loading ${what}…`
     : status.error
       ? `cannot load ${what}: ${status.error}`
       : row.loaded === 0
         ? `load ${what}`
-        : `show ${fmt(Math.min(left, props.window))} more (${what})`;
+        : left
+          ? `show ${fmt(Math.min(left, props.window))} more (${what})`
+          : 'show more';
   return (
     <div
       role="treeitem"

@@ -77,13 +77,13 @@ export function ResourceTree({ appId }: { appId: string }) {
     [expandedState, idx],
   );
   const { health: fh, sync: fs, kind: fk, text: ft } = filters;
-  const rootCount = data.rootCount;
+  const { rootCount, hasMore } = data;
   const rows: TreeRow[] = useMemo(
     () =>
       windowed
-        ? visibleRows(idx, expanded, { health: fh, sync: fs, kind: fk, text: ft }, { rootCount })
+        ? visibleRows(idx, expanded, { health: fh, sync: fs, kind: fk, text: ft }, { rootCount, hasMore })
         : visibleRows(idx, expanded, { health: fh, sync: fs, kind: fk, text: ft }),
-    [idx, expanded, fh, fs, fk, ft, windowed, rootCount],
+    [idx, expanded, fh, fs, fk, ft, windowed, rootCount, hasMore],
   );
   // the selected row and the open drawer are in the URL (?sel=, ?node=): a link shows the same thing.
   // Read once; kept in state (arrow keys must not wait for a navigation) and written back, debounced.

@@ -105,4 +105,25 @@ describe('tree view model', () => {
     expect(visibleRows(ix, new Set(['d']), none, { rootCount: 2 }).map((r) => r.id)).toEqual(['d', 'd/rs', 'svc']);
     expect(visibleRows(ix, new Set(), { ...none, kind: 'Pod' }, { rootCount: 5 }).some(isMoreRow)).toBe(false);
   });
+  it("windowed: the BFF's cursor decides whether a set has more, not the counts (repeats, objects made since)", () => {
+    const part = [
+      { ...n('d', 'Deployment'), childCount: 1 },
+      { ...n('d/rs', 'ReplicaSet', 'd'), childCount: 3 },
+      n('d/rs/p1', 'Pod', 'd/rs'),
+      n('d/rs/p2', 'Pod', 'd/rs'),
+      n('d/rs/p3', 'Pod', 'd/rs'),
+      { ...n('svc', 'Service'), childCount: 4 },
+    ];
+    const ix = indexTree(part);
+    const more = (sets: Record<string, boolean>) => (id: string) => sets[id];
+    const rows = (hasMore: (id: string) => boolean | undefined) =>
+      visibleRows(ix, new Set(['d', 'd/rs', 'svc']), none, { rootCount: 2, hasMore })
+        .filter(isMoreRow)
+        .map((r) => `${r.id} ${r.loaded}/${r.total}`);
+    // the roots' walk has a cursor though both counted roots are loaded (one made since); the ReplicaSet's
+    // walk has one too (3 of 3 counted); the Service's children: no window of them came, so its count decides
+    expect(rows(more({ '': true, 'd/rs': true }))).toEqual(['more:d/rs 3/3', 'more:svc 0/4', 'more: 2/2']);
+    // walks at their end: no "more", whatever the counts say
+    expect(rows(more({ '': false, 'd/rs': false, svc: false }))).toEqual([]);
+  });
 });

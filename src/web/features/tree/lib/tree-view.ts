@@ -30,7 +30,7 @@ export const filtersActive = filterActive;
 
 /**
  * A windowed tree's placeholder after the children it holds: the rest of that sibling set is on the BFF
- * ("Show more"), or the children of an expanded node are still on their way.
+ * ("Show more": its walk has a cursor), or the children of an expanded node are still on their way.
  */
 export interface MoreRow {
   more: true;
@@ -45,6 +45,16 @@ export type TreeRow = TreeNodeDto | MoreRow;
 export const isMoreRow = (r: TreeRow | undefined): r is MoreRow => !!r && 'more' in r;
 
 /**
+ * A windowed view's sibling sets: how many roots there are, and whether a set ('' for the roots) has more on the
+ * BFF (use-tree-data's `hasMore`: its walk has a cursor); undefined while no window of it came, and then a set
+ * has more when it holds fewer nodes than its count.
+ */
+export interface WindowedSets {
+  rootCount: number;
+  hasMore?(parentId: string): boolean | undefined;
+}
+
+/**
  * Visible rows in depth-first order. With filters active, a node is shown when
  * it or a descendant matches, and its ancestors are shown (expanded) for context.
  */
@@ -54,13 +64,13 @@ export function visibleRows(
   idx: TreeIndex,
   expanded: ReadonlySet<string>,
   f: TreeFilters,
-  windowed: { rootCount: number },
+  windowed: WindowedSets,
 ): TreeRow[];
 export function visibleRows(
   idx: TreeIndex,
   expanded: ReadonlySet<string>,
   f: TreeFilters,
-  windowed?: { rootCount: number },
+  windowed?: WindowedSets,
 ): TreeRow[] {
   const out: TreeRow[] = [];
   const active = filtersActive(f);
@@ -77,7 +87,7 @@ export function visibleRows(
   const more = windowed && !active;
   // iterative DFS to survive deep or very wide trees; a MoreRow is pushed before the children it follows
   const stack: Array<string | MoreRow> = [...idx.roots].reverse();
-  if (more && idx.roots.length < windowed.rootCount)
+  if (more && (windowed.hasMore?.('') ?? idx.roots.length < windowed.rootCount))
     stack.unshift({
       more: true,
       id: 'more:',
@@ -97,7 +107,7 @@ export function visibleRows(
     if (active && !subtreeMatches(id)) continue;
     out.push(n);
     const kids = idx.children.get(id) ?? [];
-    if (more && expanded.has(id) && kids.length < n.childCount)
+    if (more && expanded.has(id) && (windowed.hasMore?.(id) ?? kids.length < n.childCount))
       stack.push({
         more: true,
         id: `more:${id}`,

@@ -1,0 +1,39 @@
+// The tree route's window parameters (api/tree.ts TreeWindowQuery): `after` is a keyset cursor (a node id, or
+// `^`), `through` the end of a range (a node id, or `$`), checked before the tree is cut; a malformed one is a
+// 400 that says what one is, and `offset` (the paging they replaced, which skipped nodes when health changed
+// between pages) is gone.
+import { describe, expect, it } from 'vitest';
+import { HttpError } from '../http/errors.ts';
+import { treeWindowOf } from './routes.ts';
+
+describe('treeWindowOf', () => {
+  it('passes a node id or the walk start as `after`, and an empty one as none', () => {
+    const id = 'nonprod/apps/Deployment/dev/tts-gateway';
+    expect(treeWindowOf({ window: '2', depth: '0', after: id })).toMatchObject({ window: 2, depth: 0, after: id });
+    expect(treeWindowOf({ window: '2', after: '^' })?.after).toBe('^');
+    expect(treeWindowOf({ window: '2', after: '' })).not.toHaveProperty('after');
+    expect(treeWindowOf({ window: '2', offset: '4' })).not.toHaveProperty('offset');
+    expect(treeWindowOf({ window: '2', after: '^', through: '$' })).toMatchObject({ after: '^', through: '$' });
+    expect(treeWindowOf({ window: '2', after: '^', through: id })?.through).toBe(id);
+  });
+
+  it('answers a malformed cursor or range with a 400 that says what one is', () => {
+    const refused = (q: Record<string, unknown>) => {
+      try {
+        treeWindowOf({ window: '2', ...q });
+      } catch (e) {
+        expect(e).toBeInstanceOf(HttpError);
+        expect((e as HttpError).status).toBe(400);
+        return (e as HttpError).message;
+      }
+      return 'accepted';
+    };
+    for (const after of ['tts-gateway', 'apps/Deployment/dev/x', 'c/apps/Deployment//x', '$', ['a', 'b']])
+      expect(refused({ after })).toMatch(/^invalid tree window: after/);
+    expect(refused({ after: 'tts-gateway' })).toContain('is not a node id (cluster/group/Kind/namespace-or-_/name)');
+    // a range: from a cursor, to a node id or the end
+    expect(refused({ through: '$' })).toBe('invalid tree window: through needs after');
+    for (const through of ['^', 'x'])
+      expect(refused({ after: '^', through })).toMatch(/^invalid tree window: through is not a node id/);
+  });
+});
