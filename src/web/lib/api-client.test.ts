@@ -1,16 +1,13 @@
 // @vitest-environment jsdom
 // The fetch wrapper: a 401 goes to sign-in only when the request says so (never decided by its URL).
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
 import { z } from 'zod';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { apiGet, apiSend, ApiError, setUnauthenticatedHandler } from './api-client.ts';
 import { getSession } from './session.ts';
+import { mswServer } from '../../../test/support/msw-server.ts';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = mswServer();
 
 const toSignIn = vi.fn();
 beforeEach(() => {

@@ -4,18 +4,12 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { delay, http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { NotificationPrefsResponse } from '../../../../api/notifications.ts';
 import { NotificationsPage } from './notifications-page.tsx';
+import { mswServer } from '../../../../../test/support/msw-server.ts';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => {
-  cleanup();
-  server.resetHandlers();
-});
-afterAll(() => server.close());
+const server = mswServer({ cleanup });
 
 const prefs = (subscribed: boolean): NotificationPrefsResponse => ({
   kinds: [

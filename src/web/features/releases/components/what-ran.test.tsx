@@ -4,22 +4,16 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WhatRan } from './what-ran.tsx';
+import { mswServer } from '../../../../../test/support/msw-server.ts';
 
 const APP = 'prod/flux-system/kustomization/digital-human-prod';
 const BASE = `/api/apps/${APP}/releases`;
 const NEW = 'a'.repeat(40);
 const OLD = 'b'.repeat(40);
 const HASH = `sha256:${'c'.repeat(64)}`;
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => {
-  cleanup();
-  server.resetHandlers();
-});
-afterAll(() => server.close());
+const server = mswServer({ cleanup });
 
 const deployment = (replicas: number) => ({
   apiVersion: 'apps/v1',

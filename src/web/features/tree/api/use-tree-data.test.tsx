@@ -6,21 +6,15 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { act, cleanup, renderHook, waitFor } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
 import type { ReactNode } from 'react';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appPath, type TreeNodeDto, type TreeResponse } from '../../../../api/schemas.ts';
 import { windowTree } from '../../../../domain/tree-window.ts';
 import { useTreeData } from './use-tree-data.ts';
+import { mswServer } from '../../../../../test/support/msw-server.ts';
 
 const APP = 'nonprod/flux-system/kustomization/big';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => {
-  cleanup();
-  server.resetHandlers();
-});
-afterAll(() => server.close());
+const server = mswServer({ cleanup });
 
 const node = (kind: string, name: string, parent?: TreeNodeDto, childCount = 0): TreeNodeDto => ({
   id: `nonprod/apps/${kind}/dev/${name}`,
