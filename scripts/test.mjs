@@ -221,13 +221,21 @@ function vitest(name, project, { live = true, nice = false, extra = [] } = {}) {
   );
 }
 
-function playwright(name, project, nWorkers) {
+/** one Playwright run of these projects (in the config's order: the first ones' specs start first) */
+function playwright(name, projects, nWorkers) {
+  const project = projects[projects.length - 1];
   const json = join(outDir, `playwright-${project}.json`);
   rmSync(json, { force: true });
   return run(
     name,
     node,
-    [bin('@playwright/test/cli.js'), 'test', `--project=${project}`, `--workers=${nWorkers}`, '--reporter=list,json'],
+    [
+      bin('@playwright/test/cli.js'),
+      'test',
+      ...projects.map((p) => `--project=${p}`),
+      `--workers=${nWorkers}`,
+      '--reporter=list,json',
+    ],
     {
       parse: playwrightCounts,
       extraEnv: { PLAYWRIGHT_JSON_OUTPUT_FILE: json },
@@ -331,8 +339,8 @@ if (needsSandbox && up && want('e2e')) {
     totals.failed++;
     failedSteps.push('e2e (no chromium)');
   } else if (spaBuilt) {
-    await playwright('e2e tests (Chromium, parallel specs)', 'parallel', e2eWorkers);
-    await playwright('e2e tests (Chromium, serial specs)', 'serial', '1');
+    await playwright('e2e tests (Chromium, parallel specs)', ['parallel-long', 'parallel'], e2eWorkers);
+    await playwright('e2e tests (Chromium, serial specs)', ['serial'], '1');
   }
 }
 await side;
