@@ -140,8 +140,14 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     store.kind === 'postgres'
       ? await PostgresStateBus.open(cfg.databaseUrl ?? '', (store as unknown as { pool: pg.Pool }).pool, { log })
       : new LocalStateBus();
-  // sessions in the store: any replica serves any browser, and a restart signs nobody out
-  const unshare = sessions.share({ backend: new DbSessionBackend(store), bus, log });
+  // sessions in the store: any replica serves any browser, and a restart signs nobody out; with several
+  // replicas each request reads its session's row (a sign-out through one holds on all once it returned)
+  const unshare = sessions.share({
+    backend: new DbSessionBackend(store),
+    bus,
+    log,
+    recheckMs: store.kind === 'postgres' ? 0 : undefined,
+  });
   // the release recorder starts after the app (and, with a Lease, comes and goes): /metrics asks through this
   const releaseStats: { get(): { followed: number; verificationsPending: number } | undefined } = {
     get: () => undefined,

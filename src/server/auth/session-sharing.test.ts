@@ -80,6 +80,41 @@ describe('sessions shared in the database', () => {
     expect(await c.find(id)).toBeUndefined();
   });
 
+  it('several replicas (each request reads its row): a sign-out that returned holds on the other before any notification', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sessions-'));
+    const store = await SqliteEvidenceStore.open(dir);
+    cleanup.push(async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    // two buses that never relay: the sign-out's notification is late (or lost)
+    const a = new SessionStore(60_000, 3_600_000);
+    const b = new SessionStore(60_000, 3_600_000);
+    const warned: string[] = [];
+    const log = { warn: (_o: object, m: string) => warned.push(m) };
+    cleanup.push(a.share({ backend: new DbSessionBackend(store), bus: new LocalStateBus(0), recheckMs: 0 }));
+    cleanup.push(b.share({ backend: new DbSessionBackend(store), bus: new LocalStateBus(0), recheckMs: 0, log }));
+    const { id, session } = await a.start(alice);
+    expect((await b.find(id))?.user.name).toBe('alice');
+    await a.end(session.key);
+    expect(await b.find(id)).toBeUndefined();
+    // the default (one process) trusts its copy for 30 s: the same late notification leaves it alive there
+    const c = new SessionStore(60_000, 3_600_000);
+    const d = new SessionStore(60_000, 3_600_000);
+    cleanup.push(c.share({ backend: new DbSessionBackend(store), bus: new LocalStateBus(0) }));
+    cleanup.push(d.share({ backend: new DbSessionBackend(store), bus: new LocalStateBus(0) }));
+    const other = await c.start(bob);
+    expect((await d.find(other.id))?.user.name).toBe('bob');
+    await c.end(other.session.key);
+    expect((await d.find(other.id))?.user.name).toBe('bob');
+    // a store that stops answering: b serves its copy of a live session, and says so once, not per request
+    const live = await a.start(alice);
+    expect((await b.find(live.id))?.user.name).toBe('alice');
+    await store.close();
+    for (let i = 0; i < 5; i++) expect((await b.find(live.id))?.user.name).toBe('alice');
+    expect(warned.filter((m) => /did not answer/.test(m))).toHaveLength(1);
+  });
+
   it("a restarted replica finds the sessions it had; a password change ends the user's sessions everywhere", async () => {
     const { a, b, store } = await replicas();
     const s1 = await a.start(alice);

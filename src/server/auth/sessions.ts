@@ -16,9 +16,15 @@ export interface SessionSharing {
   /** tells the other replicas a session ended (their streams of it end too) */
   bus?: StateBus | undefined;
   log?: { warn(o: object, m: string): void } | undefined;
+  /**
+   * How long this process trusts its copy of a session before reading the row again. 0 (several replicas on
+   * PostgreSQL): every request reads the row, so a sign-out that returned has ended the session on every
+   * replica, whether or not its notification has arrived yet. Default 30 s (one process: nobody else ends it).
+   */
+  recheckMs?: number | undefined;
 }
 
-/** a database copy is read again after this long (another replica may have ended or used the session) */
+/** a database copy is read again after this long by default (another replica may have ended or used it) */
 const RECHECK_MS = 30_000;
 /** how long an ended session's key is remembered (longer than any database read takes) */
 const TOMBSTONE_MS = 5 * 60_000;
@@ -38,6 +44,8 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
   private readonly ended = new Map<string, number>();
   private sharing: SessionSharing | undefined;
   private sweeper: NodeJS.Timeout | undefined;
+  /** when "the store did not answer" was last logged */
+  private warnedAt = -Infinity;
   /**
    * Re-checks a session's user on every use (and on every stream heartbeat): a removed account ends its
    * sessions at once, and changed grants apply at once. False → the session is revoked.
@@ -134,7 +142,7 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
     if (!id || id.length > 100) return undefined;
     const key = hash(id);
     let s = this.byKey.get(key);
-    if (!s || now - s.checkedAt > RECHECK_MS || this.expired(s, now)) {
+    if (!s || now - s.checkedAt >= (sharing.recheckMs ?? RECHECK_MS) || this.expired(s, now)) {
       let row: Session | undefined;
       try {
         row = await sharing.backend.load(key);
@@ -143,7 +151,11 @@ export class SessionStore extends EventEmitter<{ revoked: [string] }> {
         // (reads stay up during a database outage); one it does not hold cannot be checked (503 upstream)
         if (this.ended.has(key)) return undefined;
         if (!s || this.expired(s, now)) throw e;
-        sharing.log?.warn({ err: String(e) }, "sessions: the store did not answer; using this replica's copy");
+        // once per 30 s at most (with every request reading its row, an outage would log each one)
+        if (now - this.warnedAt >= RECHECK_MS || now < this.warnedAt) {
+          this.warnedAt = now;
+          sharing.log?.warn({ err: String(e) }, "sessions: the store did not answer; using this replica's copy");
+        }
         s.lastSeen = now;
         return this.valid(s) ? s : undefined;
       }
