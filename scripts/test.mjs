@@ -2,7 +2,7 @@
 // npm test: the whole suite by tiers (docs/testing.md), printing one closing line "N passed, N failed".
 //
 //   side lane (niced, beside the sandbox's start):  build SPA → typecheck → lint → format → unit → contract
-//   main lane:  sandbox up → integration (file-parallel) → global (serial) → e2e parallel → e2e serial → down
+//   main lane:  sandbox up → integration (file-parallel) → global (serial) → e2e (parallel, then serial) → down
 //
 // The contract tier needs no sandbox: its own bare cluster (etcd and apiservers, sandbox/bare-cluster.ts) from the
 // sandbox's binaries and CRDs. In a full run it waits for the main lane's `sandbox up` (which builds them); alone
@@ -111,7 +111,8 @@ function vitestCounts(out) {
 function playwrightCounts(out) {
   const n = (w) => Number(new RegExp(`(\\d+) ${w}`).exec(out)?.[1] ?? 0);
   // a flaky test (passed on a retry) counts as failed: retries are 0, and a retried pass is not a pass here
-  return { passed: n('passed'), failed: n('failed') + n('flaky'), skipped: n('skipped') };
+  // "did not run": the serial specs after a parallel spec failed (the project depends on the parallel ones)
+  return { passed: n('passed'), failed: n('failed') + n('flaky'), skipped: n('skipped') + n('did not run') };
 }
 
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
@@ -156,8 +157,11 @@ function vitestReport(tier, file, wallFile) {
   };
 }
 
-/** Playwright's JSON report: per-spec durations (sum of its tests), and each failed test with its message */
-function playwrightReport(tier, file) {
+/**
+ * Playwright's JSON report: per-spec durations (sum of its tests, by project: `parallel` or `serial`), and each
+ * failed test with its message
+ */
+function playwrightReport(file) {
   return () => {
     const failed = [];
     if (!existsSync(file)) return failed;
@@ -171,8 +175,9 @@ function playwrightReport(tier, file) {
             const results = t.results ?? [];
             const ms = results.reduce((a, r) => a + (r.duration ?? 0), 0);
             const f = spec.file ?? titles[0];
-            const cur = perFile.get(f) ?? { seconds: 0, tests: 0 };
-            perFile.set(f, { seconds: cur.seconds + ms / 1000, tests: cur.tests + 1 });
+            const tier = t.projectName === 'serial' ? 'serial' : 'parallel';
+            const cur = perFile.get(f) ?? { tier, seconds: 0, tests: 0 };
+            perFile.set(f, { tier, seconds: cur.seconds + ms / 1000, tests: cur.tests + 1 });
             const last = results[results.length - 1];
             if (t.status === 'unexpected' || t.status === 'flaky')
               failed.push({
@@ -184,7 +189,12 @@ function playwrightReport(tier, file) {
       };
       for (const s of j.suites ?? []) walk(s, [s.title]);
       for (const [f, v] of perFile)
-        fileDurations.push({ tier, file: `e2e/${f}`, seconds: Math.round(v.seconds * 10) / 10, tests: v.tests });
+        fileDurations.push({
+          tier: v.tier,
+          file: `e2e/${f}`,
+          seconds: Math.round(v.seconds * 10) / 10,
+          tests: v.tests,
+        });
     } catch (e) {
       failed.push({ name: `${file} unreadable`, message: String(e) });
     }
@@ -221,10 +231,12 @@ function vitest(name, project, { live = true, nice = false, extra = [] } = {}) {
   );
 }
 
-/** one Playwright run of these projects (in the config's order: the first ones' specs start first) */
+/**
+ * One Playwright run of every e2e project (in the config's order: the first ones' specs start first); the serial
+ * project depends on the parallel ones (E2E_SERIAL_AFTER_PARALLEL), so its specs run after theirs, one at a time
+ */
 function playwright(name, projects, nWorkers) {
-  const project = projects[projects.length - 1];
-  const json = join(outDir, `playwright-${project}.json`);
+  const json = join(outDir, 'playwright.json');
   rmSync(json, { force: true });
   return run(
     name,
@@ -238,8 +250,8 @@ function playwright(name, projects, nWorkers) {
     ],
     {
       parse: playwrightCounts,
-      extraEnv: { PLAYWRIGHT_JSON_OUTPUT_FILE: json },
-      report: playwrightReport(project, json),
+      extraEnv: { PLAYWRIGHT_JSON_OUTPUT_FILE: json, E2E_SERIAL_AFTER_PARALLEL: '1' },
+      report: playwrightReport(json),
     },
   );
 }
@@ -339,8 +351,11 @@ if (needsSandbox && up && want('e2e')) {
     totals.failed++;
     failedSteps.push('e2e (no chromium)');
   } else if (spaBuilt) {
-    await playwright('e2e tests (Chromium, parallel specs)', ['parallel-long', 'parallel'], e2eWorkers);
-    await playwright('e2e tests (Chromium, serial specs)', ['serial'], '1');
+    await playwright(
+      'e2e tests (Chromium: parallel specs, then serial)',
+      ['parallel-long', 'parallel', 'serial'],
+      e2eWorkers,
+    );
   }
 }
 await side;
