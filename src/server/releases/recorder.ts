@@ -29,6 +29,7 @@ import { RELEASE_EVIDENCE, type ReleaseStateName } from '../../domain/release.ts
 import { GitMirrors } from '../git/mirror.ts';
 import { Limiter } from './limiter.ts';
 import { recordArtifactAndRender } from './record-artifact.ts';
+import { CommitMemo } from './commit-memo.ts';
 import { readCommit, recheckPushReport, recordChange, type ChangeContext } from './record-change.ts';
 import { recordPromotion } from './record-promotion.ts';
 import { noteDependencyWait, recordHealth, recordReconcile } from './record-reconcile.ts';
@@ -49,6 +50,8 @@ export class ReleaseRecorder {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly mirrors: GitMirrors;
   private readonly heavy = new Limiter(2);
+  /** each (repository, commit) read once: in a monorepo every app's release is the same commit */
+  private readonly commits = new CommitMemo<CommitInfo>((url, sha) => readCommit(this.mirrors, url, sha));
   /** what the state recorders (record-*.ts) work with */
   private readonly ctx: ChangeContext;
   private interval: NodeJS.Timeout | undefined;
@@ -238,9 +241,9 @@ export class ReleaseRecorder {
     this.o.recorder.observe(ev);
   }
 
-  /** `git fetch` into a bare mirror under the data dir (once per sha), then `git show -s`. */
+  /** `git fetch` into a bare mirror under the data dir (once per sha), then `git show -s`; once per commit. */
   async readCommit(rawUrl: string, sha: string): Promise<CommitInfo> {
-    return readCommit(this.mirrors, rawUrl, sha);
+    return this.commits.read(rawUrl, sha);
   }
 
   /** Every interval: a verification of each app's applied release (status changes show between releases too). */
