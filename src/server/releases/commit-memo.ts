@@ -5,33 +5,31 @@
 // tag name is never kept (only a full commit id names one commit). The signature's status (%G?) is judged with this
 // process's git configuration, which does not change while it runs.
 
+import { Lru } from '../diff/index.ts';
+
 const FULL_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
 export class CommitMemo<T> {
-  private readonly kept = new Map<string, Promise<T>>();
+  private readonly kept: Lru<string, Promise<T>>;
 
   constructor(
     private readonly load: (url: string, sha: string) => Promise<T>,
     /** the commits kept, the least recently read dropped first */
-    private readonly max = 1000,
-  ) {}
+    max = 1000,
+  ) {
+    this.kept = new Lru({ maxEntries: max });
+  }
 
   read(url: string, sha: string): Promise<T> {
     if (!FULL_ID.test(sha)) return this.load(url, sha);
     const key = `${sha} ${url}`;
     const hit = this.kept.get(key);
-    if (hit) {
-      // most recently read last
-      this.kept.delete(key);
-      this.kept.set(key, hit);
-      return hit;
-    }
+    if (hit) return hit;
     const p = this.load(url, sha);
     this.kept.set(key, p);
     p.catch(() => {
       if (this.kept.get(key) === p) this.kept.delete(key);
     });
-    while (this.kept.size > this.max) this.kept.delete(this.kept.keys().next().value as string);
     return p;
   }
 
