@@ -52,7 +52,7 @@ export function startBusinessEndpoints(opts: {
   );
 }
 
-function readMode(file: string): BusinessMode {
+export function readMode(file: string): BusinessMode {
   if (!existsSync(file)) return { mode: 'ok' };
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as BusinessMode;

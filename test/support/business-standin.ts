@@ -1,7 +1,8 @@
 // SIMULATION — a test file's own business endpoint: the sandbox's stand-in (sandbox/business-endpoint.ts
 // businessListener: the same answers, the same Flagger load tester gates of sandbox/flagger-gate.ts) for one
-// environment, served by the test process on 127.0.0.1 (a free port), reading pods in the test's own namespace, its
-// mode held in memory. The controllers run as local processes on loopback, so a Canary's webhooks or an
+// environment, served on 127.0.0.1 (a free port) by a process of its own (./business-standin-process.ts: the test
+// process's synchronous calls never hold up its answers), reading pods in the test's own namespace, its mode in a
+// control file the test rewrites. The controllers run as local processes on loopback, so a Canary's webhooks or an
 // AnalysisTemplate's web metric reach it; the sandbox's shared endpoints (which every staging analysis reads) are
 // never touched.
 //
@@ -10,13 +11,13 @@
 //   biz.readPodsIn(estate.namespace);
 //   biz.set({ mode: 'fail' });     // what setBusinessEndpoint does to the shared one
 //   await biz.close();
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { businessListener, type BusinessMode } from '../../sandbox/business-endpoint.ts';
+import type { BusinessMode } from '../../sandbox/business-endpoint.ts';
 import { kubeTarget } from '../../sandbox/kube-http.ts';
+import { REPO_ROOT } from '../../sandbox/sandbox.ts';
 import { kubectl, mustState } from '../../sandbox/state.ts';
 import { ownEstate, type Estate, type EstateOptions } from './own-estate.ts';
 
@@ -37,35 +38,60 @@ export async function businessStandin(opts: {
 }): Promise<BusinessStandin> {
   const c = mustState().clusters.find((x) => x.name === opts.cluster);
   if (!c) throw new Error(`no cluster ${opts.cluster} in the sandbox`);
-  // the gates' state (which Canary revision a person opened) lives here, the test's own
+  // the process's control files and the gates' state (which Canary revision a person opened): the test's own
   const controlDir = mkdtempSync(join(tmpdir(), 'business-standin-'));
-  let mode: BusinessMode = { mode: 'ok' };
-  let namespace = opts.namespace ?? 'default';
-  const ep = {
-    env: opts.env,
-    target: kubeTarget(c),
-    // read on every request (the listener asks for the pods when it answers)
-    get namespace() {
-      return namespace;
-    },
+  chmodSync(controlDir, 0o700);
+  // written whole, then renamed: the process never reads half a file (a mode it cannot parse reads as "ok")
+  const put = (name: string, text: string) => {
+    const tmp = join(controlDir, `.${name}.tmp`);
+    writeFileSync(tmp, text, { mode: 0o600 });
+    renameSync(tmp, join(controlDir, name));
   };
-  const srv = createServer(businessListener(ep, { controlDir, mode: () => mode, say: () => undefined }));
-  await new Promise<void>((resolve, reject) => {
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => resolve());
+  put('target.json', JSON.stringify({ env: opts.env, target: kubeTarget(c) }));
+  put('namespace', opts.namespace ?? 'default');
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(REPO_ROOT, 'test/support/business-standin-process.ts'), controlDir],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    const fail = (why: string) => reject(new Error(`business stand-in: ${why}${err ? `: ${err.trim()}` : ''}`));
+    const timer = setTimeout(() => fail('no port within 60 s'), 60_000);
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /\{"port":(\d+)\}/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(`exited with ${code}`);
+    });
   });
-  const { port } = srv.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     readPodsIn(ns) {
-      namespace = ns;
+      put('namespace', ns);
     },
     set(m) {
-      mode = m;
+      put(`${opts.env}.json`, JSON.stringify(m));
     },
     async close() {
-      srv.closeAllConnections();
-      await new Promise<void>((resolve) => srv.close(() => resolve()));
+      if (child.exitCode === null) {
+        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        child.stdin.end();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
       rmSync(controlDir, { recursive: true, force: true });
     },
   };
