@@ -7,7 +7,7 @@
 // business check, and the load tester gates of sandbox/flagger-gate.ts).
 //
 //   tsx sandbox/business-endpoint.ts <config.json>    (started by startSandbox)
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type RequestListener } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -31,9 +31,12 @@ type Json = Record<string, unknown>;
 
 export const controlFile = (controlDir: string, env: string) => join(controlDir, `${env}.json`);
 
+/** Written whole, then renamed: the endpoint reads it on every request, and half a file would read as "ok". */
 export function writeBusinessMode(controlDir: string, env: string, mode: BusinessMode): void {
   mkdirSync(controlDir, { recursive: true });
-  writeFileSync(controlFile(controlDir, env), JSON.stringify(mode));
+  const file = controlFile(controlDir, env);
+  writeFileSync(`${file}.tmp`, JSON.stringify(mode));
+  renameSync(`${file}.tmp`, file);
 }
 
 export function startBusinessEndpoints(opts: {

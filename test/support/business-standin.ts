@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BusinessMode } from '../../sandbox/business-endpoint.ts';
+import { writeBusinessMode, type BusinessMode } from '../../sandbox/business-endpoint.ts';
 import { kubeTarget } from '../../sandbox/kube-http.ts';
 import { REPO_ROOT } from '../../sandbox/sandbox.ts';
 import { kubectl, mustState } from '../../sandbox/state.ts';
@@ -41,7 +41,7 @@ export async function businessStandin(opts: {
   // the process's control files and the gates' state (which Canary revision a person opened): the test's own
   const controlDir = mkdtempSync(join(tmpdir(), 'business-standin-'));
   chmodSync(controlDir, 0o700);
-  // written whole, then renamed: the process never reads half a file (a mode it cannot parse reads as "ok")
+  // written whole, then renamed, as writeBusinessMode writes the mode: the process never reads half a file
   const put = (name: string, text: string) => {
     const tmp = join(controlDir, `.${name}.tmp`);
     writeFileSync(tmp, text, { mode: 0o600 });
@@ -82,7 +82,7 @@ export async function businessStandin(opts: {
       put('namespace', ns);
     },
     set(m) {
-      put(`${opts.env}.json`, JSON.stringify(m));
+      writeBusinessMode(controlDir, opts.env, m);
     },
     async close() {
       if (child.exitCode === null) {
