@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # The console's image: Node 20 slim, production dependencies only (`npm ci --omit=dev`), the built SPA, the
-# BFF bundled to plain JavaScript (scripts/build-server.mjs: no TypeScript loader at run time), and the
+# BFF and its CLI bundled to plain JavaScript (scripts/build-server.mjs: no TypeScript loader at run time;
+# `node dist/server/cli.mjs evidence verify FILE` checks an export), and the
 # renderers the diff runs (kustomize, helm, flux-render, jq-del), built from the same pinned Go modules as
 # the sandbox (sandbox/go/*). Runs as uid 10001 with a read-only root filesystem (the chart mounts /data
 # and /tmp). Build: docker build -t gitops-console:0.1.0 .

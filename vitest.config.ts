@@ -77,9 +77,14 @@ export default defineConfig({
         test: {
           ...integration,
           name: 'integration',
-          // writeback-scope's rendered cases need the sandbox's real kustomize, which a fresh machine builds only
-          // after the unit step (where they are skipped, with a warning): they run here again, with it
-          include: ['test/integration/**/*.test.ts', 'src/domain/writeback-scope.test.ts'],
+          // writeback-scope's rendered cases need the sandbox's real kustomize, and render-server's the real
+          // flux-render, which a fresh machine builds only after the unit step (where they are skipped, with a
+          // warning): they run here again, with them
+          include: [
+            'test/integration/**/*.test.ts',
+            'src/domain/writeback-scope.test.ts',
+            'src/server/diff/render-server.test.ts',
+          ],
           exclude: globalFiles,
           fileParallelism: true,
         },

@@ -21,6 +21,9 @@ const node = process.execPath;
 const bin = (p) => join(root, 'node_modules', p);
 const outDir = join(root, 'test-results');
 mkdirSync(outDir, { recursive: true });
+// the bundled console and CLI each test process builds for itself (test/support/server-bundle.ts), left behind by a
+// process that was killed
+rmSync(join(root, 'dist', 'test-server'), { recursive: true, force: true });
 const env = { ...process.env, GITOPS_SANDBOX_MANAGED: '1', FORCE_COLOR: '0', NO_COLOR: '1' };
 const only = process.argv.slice(2);
 const TIERS = ['static', 'unit', 'contract', 'integration', 'global', 'e2e'];

@@ -22,8 +22,11 @@ import type { EvidenceStore } from '../../src/server/evidence/store.ts';
 import { openEvidenceStore } from '../../src/server/evidence/open-store.ts';
 import { as, download, signIn, writeTestAccounts, type Signed } from '../support/auth.ts';
 import { startPostgres, type PgServer } from '../support/postgres.ts';
+import { serverBundle } from '../support/server-bundle.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
+// the bundled CLI the image ships (test/support/server-bundle.ts)
+const bundle = await serverBundle();
 const work = mkdtempSync(join(tmpdir(), 'evidence-export-'));
 let pgServer: PgServer | undefined;
 afterAll(async () => {
@@ -63,7 +66,7 @@ const cliWith = (env: NodeJS.ProcessEnv, ...args: string[]) =>
       new Promise<CliRun>((resolve, reject) => {
         execFile(
           process.execPath,
-          ['--import', 'tsx', join(REPO, 'src/server/cli/main.ts'), 'evidence', ...args],
+          bundle.cliArgs('evidence', ...args),
           // (a CLI run is seconds; on a loaded 2-core machine, with other files running beside this one, far more)
           { cwd: REPO, encoding: 'utf8', timeout: 180_000, env },
           (err, stdout, stderr) => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppResponse, AppsResponse, ClusterStateDto, StreamMessage } from '../../src/api/schemas.ts';
-import { REPO_ROOT, kubectl, startApiserver, stopApiserver } from '../../sandbox/sandbox.ts';
+import { kubectl, startApiserver, stopApiserver } from '../../sandbox/sandbox.ts';
 import {
   commitAndPush,
   repoHead,
@@ -16,6 +16,10 @@ import {
 import { waitFor } from '../../sandbox/procs.ts';
 import { getJson, RECORDER_ON, startTestConsole, waitForStreamMessage } from '../support/console.ts';
 import { bffKubeconfig } from '../support/kubeconfig.ts';
+import { serverBundle } from '../support/server-bundle.ts';
+
+// the bundled console the image runs (test/support/server-bundle.ts)
+const bundle = await serverBundle();
 
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 const apps = async (q = '') => (await getJson<AppsResponse>(con.url, `/api/apps${q}`)).body;
@@ -275,7 +279,7 @@ ${extra}`;
 
 describe('start-up errors', () => {
   const run = (args: string[], env: Record<string, string> = {}) =>
-    spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/main.ts'), ...args], {
+    spawnSync(process.execPath, bundle.consoleArgs(...args), {
       encoding: 'utf8',
       env: { ...process.env, CONSOLE_PORT: '0', ...env },
       timeout: 60_000,

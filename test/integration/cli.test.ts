@@ -9,9 +9,12 @@ import { getJson, kubectlEdit, setSuspended, suspendSettled } from '../../sandbo
 import { fluxReconciled } from '../support/flux.ts';
 import { bffKubeconfig } from '../support/kubeconfig.ts';
 import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
+import { serverBundle } from '../support/server-bundle.ts';
+// the bundled CLI the image ships (test/support/server-bundle.ts)
+const bundle = await serverBundle();
 
 const cli = (target: string, env: Record<string, string> = {}) =>
-  spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/cli/main.ts'), 'diff', target], {
+  spawnSync(process.execPath, bundle.cliArgs('diff', target), {
     cwd: REPO_ROOT,
     encoding: 'utf8',
     env: { ...process.env, KUBECONFIG: bffKubeconfig(), ...env },
@@ -77,7 +80,7 @@ describe('user CLI', () => {
     const { Accounts } = await import('../../src/server/auth/accounts.ts');
     const dataDir = mkdtempSync(join(tmpdir(), 'cli-user-'));
     const run = (...args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/cli/main.ts'), 'user', ...args], {
+      spawnSync(process.execPath, bundle.cliArgs('user', ...args), {
         cwd: REPO_ROOT,
         encoding: 'utf8',
         env: { ...process.env, CONSOLE_DATA_DIR: dataDir, KUBECONFIG: bffKubeconfig() },

@@ -16,8 +16,11 @@ import { as, download } from '../support/auth.ts';
 import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 import { fluxReconciled } from '../support/flux.ts';
 import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
+import { serverBundle } from '../support/server-bundle.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
+// the bundled CLI the image ships (test/support/server-bundle.ts)
+const bundle = await serverBundle();
 const work = mkdtempSync(join(tmpdir(), 'evidence-export-formula-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -29,7 +32,7 @@ const cli = (...args: string[]) =>
   new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', join(REPO, 'src/server/cli/main.ts'), 'evidence', ...args],
+      bundle.cliArgs('evidence', ...args),
       // (a CLI run is seconds; on a loaded 2-core machine, with other files running beside this one, far more)
       { cwd: REPO, encoding: 'utf8', timeout: 180_000 },
       (err, stdout, stderr) => {

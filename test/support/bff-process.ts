@@ -8,6 +8,7 @@ import { REPO_ROOT } from '../../sandbox/sandbox.ts';
 import { freePort, waitFor } from '../../sandbox/procs.ts';
 import { bffKubeconfig, sandboxForgeEnv } from './kubeconfig.ts';
 import { SANDBOX_ENVIRONMENTS_ENV } from './sandbox-environments.ts';
+import { serverBundle } from './server-bundle.ts';
 
 /**
  * The Git URL policy's allow-list for a console under test (src/server/git/url-policy.ts): the sandbox's forge,
@@ -66,7 +67,13 @@ export async function spawnBff(
   // BFF processes stand for replicas: one auth.json, account ids included, as an admin ships it to each
   await writeTestAccounts(join(dataDir, 'auth.json'), opts.accounts, true);
   const fd = openSync(log, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/main.ts')], {
+  // the bundled console the image runs; a console in sandbox mode imports the sandbox's code, which the bundle leaves
+  // out, so it starts from the sources through tsx
+  const args =
+    opts.env?.CONSOLE_SANDBOX === '1'
+      ? ['--import', 'tsx', join(REPO_ROOT, 'src/server/main.ts')]
+      : (await serverBundle()).consoleArgs();
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

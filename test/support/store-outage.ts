@@ -19,6 +19,7 @@ import { freePort, waitFor } from '../../sandbox/procs.ts';
 import { REPO_ROOT } from '../../sandbox/state.ts';
 import { writeTestAccounts } from './auth.ts';
 import { bffKubeconfig } from './kubeconfig.ts';
+import { serverBundle } from './server-bundle.ts';
 
 /** The BFF as its own process with its output in memory (a log file could not be written during an outage). */
 export async function spawnBffPiped(env: Record<string, string> = {}): Promise<{
@@ -32,7 +33,7 @@ export async function spawnBffPiped(env: Record<string, string> = {}): Promise<{
   const dataDir = mkdtempSync(join(tmpdir(), 'console-outage-'));
   await writeTestAccounts(join(dataDir, 'auth.json'));
   let out = '';
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/server/main.ts')], {
+  const child: ChildProcess = spawn(process.execPath, (await serverBundle()).consoleArgs(), {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -57,8 +58,8 @@ export async function spawnBffPiped(env: Record<string, string> = {}): Promise<{
         if (child.exitCode !== null) throw new Error(`BFF exited ${child.exitCode}:\n${out.slice(-3000)}`);
         return (await fetch(`${base}/readyz`)).status === 200;
       },
-      // its start transpiles the whole server (tsx) niced beside the integration tier at load ~10: 90 s was not enough
-      // once in CI (2026-12-05); a BFF that exits or hangs still fails here
+      // its start (then through tsx) niced beside the integration tier at load ~10 took over 90 s once in CI
+      // (2026-12-05); a BFF that exits or hangs still fails here
       { timeoutMs: 240_000 },
     );
   } catch (e) {

@@ -33,6 +33,7 @@ import { maskSecrets, maskSecretsInText } from '../kube/secret-mask.ts';
 import { GitRunError, runGit } from '../git/run.ts';
 import { checkUrl, checkUrlSync, UnfetchableUrlError } from '../git/url-policy.ts';
 import { fetchErrorText, socketClosed } from '../http/fetch-failure.ts';
+import { renderServerPool, RenderServerError } from './render-server.ts';
 
 export type Obj = Record<string, unknown>;
 
@@ -374,10 +375,15 @@ export async function renderFlux(ks: Obj, source: Obj | undefined, tools: Render
     const ksFile = join(work, '.flux-kustomization.json');
     writeFileSync(ksFile, JSON.stringify(ks), { mode: 0o600 });
     const path = String((ks.spec as Obj | undefined)?.path ?? './');
-    out = await run(tools.fluxRender, ['--root', work, '--path', path, '--kustomization', ksFile], {
-      timeoutMs: tools.timeoutMs ?? 30_000,
-      maxBytes: tools.maxOutputBytes ?? 64 * 1024 * 1024,
-    });
+    // a running flux-render renders it (render-server.ts): the one-shot command's output, without its schema parse
+    out = await renderServerPool(tools.fluxRender)
+      .render(
+        { root: work, path, kustomization: ksFile },
+        { timeoutMs: tools.timeoutMs ?? 30_000, maxBytes: tools.maxOutputBytes ?? 64 * 1024 * 1024 },
+      )
+      .catch((e: unknown) => {
+        throw e instanceof RenderServerError ? new RenderError(e.message, 'render') : e;
+      });
     const objects = parseRendered(out);
     return {
       objects,
