@@ -34,31 +34,13 @@ let base = '';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-// stands in for flux-render in its server mode (`--serve`, sandbox/go/flux-render/serve.go: a JSON request a line,
-// a {"bytes":N} or {"error":…} line back): answers P/error.txt as the error when there is one, else P/render.yaml
+// stands in for flux-render (`--root R --path P --kustomization F`): prints P/error.txt to stderr and
+// fails when there is one, else prints P/render.yaml
 const fakeRender = join(work, 'fake-flux-render');
 writeFileSync(
   fakeRender,
-  `#!${process.execPath}
-const { existsSync, readFileSync } = require('node:fs');
-if (process.argv[2] === '--version') { console.log('fake-render'); process.exit(0); }
-let buf = '';
-process.stdin.on('data', (d) => {
-  buf += d;
-  let i;
-  while ((i = buf.indexOf('\\n')) >= 0) {
-    const { root, path } = JSON.parse(buf.slice(0, i));
-    buf = buf.slice(i + 1);
-    const err = root + '/' + path + '/error.txt';
-    if (existsSync(err)) process.stdout.write(JSON.stringify({ error: readFileSync(err, 'utf8') }) + '\\n');
-    else {
-      const out = readFileSync(root + '/' + path + '/render.yaml');
-      process.stdout.write(JSON.stringify({ bytes: out.length }) + '\\n');
-      process.stdout.write(out);
-    }
-  }
-});
-`,
+  '#!/bin/sh\n[ "$1" = --version ] && { echo fake-render; exit 0; }\n' +
+    'if [ -f "$2/$4/error.txt" ]; then cat "$2/$4/error.txt" >&2; exit 1; fi\ncat "$2/$4/render.yaml"\n',
 );
 chmodSync(fakeRender, 0o755);
 const tools = (dataDir = join(work, 'data')): RenderTools => ({

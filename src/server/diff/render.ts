@@ -63,6 +63,8 @@ export class RenderError extends Error {
 
 export interface RenderTools {
   fluxRender: string;
+  /** render through running `flux-render --serve` processes (render-server.ts) instead of one process a render */
+  fluxRenderServer?: boolean;
   kustomize: string;
   /** helm CLI for Argo CD Helm sources (`helm template`), optional */
   helm?: string;
@@ -375,15 +377,16 @@ export async function renderFlux(ks: Obj, source: Obj | undefined, tools: Render
     const ksFile = join(work, '.flux-kustomization.json');
     writeFileSync(ksFile, JSON.stringify(ks), { mode: 0o600 });
     const path = String((ks.spec as Obj | undefined)?.path ?? './');
-    // a running flux-render renders it (render-server.ts): the one-shot command's output, without its schema parse
-    out = await renderServerPool(tools.fluxRender)
-      .render(
-        { root: work, path, kustomization: ksFile },
-        { timeoutMs: tools.timeoutMs ?? 30_000, maxBytes: tools.maxOutputBytes ?? 64 * 1024 * 1024 },
-      )
-      .catch((e: unknown) => {
-        throw e instanceof RenderServerError ? new RenderError(e.message, 'render') : e;
-      });
+    const limits = { timeoutMs: tools.timeoutMs ?? 30_000, maxBytes: tools.maxOutputBytes ?? 64 * 1024 * 1024 };
+    // optionally a running flux-render renders it (render-server.ts): the one-shot command's output, without its
+    // schema parse
+    out = tools.fluxRenderServer
+      ? await renderServerPool(tools.fluxRender)
+          .render({ root: work, path, kustomization: ksFile }, limits)
+          .catch((e: unknown) => {
+            throw e instanceof RenderServerError ? new RenderError(e.message, 'render') : e;
+          })
+      : await run(tools.fluxRender, ['--root', work, '--path', path, '--kustomization', ksFile], limits);
     const objects = parseRendered(out);
     return {
       objects,
