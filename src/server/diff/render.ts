@@ -33,7 +33,7 @@ import { maskSecrets, maskSecretsInText } from '../kube/secret-mask.ts';
 import { GitRunError, runGit } from '../git/run.ts';
 import { checkUrl, checkUrlSync, UnfetchableUrlError } from '../git/url-policy.ts';
 import { fetchErrorText, socketClosed } from '../http/fetch-failure.ts';
-import { renderServerPool, RenderServerError } from './render-server.ts';
+import { errorTail, renderServerPool, RenderServerError } from './render-server.ts';
 
 export type Obj = Record<string, unknown>;
 
@@ -116,8 +116,7 @@ export function run(
       { cwd: opts.cwd, timeout: opts.timeoutMs, maxBuffer: opts.maxBytes, encoding: 'utf8' },
       (err, stdout, stderr) => {
         if (err) {
-          const msg = (stderr || err.message).trim().split('\n').slice(-6).join('\n');
-          reject(new RenderError(msg.length > 2000 ? `${msg.slice(0, 2000)}…` : msg, 'render'));
+          reject(new RenderError(errorTail(stderr || err.message), 'render'));
         } else resolve(stdout);
       },
     );
