@@ -91,6 +91,9 @@ const widgetTree = (own: boolean) =>
     ...(own ? { 'app/schema.json': SCHEMA } : {}),
   });
 
+/** one request at a time in these tests: a render handed to the one-shot path would be a failure */
+const noOverflow = () => Promise.reject(new Error('the pool handed a render back'));
+
 describe.skipIf(!hasBin)('flux-render in server mode', () => {
   const pool = new RenderServerPool(BIN, 1);
   const opts = { timeoutMs: 60_000, maxBytes: 64 << 20 };
@@ -103,7 +106,11 @@ describe.skipIf(!hasBin)('flux-render in server mode', () => {
         const ks = ksFile(`./overlays/${env}`, { postBuild: { substitute: { cluster_env: env } } });
         const want = oneShot(copy(seed), `./overlays/${env}`, ks);
         expect(want.status, want.stderr).toBe(0);
-        const got = await pool.render({ root: copy(seed), path: `./overlays/${env}`, kustomization: ks }, opts);
+        const got = await pool.render(
+          { root: copy(seed), path: `./overlays/${env}`, kustomization: ks },
+          opts,
+          noOverflow,
+        );
         expect(got, `${env}, round ${round}`).toBe(want.stdout);
         expect(got).toContain('kind: Deployment');
       }
@@ -125,7 +132,7 @@ describe.skipIf(!hasBin)('flux-render in server mode', () => {
       [own, ownWant],
       [plain, plainWant],
     ] as const)
-      expect(await pool.render({ root: copy(root), path: './app', kustomization: ks }, opts)).toBe(want);
+      expect(await pool.render({ root: copy(root), path: './app', kustomization: ks }, opts, noOverflow)).toBe(want);
   }, 120_000);
 
   it('fails as the one-shot command does, and the same process renders the next request', async () => {
@@ -134,12 +141,12 @@ describe.skipIf(!hasBin)('flux-render in server mode', () => {
     const want = oneShot(copy(seed), './overlays/nowhere', ks);
     expect(want.status).toBe(1);
     const e = await pool
-      .render({ root: copy(seed), path: './overlays/nowhere', kustomization: ks }, opts)
+      .render({ root: copy(seed), path: './overlays/nowhere', kustomization: ks }, opts, noOverflow)
       .catch((x) => x);
     expect(e).toBeInstanceOf(RenderServerError);
     expect((e as Error).message).toBe(want.stderr.trim());
     const good = ksFile('./overlays/dev');
-    expect(await pool.render({ root: copy(seed), path: './overlays/dev', kustomization: good }, opts)).toBe(
+    expect(await pool.render({ root: copy(seed), path: './overlays/dev', kustomization: good }, opts, noOverflow)).toBe(
       oneShot(copy(seed), './overlays/dev', good).stdout,
     );
   }, 120_000);
@@ -148,12 +155,56 @@ describe.skipIf(!hasBin)('flux-render in server mode', () => {
     const seed = tree('seed-kill', seedFiles());
     const ks = ksFile('./overlays/dev');
     const e = await pool
-      .render({ root: copy(seed), path: './overlays/dev', kustomization: ks }, { timeoutMs: 1, maxBytes: 64 << 20 })
+      .render(
+        { root: copy(seed), path: './overlays/dev', kustomization: ks },
+        { timeoutMs: 1, maxBytes: 64 << 20 },
+        noOverflow,
+      )
       .catch((x) => x);
     expect(e).toBeInstanceOf(RenderServerError);
     expect((e as Error).message).toMatch(/did not answer within 1 ms/);
-    expect(await pool.render({ root: copy(seed), path: './overlays/dev', kustomization: ks }, opts)).toBe(
+    expect(await pool.render({ root: copy(seed), path: './overlays/dev', kustomization: ks }, opts, noOverflow)).toBe(
       oneShot(copy(seed), './overlays/dev', ks).stdout,
     );
+  }, 120_000);
+
+  it('a render that finds every process busy is handed to the one-shot path at once, never queued', async () => {
+    const seed = tree('seed-busy', seedFiles());
+    const ks = ksFile('./overlays/dev');
+    const want = oneShot(copy(seed), './overlays/dev', ks).stdout;
+    const before = { ...pool.stats };
+    let handedBack = 0;
+    const overflow = () => {
+      handedBack++;
+      return Promise.resolve(oneShot(copy(seed), './overlays/dev', ks).stdout);
+    };
+    // the first takes the pool's one process; the second starts while it runs
+    const first = pool.render({ root: copy(seed), path: './overlays/dev', kustomization: ks }, opts, overflow);
+    const second = pool.render({ root: copy(seed), path: './overlays/dev', kustomization: ks }, opts, overflow);
+    expect(await Promise.all([first, second])).toEqual([want, want]);
+    expect(handedBack).toBe(1);
+    expect(pool.stats.served - before.served).toBe(1);
+    expect(pool.stats.overflow - before.overflow).toBe(1);
+    // with the process free again, the next one is served by it
+    expect(await pool.render({ root: copy(seed), path: './overlays/dev', kustomization: ks }, opts, overflow)).toBe(
+      want,
+    );
+    expect(handedBack).toBe(1);
+  }, 120_000);
+
+  it('tells of a render slower than its threshold, by path and duration', async () => {
+    const seen: Array<[string, number]> = [];
+    const eager = new RenderServerPool(BIN, 1, (req, ms) => seen.push([req.path, ms]), 0);
+    try {
+      const seed = tree('seed-slow', seedFiles());
+      const ks = ksFile('./overlays/staging');
+      await eager.render({ root: copy(seed), path: './overlays/staging', kustomization: ks }, opts, noOverflow);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]?.[0]).toBe('./overlays/staging');
+      expect(seen[0]?.[1]).toBeGreaterThan(0);
+      expect(eager.stats).toEqual({ served: 1, overflow: 0, slow: 1 });
+    } finally {
+      eager.close();
+    }
   }, 120_000);
 });

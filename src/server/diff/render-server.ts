@@ -4,7 +4,8 @@
 // garbage collector over it; a render in a running server about 0.04 (docs/testing.md, "Renders"). The output is the
 // one-shot command's, byte for byte (src/server/diff/render-server.test.ts).
 //
-// Each process renders one request at a time; up to `size` processes run at once and a request waits for a free one.
+// Each process renders one request at a time; up to `size` processes run at once, and a request that finds them all
+// busy is rendered by the caller's one-shot command instead of waiting (no render waits on another's).
 // A process that dies, answers out of protocol or passes its deadline is killed; its request fails (renderFlux makes
 // that a RenderError of the render) and the next one starts a new process. Idle processes do not keep Node running (unref'd).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -128,28 +129,55 @@ class ServeProcess {
   }
 }
 
+/** What a pool has done: renders through its processes, renders it handed back (all busy), slow ones. */
+export interface RenderServerStats {
+  served: number;
+  overflow: number;
+  slow: number;
+}
+
 export class RenderServerPool {
   private readonly free: ServeProcess[] = [];
   private running = 0;
-  private readonly waiting: Array<() => void> = [];
+  readonly stats: RenderServerStats = { served: 0, overflow: 0, slow: 0 };
 
   constructor(
     private readonly bin: string,
     private readonly size = Math.max(1, Math.min(4, availableParallelism())),
+    /** told of a render that took longer than `slowMs` (its request and milliseconds) */
+    private readonly onSlow: (req: RenderRequest, ms: number) => void = defaultOnSlow,
+    private readonly slowMs = 5_000,
   ) {}
 
-  async render(req: RenderRequest, opts: { timeoutMs: number; maxBytes: number }): Promise<string> {
-    while (this.running >= this.size) await new Promise<void>((r) => this.waiting.push(r));
+  /**
+   * Renders through a free process; when all `size` are busy, `overflow` renders instead (the one-shot command), so
+   * no render ever waits on another: a render's worst case is the one-shot's.
+   */
+  async render(
+    req: RenderRequest,
+    opts: { timeoutMs: number; maxBytes: number },
+    overflow: () => Promise<string>,
+  ): Promise<string> {
+    if (this.running >= this.size) {
+      this.stats.overflow++;
+      return overflow();
+    }
     this.running++;
     let proc = this.free.pop();
     while (proc?.dead) proc = this.free.pop();
     proc ??= new ServeProcess(this.bin);
+    const t0 = performance.now();
     try {
       return await proc.render(req, opts.timeoutMs, opts.maxBytes);
     } finally {
+      const ms = performance.now() - t0;
+      this.stats.served++;
+      if (ms > this.slowMs) {
+        this.stats.slow++;
+        this.onSlow(req, ms);
+      }
       if (!proc.dead) this.free.push(proc);
       this.running--;
-      this.waiting.shift()?.();
     }
   }
 
@@ -157,6 +185,11 @@ export class RenderServerPool {
   close() {
     for (const p of this.free.splice(0)) p.fail(new RenderServerError('closed'));
   }
+}
+
+function defaultOnSlow(req: RenderRequest, ms: number) {
+  // a path and a duration only: never the tree's contents
+  process.stderr.write(`flux-render --serve: a render of ${req.path} took ${Math.round(ms)} ms\n`);
 }
 
 const pools = new Map<string, RenderServerPool>();

@@ -377,15 +377,17 @@ export async function renderFlux(ks: Obj, source: Obj | undefined, tools: Render
     writeFileSync(ksFile, JSON.stringify(ks), { mode: 0o600 });
     const path = String((ks.spec as Obj | undefined)?.path ?? './');
     const limits = { timeoutMs: tools.timeoutMs ?? 30_000, maxBytes: tools.maxOutputBytes ?? 64 * 1024 * 1024 };
-    // optionally a running flux-render renders it (render-server.ts): the one-shot command's output, without its
-    // schema parse
+    // by default a running flux-render renders it (render-server.ts): the one-shot command's output without its schema
+    // parse; the one-shot command when every running one is busy, or when CONSOLE_FLUX_RENDER_SERVER=off
+    const tree = work;
+    const oneShot = () => run(tools.fluxRender, ['--root', tree, '--path', path, '--kustomization', ksFile], limits);
     out = tools.fluxRenderServer
       ? await renderServerPool(tools.fluxRender)
-          .render({ root: work, path, kustomization: ksFile }, limits)
+          .render({ root: tree, path, kustomization: ksFile }, limits, oneShot)
           .catch((e: unknown) => {
             throw e instanceof RenderServerError ? new RenderError(e.message, 'render') : e;
           })
-      : await run(tools.fluxRender, ['--root', work, '--path', path, '--kustomization', ksFile], limits);
+      : await oneShot();
     const objects = parseRendered(out);
     return {
       objects,

@@ -39,9 +39,9 @@ export function renderTools(dataDir: string, repoRoot = process.cwd()): RenderTo
   const local = (n: string) => (existsSync(join(repoRoot, '.sandbox/bin', n)) ? join(repoRoot, '.sandbox/bin', n) : n);
   return {
     fluxRender: process.env.CONSOLE_FLUX_RENDER ?? local('flux-render'),
-    // CONSOLE_FLUX_RENDER_SERVER=on: Flux renders through running `flux-render --serve` processes (render-server.ts),
-    // off by default until an unexplained stall seen once in the e2e suite is understood (docs/testing.md, "Renders")
-    fluxRenderServer: process.env.CONSOLE_FLUX_RENDER_SERVER === 'on',
+    // Flux renders through running `flux-render --serve` processes (render-server.ts) unless
+    // CONSOLE_FLUX_RENDER_SERVER=off (docs/testing.md, "Renders")
+    fluxRenderServer: process.env.CONSOLE_FLUX_RENDER_SERVER !== 'off',
     kustomize: process.env.CONSOLE_KUSTOMIZE ?? local('kustomize'),
     helm: process.env.CONSOLE_HELM ?? local('helm'),
     jqDel: process.env.CONSOLE_JQ_DEL ?? local('jq-del'),
