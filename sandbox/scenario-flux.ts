@@ -82,7 +82,10 @@ export async function waitForKustomizationRevision(
   name: string,
   sha: string,
   timeoutMs = 120_000,
+  /** commits that count as well: ones pushed after `sha` to the same branch (a busy repository may skip past it) */
+  later: readonly string[] = [],
 ): Promise<void> {
+  const accepted = [sha, ...later];
   // the Kustomization's own source (the seed repo's, or a test estate's: test/support/own-estate.ts)
   let source = sourceOf(cluster, name);
   requestReconcile(cluster, 'gitrepository', source);
@@ -104,7 +107,8 @@ export async function waitForKustomizationRevision(
           // a dependent waits until its dependencies on the same source applied the same revision
           for (const d of dependsOn) requestReconcile(cluster, 'kustomization', d);
         }
-        return String(st?.lastAppliedRevision ?? '').endsWith(sha) && ready?.status === 'True';
+        const applied = String(st?.lastAppliedRevision ?? '');
+        return accepted.some((c) => applied.endsWith(c)) && ready?.status === 'True';
       },
       { timeoutMs, intervalMs: 500 },
     );

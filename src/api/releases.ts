@@ -21,6 +21,8 @@ export const ReleaseSchema = z.object({
   firstSeen: z.string(),
   states: z.array(ReleaseStateSchema),
   blocked: z.object({ state: z.enum(RELEASE_STATES), why: z.string() }).optional(),
+  /** its render is this running release's (sha): no change here, not a release of this app */
+  unchangedFrom: z.string().optional(),
   /** its canary, step by step (an Argo Rollout or a Flagger Canary) */
   canary: z
     .array(
@@ -132,6 +134,8 @@ export const EnvReleasesResponse = z.object({
       rate: z.number().nullable(),
       open: z.number(),
     }),
+    /** commits applied in the range that left an app's render as its running release's: not deployments */
+    unchanged: z.number(),
     eventCounts: z.record(z.string(), z.number()),
   }),
   /** deployed releases of the range, newest first (at most 200) */

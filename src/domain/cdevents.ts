@@ -175,8 +175,9 @@ function standardType(e: EvidenceEvent, status: string): Standard | null {
       subjectType: 'change',
       content: { state: 'change', ...(sourceUrl ? { repository: { id: sourceUrl } } : {}) },
     };
-  // the release is live and healthy in its environment
-  if (e.type === 'release.health' && status === 'ok' && e.app && e.env)
+  // the release is live and healthy in its environment (a commit that changed nothing here deployed nothing: the
+  // record stays, under the console's own type)
+  if (e.type === 'release.health' && status === 'ok' && e.app && e.env && typeof d.unchangedFrom !== 'string')
     return {
       type: 'dev.cdevents.service.deployed.0.2.0',
       subjectId: e.app,

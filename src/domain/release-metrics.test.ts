@@ -294,6 +294,31 @@ describe('envReleaseMetrics', () => {
     expect(envReleaseMetrics('dev', events, { ...OPTS, failureWindowHours: 4 }).changeFailureRate.failed).toBe(1);
   });
 
+  it('a commit that left the render as the running release is no deployment: counted apart, its failures are the running release', () => {
+    const events = [
+      ...release(A, '2026-12-01T10:00:00.000Z'),
+      // B: another app's commit in the same repository, rendered exactly as A here
+      ev('release.render', '2026-12-01T11:00:00.000Z', { sha: B, effect: 'unchanged', sameAs: A }),
+      ...release(
+        B,
+        '2026-12-01T11:00:30.000Z',
+        { health: 'Degraded', status: 'failed' },
+        {},
+        'Revert "Bump the render worker"',
+      ).map((e) => (e.type === 'release.change' ? e : { ...e, data: { ...e.data, unchangedFrom: A } })),
+      ...release(C, '2026-12-01T12:00:00.000Z'),
+    ];
+    const m = envReleaseMetrics('dev', events, OPTS);
+    expect(m.releases.map((r) => r.sha).sort()).toEqual([A, C].sort());
+    expect(m.unchanged).toBe(1);
+    expect(m.days.find((d) => d.day === '2026-12-01')?.deployments).toBe(2);
+    // Degraded while B was newest: A (what ran) failed; B's "Revert" subject is not a revert of anything here
+    const a = m.releases.find((r) => r.sha === A);
+    expect(a?.failed).toBe(true);
+    expect(a?.failures).toEqual([expect.stringMatching(/^health Degraded/)]);
+    expect(m.changeFailureRate).toMatchObject({ failed: 1, total: 2 });
+  });
+
   it('releases are per app: the same sha in two apps is two deployments', () => {
     const m = envReleaseMetrics(
       'dev',

@@ -3,7 +3,10 @@
 // Healthy (median, p90), change failure rate, and drift and freeze events over time.
 //
 // Definitions (each one is what a row of the evidence says, nothing is guessed):
-// - a release is one commit sha of one app (as buildReleases in release.ts groups them);
+// - a release is one commit sha of one app (as buildReleases in release.ts groups them) that changed what the app
+//   runs: a commit whose render is the running release's (`release.render` with `effect: 'unchanged'`, in a
+//   monorepo another app's commit; release-effect.ts) is no deployment, is counted apart (`unchanged`), and a
+//   health or verification failure while it was the newest revision counts against the release it is the same as;
 // - it is *deployed* when an ok `release.reconcile` record exists for it; its time is the first such record's
 //   and its day that time's UTC date;
 // - its *lead time* is the `secondsAfterCommit` of its first `release.health` record saying Healthy — for a release
@@ -27,7 +30,13 @@ export interface MetricsEvent {
 export const DRIFT_EVENT_TYPES = ['drift.detected', 'drift.reverted', 'drift.adopted'] as const;
 export const FREEZE_EVENT_TYPES = ['freeze.started', 'freeze.ended', 'freeze.expired', 'freeze.extended'] as const;
 /** the release evidence the metrics read (review, validation, promotion, gap… may appear and are ignored) */
-export const METRIC_RELEASE_TYPES = ['release.change', 'release.reconcile', 'release.health', 'release.verification'];
+export const METRIC_RELEASE_TYPES = [
+  'release.change',
+  'release.render',
+  'release.reconcile',
+  'release.health',
+  'release.verification',
+];
 /** the rollback records the metrics know of today (any `release.rollback*` type counts) */
 export const ROLLBACK_TYPES = ['release.rollback-requested'];
 /** every type the metrics read: what a store query for them should ask for */
@@ -77,6 +86,8 @@ export interface EnvReleaseMetrics {
   eventCounts: Record<string, number>;
   /** the deployed releases of the range, newest first */
   releases: DeployedRelease[];
+  /** commits applied in the range that left the render as the running release's: not deployments */
+  unchanged: number;
 }
 
 export interface MetricsOptions {
@@ -125,6 +136,8 @@ interface Release {
   verificationFailed: MetricsEvent[];
   /** the first ok verification of a canary that says when it was fully promoted */
   promoted?: MetricsEvent;
+  /** its render was this running release's: no deployment (release-effect.ts) */
+  sameAs?: string;
 }
 
 const isOk = (e: MetricsEvent) => e.data.status === undefined || e.data.status === 'ok';
@@ -184,6 +197,9 @@ export function envReleaseMetrics(env: string, events: MetricsEvent[], opts: Met
       case 'release.change':
         r.change ??= e;
         break;
+      case 'release.render':
+        if (e.data.effect === 'unchanged') r.sameAs = str(e.data.sameAs) ?? r.sameAs;
+        break;
       case 'release.reconcile':
         if (isOk(e)) r.reconcile ??= e;
         break;
@@ -196,6 +212,17 @@ export function envReleaseMetrics(env: string, events: MetricsEvent[], opts: Met
         else if (isOk(e) && typeof asRecord(e.data.canary).promotedSecondsAfterCommit === 'number') r.promoted ??= e;
         break;
     }
+  }
+
+  // a commit that changed nothing here: no deployment; what failed meanwhile failed the release still running
+  let unchanged = 0;
+  for (const r of [...releases.values()]) {
+    if (!r.sameAs) continue;
+    releases.delete(`${r.app}\u0000${r.sha}`);
+    if (r.reconcile && inRange(r.reconcile.time)) unchanged++;
+    const running = releases.get(`${r.app}\u0000${r.sameAs}`);
+    running?.healthFailed.push(...r.healthFailed);
+    running?.verificationFailed.push(...r.verificationFailed);
   }
 
   // each app's releases in the order they appeared: the one after a release is its successor
@@ -274,6 +301,7 @@ export function envReleaseMetrics(env: string, events: MetricsEvent[], opts: Met
     },
     eventCounts,
     releases: deployed,
+    unchanged,
   };
 }
 

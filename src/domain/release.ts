@@ -90,8 +90,12 @@ export interface ReleaseView {
   canary?: CanaryStepView[];
   /** the first state that did not complete, and why (set on the newest release only) */
   blocked?: { state: ReleaseStateName; why: string };
+  /** its render is this running release's: no change here, not a release of this app (release-effect.ts) */
+  unchangedFrom?: string;
 }
 
+/** "1 object", "3 objects", "? objects" */
+const plural = (n: number, word: string) => (Number.isFinite(n) ? `${n} ${word}${n === 1 ? '' : 's'}` : `? ${word}s`);
 const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 
@@ -138,8 +142,10 @@ function recordedState(name: ReleaseStateName, e: ReleaseEvent): ReleaseStateVie
       value = str(d.renderHash)
         ? `${String(d.renderHash)
             .replace(/^sha256:/, '')
-            .slice(0, 12)} · ${String(d.objects ?? '?')} objects`
+            .slice(0, 12)} · ${plural(Number(d.objects ?? NaN), 'object')}`
         : undefined;
+      if (value && d.effect === 'unchanged' && str(d.sameAs))
+        value += ` · no change here (as ${String(d.sameAs).slice(0, 7)})`;
       break;
     case 'reconcile':
       value = str(d.appliedRevision) ?? str(d.attemptedRevision);
@@ -251,12 +257,15 @@ export function buildReleases(events: ReleaseEvent[], now = new Date().toISOStri
       return { name, step, status: 'pending', why: pendingWhy(name, r.got) };
     });
     const steps = canary.get(sha);
+    const render = r.got.get('render')?.data;
+    const sameAs = render?.effect === 'unchanged' ? str(render.sameAs) : undefined;
     const view: ReleaseView = {
       sha,
       revision: r.revision,
       firstSeen: r.firstSeen,
       states,
       ...(steps?.length ? { canary: steps } : {}),
+      ...(sameAs ? { unchangedFrom: sameAs } : {}),
     };
     if (newest) {
       const b = firstIncomplete(states);

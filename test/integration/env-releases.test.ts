@@ -10,6 +10,7 @@ import { waitFor } from '../../sandbox/procs.ts';
 import { as, signIn } from '../support/auth.ts';
 import { RECORDER_ON, startTestConsole } from '../support/console.ts';
 import { digitalHumanTemplate, ownEstate, type Estate } from '../support/own-estate.ts';
+import { writeRepoFile } from '../../sandbox/scenario.ts';
 
 let estate: Estate;
 let APP: string;
@@ -98,6 +99,33 @@ describe('GET /api/envs/:env/releases (issue 16)', () => {
     expect(one.metrics.days.map((d) => d.day)).toEqual([today]);
     expect(one.apps.every((a) => a.cluster === 'nonprod')).toBe(true);
   }, 420_000);
+
+  it("another app's commit to the same repository is no deployment of this app: listed as no change, not counted", async () => {
+    const mine = (r: EnvReleasesResponse) => r.releases.filter((x) => x.app === APP).map((x) => x.sha);
+    const before = await envReleases('/api/envs/dev/releases');
+    const running = mine(before)[0];
+    expect(running, 'the first test saw a deployed release').toBeDefined();
+    // a commit outside the app's path, as another team's in a monorepo
+    const sha = estate.push('another team: unrelated change', (w) =>
+      writeRepoFile(w, 'unrelated/other-team.txt', `${Date.now()}\n`),
+    );
+    await estate.waitApplied(sha);
+    let rel: ReleasesResponse['releases'][number] | undefined;
+    await waitFor(
+      `the release of ${sha.slice(0, 8)} rendered and reconciled`,
+      async () => {
+        const list = ((await as(con.admin, con.url, `/api/apps/${APP}/releases`)).body as unknown as ReleasesResponse)
+          .releases;
+        rel = list.find((x) => x.sha === sha);
+        return ['render', 'reconcile'].every((n) => rel?.states.find((s) => s.name === n)?.status === 'ok');
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+    expect(rel?.unchangedFrom).toBe(running);
+    const after = await envReleases('/api/envs/dev/releases');
+    expect(mine(after)).toEqual(mine(before));
+    expect(after.metrics.unchanged).toBeGreaterThan(before.metrics.unchanged);
+  }, 300_000);
 
   it('an environment with no records says so: total 0 and rate null, not 0 %', async () => {
     const r = await envReleases('/api/envs/no-such-env/releases?days=7');

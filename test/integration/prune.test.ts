@@ -2,7 +2,8 @@
 // the seed's prod service from its own repository, Flux `prune: false` like the seed's prod — objects removed from
 // Git leave its inventory and stay live, so the console is the one that deletes them (after a second person
 // approved). Three probe ConfigMaps are in the first commit and removed by the second; the estate's prod render is
-// emptied and broken later. The estate is deleted at the end.
+// emptied and broken later. As in a monorepo, someone else commits to the same repository every 20 s (outside the
+// app's path: the estate's busy() committer) for the whole file. The estate is deleted at the end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ const PROTECTED = 'prune-probe-b';
 const STALE = 'prune-probe-c';
 
 let probes: ProdProbeEstate | undefined;
+let busy: { commits: string[]; stop(): void } | undefined;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let developer: Signed;
 let reviewer: Signed;
@@ -95,9 +97,11 @@ beforeAll(async () => {
     probes: [PLAIN, { name: PROTECTED, annotations: { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' } }, STALE],
   });
   await sourceAt(probes.removed);
+  busy = probes.estate.busy();
 }, 600_000);
 
 afterAll(async () => {
+  busy?.stop();
   try {
     await probes?.teardown();
   } finally {
@@ -189,6 +193,12 @@ describe('prune previews (an app on prod, Flux prune: false: the console deletes
   it('concurrent approvals by two reviewers: one execution; deleted with preconditions; evidence chain', async () => {
     const { preview } = await request(developer);
     const pending = (await request(developer)).preview; // voided later: the snapshot changes under it
+    // someone else's commit lands in the same repository before the approvals: the app renders the same there, so
+    // the preview stands (re-checked at that revision, and the approval's record says so)
+    const elsewhere = own().estate.push('another team: unrelated change', (w) =>
+      writeRepoFile(w, 'unrelated/other-team.txt', `${Date.now()}\n`),
+    );
+    await sourceAt(elsewhere);
     const answers = await Promise.all(
       [reviewer, reviewer2].map((who) =>
         as(who, con.url, `/api/prune-previews/${preview.id}/approve`, { method: 'POST', body: { comment: 'ok' } }),
@@ -197,7 +207,15 @@ describe('prune previews (an app on prod, Flux prune: false: the console deletes
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
     // the loser was refused before any intent: one prune.approved, and one action.refused saying why
     const mine = (es: EvidenceEvent[]) => es.filter((e) => e.data.previewId === preview.id);
-    expect(mine(await evidence('prune.approved'))).toHaveLength(1);
+    const approved = mine(await evidence('prune.approved'));
+    expect(approved).toHaveLength(1);
+    const recheck = approved[0]?.data.recheckedAt as { revision: string } | undefined;
+    expect(recheck, 'the approval records the re-check at the newer revision').toBeDefined();
+    expect(
+      own()
+        .estate.atOrAfter(elsewhere)
+        .some((c) => recheck?.revision.endsWith(c)),
+    ).toBe(true);
     expect(mine(await evidence('action.refused'))).toEqual([
       expect.objectContaining({
         data: expect.objectContaining({ action: 'prune.approved', reason: expect.any(String) }),
@@ -257,6 +275,13 @@ describe('prune previews (an app on prod, Flux prune: false: the console deletes
       writeRepoFile(w, OVERLAY, before.replace('  - ../../base\n', '  - ../../base\n  - missing.yaml\n')),
     );
     await sourceAt(broken);
+    // the pending override at the empty render: its source moved to a render that fails, so the approval is void
+    const late = await as(reviewer, con.url, `/api/prune-previews/${preview.id}/approve`, {
+      method: 'POST',
+      body: { comment: 'sure', confirmation: preview.confirmation },
+    });
+    expect(late.status, late.text).toBe(409);
+    expect(late.text).toMatch(/source moved to .* since the preview, and rendering it failed/);
     const unknown = (await request(developer)).preview;
     expect(unknown.plan).toBe('unknown');
     expect(unknown.candidates).toEqual([]);

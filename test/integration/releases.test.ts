@@ -190,6 +190,19 @@ describe('release evidence (issue 16)', () => {
     expect(promotion?.data?.digests as string[]).toContain(`${IMAGE}@${digest}`);
     expect(Number(promotion?.data?.secondsAfter)).toBeGreaterThan(0);
     expect(promotion?.value).toMatch(/reached staging/);
+    // the staging commit left dev's render as it was: no change in dev, not a release of the dev app
+    let devSide: ReleasesResponse['releases'][number] | undefined;
+    await waitFor(
+      `dev's render of ${promote.slice(0, 8)} recorded`,
+      async () => {
+        devSide = (await releases()).releases.find((x) => x.sha === promote);
+        return !!devSide && state(devSide, 'render')?.status !== 'pending';
+      },
+      { timeoutMs: 60_000, intervalMs: 1000 },
+    );
+    expect(devSide?.unchangedFrom).toBe(sha);
+    expect(state(devSide, 'render')?.data).toMatchObject({ effect: 'unchanged', sameAs: sha });
+    expect(state(devSide, 'render')?.value).toMatch(/no change here/);
   }, 420_000);
 
   it('a change merged through a reviewed pull request: the review state names the PR, its approver and who merged it', async () => {

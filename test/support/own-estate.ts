@@ -2,7 +2,8 @@
 // template), its own GitRepository, Kustomizations and namespace (governed when asked), mapped to an environment
 // by the test consoles' mapping (./sandbox-environments.ts: `t-<env>-*` namespaces). Nothing of it is shared, so
 // files that own estates run side by side; the seed estate stays read-only. Waits are on the exact commit the
-// test pushed; teardown deletes what it made (no restore commits).
+// test pushed, or a later one pushed through the estate (its busy() committer, as in a monorepo where others
+// commit all day); teardown deletes what it made (no restore commits).
 //
 //   const estate = await ownEstate({ name: 'diff', env: 'dev', template: digitalHumanTemplate('dev') });
 //   const sha = estate.push('scale the worker', (w) => …);
@@ -18,6 +19,7 @@ import {
   sandboxForge,
   waitForArgoSynced,
   waitForKustomizationRevision,
+  writeRepoFile,
 } from '../../sandbox/scenario.ts';
 import { seedFiles } from '../../sandbox/seed.ts';
 import { kubectl, mustState, type SandboxState } from '../../sandbox/state.ts';
@@ -92,8 +94,17 @@ export interface Estate {
   argoAppId(app: string): string;
   /** commit and push to the estate's main as the forge admin; the new commit */
   push(message: string, edit: (workTree: string) => void): string;
-  /** until the app's Kustomization applied exactly `sha` and is Ready (only this test pushes here) */
+  /** every commit pushed to main through this estate, the first commit first */
+  pushes: readonly string[];
+  /** `sha` and the commits pushed through this estate after it (what a wait on `sha` accepts) */
+  atOrAfter(sha: string): string[];
+  /** until the app's Kustomization applied `sha` (or a later commit of this estate) and is Ready */
   waitApplied(sha: string, app?: string, timeoutMs?: number): Promise<void>;
+  /**
+   * A background committer, as others commit to a monorepo all day: every `everyMs` (default 20 s) a commit that
+   * changes only `unrelated/` (outside every app's path). stop() waits for nothing: each push is synchronous.
+   */
+  busy(opts?: { everyMs?: number }): { commits: string[]; stop(): void };
   /** until Argo CD reports the Application Synced (and Healthy unless healthy: false) at `sha` */
   waitArgoSynced(app: string, sha: string, opts?: { healthy?: boolean; timeoutMs?: number }): Promise<void>;
   teardown(): Promise<void>;
@@ -130,6 +141,11 @@ export async function ownEstate(opts: EstateOptions): Promise<Estate> {
   const forge: ForgeState = { ...forgeOfSandbox, repo };
   const state: SandboxState = { ...st, git: { ...st.git, url: repo.cloneUrl } };
   const seedCommit = repoHead(state);
+  const pushes: string[] = [seedCommit];
+  const atOrAfter = (sha: string): string[] => {
+    const i = pushes.indexOf(sha);
+    return i < 0 ? [sha] : pushes.slice(i);
+  };
   const apply = (o: unknown) =>
     kubectl(cluster, ['apply', '--server-side', '--field-manager=test-estate', '-f', '-'], JSON.stringify(o));
   apply({
@@ -200,9 +216,31 @@ export async function ownEstate(opts: EstateOptions): Promise<Estate> {
     appId: (app) => `${cluster}/flux-system/kustomization/${kustomization(app)}`,
     application,
     argoAppId: (app) => `${cluster}/argocd/application/${application(app)}`,
-    push: (message, edit) => commitAndPushRetrying(message, edit, state),
+    pushes,
+    atOrAfter,
+    push: (message, edit) => {
+      const sha = commitAndPushRetrying(message, edit, state);
+      pushes.push(sha);
+      return sha;
+    },
     async waitApplied(sha, app, timeoutMs = 180_000) {
-      await waitForKustomizationRevision(cluster, kustomization(app), sha, timeoutMs);
+      await waitForKustomizationRevision(cluster, kustomization(app), sha, timeoutMs, atOrAfter(sha).slice(1));
+    },
+    busy(o = {}) {
+      const commits: string[] = [];
+      const timer = setInterval(() => {
+        try {
+          commits.push(
+            estate.push(`unrelated change ${commits.length + 1}`, (w) =>
+              writeRepoFile(w, 'unrelated/tick.txt', `${commits.length + 1} ${new Date().toISOString()}\n`),
+            ),
+          );
+        } catch {
+          // a push the forge refused under load: the next tick pushes again
+        }
+      }, o.everyMs ?? 20_000);
+      timer.unref();
+      return { commits, stop: () => clearInterval(timer) };
     },
     async waitArgoSynced(app, sha, o = {}) {
       await waitForArgoSynced(cluster, application(app), { revision: sha, ...o }, state);

@@ -53,8 +53,8 @@ export interface ProdProbeEstate {
   /** kubectl (as the sandbox admin) in the estate's namespace on prod */
   kubectl(args: string[], input?: string): string;
   /**
-   * Until the console at `base` renders the app at `sha` (default: the commit without the probes): the
-   * GitRepository is asked to fetch on every look.
+   * Until the console at `base` renders the app at `sha` (default: the commit without the probes) or a later commit
+   * of the estate (its busy() committer's): the GitRepository is asked to fetch on every look.
    */
   consoleAt(base: string, session: Signed, sha?: string): Promise<void>;
   teardown(): Promise<void>;
@@ -156,7 +156,7 @@ export async function prodProbeEstate(opts: ProbeEstateOptions): Promise<ProdPro
             const r = await as(session, base, `/api/apps/${estate.appId()}`);
             const rev =
               (r.body as { app?: { source?: { revisionWanted?: string } } }).app?.source?.revisionWanted ?? '';
-            return rev.endsWith(sha);
+            return estate.atOrAfter(sha).some((c) => rev.endsWith(c));
           },
           { timeoutMs: 120_000, intervalMs: 1000 },
         );

@@ -214,3 +214,63 @@ describe('intent only for what may happen', () => {
     expect(ev.refused.map((e) => [e.actor, e.data.reason])).toEqual([['rev2', 'this prune is rejected']]);
   });
 });
+
+describe("a newer source revision (in a monorepo, anyone else's commit)", () => {
+  /** the app's source moves to `sha`; its render there has `inGit` (or fails) */
+  function moveTo(t: ReturnType<typeof setup>, sha: string, inGit: string[] | Error) {
+    t.app.source.revisionWanted = `main@sha1:${sha}`;
+    t.deps.render = async () => {
+      if (inGit instanceof Error) throw inGit;
+      return {
+        objects: inGit.map((n) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n, namespace: 'prod' } })),
+        renderer: 'test',
+        revision: `main@sha1:${sha}`,
+        renderHash: `h${sha}`,
+      };
+    };
+  }
+  /** eight objects that stay: one candidate is within the 25 % limit (no override) */
+  const KEPT = Array.from({ length: 8 }, (_, i) => `k${i}`);
+  const approve = (t: ReturnType<typeof setup>, id: string) =>
+    t.service.decide(id, rev1, { decision: 'approve', comment: 'ok' }, t.onDenied);
+
+  it('leaves the approval standing when the render there leaves the same candidates; the record says so', async () => {
+    const t = setup(dir, { inGit: KEPT, live: [...KEPT, 'a'] });
+    const { preview } = await t.service.create(t.app, dev);
+    expect(preview.doc.planState).toBe('ready');
+    moveTo(t, '2', KEPT);
+    expect((await approve(t, preview.id)).preview.status).not.toBe('void');
+    await t.service.settled();
+    expect((await t.service.view(preview.id, rev2)).preview.status).toBe('done');
+    expect(t.cluster.deletes.map((d) => d.name)).toEqual(['a']);
+    const ev = await evidenceOf(t, preview.id);
+    expect(ev.approved).toHaveLength(1);
+    expect(ev.approved[0]?.data.recheckedAt).toEqual({ revision: 'main@sha1:2', renderHash: 'h2' });
+  });
+
+  it("an approval at the preview's own revision carries no re-check", async () => {
+    const t = setup(dir, { inGit: KEPT, live: [...KEPT, 'a'] });
+    const { preview } = await t.service.create(t.app, dev);
+    await approve(t, preview.id);
+    expect((await evidenceOf(t, preview.id)).approved[0]?.data).not.toHaveProperty('recheckedAt');
+  });
+
+  it.each([
+    ['a candidate is in the render again', [...KEPT, 'a'], /a in the render again/],
+    ['another object is newly out of the render', KEPT.slice(1), /k0 newly out of it/],
+    ['the render there fails', new Error('kustomize: accumulating resources'), /rendering it failed: kustomize/],
+  ] as const)('voids the approval when %s: nothing is deleted', async (_what, inGit, reason) => {
+    const t = setup(dir, { inGit: KEPT, live: [...KEPT, 'a'] });
+    const { preview } = await t.service.create(t.app, dev);
+    moveTo(t, '3', inGit instanceof Error ? inGit : [...inGit]);
+    await expect(approve(t, preview.id)).rejects.toMatchObject({
+      status: 409,
+      message: expect.stringMatching(/^approval void: the app's source moved to main@sha1:3 since the preview/),
+    });
+    const view = (await t.service.view(preview.id, rev2)).preview;
+    expect(view.status).toBe('void');
+    expect(view.statusReason).toMatch(reason);
+    expect(t.cluster.deletes).toEqual([]);
+    expect((await evidenceOf(t, preview.id)).approved).toEqual([]);
+  });
+});

@@ -16,7 +16,7 @@ import { mustPreview, type PruneContext } from './context.ts';
 import { startExecution } from './executor.ts';
 import { identityOf, samePerson } from './identity.ts';
 import type { PreviewView, StoredPreview } from './model.ts';
-import { snapshotMatches } from './snapshot.ts';
+import { snapshotMatches, type SnapshotCheck } from './snapshot.ts';
 import type { DecideRefusal, PreviewStatus } from './store.ts';
 
 const REQUESTER = 'the requester of a prune cannot approve or reject it: a different person must';
@@ -216,15 +216,17 @@ export async function decide(
     await voidPreview(ctx, p, 'the preview expired', user.name);
     return refuse(refusalText({ reason: 'expired' }));
   }
+  let recheck: SnapshotCheck['recheck'];
   if (input.decision === 'approve') {
     // bad input, not a decision: said, nothing recorded
     if (p.doc.planState === 'needs-override' && input.confirmation !== p.doc.confirmation)
       throw new HttpError(400, 'BadRequest', `this prune needs an override: type "${p.doc.confirmation}" to confirm`);
-    const snap = await snapshotMatches(ctx, p);
+    const snap = await snapshotMatches(ctx, p, user);
     if (!snap.ok) {
       await voidPreview(ctx, p, `the live state no longer matches the preview: ${snap.reason}`, user.name);
       return refuse(`approval void: ${snap.reason}; request a new preview`);
     }
+    recheck = snap.recheck;
   }
   // the same checks in one transaction with every other decider: only a decision that will count goes on
   const held = await ctx.deps.store.hold(id, { ...me, person, decision: input.decision });
@@ -245,6 +247,8 @@ export async function decide(
           requester: p.requester,
           comment: input.comment,
           ...(p.doc.planState === 'needs-override' ? { override: true, reasons: p.doc.reasons } : {}),
+          // the source had moved since the preview: rendered again there, the same candidates
+          ...(recheck ? { recheckedAt: recheck } : {}),
         },
       },
       async (intent) => {

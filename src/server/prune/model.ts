@@ -91,8 +91,8 @@ export interface PruneServiceDeps {
   conn(cluster: string): ClusterConnection;
   /** whether the cluster's informers have listed everything (else the live state is unknown) */
   listed(cluster: string): boolean;
-  /** the app's desired state at its source revision (the diff's renderer); throws when it cannot render */
-  render(a: App, user: Principal): Promise<RenderResult>;
+  /** the app's desired state at its source revision (the diff's renderer, as `user` or, undefined, the console); throws when it cannot render */
+  render(a: App, user: Principal | undefined): Promise<RenderResult>;
   /** the clusters connected now (recovery sweeps their approval lists: approval-params.ts) */
   clusters?(): string[];
 }

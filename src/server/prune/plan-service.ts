@@ -4,18 +4,16 @@ import { randomUUID } from 'node:crypto';
 import type { App } from '../../domain/app.ts';
 import { lastWriter, metaOf, type Obj } from '../../domain/object-meta.ts';
 import { planPrune, pruneKey, willDelete, type PruneCandidate } from '../../domain/prune.ts';
-import { refId, type ObjectRef } from '../../domain/refs.ts';
-import { refOf } from '../../domain/tree.ts';
+import { refId } from '../../domain/refs.ts';
 import type { Principal } from '../auth/index.ts';
 import type { RenderResult } from '../diff/index.ts';
-import { trackerOf } from '../tree/index.ts';
 import { forgetRendered } from './approval-params.ts';
 import { gatherCascades } from './cascades.ts';
 import { pinnedVersion } from './version.ts';
 import type { PruneContext } from './context.ts';
 import { identityOf } from './identity.ts';
 import type { PreviewCandidate, PreviewDoc } from './model.ts';
-import { snapshotHash } from './snapshot.ts';
+import { pruneCandidates, snapshotHash } from './snapshot.ts';
 import type { PreviewStatus } from './store.ts';
 
 /** A planned candidate as a preview stores it, with what its live object says (uid, pinned version, last writer). */
@@ -67,18 +65,9 @@ export async function planPreview(ctx: PruneContext, a: App, user: Principal): P
       `cluster ${a.cluster} is not fully listed (informers not synced): the live state is unknown`,
       render,
     );
-  // the controller's inventory, plus live objects carrying its tracking labels that the inventory dropped
-  const inventory = new Map<string, ObjectRef>();
-  for (const r of a.inventory) inventory.set(pruneKey(r), r);
-  for (const o of ctx.deps.index.trackedBy(a.cluster, trackerOf(a))) {
-    const r = refOf(a.cluster, o);
-    if (!inventory.has(pruneKey(r))) inventory.set(pruneKey(r), r);
-  }
-  const desired: ObjectRef[] = render.objects.map((o) => refOf(a.cluster, o));
+  const { inventory, desired, candidates } = pruneCandidates(ctx, a, render);
   // an object in the render again (its removal was reverted in Git) loses any approval-list entry it had
   await forgetRendered(ctx, a.cluster, desired).catch(() => 0);
-  const desiredKeys = new Set(desired.map(pruneKey));
-  const candidates = [...inventory.values()].filter((r) => !desiredKeys.has(pruneKey(r)));
   const liveByKey = new Map<string, Obj>();
   try {
     for (const r of candidates) {
@@ -105,7 +94,7 @@ export async function planPreview(ctx: PruneContext, a: App, user: Principal): P
   }
   const plan = planPrune({
     controller: a.controller,
-    inventory: [...inventory.values()],
+    inventory,
     desired,
     live: [...roots, ...cascades.live],
     unknown: cascades.unknown,

@@ -7,7 +7,7 @@ import { metaOf, type Obj } from '../../domain/object-meta.ts';
 import type { PruneContext } from './context.ts';
 import { startExecution } from './executor.ts';
 import type { StoredPreview } from './model.ts';
-import { snapshotMatches } from './snapshot.ts';
+import { snapshotMatches, type SnapshotCheck } from './snapshot.ts';
 import { carriesStamp } from './stamps.ts';
 import { withdrawApprovals } from './approval-params.ts';
 
@@ -49,7 +49,7 @@ export async function recoverApprovals(ctx: PruneContext): Promise<string[]> {
     if (!deps.listed(p.cluster)) continue;
     const base = { actor: 'console', app: p.app, cluster: p.cluster, env: p.env };
     const stranded = { previewId: p.id, snapshotHash: p.snapshotHash, approvedAt: p.updatedAt, recovered: true };
-    const snap =
+    const snap: SnapshotCheck =
       Date.parse(p.expiresAt) <= Date.now()
         ? { ok: false, reason: 'the preview expired before its execution started' }
         : !deps.app(p.app)
@@ -74,6 +74,7 @@ export async function recoverApprovals(ctx: PruneContext): Promise<string[]> {
           data: {
             ...stranded,
             reason: 'approved, but its execution never started (the console stopped first); the snapshot still matches',
+            ...(snap.recheck ? { recheckedAt: snap.recheck } : {}),
           },
         },
         async () => {

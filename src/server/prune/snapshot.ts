@@ -3,9 +3,19 @@
 // their deletion takes with it has not since come to hold a protected object, become unknown, or (in a plan that
 // was within the limits) grown past the count limit: a Namespace's resourceVersion does not move when an object
 // is added to it, so its contents are read again.
+// A newer source revision (in a monorepo, anyone's commit) voids nothing by itself: the app is rendered again at
+// it, and the approval stands when the candidates are exactly what that render leaves out of the controller's
+// inventory, as at the preview (the re-check is returned, and the approval's record carries it). A candidate in the
+// render again, an object newly out of it, or a render that fails voids it.
 import { createHash } from 'node:crypto';
+import type { App } from '../../domain/app.ts';
 import { metaOf, type Obj } from '../../domain/object-meta.ts';
-import { deletionCount, judgeCascade, lookupsOver, type PruneCandidate } from '../../domain/prune.ts';
+import { deletionCount, judgeCascade, lookupsOver, pruneKey, type PruneCandidate } from '../../domain/prune.ts';
+import { refId, type ObjectRef } from '../../domain/refs.ts';
+import { refOf } from '../../domain/tree.ts';
+import type { Principal } from '../auth/index.ts';
+import type { RenderResult } from '../diff/index.ts';
+import { trackerOf } from '../tree/index.ts';
 import { gatherCascades } from './cascades.ts';
 import { pinnedVersion } from './version.ts';
 import type { PruneContext } from './context.ts';
@@ -21,8 +31,41 @@ export function snapshotHash(revision: string | null, candidates: PreviewCandida
     .digest('hex');
 }
 
-/** Whether the candidates still are what the preview saw (the same uid and resourceVersion, read live now). */
-export async function snapshotMatches(ctx: PruneContext, p: StoredPreview): Promise<{ ok: boolean; reason?: string }> {
+/**
+ * What a prune of the app would consider at this render: the controller's inventory plus the live objects carrying
+ * its tracking labels that the inventory dropped (a Flux Kustomization with `prune: false` drops stale objects from
+ * its inventory but leaves them live), the render's objects, and the candidates (in the inventory, not rendered).
+ */
+export function pruneCandidates(
+  ctx: PruneContext,
+  a: App,
+  render: RenderResult,
+): { inventory: ObjectRef[]; desired: ObjectRef[]; candidates: ObjectRef[] } {
+  const inventory = new Map<string, ObjectRef>();
+  for (const r of a.inventory) inventory.set(pruneKey(r), r);
+  for (const o of ctx.deps.index.trackedBy(a.cluster, trackerOf(a))) {
+    const r = refOf(a.cluster, o);
+    if (!inventory.has(pruneKey(r))) inventory.set(pruneKey(r), r);
+  }
+  const desired: ObjectRef[] = render.objects.map((o) => refOf(a.cluster, o));
+  const desiredKeys = new Set(desired.map(pruneKey));
+  const all = [...inventory.values()];
+  return { inventory: all, desired, candidates: all.filter((r) => !desiredKeys.has(pruneKey(r))) };
+}
+
+export interface SnapshotCheck {
+  ok: boolean;
+  reason?: string;
+  /** the source had moved: the render at this revision leaves the same candidates */
+  recheck?: { revision: string; renderHash: string };
+}
+
+/**
+ * Whether the candidates still are what the preview saw (the same uid and resourceVersion, read live now), and,
+ * when the app's source moved, whether its render there still leaves exactly them. `user`: whom the render goes out
+ * as (the approver; the console itself in recovery).
+ */
+export async function snapshotMatches(ctx: PruneContext, p: StoredPreview, user?: Principal): Promise<SnapshotCheck> {
   const roots: Array<{ c: PreviewCandidate; o: Obj }> = [];
   for (const c of p.doc.candidates) {
     if (!c.deletable) continue;
@@ -40,7 +83,7 @@ export async function snapshotMatches(ctx: PruneContext, p: StoredPreview): Prom
   }
   const cascades = await cascadesStillMatch(ctx, p, roots);
   if (!cascades.ok) return cascades;
-  // Flux renders the source artifact: a newer artifact is another snapshot
+  // Flux renders the source artifact: at a newer artifact, the render decides again
   const a = ctx.deps.app(p.app);
   if (
     a?.controller === 'flux' &&
@@ -48,8 +91,37 @@ export async function snapshotMatches(ctx: PruneContext, p: StoredPreview): Prom
     a.source.revisionWanted &&
     a.source.revisionWanted !== p.doc.revision
   )
-    return { ok: false, reason: `the app's source moved to ${a.source.revisionWanted} since the preview` };
+    return renderStillLeavesThem(ctx, p, a, user);
   return { ok: true };
+}
+
+/** The app rendered at its new source revision: the approval stands when the candidates are the preview's. */
+async function renderStillLeavesThem(
+  ctx: PruneContext,
+  p: StoredPreview,
+  a: App,
+  user: Principal | undefined,
+): Promise<SnapshotCheck> {
+  const moved = `the app's source moved to ${a.source.revisionWanted} since the preview`;
+  let render: RenderResult;
+  try {
+    render = await ctx.deps.render(a, user);
+  } catch (e) {
+    return { ok: false, reason: `${moved}, and rendering it failed: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  if (render.revision === p.doc.revision) return { ok: true };
+  const now = new Map(pruneCandidates(ctx, a, render).candidates.map((r) => [pruneKey(r), r]));
+  const before = new Map(p.doc.candidates.map((c) => [pruneKey(c.ref), c.id]));
+  const rendered = [...before].filter(([k]) => !now.has(k)).map(([, id]) => id);
+  const added = [...now].filter(([k]) => !before.has(k)).map(([, r]) => refId(r));
+  if (rendered.length || added.length) {
+    const said = [
+      rendered.length ? `${rendered.join(', ')} in the render again` : '',
+      added.length ? `${added.join(', ')} newly out of it` : '',
+    ].filter(Boolean);
+    return { ok: false, reason: `${moved}, and its render there changes what would be deleted: ${said.join('; ')}` };
+  }
+  return { ok: true, recheck: { revision: render.revision, renderHash: render.renderHash } };
 }
 
 /** What the deletable candidates take with them, judged again now (domain/prune.ts judgeCascade). */

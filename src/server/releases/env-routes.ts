@@ -156,6 +156,7 @@ export const envReleaseRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) =
           days: rest.days,
           leadTime: rest.leadTime,
           changeFailureRate: rest.changeFailureRate,
+          unchanged: rest.unchanged,
           eventCounts: rest.eventCounts,
         },
         releases: releases.slice(0, MAX_RELEASES),

@@ -5,6 +5,7 @@ import { describeSops, plaintextInGit } from '../../domain/secrets-in-git.ts';
 import type { App } from '../../domain/app.ts';
 import { parseImage } from '../../domain/image.ts';
 import { shaOf } from '../../domain/release-commit.ts';
+import { EFFECT_EVENT_TYPES, releaseEffect, runningRelease, type ReleaseEffect } from '../../domain/release-effect.ts';
 import { imagesOf, type ImageRef } from '../../domain/release-images.ts';
 import { withoutUserInfo } from '../../domain/url-credentials.ts';
 import { RenderError, renderCanonical, type RenderResult } from '../diff/index.ts';
@@ -63,11 +64,15 @@ export async function recordArtifactAndRender(ctx: StateContext, app: App, rel: 
   const secrets = render.secretsInGit ?? [];
   const plaintext = plaintextInGit(secrets);
   const manifest = await storeManifest(ctx, render);
+  const effect = await effectOf(ctx, app, rel, render.renderHash, images);
+  if (effect.effect === 'unchanged') rel.unchangedFrom = effect.sameAs;
   ctx.emit(app, rel, 'render', 'console', {
     renderer: render.renderer,
     renderedRevision: render.revision,
     renderHash: render.renderHash,
     objects: render.objects.length,
+    // a commit that leaves what the app runs as it is (another app's, in a monorepo) is no release of this app
+    ...effect,
     ...(manifest ? { manifest } : {}),
     // how Git holds the render's Secrets (file, keys, SOPS metadata): never a value
     ...(secrets.length
@@ -89,6 +94,23 @@ export async function recordArtifactAndRender(ctx: StateContext, app: App, rel: 
       keys: f.keys,
       revision: render.revision,
     });
+}
+
+/** What this release changes against the app's running release (release-effect.ts); unreadable records: a change. */
+async function effectOf(
+  ctx: StateContext,
+  app: App,
+  rel: Tracked,
+  renderHash: string,
+  images: Array<ImageRef & { resolved?: string }>,
+): Promise<ReleaseEffect> {
+  let events: Awaited<ReturnType<StateContext['o']['store']['list']>>;
+  try {
+    events = await ctx.o.store.list({ app: app.id, type: [...EFFECT_EVENT_TYPES], limit: 300 });
+  } catch (e) {
+    return { effect: 'changed', since: null, why: `the app's earlier releases could not be read: ${message(e)}` };
+  }
+  return releaseEffect({ renderHash, images }, runningRelease(events, rel.sha));
 }
 
 /** The masked render kept by its hash ('stored' the first time, 'present' after); 'failed' is said, not thrown. */

@@ -281,7 +281,13 @@ describe('release recorder', () => {
       ],
     };
     const catalog = new FakeCatalog();
-    catalog.app = baseApp({ name: 'web-dev', id: 'c1/flux-system/kustomization/web-dev' });
+    // dev applied SHA (it went live there)
+    catalog.app = baseApp({
+      name: 'web-dev',
+      id: 'c1/flux-system/kustomization/web-dev',
+      source: { ...baseApp().source, revisionObserved: `main@sha1:${SHA}` },
+      conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded' }],
+    });
     const first = await setup(async () => pinned, catalog);
     first.rr.start();
     await first.rr.idle();
@@ -293,7 +299,7 @@ describe('release recorder', () => {
     catalog.app = baseApp({
       name: 'web-dev',
       id: 'c1/flux-system/kustomization/web-dev',
-      source: { ...catalog.app.source, revisionWanted: `main@sha1:${SHA2}` },
+      source: { ...baseApp().source, revisionWanted: `main@sha1:${SHA2}` },
     });
     const staging = baseApp({
       name: 'web-staging',
@@ -316,10 +322,76 @@ describe('release recorder', () => {
     expect(gap?.app).toBe(catalog.app.id);
     expect(gap?.data).toMatchObject({ lastRecordedSha: SHA, currentSha: SHA2 });
     const promotions = await store.list({ type: 'release.promotion' });
-    // dev's SHA2 and SHA both name the digest: the release that brought it to dev (SHA) is the one promoted
+    // dev's SHA2 renders exactly as SHA, which runs there: no change in dev, and not what brought the digest
+    const [devRender] = await store.list({ app: catalog.app.id, type: ['release.render'] });
+    expect(devRender?.data).toMatchObject({ sha: SHA2, effect: 'unchanged', sameAs: SHA, unchangedFrom: SHA });
+    // the release that brought the digest to dev (SHA, live there) is the one promoted
     expect(promotions).toHaveLength(1);
     expect(promotions[0]?.app).toBe(catalog.app.id);
     expect(promotions[0]?.data).toMatchObject({ toEnv: 'staging', toApp: staging.id, toSha: SHA2 });
     expect(promotions[0]?.data.sha).toBe(SHA);
+  });
+
+  it('promotion goes to the release that went live with the digests, never to an older one whose reconcile failed', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
+    store = await openEvidenceStore({ dataDir: dir });
+    const image = `r.io/web:1.0@sha256:${'2'.repeat(64)}`;
+    const rendering = (sha: string, hash: string): RenderResult => ({
+      ...render,
+      objects: [
+        {
+          kind: 'Deployment',
+          metadata: { name: 'web' },
+          spec: { template: { spec: { containers: [{ name: 'web', image }] } } },
+        },
+        { kind: 'ConfigMap', metadata: { name: `cm-${hash}` } },
+      ],
+      revision: `main@sha1:${sha}`,
+      renderHash: hash,
+    });
+    const dev = { name: 'web-dev', id: 'c1/flux-system/kustomization/web-dev' };
+    const [X, A, S] = ['e'.repeat(40), 'f'.repeat(40), '9'.repeat(40)];
+    const catalog = new FakeCatalog();
+    // X: the digest, but its reconcile fails
+    catalog.app = baseApp({
+      ...dev,
+      source: { ...baseApp().source, revisionWanted: `main@sha1:${X}`, revisionAttempted: `main@sha1:${X}` },
+      conditions: [{ type: 'Ready', status: 'False', reason: 'ReconciliationFailed', message: 'apply failed' }],
+    });
+    let current = rendering(X, 'sha256:x');
+    const rec = await setup(async () => current, catalog);
+    rec.rr.start();
+    await rec.rr.idle();
+    // A: the same digest, applied and Ready
+    current = rendering(A, 'sha256:a');
+    catalog.set(
+      baseApp({
+        ...dev,
+        source: { ...baseApp().source, revisionWanted: `main@sha1:${A}`, revisionObserved: `main@sha1:${A}` },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded' }],
+      }),
+    );
+    await rec.rr.idle();
+    // staging applies S, running the digest
+    const staging = baseApp({
+      name: 'web-staging',
+      id: 'c1/flux-system/kustomization/web-staging',
+      env: 'staging',
+      source: { ...baseApp().source, revisionWanted: `main@sha1:${S}`, revisionObserved: `main@sha1:${S}` },
+      conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded' }],
+    });
+    catalog.others = [staging];
+    current = rendering(S, 'sha256:s');
+    catalog.emit('app', { type: 'upsert', app: staging });
+    await rec.rr.idle();
+    await rec.recorder.flush();
+    await rec.rr.stop();
+    const reconciles = await store.list({ app: catalog.app.id, type: ['release.reconcile'], order: 'asc' });
+    expect(reconciles.map((e) => [e.data.sha, e.data.status])).toEqual([
+      [X, 'failed'],
+      [A, 'ok'],
+    ]);
+    const promotions = await store.list({ type: 'release.promotion' });
+    expect(promotions.map((e) => [e.data.sha, e.data.toSha])).toEqual([[A, S]]);
   });
 });

@@ -176,6 +176,8 @@ export class ReleaseRecorder {
       await this.heavy.run(() => recordValidation(this.ctx, app, rel));
     const latest = this.o.catalog.get(id) ?? app;
     recordReconcile(this.ctx, latest, rel);
+    // a commit that changed nothing here brought nothing to promote (release-effect.ts)
+    if (rel.unchangedFrom) rel.promotionChecked = true;
     if (rel.recorded.get('reconcile')?.status === 'ok' && !rel.promotionChecked)
       await recordPromotion(this.ctx, latest, rel);
     recordCanarySteps(this.ctx, latest, rel);
@@ -234,6 +236,8 @@ export class ReleaseRecorder {
         controller: app.controller,
         generation: app.generation ?? null,
         observedGeneration: app.observedGeneration ?? null,
+        // every record after the render of a release that changed nothing here says so (no deployment: metrics)
+        ...(rel.unchangedFrom ? { unchangedFrom: rel.unchangedFrom } : {}),
         ...data,
         status,
       },

@@ -58,6 +58,8 @@ export function resumeFrom(o: ReleaseRecorderOptions, app: App, events: Evidence
     if (name === 'reconcile' && e.data.status === 'ok') t.reconciledAt = Date.parse(e.time);
     if (name === 'health') t.healthAt = Date.parse(e.time);
     if (name === 'artifact' && Array.isArray(e.data.images)) t.images = e.data.images as Tracked['images'];
+    if (name === 'render' && e.data.effect === 'unchanged' && typeof e.data.sameAs === 'string')
+      t.unchangedFrom = e.data.sameAs;
   }
   return t;
 }

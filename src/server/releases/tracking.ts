@@ -26,6 +26,8 @@ export interface Tracked {
   commit?: { parents: string[]; message: string } | undefined;
   /** the forge could not answer: the review is read again after this time */
   reviewRetryAt?: number | undefined;
+  /** its render is the running release's (this sha): no change here, no release of this app (release-effect.ts) */
+  unchangedFrom?: string | undefined;
   /** the promotion into this release's environment was looked for */
   promotionChecked?: boolean;
   /** since when the app has been Degraded or Missing after the reconcile, while that is not yet the release's health */

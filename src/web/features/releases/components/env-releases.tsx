@@ -147,7 +147,7 @@ function Charts({ data, range }: { data: EnvReleasesResponse; range: string }) {
       <ChartSection
         id="env-deployments"
         title="Deployments per day"
-        summary={`${total} deployment${total === 1 ? '' : 's'} in ${range} (a release counts once its reconcile is applied).`}
+        summary={`${total} deployment${total === 1 ? '' : 's'} in ${range} (a release counts once its reconcile is applied; a commit that leaves an app's render and image digests as they run is no deployment of it${m.unchanged ? `: ${m.unchanged} such commit${m.unchanged === 1 ? '' : 's'} not counted` : ''}).`}
         chartLabel={`Bar chart: deployments per day in ${env}, ${range}; ${total} in total. The numbers are in the table that follows.`}
         chart={
           <BarChart {...common}>
