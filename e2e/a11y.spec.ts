@@ -27,6 +27,7 @@ const STATES: Array<{ name: string; show: (page: Page) => Promise<void> }> = [
     show: async (page) => {
       await page.goto('/');
       await expect(page.getByTestId('app-card').first()).toBeVisible();
+      await expect(page.getByRole('heading', { name: 'Apps', level: 1 })).toBeVisible();
       await expect(page).toHaveTitle('All apps — GitOps console');
     },
   },
@@ -117,6 +118,14 @@ const STATES: Array<{ name: string; show: (page: Page) => Promise<void> }> = [
       await expect(page.getByTestId('env-chart')).toHaveCount(4);
       await expect(page.getByTestId('env-app-row').first()).toBeVisible();
       await expect(page).toHaveTitle('dev releases — GitOps console');
+    },
+  },
+  {
+    name: 'unknown app',
+    show: async (page) => {
+      await page.goto('/apps/nonprod/flux-system/kustomization/no-such-app');
+      await expect(page.getByRole('heading', { name: 'App not found', level: 1 })).toBeVisible();
+      await expect(page.getByRole('alert')).toContainText('No app nonprod/flux-system/kustomization/no-such-app.');
     },
   },
   {

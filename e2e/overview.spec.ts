@@ -83,6 +83,12 @@ test('stopping the prod apiserver shows the stale banner; restarting clears it',
       'stale',
     );
     await page.screenshot({ path: 'test-results/stale.png', fullPage: true });
+    // the app's own page says so in its header: never a green Synced/Healthy from a cluster the console cannot reach
+    await page.locator('[data-app-id="prod/flux-system/kustomization/digital-human-prod"]').click();
+    const header = page.getByTestId('app-header');
+    await expect(header.getByTestId('app-stale')).toContainText(/stale since .*cluster prod is unreachable/);
+    await expect(header.getByTestId('sync')).toHaveAttribute('data-stale', 'true');
+    await expect(header.getByTestId('health')).toContainText('last known');
   } finally {
     await startApiserver('prod');
   }

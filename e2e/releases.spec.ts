@@ -124,6 +124,12 @@ test('a dev image change: nine states with real values, promoted to staging; a f
   await f.waitApplied(promote, 'staging');
   await expect(state(row, 'promotion')).toHaveAttribute('data-status', 'ok', { timeout: 180_000 });
   await expect(state(row, 'promotion')).toContainText(/reached staging \d+ s later/);
+  // the staging commit changed nothing in dev: its dev row says so, with no rollback of its own
+  const promoteRow = page.locator(`[data-testid="release"][data-sha="${promote}"]`);
+  await expect(promoteRow.getByTestId('no-change')).toContainText(`renders as ${sha.slice(0, 7)}`, {
+    timeout: 120_000,
+  });
+  await expect(promoteRow.getByTestId('rollback')).toHaveCount(0);
 
   // 3. the business endpoint fails: the next release's verification is red, and leads the app header
   biz.set({ mode: 'fail' });
@@ -135,6 +141,8 @@ test('a dev image change: nine states with real values, promoted to staging; a f
   await expect(state(badRow, 'verification')).toHaveAttribute('data-status', 'failed', { timeout: 300_000 });
   await expect(state(badRow, 'verification')).toContainText('HTTP check: ');
   await expect(state(badRow, 'verification')).toContainText('503');
+  // older commits that changed nothing here fold away under one line
+  await expect(page.getByTestId('no-change-fold')).toContainText('1 commit that changed nothing here');
   // the header leads with the newest release's first incomplete state
   await expect(page.getByTestId('header-not-live')).toContainText(
     new RegExp(`${bad.slice(0, 7)} stops at verification`),

@@ -1,8 +1,14 @@
 // The guided "Try it" page (sandbox mode only): the scenario cards, a run or a reset as a job with steps.
 // Not in schemas.ts on purpose: only the tryit capability and its SPA page use it.
 import { z } from 'zod';
+import { ACTION_NAMES } from '../domain/access.ts';
 
-export const TryItLinkSchema = z.object({ label: z.string(), href: z.string() });
+export const TryItLinkSchema = z.object({
+  label: z.string(),
+  href: z.string(),
+  /** what the page needs (an action, in an environment): the card shows the link only to who may look there */
+  needs: z.object({ action: z.enum(ACTION_NAMES), env: z.string().optional() }).optional(),
+});
 export type TryItLink = z.infer<typeof TryItLinkSchema>;
 
 export const TryItScenarioSchema = z.object({

@@ -20,6 +20,9 @@ export const ACTIONS = {
   // promote, abort, retry, pause or resume an Argo Rollouts canary (in the on-call environments — prod by default,
   // CONSOLE_ROLLOUT_ONCALL_ENVS — on-call and admin only: whyNotRolloutControl)
   'rollout.control': ['developer', 'oncall', 'admin'],
+  // an app's release chain (its nine states, what ran when, the manifests per release): developers see their
+  // apps' releases too, to choose what to roll back to; the evidence log itself stays evidence.read
+  'release.read': ['developer', 'reviewer', 'oncall', 'auditor', 'admin'],
   'evidence.read': ['reviewer', 'oncall', 'auditor', 'admin'],
   'evidence.verify': ['auditor', 'admin'],
   'users.manage': ['admin'],
@@ -27,6 +30,7 @@ export const ACTIONS = {
   'sinks.manage': ['admin'],
 } as const satisfies Record<string, readonly Role[]>;
 export type Action = keyof typeof ACTIONS;
+export const ACTION_NAMES = Object.keys(ACTIONS) as [Action, ...Action[]];
 
 /** A role on some clusters and environments ('*' = all). */
 export interface Grant {
@@ -70,6 +74,7 @@ const PURPOSE: { readonly [A in Action]?: string } = {
   'freeze.toggle': 'freeze or unfreeze deployments',
   'release.rollback': 'open a rollback pull request',
   'rollout.control': 'control this canary',
+  'release.read': "see this app's releases",
   'evidence.read': "see this app's evidence",
   'evidence.verify': 'verify the evidence chain',
   'users.manage': 'manage users',

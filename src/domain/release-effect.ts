@@ -27,8 +27,7 @@ export interface RunningRelease {
 }
 
 export type ReleaseEffect =
-  | { effect: 'unchanged'; sameAs: string }
-  | { effect: 'changed'; since: string | null; why: string };
+  { effect: 'unchanged'; sameAs: string } | { effect: 'changed'; since: string | null; why: string };
 
 const ok = (e: EffectEvent) => e.data.status === undefined || e.data.status === 'ok';
 const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
@@ -47,8 +46,7 @@ export function runningRelease(events: EffectEvent[], sha: string): RunningRelea
     else if (e.type === 'release.artifact' && Array.isArray(e.data.images)) r.images ??= e.data.images;
   }
   let best: [string, { seq: number; renderHash?: string; images?: unknown[] }] | undefined;
-  for (const [s, r] of bySha)
-    if (r.renderHash && r.reconciled && (!best || r.seq > best[1].seq)) best = [s, r];
+  for (const [s, r] of bySha) if (r.renderHash && r.reconciled && (!best || r.seq > best[1].seq)) best = [s, r];
   if (!best?.[1].renderHash) return undefined;
   return {
     sha: best[0],

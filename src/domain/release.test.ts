@@ -52,6 +52,30 @@ describe('the timeline', () => {
     expect(newer?.states[8]?.status).toBe('pending');
     expect(older?.states[8]).toMatchObject({ status: 'ok', value: 'reached staging 61 s later' });
   });
+  it('commits that changed nothing here: the release they render as is still followed (pending), not superseded', () => {
+    const SHA3 = '3'.repeat(40);
+    const releases = buildReleases([
+      ev('release.render', SHA, { renderHash: 'sha256:1', objects: 1 }),
+      ev('release.reconcile', SHA, { appliedRevision: `main@sha1:${SHA}` }),
+      ev('release.render', SHA2, { renderHash: 'sha256:1', objects: 1, effect: 'unchanged', sameAs: SHA }),
+      ev('release.render', SHA3, { renderHash: 'sha256:1', objects: 1, effect: 'unchanged', sameAs: SHA }),
+    ]);
+    expect(releases.map((r) => [r.sha, r.unchangedFrom])).toEqual([
+      [SHA3, SHA],
+      [SHA2, SHA],
+      [SHA, undefined],
+    ]);
+    const [newest, between, running] = releases;
+    expect(running?.states[6]).toMatchObject({ name: 'health', status: 'pending' });
+    expect(between?.states[6]).toMatchObject({ status: 'unknown', why: expect.stringMatching(/superseded/) });
+    expect(newest?.states[3]?.value).toBe(`1 · 1 object · no change here (as ${SHA.slice(0, 7)})`);
+    // one commit that changed something after them: the older one is superseded again
+    const changed = buildReleases([
+      ev('release.render', SHA, { renderHash: 'sha256:1' }),
+      ev('release.render', SHA2, { renderHash: 'sha256:2', effect: 'changed' }),
+    ]);
+    expect(changed[1]?.states[6]?.status).toBe('unknown');
+  });
 });
 
 describe('a release’s canary steps (issue 25)', () => {

@@ -244,8 +244,22 @@ export function buildReleases(events: ReleaseEvent[], now = new Date().toISOStri
     r.got.set(name, e);
   }
   const ordered = [...bySha.entries()].sort((a, b) => b[1].firstSeq - a[1].firstSeq);
+  // the release still followed: the newest, or the one every newer commit renders as (they changed nothing here,
+  // so what runs is it, and the recorder goes on recording its states: recorder.ts followCarried)
+  const sameAs = (r: (typeof ordered)[number][1]) => {
+    const d = r.got.get('render')?.data;
+    return d?.effect === 'unchanged' ? str(d.sameAs) : undefined;
+  };
+  let followed = 0;
+  const running = ordered[0] && sameAs(ordered[0][1]);
+  if (running) {
+    let k = 0;
+    while (ordered[k] && sameAs((ordered[k] as (typeof ordered)[number])[1]) === running) k++;
+    if (ordered[k]?.[0] === running) followed = k;
+  }
   return ordered.map(([sha, r], i) => {
     const newest = i === 0;
+    const stillFollowed = i === followed;
     const states = RELEASE_STATES.map((name): ReleaseStateView => {
       const step = RELEASE_STATES.indexOf(name) + 1;
       const e = r.got.get(name);
@@ -253,7 +267,8 @@ export function buildReleases(events: ReleaseEvent[], now = new Date().toISOStri
       // promotion happens after a newer release of this environment may have started: pending on every row
       if (name === 'promotion')
         return { name, step, status: 'pending', why: 'the next environment does not run these digests (yet)' };
-      if (!newest) return { name, step, status: 'unknown', why: 'never reached: a newer revision superseded this one' };
+      if (!newest && !stillFollowed)
+        return { name, step, status: 'unknown', why: 'never reached: a newer revision superseded this one' };
       return { name, step, status: 'pending', why: pendingWhy(name, r.got) };
     });
     const steps = canary.get(sha);

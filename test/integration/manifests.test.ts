@@ -145,10 +145,18 @@ describe('manifests per release on the sandbox', () => {
     const intact = await offline();
     expect(intact).toMatchObject({ ok: true, missing: [], mismatched: [] });
     expect(intact.referenced).toBeGreaterThanOrEqual(2);
-    // a viewer (no evidence.read) may not read them, nor compare
+    // a viewer (no release.read) may not read them, nor compare
     const viewer = await signIn(con.url, 'viewer');
     expect((await as(viewer, con.url, `/api/apps/${APP}/releases/${sha1}/manifests`)).status).toBe(403);
     expect((await as(viewer, con.url, `/api/apps/${APP}/releases/compare?from=${sha0}&to=${sha1}`)).status).toBe(403);
+    expect((await as(viewer, con.url, `/api/apps/${APP}/releases`)).status).toBe(403);
+    // a developer sees the app's releases and what ran (to choose what to roll back to), not the evidence log
+    const developer = await signIn(con.url, 'developer');
+    const devReleases = await as(developer, con.url, `/api/apps/${APP}/releases`);
+    expect(devReleases.status, devReleases.text).toBe(200);
+    expect((devReleases.body as { releases: Array<{ sha: string }> }).releases.map((r) => r.sha)).toContain(sha1);
+    expect((await as(developer, con.url, `/api/apps/${APP}/releases/${sha1}/manifests`)).status).toBe(200);
+    expect((await as(developer, con.url, '/api/evidence')).status).toBe(403);
     // a bad sha or time is a clear 400, not a lookup
     expect((await get('/not-a-sha/manifests')).status).toBe(400);
     expect((await get('/at?time=yesterday')).status).toBe(400);

@@ -35,6 +35,9 @@ export function previewCandidate(c: PruneCandidate, o: Obj | undefined): Preview
   };
 }
 
+/** What a reviewer types to confirm an override: "delete 1 object of web", "delete 3 objects of web". */
+export const overrideConfirmation = (n: number, app: string) => `delete ${n} object${n === 1 ? '' : 's'} of ${app}`;
+
 /** Plans a prune of the app now (no store, no evidence): what a preview stores. */
 export async function planPreview(ctx: PruneContext, a: App, user: Principal): Promise<PreviewDoc> {
   const base = {
@@ -104,7 +107,7 @@ export async function planPreview(ctx: PruneContext, a: App, user: Principal): P
   return {
     ...base,
     confirmation:
-      plan.state === 'needs-override' ? `delete ${out.filter((c) => c.deletable).length} objects of ${a.name}` : null,
+      plan.state === 'needs-override' ? overrideConfirmation(out.filter((c) => c.deletable).length, a.name) : null,
     revision: render.revision,
     renderHash: render.renderHash,
     renderer: render.renderer,

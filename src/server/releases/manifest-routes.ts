@@ -57,7 +57,7 @@ export const manifestRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => 
 
   app.get(
     '/api/apps/:cluster/:namespace/:kind/:name/releases/:sha/manifests',
-    { config: { access: { action: 'evidence.read', scope: 'app' } } },
+    { config: { access: { action: 'release.read', scope: 'app' } } },
     async (req) => {
       const a = await appOf(req, deps);
       const s = await stored(a, (req.params as { sha: string }).sha);
@@ -74,7 +74,7 @@ export const manifestRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => 
 
   app.get(
     '/api/apps/:cluster/:namespace/:kind/:name/releases/at',
-    { config: { access: { action: 'evidence.read', scope: 'app' } } },
+    { config: { access: { action: 'release.read', scope: 'app' } } },
     async (req) => {
       const a = await appOf(req, deps);
       const { time } = parsed(ReleaseAtQuery, req.query);
@@ -98,7 +98,7 @@ export const manifestRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => 
 
   app.get(
     '/api/apps/:cluster/:namespace/:kind/:name/releases/compare',
-    { config: { access: { action: 'evidence.read', scope: 'app' } } },
+    { config: { access: { action: 'release.read', scope: 'app' } } },
     async (req) => {
       const a = await appOf(req, deps);
       const q = parsed(CompareQuery, req.query);

@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../domain/app.ts';
 import { RELEASE_EVIDENCE_TYPES } from '../../domain/release.ts';
 import type { AppCatalog } from '../apps/catalog.ts';
@@ -393,5 +393,43 @@ describe('release recorder', () => {
     ]);
     const promotions = await store.list({ type: 'release.promotion' });
     expect(promotions.map((e) => [e.data.sha, e.data.toSha])).toEqual([[A, S]]);
+  });
+
+  it('a release superseded by a commit that changes nothing here still gets its health: what runs is that release', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-12-06T10:00:00.000Z') });
+    try {
+      dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
+      store = await openEvidenceStore({ dataDir: dir });
+      const [P, C] = ['1'.repeat(40), '2'.repeat(40)];
+      const at = (sha: string, health: App['health']) =>
+        baseApp({
+          source: { ...baseApp().source, revisionWanted: `main@sha1:${sha}`, revisionObserved: `main@sha1:${sha}` },
+          conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded' }],
+          health,
+        });
+      const catalog = new FakeCatalog();
+      catalog.app = at(P, 'Progressing');
+      let revision = P;
+      const rec = await setup(async () => ({ ...render, revision: `main@sha1:${revision}` }), catalog);
+      rec.rr.start();
+      await rec.rr.idle();
+      // another team's commit C lands before P is healthy: the same render here
+      revision = C;
+      catalog.set(at(C, 'Healthy'));
+      await rec.rr.idle();
+      vi.setSystemTime(Date.now() + 5_000);
+      catalog.set(at(C, 'Healthy'));
+      await rec.rr.idle();
+      await rec.recorder.flush();
+      await rec.rr.stop();
+      const [cRender] = await store.list({ type: ['release.render'], text: C });
+      expect(cRender?.data).toMatchObject({ sha: C, effect: 'unchanged', sameAs: P });
+      const health = await store.list({ type: ['release.health'], order: 'asc' });
+      expect(health.map((e) => [e.data.sha, e.data.health])).toContainEqual([P, 'Healthy']);
+      // C's own records say it changed nothing here
+      expect(health.find((e) => e.data.sha === C)?.data.unchangedFrom).toBe(P);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -41,8 +41,22 @@ import type { ReleaseRecorderOptions } from './recorder-options.ts';
 import { readLatestRelease, resumeFrom } from './resume.ts';
 import { FOLLOW_MS, message, releaseSha, TICK_MS, type Tracked } from './tracking.ts';
 
+/** Every state a release can record here is recorded (and nothing is to be asked again). */
+function followedToTheEnd(rel: Tracked): boolean {
+  return (
+    ['change', 'review', 'render', 'reconcile', 'health', 'verification'].every((s) =>
+      rel.recorded.has(s as ReleaseStateName),
+    ) &&
+    (rel.recorded.has('validation') || rel.recorded.get('render')?.status !== 'ok') &&
+    rel.reviewRetryAt === undefined &&
+    rel.pushReport === undefined
+  );
+}
+
 export class ReleaseRecorder {
   private readonly tracked = new Map<string, Tracked>();
+  /** per app: the release before the newest, followed while the newest changes nothing here (followCarried) */
+  private readonly carried = new Map<string, Tracked>();
   private readonly loaded = new Set<string>();
   private readonly chains = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
@@ -151,6 +165,9 @@ export class ReleaseRecorder {
     if (!cur) return;
     let t = this.tracked.get(id);
     if (!t || t.sha !== cur.sha) {
+      // the release before, if still followed, is carried while the new one may turn out to change nothing here
+      if (t && !followedToTheEnd(t) && t.recorded.get('reconcile')?.status === 'ok') this.carried.set(id, t);
+      else this.carried.delete(id);
       t = { sha: cur.sha, revision: cur.revision, seenAt: Date.now(), recorded: new Map() };
       this.tracked.set(id, t);
     }
@@ -185,14 +202,32 @@ export class ReleaseRecorder {
     if (rel.recorded.has('health') && !rel.recorded.has('verification'))
       await recordVerification(this.ctx, latest, rel, false);
 
-    const done =
-      ['change', 'review', 'render', 'reconcile', 'health', 'verification'].every((s) =>
-        rel.recorded.has(s as ReleaseStateName),
-      ) &&
-      (rel.recorded.has('validation') || rel.recorded.get('render')?.status !== 'ok') &&
-      rel.reviewRetryAt === undefined &&
-      rel.pushReport === undefined;
-    if (!done && !expired) this.later(id);
+    const carried = await this.followCarried(id, latest, rel);
+    if ((!followedToTheEnd(rel) && !expired) || carried) this.later(id);
+  }
+
+  /**
+   * The release before the newest, while the newest changes nothing here (its render is that release's): what runs
+   * is still that release, so its health and verification are recorded as the app shows them — in a monorepo
+   * another team's commit every few seconds would otherwise leave every release without them. Dropped once the
+   * newest changes something, or the carried one is followed to its end. Whether it still needs ticks.
+   */
+  private async followCarried(id: string, app: App, newest: Tracked): Promise<boolean> {
+    const p = this.carried.get(id);
+    if (!p) return false;
+    const expired = Date.now() - p.seenAt > FOLLOW_MS;
+    if (!newest.recorded.has('render')) return !expired;
+    if (newest.unchangedFrom !== p.sha) {
+      this.carried.delete(id);
+      return false;
+    }
+    recordHealth(this.ctx, app, p, expired, canaryPhase(this.ctx, app, p));
+    if (p.recorded.has('health') && !p.recorded.has('verification')) await recordVerification(this.ctx, app, p, false);
+    if (followedToTheEnd(p) || expired) {
+      this.carried.delete(id);
+      return false;
+    }
+    return true;
   }
 
   private superseded(app: App, rel: Tracked): boolean {

@@ -20,7 +20,7 @@ const MAX_VERIFICATIONS = 300;
 export const releaseRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   app.get(
     '/api/apps/:cluster/:namespace/:kind/:name/releases',
-    { config: { access: { action: 'evidence.read', scope: 'app' } } },
+    { config: { access: { action: 'release.read', scope: 'app' } } },
     async (req) => {
       const a = await appOf(req, deps);
       // the states and, apart, the newest verifications (periodic ones, one per interval, would otherwise push

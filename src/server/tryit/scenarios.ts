@@ -90,8 +90,15 @@ export const SCENARIOS: ScenarioDef[] = [
     story:
       'Someone runs `kubectl scale` on tts-gateway in dev: the console sees the drift at once and records it; Flux takes Git’s replicas back at its next reconcile.',
     button: 'Scale tts-gateway to 3',
-    look: 'On the dev app: its evidence keeps the drift episode (drift.detected by kubectl, then drift.reverted); while it lasts the tree marks tts-gateway drifted.',
-    links: [{ label: 'dev app (tts-gateway)', href: appHref(DEV_APP, '?tq=tts-gateway') }],
+    look: 'On the dev app: while it lasts the tree marks tts-gateway drifted, and its header says who drifted it. Reviewers, on-call and auditors also see the episode in the app’s evidence (drift.detected by kubectl, then drift.reverted).',
+    links: [
+      { label: 'dev app (tts-gateway)', href: appHref(DEV_APP, '?tq=tts-gateway') },
+      {
+        label: 'its drift evidence',
+        href: `/evidence?${new URLSearchParams({ app: DEV_APP, type: 'drift.detected' })}`,
+        needs: { action: 'evidence.read', env: 'dev' },
+      },
+    ],
     steps: [
       'Scale tts-gateway in dev to 3 replicas by hand (kubectl scale)',
       'The console records the drift',
@@ -265,7 +272,7 @@ export const SCENARIOS: ScenarioDef[] = [
     look: 'On the prod app: the newest release’s verification is red (HTTP 503). The environment page counts it as a failed change.',
     links: [
       { label: 'prod app (releases)', href: appHref(PROD_APP) },
-      { label: 'environment prod', href: '/envs/prod' },
+      { label: 'environment prod', href: '/envs/prod', needs: { action: 'evidence.read', env: 'prod' } },
     ],
     steps: [
       'Make prod’s business endpoint answer 503',

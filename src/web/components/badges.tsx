@@ -24,19 +24,33 @@ const SYNC_STYLE: Record<SyncStatus, string> = {
 
 const base = 'inline-flex items-center gap-1 rounded px-1.5 py-0.5 text-xs font-medium ring-1 ring-inset';
 
-export function HealthBadge({ status, title }: { status: HealthStatus; title?: string }) {
+// a status from a cluster the console cannot reach now: its last known value, greyed and dashed, never green
+const STALE = 'bg-white text-slate-600 ring-slate-400 ring-dashed border border-dashed border-slate-400';
+
+export function HealthBadge({ status, title, stale }: { status: HealthStatus; title?: string; stale?: boolean }) {
   return (
-    <span className={`${base} ${HEALTH_STYLE[status]}`} title={title} data-testid="health" data-status={status}>
+    <span
+      className={`${base} ${stale ? STALE : HEALTH_STYLE[status]}`}
+      title={title}
+      data-testid="health"
+      data-status={status}
+      data-stale={stale ? 'true' : undefined}
+    >
       <span aria-hidden>{HEALTH_ICON[status]}</span>
-      {status}
+      {stale ? `last known ${status}` : status}
     </span>
   );
 }
 
-export function SyncBadge({ status }: { status: SyncStatus }) {
+export function SyncBadge({ status, stale }: { status: SyncStatus; stale?: boolean }) {
   return (
-    <span className={`${base} ${SYNC_STYLE[status]}`} data-testid="sync" data-status={status}>
-      {status === 'Synced' ? '✓' : status === 'OutOfSync' ? '≠' : '?'} {status}
+    <span
+      className={`${base} ${stale ? STALE : SYNC_STYLE[status]}`}
+      data-testid="sync"
+      data-status={status}
+      data-stale={stale ? 'true' : undefined}
+    >
+      {status === 'Synced' ? '✓' : status === 'OutOfSync' ? '≠' : '?'} {stale ? `last known ${status}` : status}
     </span>
   );
 }

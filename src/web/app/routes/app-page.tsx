@@ -5,6 +5,7 @@ import { shortRevision } from '../../../domain/app.ts';
 import { appSetPath } from '../../../api/appsets.ts';
 import { DriftBadge, HealthBadge, SyncBadge, Tag } from '../../components/badges.tsx';
 import { SafeLink, safeHttpUrl } from '../../components/safe-link.tsx';
+import { Time } from '../../components/time.tsx';
 import { TimeAgo } from '../../components/time-ago.tsx';
 import { appQueryOptions, clustersQueryOptions } from '../../features/apps/api/apps-queries.ts';
 import { ArgoSyncProgress } from '../../features/apps/components/argo-sync-progress.tsx';
@@ -15,6 +16,7 @@ import { DriftSummary } from '../../features/apps/components/drift-summary.tsx';
 import { DependencyRows, WaitingOn } from '../../features/apps/components/app-dependencies.tsx';
 import { ReconcileButton } from '../../features/apps/components/reconcile-button.tsx';
 import { StaleBanner } from '../../features/apps/components/stale-banner.tsx';
+import { staleness } from '../../../domain/staleness.ts';
 import { AppDiff } from '../../features/diff/components/app-diff.tsx';
 import { EnvCompare } from '../../features/diff/components/env-compare.tsx';
 import { AppEvidence } from '../../features/evidence/components/app-evidence.tsx';
@@ -39,16 +41,22 @@ export function AppPage() {
   if (q.isError) {
     const notFound = q.error instanceof ApiError && q.error.status === 404;
     return (
-      <div className="rounded border border-red-200 bg-red-50 p-4 text-red-800" role="alert">
-        {notFound ? `No app ${id}.` : `Cannot load ${id}: ${q.error.message}`}{' '}
-        <Link to="/" className="underline">
-          Back to all apps
-        </Link>
+      <div>
+        <h1 className="mb-2 text-xl font-semibold wrap-anywhere">
+          {notFound ? 'App not found' : 'Cannot load this app'}
+        </h1>
+        <div className="rounded border border-red-200 bg-red-50 p-4 text-red-800 wrap-anywhere" role="alert">
+          {notFound ? `No app ${id}.` : `Cannot load ${id}: ${q.error.message}`}{' '}
+          <Link to="/" className="underline">
+            Back to all apps
+          </Link>
+        </div>
       </div>
     );
   }
   const { app } = q.data;
   const cluster = clusters.data?.clusters.find((c) => c.name === app.cluster);
+  const stale = staleness(cluster);
   const a = app.automation;
   return (
     <div>
@@ -81,8 +89,14 @@ export function AppPage() {
           <Tag tone={app.controller === 'flux' ? 'teal' : 'violet'}>
             {app.controller === 'flux' ? `Flux ${app.kind}` : 'Argo CD Application'}
           </Tag>
-          <SyncBadge status={app.sync} />
-          <HealthBadge status={app.health} title={app.healthMessage} />
+          <SyncBadge status={app.sync} stale={stale.stale} />
+          <HealthBadge status={app.health} title={app.healthMessage} stale={stale.stale} />
+          {stale.stale && (
+            <span className="text-xs font-medium text-amber-800" data-testid="app-stale">
+              stale since <Time iso={stale.since} /> (<TimeAgo iso={stale.since} />
+              ): cluster {app.cluster} {cluster?.status === 'unreachable' ? 'is unreachable' : 'is reconnecting'}
+            </span>
+          )}
           {app.drift && <DriftBadge drift={app.drift} />}
           <span className="text-xs text-slate-500">
             updated <TimeAgo iso={app.updatedAt} />

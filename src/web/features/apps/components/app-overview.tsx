@@ -13,6 +13,7 @@ import {
 import { AppCard } from './app-card.tsx';
 import { FILTER_KEYS, filterGroups, groupByEnvAndCluster, readFilters, type AppFilters } from './app-filters.ts';
 import { StaleBanner } from './stale-banner.tsx';
+import { staleness } from '../../../../domain/staleness.ts';
 
 const ENV_ORDER = ['dev', 'staging', 'prod'];
 /** cards painted per environment × cluster group at first, and per "Show more" */
@@ -54,7 +55,7 @@ export function AppOverview() {
     () => new Map((partial ? (data?.groups ?? []) : []).map((g) => [`${g.env}/${g.cluster}`, g.count])),
     [partial, data],
   );
-  const down = new Set((clusters.data?.clusters ?? []).filter((c) => c.status === 'unreachable').map((c) => c.name));
+  const down = new Set((clusters.data?.clusters ?? []).filter((c) => staleness(c).stale).map((c) => c.name));
   const allClusters = useMemo(
     () =>
       [
@@ -75,6 +76,7 @@ export function AppOverview() {
   return (
     <div>
       <StaleBanner clusters={clusters.data?.clusters ?? []} />
+      <h1 className="mb-2 text-xl font-semibold">Apps</h1>
       <div className="mb-4 flex flex-wrap items-center gap-2">
         <input
           aria-label="Search apps"

@@ -1,9 +1,11 @@
 import type { ClusterStateDto } from '../../../../api/schemas.ts';
+import { staleness } from '../../../../domain/staleness.ts';
 import { TimeAgo } from '../../../components/time-ago.tsx';
 
 export function StaleBanner({ clusters }: { clusters: ClusterStateDto[] }) {
   const down = clusters.filter((c) => c.status === 'unreachable');
-  if (down.length === 0) return null;
+  const back = clusters.filter((c) => c.status !== 'unreachable' && staleness(c).stale);
+  if (down.length === 0 && back.length === 0) return null;
   return (
     <div
       role="alert"
@@ -15,6 +17,12 @@ export function StaleBanner({ clusters }: { clusters: ClusterStateDto[] }) {
           <strong>Cluster {c.name} is unreachable</strong>: {c.reason ?? 'no answer'}. Its apps show data that is stale
           since <span className="font-mono">{c.staleSince ?? c.since}</span> (<TimeAgo iso={c.staleSince ?? c.since} />
           ). The console keeps retrying.
+        </div>
+      ))}
+      {back.map((c) => (
+        <div key={c.name}>
+          <strong>Cluster {c.name} is reconnecting</strong>: its apps show data that is stale since{' '}
+          <span className="font-mono">{c.staleSince}</span> until its objects are listed again.
         </div>
       ))}
     </div>

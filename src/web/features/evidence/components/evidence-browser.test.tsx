@@ -177,5 +177,15 @@ describe('EvidenceBrowser', { timeout: 20_000 }, () => {
     renderAt('/evidence');
     expect(await screen.findByText(/verify|evidence/i, { selector: 'p' })).toBeTruthy();
     expect(screen.queryByTestId('evidence-table')).toBeNull();
+    // no export links: the server would answer 403, downloaded as export.json
+    expect(screen.queryAllByTestId('export')).toHaveLength(0);
+    cleanup();
+    server.use(session('reviewer'));
+    renderAt('/evidence');
+    expect((await screen.findAllByTestId('export')).map((a) => a.textContent)).toEqual([
+      'Export JSONL',
+      'Export CSV',
+      'Export manifests',
+    ]);
   });
 });

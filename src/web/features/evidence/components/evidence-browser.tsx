@@ -215,20 +215,26 @@ export function EvidenceBrowser() {
         <h1 className="text-xl font-semibold">Evidence</h1>
         <div className="ml-auto flex flex-wrap items-center gap-3 text-sm">
           {verify.allowed && <VerifyChain />}
-          <a href={exportHref(filters, 'jsonl')} download className="text-teal-800 underline">
-            Export JSONL
-          </a>
-          <a href={exportHref(filters, 'csv')} download className="text-teal-800 underline">
-            Export CSV
-          </a>
-          <a
-            href={manifestsHref(filters)}
-            download
-            className="text-teal-800 underline"
-            title="the manifests of the releases this export records, for cli evidence verify --manifests"
-          >
-            Export manifests
-          </a>
+          {/* only for who may read evidence: for anyone else the server answers 403, which would download as a file */}
+          {read.allowed && (
+            <>
+              <a href={exportHref(filters, 'jsonl')} download className="text-teal-800 underline" data-testid="export">
+                Export JSONL
+              </a>
+              <a href={exportHref(filters, 'csv')} download className="text-teal-800 underline" data-testid="export">
+                Export CSV
+              </a>
+              <a
+                href={manifestsHref(filters)}
+                download
+                className="text-teal-800 underline"
+                data-testid="export"
+                title="the manifests of the releases this export records, for cli evidence verify --manifests"
+              >
+                Export manifests
+              </a>
+            </>
+          )}
         </div>
       </div>
       {/* keyed by the URL: back/forward and "Clear" put the inputs back to what the URL says */}

@@ -103,6 +103,7 @@ const ACTION_TEXT: Record<string, string> = {
   'prune.request': 'request a prune preview',
   'prune.approve': 'approve a prune',
   'freeze.toggle': 'freeze or unfreeze',
+  'release.read': 'read releases',
   'evidence.read': 'read evidence',
   'evidence.verify': 'verify the evidence chain',
   'users.manage': 'manage users',

@@ -12,6 +12,23 @@ function byKind(refs: Array<{ kind: string }>): string {
   return `${refs.length} object${refs.length === 1 ? '' : 's'}: ${kinds.join(', ')}`;
 }
 
+/** A deletable object with no journal entry: what its preview's state means for it (never "will be" once it is over). */
+function Undecided({ status }: { status: PrunePreview['status'] }) {
+  switch (status) {
+    case 'pending':
+      return <span className="text-amber-800">will be deleted once approved</span>;
+    case 'approved':
+    case 'executing':
+      return <span className="text-amber-800">will be deleted</span>;
+    case 'void':
+      return <span className="text-slate-500">not deleted: the preview is void</span>;
+    case 'rejected':
+      return <span className="text-slate-500">not deleted: the prune was rejected</span>;
+    default:
+      return <span className="text-slate-500">not deleted</span>;
+  }
+}
+
 /**
  * Per object: kind, name, age, last writer, finalizers, what cascades, and whether it will be deleted: not when it
  * is protected, when a protected object goes with it (blocked), or when what goes with it is unknown.
@@ -93,7 +110,7 @@ export function PruneCandidates({ preview }: { preview: PrunePreview }) {
                     {j.detail ? ` (${j.detail})` : ''}
                   </span>
                 ) : (
-                  <span className="text-amber-800">will be deleted</span>
+                  <Undecided status={preview.status} />
                 )}
               </td>
             </tr>

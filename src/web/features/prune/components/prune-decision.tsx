@@ -12,7 +12,7 @@ export function PruneDecision({ data }: { data: PrunePreviewResponse }) {
   const m = useDecidePrunePreview(preview.id);
   const [comment, setComment] = useState('');
   const [typed, setTyped] = useState('');
-  const ids = { comment: useId(), confirm: useId(), reason: useId() };
+  const ids = { comment: useId(), confirm: useId(), reason: useId(), needs: useId() };
   const override = preview.plan === 'needs-override';
   const confirmed = !override || typed === preview.confirmation;
   const can = viewer.canApprove && !m.isPending;
@@ -32,14 +32,21 @@ export function PruneDecision({ data }: { data: PrunePreviewResponse }) {
         {override ? ' (high risk: two different reviewers and a typed confirmation)' : ''}
       </p>
       <label htmlFor={ids.comment} className="mt-2 block text-sm font-medium">
-        Comment
+        Comment{' '}
+        <span className="font-normal text-slate-600">(required: it goes into the evidence with your decision)</span>
       </label>
       <textarea
         id={ids.comment}
         value={comment}
         onChange={(e) => setComment(e.target.value)}
         disabled={!viewer.canApprove}
-        aria-describedby={viewer.reason ? ids.reason : undefined}
+        required
+        aria-required="true"
+        aria-describedby={
+          [viewer.reason ? ids.reason : '', viewer.canApprove && !comment.trim() ? ids.needs : '']
+            .filter(Boolean)
+            .join(' ') || undefined
+        }
         className="mt-1 w-full rounded border border-slate-300 p-1 text-sm"
         rows={2}
         data-testid="prune-comment"
@@ -63,6 +70,11 @@ export function PruneDecision({ data }: { data: PrunePreviewResponse }) {
       {viewer.reason && (
         <p id={ids.reason} className="mt-2 text-sm text-slate-600 wrap-anywhere" data-testid="prune-approve-reason">
           {viewer.reason}
+        </p>
+      )}
+      {viewer.canApprove && !comment.trim() && (
+        <p id={ids.needs} className="mt-1 text-sm text-slate-600" data-testid="prune-comment-needed">
+          Approve and Reject are enabled once you write a comment.
         </p>
       )}
       <div className="mt-2 flex gap-2">

@@ -134,6 +134,31 @@ describe('PrunePreviewPage', () => {
     expect(screen.getByText('2 objects: 1 ConfigMap, 1 RoleBinding')).toBeTruthy();
   });
 
+  it.each([
+    ['pending', 'will be deleted once approved'],
+    ['approved', 'will be deleted'],
+    ['void', 'not deleted: the preview is void'],
+    ['rejected', 'not deleted: the prune was rejected'],
+    ['done', 'not deleted'],
+  ] as const)('a deletable object of a %s preview says "%s"', async (status, said) => {
+    renderPage(preview({ status }));
+    const row = (await screen.findAllByTestId('prune-candidate')).find((r) => r.dataset.name === 'old-config');
+    expect(row?.lastElementChild?.textContent).toBe(said);
+  });
+
+  it('says a comment is required before Approve and Reject are enabled', async () => {
+    renderPage(preview());
+    const approve = await screen.findByTestId('prune-approve');
+    expect(approve).toHaveProperty('disabled', true);
+    expect(screen.getByText(/Comment/).textContent).toMatch(/required/);
+    const needed = screen.getByTestId('prune-comment-needed');
+    expect(needed.textContent).toMatch(/enabled once you write a comment/);
+    expect(screen.getByTestId('prune-comment').getAttribute('aria-describedby')).toContain(needed.id);
+    fireEvent.change(screen.getByTestId('prune-comment'), { target: { value: 'checked the list' } });
+    await waitFor(() => expect(approve).toHaveProperty('disabled', false));
+    expect(screen.queryByTestId('prune-comment-needed')).toBeNull();
+  });
+
   it('the requester sees a disabled approve button and why', async () => {
     renderPage(
       preview({}, { canApprove: false, reason: 'You requested this prune: a different person must approve it' }),
@@ -163,14 +188,14 @@ describe('PrunePreviewPage', () => {
         plan: 'needs-override',
         reasons: ['the render is empty'],
         requiredApprovals: 2,
-        confirmation: 'delete 1 objects of digital-human-prod',
+        confirmation: 'delete 1 object of digital-human-prod',
       }),
     );
     const approve = await screen.findByTestId('prune-approve');
     fireEvent.change(screen.getByTestId('prune-comment'), { target: { value: 'reviewed' } });
     expect(approve).toHaveProperty('disabled', true);
     fireEvent.change(screen.getByTestId('prune-confirmation'), {
-      target: { value: 'delete 1 objects of digital-human-prod' },
+      target: { value: 'delete 1 object of digital-human-prod' },
     });
     await waitFor(() => expect(approve).toHaveProperty('disabled', false));
     expect(screen.getByTestId('prune-reasons').textContent).toContain('render is empty');

@@ -85,8 +85,43 @@ describe('AppReleases', () => {
     expect(screen.getByTestId('not-live').textContent).toContain('render failed (BuildFailed): missing.yaml');
   });
 
-  it('a viewer may not read evidence: says so and asks nothing', async () => {
+  it('commits that changed nothing here are folded under the release they render as, with no rollback of their own', async () => {
+    const [A, B, C, D] = ['a', 'b', 'c', 'e'].map((x) => x.repeat(40)) as [string, string, string, string];
+    const at = (seq: number, sha: string, type: string, data: Record<string, unknown> = {}) => ({
+      ...ev(seq, type, data),
+      data: { sha, revision: `main@sha1:${sha}`, ...data },
+    });
+    // A changed the app; B and C are other apps' commits (the same render as A); D changed it again
+    const releases = buildReleases([
+      at(1, A, 'release.render', { renderHash: 'sha256:1', objects: 3, effect: 'changed' }),
+      at(2, B, 'release.render', { renderHash: 'sha256:1', objects: 3, effect: 'unchanged', sameAs: A }),
+      at(3, C, 'release.render', { renderHash: 'sha256:1', objects: 3, effect: 'unchanged', sameAs: A }),
+      at(4, D, 'release.render', { renderHash: 'sha256:2', objects: 1, effect: 'changed' }),
+    ]);
+    server.use(
+      grants('developer'),
+      http.get('/api/apps/*', () => HttpResponse.json({ releases } satisfies ReleasesResponse)),
+    );
     show();
-    expect(await screen.findByText(/see this app's evidence/)).toBeTruthy();
+    const fold = await screen.findByTestId('no-change-fold');
+    expect(fold.textContent).toMatch(/2 commits that changed nothing here/);
+    const folded = within(fold).getAllByTestId('release');
+    expect(folded.map((r) => r.getAttribute('data-sha'))).toEqual([C, B]);
+    for (const r of folded) {
+      expect(within(r).getByTestId('no-change').textContent).toContain(`renders as ${A.slice(0, 7)}`);
+      expect(within(r).queryByTestId('rollback')).toBeNull();
+    }
+    // the rows that changed the app stay rows of their own; the older one can be rolled back to
+    const rows = screen.getAllByTestId('release').filter((r) => !fold.contains(r));
+    expect(rows.map((r) => r.getAttribute('data-sha'))).toEqual([D, A]);
+    expect(within(rows[1] as HTMLElement).getByTestId('rollback').textContent).toBe(`Roll back to ${A.slice(0, 7)}`);
+    expect(screen.getAllByText(/1 object\b/).length).toBeGreaterThan(0);
+    // a developer sees the releases and rolls back, without links into the evidence log they may not read
+    expect(screen.queryAllByRole('link', { name: /evidence #/ })).toHaveLength(0);
+  });
+
+  it('a viewer may not read releases: says so and asks nothing', async () => {
+    show();
+    expect(await screen.findByText(/see this app's releases/)).toBeTruthy();
   });
 });

@@ -1,5 +1,6 @@
 // The app's releases (issue 16): one row per release, newest first, its nine states as a chain. A state that
-// failed, is unknown or still pending says so in words (and colour); each recorded state links to its evidence.
+// failed, is unknown or still pending says so in words (and colour); each recorded state links to its evidence
+// (for who may read the evidence log: a developer sees their apps' releases and rolls back, without the log).
 // The newest row answers "merged, but not live — why?".
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
@@ -31,8 +32,9 @@ export function evidenceHref(appId: string, s: ReleaseStateDto, sha: string): st
   return `/evidence?${new URLSearchParams({ app: appId, type, q: sha })}`;
 }
 
-function StateCell({ appId, sha, s }: { appId: string; sha: string; s: ReleaseStateDto }) {
-  const href = evidenceHref(appId, s, sha);
+function StateCell({ appId, sha, s, links }: { appId: string; sha: string; s: ReleaseStateDto; links: boolean }) {
+  // a link to the evidence log only for who may read it (a developer sees the releases, not the log)
+  const href = links ? evidenceHref(appId, s, sha) : undefined;
   return (
     <li
       className={`min-w-0 rounded border p-2 text-xs ${STATUS_STYLE[s.status]}`}
@@ -62,7 +64,17 @@ function StateCell({ appId, sha, s }: { appId: string; sha: string; s: ReleaseSt
 }
 
 /** The release's canary as it went, step by step (each a `release.canary` record: promotion within the env). */
-function CanarySteps({ appId, sha, steps }: { appId: string; sha: string; steps: NonNullable<ReleaseDto['canary']> }) {
+function CanarySteps({
+  appId,
+  sha,
+  steps,
+  links,
+}: {
+  appId: string;
+  sha: string;
+  steps: NonNullable<ReleaseDto['canary']>;
+  links: boolean;
+}) {
   return (
     <details className="mt-1 text-xs" data-testid="release-canary">
       <summary className="cursor-pointer text-slate-600">
@@ -73,12 +85,14 @@ function CanarySteps({ appId, sha, steps }: { appId: string; sha: string; steps:
           <li key={c.seq} data-testid="release-canary-step" data-state={c.state} className="wrap-anywhere">
             <Time iso={c.time} /> · {c.rollout} · {c.phase}
             {c.step !== null ? ` · step ${c.step}${c.steps ? ` of ${c.steps}` : ''}` : ''} · {c.weight} % — {c.reason}{' '}
-            <Link
-              className="text-teal-800 underline"
-              to={`/evidence?${new URLSearchParams({ app: appId, type: 'release.canary', q: sha })}`}
-            >
-              evidence #{c.seq}
-            </Link>
+            {links && (
+              <Link
+                className="text-teal-800 underline"
+                to={`/evidence?${new URLSearchParams({ app: appId, type: 'release.canary', q: sha })}`}
+              >
+                evidence #{c.seq}
+              </Link>
+            )}
           </li>
         ))}
       </ol>
@@ -88,6 +102,7 @@ function CanarySteps({ appId, sha, steps }: { appId: string; sha: string; steps:
 
 function ReleaseRow({ app, r, newest }: { app: ReleasesApp; r: ReleaseDto; newest: boolean }) {
   const appId = app.appId;
+  const evidence = usePermission('evidence.read', { cluster: app.cluster, env: app.env }).allowed;
   return (
     <li className="border-t border-slate-100 py-2" data-testid="release" data-sha={r.sha}>
       <div className="mb-1 flex flex-wrap items-baseline gap-2 text-sm">
@@ -96,7 +111,15 @@ function ReleaseRow({ app, r, newest }: { app: ReleasesApp; r: ReleaseDto; newes
           first seen <Time iso={r.firstSeen} />
         </span>
         {newest && !r.blocked && <span className="text-emerald-800">live: every recorded state completed</span>}
-        {!newest && <RollbackButton appId={appId} appName={app.name} cluster={app.cluster} env={app.env} sha={r.sha} />}
+        {r.unchangedFrom && (
+          <span className="rounded bg-slate-100 px-1 text-slate-700" data-testid="no-change">
+            no change here: renders as {r.unchangedFrom.slice(0, 7)}, so it is not a release of this app
+          </span>
+        )}
+        {/* rolling back to a commit that changed nothing here is rolling back to the release it renders as */}
+        {!newest && !r.unchangedFrom && (
+          <RollbackButton appId={appId} appName={app.name} cluster={app.cluster} env={app.env} sha={r.sha} />
+        )}
       </div>
       {/* the nine states in rows of equal cells, as many as fit (not nine squeezed columns at 1,024 px) */}
       <ol
@@ -104,12 +127,26 @@ function ReleaseRow({ app, r, newest }: { app: ReleasesApp; r: ReleaseDto; newes
         aria-label={`states of release ${r.sha.slice(0, 7)}`}
       >
         {r.states.map((s) => (
-          <StateCell key={s.name} appId={appId} sha={r.sha} s={s} />
+          <StateCell key={s.name} appId={appId} sha={r.sha} s={s} links={evidence} />
         ))}
       </ol>
-      {r.canary && <CanarySteps appId={appId} sha={r.sha} steps={r.canary} />}
+      {r.canary && <CanarySteps appId={appId} sha={r.sha} steps={r.canary} links={evidence} />}
     </li>
   );
+}
+
+/** The rows in order: the newest on its own; each run of older commits that changed nothing here folded into one. */
+function foldUnchanged(
+  releases: ReleaseDto[],
+): Array<{ folded: false; row: ReleaseDto; newest: boolean } | { folded: true; rows: ReleaseDto[] }> {
+  const out: ReturnType<typeof foldUnchanged> = [];
+  releases.forEach((r, i) => {
+    const last = out.at(-1);
+    if (i === 0 || !r.unchangedFrom) out.push({ folded: false, row: r, newest: i === 0 });
+    else if (last?.folded) last.rows.push(r);
+    else out.push({ folded: true, rows: [r] });
+  });
+  return out;
 }
 
 interface ReleasesApp {
@@ -120,7 +157,8 @@ interface ReleasesApp {
 }
 
 export function AppReleases({ appId, name, cluster, env }: ReleasesApp) {
-  const perm = usePermission('evidence.read', { cluster, env });
+  const perm = usePermission('release.read', { cluster, env });
+  const evidence = usePermission('evidence.read', { cluster, env }).allowed;
   const q = useQuery({ ...releasesQueryOptions(appId), enabled: perm.allowed });
   const newest = q.data?.releases[0];
   return (
@@ -155,19 +193,45 @@ export function AppReleases({ appId, name, cluster, env }: ReleasesApp) {
             <li key={g.seq} className="rounded border border-slate-300 bg-slate-100 p-2">
               <strong>Not recorded</strong> from <Time iso={g.from} /> to <Time iso={g.to} />: the console was not
               recording while the revision moved {g.lastRecordedSha.slice(0, 7)} → {g.currentSha.slice(0, 7)}; releases
-              in between, if any, are not in the chain (
-              <Link to={`/evidence?${new URLSearchParams({ app: appId, type: 'release.gap' })}`} className="underline">
-                evidence #{g.seq}
-              </Link>
-              ).
+              in between, if any, are not in the chain
+              {evidence && (
+                <>
+                  {' '}
+                  (
+                  <Link
+                    to={`/evidence?${new URLSearchParams({ app: appId, type: 'release.gap' })}`}
+                    className="underline"
+                  >
+                    evidence #{g.seq}
+                  </Link>
+                  )
+                </>
+              )}
+              .
             </li>
           ))}
         </ul>
       )}
       <ol>
-        {q.data?.releases.map((r, i) => (
-          <ReleaseRow key={r.sha} app={{ appId, name, cluster, env }} r={r} newest={i === 0} />
-        ))}
+        {foldUnchanged(q.data?.releases ?? []).map((g) =>
+          g.folded ? (
+            <li key={g.rows[0]?.sha} className="border-t border-slate-100 py-2" data-testid="no-change-fold">
+              <details>
+                <summary className="cursor-pointer text-sm text-slate-700">
+                  {g.rows.length} commit{g.rows.length === 1 ? '' : 's'} that changed nothing here (the render stayed as
+                  it was: another app's commit in a shared repository, or a change that renders the same)
+                </summary>
+                <ol>
+                  {g.rows.map((r) => (
+                    <ReleaseRow key={r.sha} app={{ appId, name, cluster, env }} r={r} newest={false} />
+                  ))}
+                </ol>
+              </details>
+            </li>
+          ) : (
+            <ReleaseRow key={g.row.sha} app={{ appId, name, cluster, env }} r={g.row} newest={g.newest} />
+          ),
+        )}
       </ol>
     </section>
   );

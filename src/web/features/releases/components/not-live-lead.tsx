@@ -1,12 +1,12 @@
 // The app header leads with "merged, but not live — why?" (issue 16): the newest release's first incomplete
 // state, ahead of older problems (an HPA warning says less than a BuildFailed on the new revision). Shown only to
-// those who may read the app's evidence; nothing while it loads or when the newest release is live.
+// those who may read the app's releases; nothing while it loads or when the newest release is live.
 import { useQuery } from '@tanstack/react-query';
 import { usePermission } from '../../../lib/use-permission.ts';
 import { releasesQueryOptions } from '../api/release-queries.ts';
 
 export function NotLiveLead({ appId, cluster, env }: { appId: string; cluster: string; env: string }) {
-  const perm = usePermission('evidence.read', { cluster, env });
+  const perm = usePermission('release.read', { cluster, env });
   const q = useQuery({ ...releasesQueryOptions(appId), enabled: perm.allowed });
   const newest = q.data?.releases[0];
   const why = q.data?.notLive;

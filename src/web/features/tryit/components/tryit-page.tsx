@@ -1,7 +1,10 @@
 // The guided "Try it" page (sandbox mode only): a card per scenario — its story, a button, its steps while it
 // runs, then where to look — and the reset that puts the sandbox back to its seed, with its progress.
 import { useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
+import { can } from '../../../../domain/access.ts';
+import { sessionQueryOptions } from '../../../lib/session.ts';
 import type { TryItJob, TryItLink, TryItScenario, TryItStep } from '../../../../api/tryit.ts';
 import { ApiError } from '../../../lib/api-client.ts';
 import { useDocumentTitle } from '../../../lib/document-title.ts';
@@ -15,10 +18,14 @@ const STEP_MARK: Record<TryItStep['state'], string> = {
   skipped: '–',
 };
 
+/** The links the signed-in user may open: one to a page they may not see is left out (it would only say "no"). */
 function Links({ links }: { links: TryItLink[] }) {
+  const s = useQuery(sessionQueryOptions());
+  const grants = s.data?.user.grants ?? [];
+  const mine = links.filter((l) => !l.needs || can(grants, l.needs.action, l.needs.env ? { env: l.needs.env } : {}));
   return (
     <ul className="flex flex-wrap gap-3" data-testid="tryit-links">
-      {links.map((l) => (
+      {mine.map((l) => (
         <li key={l.href + l.label}>
           <Link to={l.href} className="text-teal-700 underline">
             {l.label}
@@ -38,7 +45,8 @@ function JobProgress({ job }: { job: TryItJob }) {
             <span aria-hidden="true" className="w-4 shrink-0 text-center">
               {STEP_MARK[s.state]}
             </span>
-            <span>
+            {/* min-w-0 and wrap-anywhere: a sha256 in a step's detail wraps instead of widening the page */}
+            <span className="min-w-0 wrap-anywhere">
               {s.name}
               <span className="sr-only"> ({s.state})</span>
               {s.detail && <span className="ml-1 font-mono text-xs text-slate-600">— {s.detail}</span>}
