@@ -1,6 +1,6 @@
 // "Merged, but not live — why?" on the timeline of release.ts, refined with the app's live conditions.
 import { describe, expect, it } from 'vitest';
-import { whyNotLive } from './release-not-live.ts';
+import { releaseLiveness, whyNotLive } from './release-not-live.ts';
 import { buildReleases } from './release.ts';
 
 import { SHA2, twoReleases } from './fixtures/release-events.ts';
@@ -60,5 +60,40 @@ describe('merged, but not live', () => {
     // no line (the dependency is Ready again): the recorder's own pending state
     const { waitingOn: _line, ...ready } = waiting;
     expect(whyNotLive(newest, ready)?.why).not.toMatch(/waiting on infra-dev/);
+  });
+});
+
+describe('releaseLiveness: one set of words for whether a release runs', () => {
+  const st = (over: Record<string, 'ok' | 'failed' | 'pending' | 'unknown'>) => ({
+    states: (['change', 'review', 'reconcile', 'health', 'verification'] as const).map((name) => ({
+      name,
+      step: 1,
+      status: over[name] ?? 'ok',
+      ...(over[name] === 'failed' ? { why: `${name} failed: because` } : {}),
+    })),
+  });
+  it('applied and verified: live', () => {
+    expect(releaseLiveness(st({}), undefined)).toEqual({ headline: 'live: applied, healthy and verified', tone: 'ok' });
+  });
+  it('live whose review failed says so, never "every state completed"', () => {
+    expect(releaseLiveness(st({ review: 'failed' }), undefined)).toEqual({
+      headline: 'live, but not reviewed: review failed: because',
+      tone: 'warn',
+    });
+  });
+  it('applied, then its verification failed: live, but failing — not "not live"', () => {
+    const r = st({ verification: 'failed' });
+    expect(releaseLiveness(r, { state: 'verification', why: 'failed: HTTP 503' }).headline).toBe(
+      'Live, but its verification failed — why?',
+    );
+    expect(
+      releaseLiveness(st({ health: 'pending', verification: 'pending' }), { state: 'health', why: 'pending: x' })
+        .headline,
+    ).toBe('Live, but its health is not done — why?');
+  });
+  it('stopped before the reconcile: merged, but not live', () => {
+    expect(
+      releaseLiveness(st({ reconcile: 'failed' }), { state: 'reconcile', why: 'failed: BuildFailed' }).headline,
+    ).toBe('Merged, but not live — why?');
   });
 });

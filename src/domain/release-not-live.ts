@@ -74,3 +74,26 @@ export function withPromotionTarget(releases: ReleaseView[], env: string, order:
     ),
   }));
 }
+
+/**
+ * One set of words for whether a release runs, for every screen (the app's release list, the app header): a
+ * release whose reconcile applied it is live, whatever failed after (health, verification); one that stops before
+ * is merged but not live; a live release whose review failed says that too, never "every state completed".
+ */
+export function releaseLiveness(
+  release: Pick<ReleaseView, 'states'>,
+  notLive: { state: ReleaseStateName; why: string } | undefined,
+): { headline: string; tone: 'ok' | 'warn' } {
+  const applied = release.states.find((s) => s.name === 'reconcile')?.status === 'ok';
+  if (notLive)
+    return applied && (notLive.state === 'health' || notLive.state === 'verification')
+      ? {
+          headline: `Live, but its ${notLive.state} ${notLive.why.startsWith('failed') ? 'failed' : 'is not done'} — why?`,
+          tone: 'warn',
+        }
+      : { headline: 'Merged, but not live — why?', tone: 'warn' };
+  const review = release.states.find((s) => s.name === 'review');
+  if (review?.status === 'failed')
+    return { headline: `live, but not reviewed: ${review.why ?? 'the review failed'}`, tone: 'warn' };
+  return { headline: 'live: applied, healthy and verified', tone: 'ok' };
+}

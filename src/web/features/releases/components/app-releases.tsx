@@ -6,6 +6,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import type { ReleaseDto, ReleaseStateDto } from '../../../../api/schemas.ts';
 import { RELEASE_EVIDENCE } from '../../../../domain/release.ts';
+import { releaseLiveness } from '../../../../domain/release-not-live.ts';
 import { Time } from '../../../components/time.tsx';
 import { usePermission } from '../../../lib/use-permission.ts';
 import { releasesQueryOptions } from '../api/release-queries.ts';
@@ -100,6 +101,16 @@ function CanarySteps({
   );
 }
 
+/** The newest release, live: said once for every screen (releaseLiveness), with its review when that failed. */
+function LiveWords({ r }: { r: ReleaseDto }) {
+  const l = releaseLiveness(r, undefined);
+  return (
+    <span className={l.tone === 'ok' ? 'text-emerald-800' : 'text-amber-800'} data-testid="release-live">
+      {l.headline}
+    </span>
+  );
+}
+
 function ReleaseRow({ app, r, newest }: { app: ReleasesApp; r: ReleaseDto; newest: boolean }) {
   const appId = app.appId;
   const evidence = usePermission('evidence.read', { cluster: app.cluster, env: app.env }).allowed;
@@ -110,7 +121,7 @@ function ReleaseRow({ app, r, newest }: { app: ReleasesApp; r: ReleaseDto; newes
         <span className="text-slate-500">
           first seen <Time iso={r.firstSeen} />
         </span>
-        {newest && !r.blocked && <span className="text-emerald-800">live: every recorded state completed</span>}
+        {newest && !r.blocked && <LiveWords r={r} />}
         {r.unchangedFrom && (
           <span className="rounded bg-slate-100 px-1 text-slate-700" data-testid="no-change">
             no change here: renders as {r.unchangedFrom.slice(0, 7)}, so it is not a release of this app
@@ -183,7 +194,7 @@ export function AppReleases({ appId, name, cluster, env }: ReleasesApp) {
           data-testid="not-live"
           role="status"
         >
-          <strong>Merged, but not live — why?</strong> {newest.sha.slice(0, 7)} stops at{' '}
+          <strong>{releaseLiveness(newest, q.data.notLive).headline}</strong> {newest.sha.slice(0, 7)} stops at{' '}
           <strong>{q.data.notLive.state}</strong>: {q.data.notLive.why}
         </p>
       )}

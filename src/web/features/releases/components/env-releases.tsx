@@ -19,6 +19,7 @@ import {
 import type { EnvReleasesResponse } from '../../../../api/schemas.ts';
 import { nearestRank } from '../../../../domain/release-metrics.ts';
 import { HealthBadge, SyncBadge } from '../../../components/badges.tsx';
+import { releaseLiveness } from '../../../../domain/release-not-live.ts';
 import { Time } from '../../../components/time.tsx';
 import { useDocumentTitle } from '../../../lib/document-title.ts';
 import { usePermission } from '../../../lib/use-permission.ts';
@@ -285,8 +286,8 @@ function AppsTable({ data }: { data: EnvReleasesResponse }) {
                     {!a.newest
                       ? '—'
                       : a.newest.blocked
-                        ? `stops at ${a.newest.blocked.state}: ${a.newest.blocked.why}`
-                        : 'live: every recorded state completed'}
+                        ? `${releaseLiveness(a.newest, a.newest.blocked).headline.replace(/ — why\?$/, ':')} stops at ${a.newest.blocked.state}: ${a.newest.blocked.why}`
+                        : releaseLiveness(a.newest, undefined).headline}
                   </td>
                 </tr>
               ))}

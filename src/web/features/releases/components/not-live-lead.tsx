@@ -2,6 +2,7 @@
 // state, ahead of older problems (an HPA warning says less than a BuildFailed on the new revision). Shown only to
 // those who may read the app's releases; nothing while it loads or when the newest release is live.
 import { useQuery } from '@tanstack/react-query';
+import { releaseLiveness } from '../../../../domain/release-not-live.ts';
 import { usePermission } from '../../../lib/use-permission.ts';
 import { releasesQueryOptions } from '../api/release-queries.ts';
 
@@ -16,7 +17,8 @@ export function NotLiveLead({ appId, cluster, env }: { appId: string; cluster: s
       className="mt-2 rounded border border-amber-300 bg-amber-50 px-2 py-1 text-sm text-amber-900 wrap-anywhere"
       data-testid="header-not-live"
     >
-      <strong>Not live:</strong> {newest.sha.slice(0, 7)} stops at <strong>{why.state}</strong> — {why.why}
+      <strong>{releaseLiveness(newest, why).headline.replace(/ — why\?$/, ':')}</strong> {newest.sha.slice(0, 7)} stops
+      at <strong>{why.state}</strong> — {why.why}
     </p>
   );
 }
