@@ -83,15 +83,16 @@ export function withPromotionTarget(releases: ReleaseView[], env: string, order:
 export function releaseLiveness(
   release: Pick<ReleaseView, 'states'>,
   notLive: { state: ReleaseStateName; why: string } | undefined,
-): { headline: string; tone: 'ok' | 'warn' } {
+): { headline: string; tone: 'ok' | 'warn'; label?: string } {
   const applied = release.states.find((s) => s.name === 'reconcile')?.status === 'ok';
-  if (notLive)
-    return applied && (notLive.state === 'health' || notLive.state === 'verification')
-      ? {
-          headline: `Live, but its ${notLive.state} ${notLive.why.startsWith('failed') ? 'failed' : 'is not done'} — why?`,
-          tone: 'warn',
-        }
-      : { headline: 'Merged, but not live — why?', tone: 'warn' };
+  if (notLive) {
+    const words =
+      applied && (notLive.state === 'health' || notLive.state === 'verification')
+        ? `Live, but its ${notLive.state} ${notLive.why.startsWith('failed') ? 'failed' : 'is not done'}`
+        : 'Merged, but not live';
+    // headline: the release list's question; label: the same words before "… stops at <state>" elsewhere
+    return { headline: `${words} — why?`, label: `${words}:`, tone: 'warn' };
+  }
   const review = release.states.find((s) => s.name === 'review');
   if (review?.status === 'failed')
     return { headline: `live, but not reviewed: ${review.why ?? 'the review failed'}`, tone: 'warn' };

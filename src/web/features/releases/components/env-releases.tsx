@@ -286,7 +286,7 @@ function AppsTable({ data }: { data: EnvReleasesResponse }) {
                     {!a.newest
                       ? '—'
                       : a.newest.blocked
-                        ? `${releaseLiveness(a.newest, a.newest.blocked).headline.replace(/ — why\?$/, ':')} stops at ${a.newest.blocked.state}: ${a.newest.blocked.why}`
+                        ? `${releaseLiveness(a.newest, a.newest.blocked).label} stops at ${a.newest.blocked.state}: ${a.newest.blocked.why}`
                         : releaseLiveness(a.newest, undefined).headline}
                   </td>
                 </tr>

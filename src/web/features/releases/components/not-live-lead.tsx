@@ -17,8 +17,8 @@ export function NotLiveLead({ appId, cluster, env }: { appId: string; cluster: s
       className="mt-2 rounded border border-amber-300 bg-amber-50 px-2 py-1 text-sm text-amber-900 wrap-anywhere"
       data-testid="header-not-live"
     >
-      <strong>{releaseLiveness(newest, why).headline.replace(/ — why\?$/, ':')}</strong> {newest.sha.slice(0, 7)} stops
-      at <strong>{why.state}</strong> — {why.why}
+      <strong>{releaseLiveness(newest, why).label}</strong> {newest.sha.slice(0, 7)} stops at{' '}
+      <strong>{why.state}</strong> — {why.why}
     </p>
   );
 }
