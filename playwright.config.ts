@@ -26,6 +26,7 @@ export const PARALLEL_SPECS = [
   'notifications.spec.ts',
   'prune.spec.ts',
   'releases.spec.ts',
+  'roles.spec.ts',
   'rollouts.spec.ts',
   'sinks.spec.ts',
   'startup.spec.ts',

@@ -61,6 +61,8 @@ test('a hand scale is drift everywhere within 2 s; reconcile now reverts it and 
   await expect(header.getByTestId('drift-summary')).toContainText(/drifted \d+ s ago by kubectl: spec\.replicas 1 → 3/);
   const row = deployRow(appPage);
   await expect(row).toHaveAttribute('data-drift', 'person');
+  // a drifted row is never "Synced" (issue 39): the row's sync and its drift mark say the same
+  await expect(row).toHaveAttribute('data-sync', 'OutOfSync');
   await expect(row.getByTestId('node-drift')).toHaveText('drifted by kubectl: spec.replicas 1 → 3');
   // its last write is the newest managedFields entry's, seconds ago (not the object's age)
   await expect(row.getByTestId('last-write')).toHaveText(/ · \d+ s ago$/);
@@ -77,6 +79,7 @@ test('a hand scale is drift everywhere within 2 s; reconcile now reverts it and 
   await expect(header.getByTestId('drift')).toHaveCount(0);
   await expect(header.getByTestId('sync')).toHaveAttribute('data-status', 'Synced');
   await expect(row).toHaveAttribute('data-drift', '');
+  await expect(row).toHaveAttribute('data-sync', 'Synced');
   await expect(card.getByTestId('drift')).toHaveCount(0);
   await expect(card.getByTestId('sync')).toHaveAttribute('data-status', 'Synced');
 

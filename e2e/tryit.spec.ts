@@ -87,38 +87,43 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
     data: { action: 'sandbox.scenario', intentSeq: intent?.seq, by: 'admin' },
   });
 
-  // 2. Push a new image → the dev commit's release has every state done, and its promotion reached staging (before
-  //    the ConfigMap card: its removal holds dev's and staging's prune until a reviewer approves, or the reset)
-  //    (the row of the dev commit, from the card's second step: the promotion commit is dev's newest release too,
-  //    one that changes nothing there — in a monorepo every commit is a revision of every app)
-  c = await runCard(page, 'push-image', 600_000);
-  const devSha = (await c.getByTestId('tryit-step').nth(1).textContent())?.match(/— ([0-9a-f]{7})/)?.[1] ?? '';
-  expect(devSha).toMatch(/^[0-9a-f]{7}$/);
-  await c.getByRole('link', { name: /dev app/ }).click();
-  const pushed = page.locator(`[data-testid="release"][data-sha^="${devSha}"]`);
-  for (const s of ['change', 'artifact', 'render', 'validation', 'reconcile', 'health', 'verification'])
-    await expect(pushed.locator(`[data-testid="release-state"][data-state="${s}"]`), s).toHaveAttribute(
-      'data-status',
-      'ok',
-      { timeout: 240_000 },
-    );
-  await expect(pushed.locator('[data-testid="release-state"][data-state="promotion"]')).toContainText(
-    /reached staging/,
-    { timeout: 240_000 },
-  );
-
-  // 3. Remove a ConfigMap from Git → on the prod app "Preview prune" lists it, pending a reviewer
+  // 2. Remove a ConfigMap from Git → on the prod app "Preview prune" lists it, pending a reviewer; the card says
+  //    what it leaves (dev and staging held by the prune policy), and every screen says "held", not "failed"
   c = await runCard(page, 'remove-configmap');
+  await expect(c.getByTestId('tryit-leaves')).toContainText('held by the prune policy');
   await c.getByRole('link', { name: /prod app/ }).click();
   await expect(page).toHaveURL(/\/apps\/prod\/flux-system\/kustomization\/digital-human-prod$/);
   await page.getByTestId('preview-prune').click();
   await expect(page).toHaveURL(/\/prune-previews\/[0-9a-f-]{36}$/);
+  const previewUrl = page.url();
   await expect(page.locator('[data-testid="prune-candidate"][data-name="render-worker-config"]')).toBeVisible();
   await expect(page.getByTestId('prune-status')).toHaveText('pending');
   await page.goto('/prune-previews');
   await expect(page.getByTestId('prune-queue')).toContainText('prod/flux-system/kustomization/digital-human-prod');
+  // dev: Flux's prune of the ConfigMap is denied by the policy → "held: prune needs approval" on its card, the
+  // line on its page (with "Preview prune" offered, none pending there), never "Progressing — waiting for …"
+  const DEV = 'nonprod/flux-system/kustomization/digital-human-dev';
+  await page.goto('/');
+  const devCard = page.locator(`[data-testid="app-card"][data-app-id="${DEV}"]`);
+  await expect(devCard.getByTestId('prune-hold-badge')).toHaveText('held: prune needs approval', {
+    timeout: 180_000,
+  });
+  await expect(devCard.getByTestId('health-reason')).toContainText(
+    'held by the prune policy: deleting ConfigMap/render-worker-config needs an approved prune preview',
+  );
+  await page.goto(`/apps/${DEV}`);
+  await expect(page.getByTestId('prune-hold')).toContainText(
+    'held by the prune policy: deleting ConfigMap/render-worker-config needs an approved prune preview',
+  );
+  await expect(page.getByTestId('prune-hold-none')).toContainText('Preview prune');
+  // the card that needs dev to move refuses in words, with how to finish or undo the hold (nothing runs)
+  await page.goto('/try');
+  await card(page, 'push-image').getByTestId('tryit-run').click();
+  await expect(card(page, 'push-image').getByTestId('tryit-refused')).toContainText(
+    /(dev|staging) is held by the prune policy: deleting ConfigMap\/render-worker-config .* “Reset to the seed”/,
+  );
 
-  // 4. Break prod's endpoint → prod's newest release (the card's commit) has a red verification: HTTP 503
+  // 3. Break prod's endpoint → prod's newest release (the card's commit) has a red verification: HTTP 503
   c = await runCard(page, 'break-prod-endpoint');
   const sha = (await c.getByTestId('tryit-step').nth(1).textContent())?.match(/— ([0-9a-f]{7})/)?.[1] ?? '';
   expect(sha).toMatch(/^[0-9a-f]{7}$/);
@@ -128,7 +133,7 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
   await expect(verification).toHaveAttribute('data-status', 'failed', { timeout: 300_000 });
   await expect(verification).toContainText('503');
 
-  // 5. Incident: on-call freezes prod (here the admin, in the UI); the card edits render-worker by hand; the
+  // 4. Incident: on-call freezes prod (here the admin, in the UI); the card edits render-worker by hand; the
   //    freeze's page lists that live change for write-back, and ending the freeze opens the pull request
   await page.goto('/apps/prod/flux-system/kustomization/digital-human-prod');
   await page.getByTestId('freeze').click();
@@ -153,7 +158,7 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
   await expect(written.getByTestId('write-back-branch')).toHaveText(/^freeze\/frz-[0-9a-f]+$/);
   await expect(page.getByTestId('freeze-status')).toHaveAttribute('data-status', 'ended', { timeout: 60_000 });
 
-  // 6. Take a cluster offline → the overview's stale banner names prod
+  // 5. Take a cluster offline → the overview's stale banner names prod
   c = await runCard(page, 'cluster-offline', 60_000);
   await c.getByRole('link', { name: 'All apps' }).click();
   await expect(page.getByTestId('stale-banner')).toContainText('Cluster prod is unreachable', { timeout: 90_000 });
@@ -165,12 +170,14 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
     'freeze digital-human-prod first',
   );
 
-  // 7. Reset: its steps run one after another; then Git is the seed, prod is back, the endpoint answers
+  // 6. Reset: its steps run one after another; then Git is the seed, prod is back, the endpoint answers
   const reset = page.getByTestId('tryit-reset');
   await reset.getByTestId('tryit-reset-button').click();
-  await expect(reset.getByTestId('tryit-step')).toHaveCount(5);
+  await expect(reset.getByTestId('tryit-step')).toHaveCount(6);
   await expect(reset.getByTestId('tryit-job')).toHaveAttribute('data-state', 'done', { timeout: 420_000 });
-  await expect(reset.locator('[data-testid="tryit-step"][data-state="done"]')).toHaveCount(5);
+  await expect(reset.locator('[data-testid="tryit-step"][data-state="done"]')).toHaveCount(6);
+  // no preview of the old state keeps waiting: prod's preview of the removed ConfigMap is void
+  await expect(reset.getByTestId('tryit-step').nth(5)).toContainText(/[1-9]\d* voided/);
   // Git is the seed again, prod's apiserver answers, Flux applied the reset commit everywhere, and the reset is
   // evidence (intent first, then its outcome)
   const head = repoHead();
@@ -195,8 +202,32 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
   const [resetIntent, resetOutcome] = await recordsOf(resetJob);
   expect(resetIntent).toMatchObject({ type: 'sandbox.reset', actor: 'sandbox-scenario', data: { by: 'admin' } });
   expect(resetOutcome).toMatchObject({ type: 'action.completed', data: { action: 'sandbox.reset' } });
+  await page.goto(previewUrl);
+  await expect(page.getByTestId('prune-status')).toHaveText('void');
+  // at rest: nothing stale, nothing held by the prune policy
   await page.goto('/');
   await expect(page.getByTestId('stale-banner')).toHaveCount(0, { timeout: 90_000 });
+  await expect(page.getByTestId('prune-hold-badge')).toHaveCount(0, { timeout: 120_000 });
   await page.screenshot({ path: 'test-results/tryit-after-reset.png', fullPage: true });
+
+  // 7. After the reset, the card refused while dev was held runs: the dev commit's release has every state done,
+  //    and its promotion reached staging (the row of the dev commit, from the card's second step: the promotion
+  //    commit is dev's newest row too, one that changes nothing there)
+  c = await runCard(page, 'push-image', 600_000);
+  const devSha = (await c.getByTestId('tryit-step').nth(1).textContent())?.match(/— ([0-9a-f]{7})/)?.[1] ?? '';
+  expect(devSha).toMatch(/^[0-9a-f]{7}$/);
+  await c.getByRole('link', { name: /dev app/ }).click();
+  const pushed = page.locator(`[data-testid="release"][data-sha^="${devSha}"]`);
+  for (const s of ['change', 'artifact', 'render', 'validation', 'reconcile', 'health', 'verification'])
+    await expect(pushed.locator(`[data-testid="release-state"][data-state="${s}"]`), s).toHaveAttribute(
+      'data-status',
+      'ok',
+      { timeout: 240_000 },
+    );
+  await expect(pushed.locator('[data-testid="release-state"][data-state="promotion"]')).toContainText(
+    /reached staging/,
+    { timeout: 240_000 },
+  );
+
   await context.close();
 });

@@ -63,6 +63,8 @@ export const AppSchema = z.object({
   dependsOn: z.array(z.object({ namespace: z.string(), name: z.string() })).optional(),
   /** "waiting on infra-dev (not Ready: …)" while the controller holds it for a dependency */
   waitingOn: z.string().optional(),
+  /** its controller's prune is denied by the console's policy until a preview is approved (domain/prune-hold.ts) */
+  pruneHold: z.object({ objects: z.array(z.string()), count: z.number(), message: z.string() }).optional(),
   generation: z.number().optional(),
   observedGeneration: z.number().optional(),
   updatedAt: z.string().optional(),

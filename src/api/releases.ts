@@ -7,7 +7,7 @@ import { RELEASE_STATES } from '../domain/release.ts';
 export const ReleaseStateSchema = z.object({
   name: z.enum(RELEASE_STATES),
   step: z.number(),
-  status: z.enum(['ok', 'failed', 'unknown', 'pending']),
+  status: z.enum(['ok', 'failed', 'unknown', 'pending', 'held']),
   value: z.string().optional(),
   why: z.string().optional(),
   time: z.string().optional(),

@@ -21,6 +21,8 @@ export const TryItScenarioSchema = z.object({
   needs: z.object({ text: z.string(), link: TryItLinkSchema }).optional(),
   /** where to look once it ran, and what you will see there */
   look: z.string(),
+  /** what a run leaves changed in the sandbox, and how to finish or undo it */
+  leaves: z.string().optional(),
   links: z.array(TryItLinkSchema),
 });
 export type TryItScenario = z.infer<typeof TryItScenarioSchema>;

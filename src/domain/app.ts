@@ -81,6 +81,8 @@ export interface App {
   dependsOn?: Array<{ namespace: string; name: string }>;
   /** Flux: the one line of "why isn't it reconciling yet?" while its controller holds it for a dependency */
   waitingOn?: string;
+  /** its controller's prune is denied by the console's policy until a preview is approved (prune-hold.ts) */
+  pruneHold?: { objects: string[]; count: number; message: string };
   /** set while an incident freeze holds the app (read from its object's annotations, see freeze.ts) */
   freeze?: { id: string; by: string; reason: string; until: string; incident?: string };
 }

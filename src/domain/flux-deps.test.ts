@@ -46,6 +46,32 @@ describe('Flux dependencies', () => {
     expect(waitingOn(app('x', { status: 'True' }), states)).toBeUndefined();
   });
 
+  it('a dependency Ready since the controller said "not ready" is never shown beside its Ready (issue 39)', () => {
+    const infra = app('infra', { status: 'True', reason: 'ReconciliationSucceeded' });
+    const held = {
+      status: 'False',
+      reason: 'DependencyNotReady',
+      message: "dependency 'flux-system/infra' is not ready",
+    };
+    const apps = app('apps', held);
+    const states = dependencyStates(apps, [{ namespace: 'flux-system', name: 'infra' }], [infra, apps]);
+    expect(states[0]?.ready).toBe('True');
+    const line = waitingOn(apps, states) ?? '';
+    expect(line).toMatch(/^its dependencies are Ready now; its controller moves on at its next retry/);
+    expect(line).not.toContain('not ready');
+    // frozen (suspended with a freeze): nothing moves until the freeze ends, and the line says so
+    const frozen = {
+      ...apps,
+      automation: { autoSync: true, selfHeal: true, prune: true, suspended: true },
+      freeze: { id: 'frz-1', by: 'oncall', reason: 'incident', until: '2026-12-06T20:00:00Z' },
+    } as App;
+    expect(waitingOn(frozen, states)).toBe(
+      'its dependencies are Ready; it is frozen, so its controller re-checks them when the freeze ends',
+    );
+    const suspended = { ...frozen, freeze: undefined } as App;
+    expect(waitingOn(suspended, states)).toMatch(/reconciliation is suspended/);
+  });
+
   it('a dependency the console does not know is unknown, never Ready', () => {
     const apps = app('apps', { status: 'False', reason: 'DependencyNotReady' });
     const states = dependencyStates(apps, [{ namespace: 'flux-system', name: 'ghost' }], [apps]);

@@ -64,7 +64,15 @@ export function waitingOn(
   const ready = app.conditions.find((c) => c.type === 'Ready');
   if (!ready || ready.status === 'True' || ready.reason !== 'DependencyNotReady') return undefined;
   const blocking = states.filter((s) => s.ready !== 'True');
-  // (the dependency became Ready since: the controller moves on at its next requeue)
+  // Every dependency is Ready now: the controller's condition is older than that. Never repeat its "… is not ready"
+  // beside a dependency shown Ready (issue 39): say what holds the app instead.
+  if (!blocking.length && states.length) {
+    if (app.automation?.suspended)
+      return app.freeze
+        ? 'its dependencies are Ready; it is frozen, so its controller re-checks them when the freeze ends'
+        : 'its dependencies are Ready; reconciliation is suspended, so its controller re-checks them when it resumes';
+    return 'its dependencies are Ready now; its controller moves on at its next retry (Flux retries every 30 s by default)';
+  }
   if (!blocking.length) return `waiting on a dependency: ${ready.message ?? 'DependencyNotReady'}`;
   return `waiting on ${blocking
     .map(

@@ -33,6 +33,21 @@ describe('runningRelease', () => {
     expect(runningRelease([...events].reverse(), C)?.sha).toBe(A);
   });
 
+  it('a newer revision that changed nothing runs its release: that release is the running one (issue 39)', () => {
+    const events = [
+      ev('release.render', A, { renderHash: 'h1' }),
+      ev('release.reconcile', A),
+      // B: an unrelated commit, no change here (as A), reconciled
+      ev('release.render', B, { renderHash: 'h1', effect: 'unchanged', sameAs: A }),
+      ev('release.reconcile', B),
+    ];
+    expect(runningRelease(events, C)?.sha).toBe(A);
+    expect(releaseEffect({ renderHash: 'h1', images: [] }, runningRelease(events, C))).toEqual({
+      effect: 'unchanged',
+      sameAs: A,
+    });
+  });
+
   it('none when no other revision is rendered ok and reconciled ok', () => {
     expect(runningRelease([], A)).toBeUndefined();
     expect(

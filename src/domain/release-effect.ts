@@ -34,22 +34,29 @@ const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 
 /** The app's running release as its records say: the newest revision other than `sha` rendered ok and reconciled ok. */
 export function runningRelease(events: EffectEvent[], sha: string): RunningRelease | undefined {
-  const bySha = new Map<string, { seq: number; renderHash?: string; reconciled: boolean; images?: unknown[] }>();
+  const bySha = new Map<
+    string,
+    { seq: number; renderHash?: string; reconciled: boolean; images?: unknown[]; sameAs?: string }
+  >();
   for (const e of events) {
     const s = str(e.data.sha);
     if (!s || s === sha) continue;
     let r = bySha.get(s);
     if (!r) bySha.set(s, (r = { seq: e.seq, reconciled: false }));
     r.seq = Math.max(r.seq, e.seq);
-    if (e.type === 'release.render' && ok(e) && str(e.data.renderHash)) r.renderHash ??= str(e.data.renderHash);
-    else if (e.type === 'release.reconcile' && ok(e)) r.reconciled = true;
+    if (e.type === 'release.render' && ok(e) && str(e.data.renderHash)) {
+      r.renderHash ??= str(e.data.renderHash);
+      if (e.data.effect === 'unchanged') r.sameAs ??= str(e.data.sameAs);
+    } else if (e.type === 'release.reconcile' && ok(e)) r.reconciled = true;
     else if (e.type === 'release.artifact' && Array.isArray(e.data.images)) r.images ??= e.data.images;
   }
-  let best: [string, { seq: number; renderHash?: string; images?: unknown[] }] | undefined;
+  let best: [string, { seq: number; renderHash?: string; images?: unknown[]; sameAs?: string }] | undefined;
   for (const [s, r] of bySha) if (r.renderHash && r.reconciled && (!best || r.seq > best[1].seq)) best = [s, r];
   if (!best?.[1].renderHash) return undefined;
+  // a revision that changed nothing runs its release: the running release is that one (a busy repository's
+  // unrelated commits never become "the release" a later commit is the same as)
   return {
-    sha: best[0],
+    sha: best[1].sameAs ?? best[0],
     renderHash: best[1].renderHash,
     digests: releaseDigests((best[1].images ?? []) as Array<Record<string, unknown>>),
   };

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { releaseLiveness, whyNotLive } from './release-not-live.ts';
 import { buildReleases } from './release.ts';
 
-import { SHA2, twoReleases } from './fixtures/release-events.ts';
+import { D2, SHA2, releaseEventMaker, twoReleases } from './fixtures/release-events.ts';
 
 describe('merged, but not live', () => {
   const events = twoReleases();
@@ -95,5 +95,45 @@ describe('releaseLiveness: one set of words for whether a release runs', () => {
     expect(
       releaseLiveness(st({ reconcile: 'failed' }), { state: 'reconcile', why: 'failed: BuildFailed' }).headline,
     ).toBe('Merged, but not live — why?');
+  });
+});
+
+describe('held by the prune policy (issue 39, item 6)', () => {
+  it('the reconcile state is held (not failed), and every screen says "held by the prune policy"', () => {
+    const ev = releaseEventMaker();
+    const line = 'held by the prune policy: deleting ConfigMap/render-worker-config needs an approved prune preview';
+    const events = [
+      ...twoReleases(ev).filter((e) => !(e.data.sha === SHA2 && e.type !== 'release.change')),
+      ev('release.artifact', SHA2, { artifactDigest: D2 }),
+      ev('release.render', SHA2, { renderHash: 'e'.repeat(64), objects: 8 }),
+      ev('release.validation', SHA2, { accepted: 8, rejected: 0 }),
+      ev('release.reconcile', SHA2, {
+        status: 'held',
+        reason: line,
+        held: { objects: ['ConfigMap/render-worker-config'], count: 1 },
+      }),
+    ];
+    const [newest] = buildReleases(events);
+    const reconcile = newest?.states.find((s) => s.name === 'reconcile');
+    expect(reconcile).toMatchObject({ status: 'held', why: line });
+    expect(newest?.states.find((s) => s.name === 'health')?.why).toMatch(/^waits for the prune approval/);
+    expect(newest?.blocked).toEqual({ state: 'reconcile', why: line });
+    const app = {
+      sync: 'OutOfSync',
+      health: 'Degraded',
+      healthMessage: line,
+      conditions: [{ type: 'Ready', status: 'False', reason: 'PruneFailed', message: 'prune of ConfigMap/…' }],
+      source: { revisionAttempted: `main@sha1:${SHA2}`, sourceReady: 'True (Succeeded)' },
+      automation: { suspended: false },
+      clusterReachable: true,
+      pruneHold: { objects: ['ConfigMap/render-worker-config'], count: 1 },
+    };
+    const notLive = whyNotLive(newest, app);
+    // never "the controller failed (PruneFailed)"
+    expect(notLive).toEqual({ state: 'reconcile', why: line });
+    expect(releaseLiveness(newest as NonNullable<typeof newest>, notLive)).toMatchObject({
+      headline: 'Merged, but held by the prune policy — why?',
+      tone: 'warn',
+    });
   });
 });

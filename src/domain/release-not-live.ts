@@ -1,5 +1,6 @@
 // What the releases route adds to the timeline (release.ts): "merged, but not live — why?" from the newest
 // release and the app's live conditions, and where each release's promotion state points (the next environment).
+import { pruneHoldLine } from './prune-hold.ts';
 import { shaOf } from './release-commit.ts';
 import type { ReleaseStateName, ReleaseView } from './release.ts';
 
@@ -13,6 +14,8 @@ export interface AppConditionsView {
   clusterReachable: boolean;
   /** Flux: "waiting on infra-dev (not Ready: …)" while the controller holds the app for a dependency */
   waitingOn?: string;
+  /** its controller's prune waits for an approved preview (prune-hold.ts) */
+  pruneHold?: { objects: string[]; count: number };
 }
 
 /**
@@ -32,6 +35,9 @@ export function whyNotLive(
   // held for a dependency: the controller applies nothing of this app until that one is Ready
   if (app.waitingOn && ['artifact', 'render', 'validation', 'reconcile'].includes(state))
     return { state: 'reconcile', why: app.waitingOn };
+  // held by the console's prune policy: its own words, never "the controller failed (PruneFailed)"
+  if (app.pruneHold && ['artifact', 'render', 'validation', 'reconcile'].includes(state))
+    return { state: 'reconcile', why: pruneHoldLine(app.pruneHold) };
   const ready = app.conditions.find((c) => c.type === 'Ready');
   const sourceNotReady = app.source.sourceReady && !app.source.sourceReady.startsWith('True');
   const renderPending = release.states.find((x) => x.name === 'render')?.status === 'pending';
@@ -84,12 +90,15 @@ export function releaseLiveness(
   release: Pick<ReleaseView, 'states'>,
   notLive: { state: ReleaseStateName; why: string } | undefined,
 ): { headline: string; tone: 'ok' | 'warn'; label?: string } {
-  const applied = release.states.find((s) => s.name === 'reconcile')?.status === 'ok';
+  const reconcile = release.states.find((s) => s.name === 'reconcile')?.status;
+  const applied = reconcile === 'ok';
   if (notLive) {
     const words =
       applied && (notLive.state === 'health' || notLive.state === 'verification')
         ? `Live, but its ${notLive.state} ${notLive.why.startsWith('failed') ? 'failed' : 'is not done'}`
-        : 'Merged, but not live';
+        : notLive.state === 'reconcile' && (reconcile === 'held' || notLive.why.startsWith('held by the prune policy'))
+          ? 'Merged, but held by the prune policy'
+          : 'Merged, but not live';
     // headline: the release list's question; label: the same words before "… stops at <state>" elsewhere
     return { headline: `${words} — why?`, label: `${words}:`, tone: 'warn' };
   }

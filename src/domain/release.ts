@@ -39,7 +39,8 @@ export const RELEASE_EVIDENCE_TYPES = Object.values(RELEASE_EVIDENCE) as string[
 export const stateOfType = (type: string): ReleaseStateName | undefined =>
   (Object.entries(RELEASE_EVIDENCE).find(([, t]) => t === type)?.[0] as ReleaseStateName | undefined) ?? undefined;
 
-export type StateStatus = 'ok' | 'failed' | 'unknown' | 'pending';
+/** held: the controller's prune waits for an approved preview (domain/prune-hold.ts) — its own status, not failed */
+export type StateStatus = 'ok' | 'failed' | 'unknown' | 'pending' | 'held';
 
 // ---- the timeline ------------------------------------------------------------------------------------------
 
@@ -101,7 +102,8 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v 
 
 function recordedState(name: ReleaseStateName, e: ReleaseEvent): ReleaseStateView {
   const d = e.data;
-  const status: StateStatus = d.status === 'failed' ? 'failed' : d.status === 'unknown' ? 'unknown' : 'ok';
+  const status: StateStatus =
+    d.status === 'failed' ? 'failed' : d.status === 'unknown' ? 'unknown' : d.status === 'held' ? 'held' : 'ok';
   const base = {
     name,
     step: RELEASE_STATES.indexOf(name) + 1,
@@ -125,6 +127,10 @@ function recordedState(name: ReleaseStateName, e: ReleaseEvent): ReleaseStateVie
         actor = `image automation ${String(auto.automation)}`;
         value = str(auto.line) ?? value;
       } else if (auto.confirmed === false && str(auto.line)) value = `${value ?? ''} · ${String(auto.line)}`;
+      // the controller applied it together with commits it never applied on their own (a busy repository)
+      const b = asObj(d.between);
+      if (typeof b.count === 'number' && b.count > 0 && str(b.from))
+        value = `${value ?? ''} · with ${plural(b.count, 'earlier commit')} since ${String(b.from).slice(0, 7)}, applied together`;
       break;
     }
     case 'artifact': {
@@ -307,6 +313,8 @@ function pendingWhy(name: ReleaseStateName, got: Map<ReleaseStateName, ReleaseEv
     case 'health': {
       const r = got.get('reconcile');
       if (!r) return 'waits for the reconcile';
+      if (r.data.status === 'held')
+        return 'waits for the prune approval: the controller holds this revision at its prune';
       return r.data.status === 'failed' || r.data.status === 'unknown'
         ? 'not reached: the reconcile did not apply this revision'
         : 'waiting for the objects to become Healthy or Degraded';
@@ -324,7 +332,11 @@ const REQUIRED: ReleaseStateName[] = RELEASE_STATES.filter((s) => s !== 'review'
 function firstIncomplete(states: ReleaseStateView[]): { state: ReleaseStateName; why: string } | undefined {
   const s = states.find((x) => REQUIRED.includes(x.name) && x.status !== 'ok');
   return s
-    ? { state: s.name, why: `${s.status === 'failed' ? 'failed' : s.status}: ${s.why ?? 'no reason recorded'}` }
+    ? {
+        state: s.name,
+        // a hold says itself ("held by the prune policy: …"), every other status is named first
+        why: s.status === 'held' && s.why ? s.why : `${s.status}: ${s.why ?? 'no reason recorded'}`,
+      }
     : undefined;
 }
 

@@ -113,6 +113,15 @@ export const compareRefs = (
   (a.namespace ?? '').localeCompare(b.namespace ?? '') ||
   a.name.localeCompare(b.name);
 
+/**
+ * A row's sync, the one function for it (issue 39): a managed object that is live is Synced only while nobody else
+ * holds a field Git declares; with an open drift episode (a hand edit, another manager) it is OutOfSync, whatever
+ * the controller last reported. Missing, Extraneous and Unknown stay as they are.
+ */
+export function nodeSync(sync: NodeSync | undefined, drifted: boolean): NodeSync | undefined {
+  return drifted && sync === 'Synced' ? 'OutOfSync' : sync;
+}
+
 /** Builds the tree in depth-first order. Children are never followed twice (ownership cycles cannot loop). */
 export function buildTree(
   cluster: string,

@@ -31,7 +31,7 @@ export interface FamilyEstate {
   appId(env: EstateEnv): string;
   /** asks the family's GitRepositories to fetch now (at most every 5 s): for a commit Flux will not apply */
   fetch(): void;
-  /** until that environment's Kustomization applied exactly `sha` and is Ready */
+  /** until that environment's Kustomization applied `sha` (or a later commit pushed through the estate) and is Ready */
   waitApplied(sha: string, env: EstateEnv, timeoutMs?: number): Promise<void>;
   teardown(): Promise<void>;
 }
@@ -104,7 +104,7 @@ export async function familyEstate(name: string): Promise<FamilyEstate> {
     kustomization,
     appId: (env) => `${CLUSTER[env]}/flux-system/kustomization/${kustomization(env)}`,
     waitApplied: (sha, env, timeoutMs = 180_000) =>
-      waitForKustomizationRevision(CLUSTER[env], kustomization(env), sha, timeoutMs),
+      waitForKustomizationRevision(CLUSTER[env], kustomization(env), sha, timeoutMs, estate.atOrAfter(sha).slice(1)),
     teardown,
   };
   try {

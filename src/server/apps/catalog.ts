@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { appId, worseHealth, type App } from '../../domain/app.ts';
 import { dependencyStates, waitingOn } from '../../domain/flux-deps.ts';
+import { pruneHold, pruneHoldLine } from '../../domain/prune-hold.ts';
 import { refId } from '../../domain/refs.ts';
 import { refOf } from '../../domain/tree.ts';
 import { appTree } from '../tree/index.ts';
@@ -234,7 +235,21 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
       dependencyStates(app, app.dependsOn, (id) => this.apps.get(id)),
       { messages: false },
     );
-    return line ? { ...app, waitingOn: line } : app;
+    if (!line) return app;
+    // the health line says the same as the waiting line, never Flux's older "dependency … is not ready"
+    return app.healthMessage.startsWith('waiting on a dependency')
+      ? { ...app, waitingOn: line, healthMessage: line }
+      : { ...app, waitingOn: line };
+  }
+
+  /**
+   * "held by the prune policy" (domain/prune-hold.ts): its own status, and the health line says it (never
+   * "Progressing — waiting for the controller" or Flux's raw PruneFailed text) unless an object is worse (then
+   * withObjectHealth names that object).
+   */
+  private withPruneHold(app: App): App {
+    const hold = pruneHold(app);
+    return hold ? { ...app, pruneHold: hold, healthMessage: pruneHoldLine(hold) } : app;
   }
 
   /** The apps that depend on this one, read again (their "waiting on" line names its Ready). */
@@ -247,7 +262,7 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
   }
 
   private upsert(input: App): void {
-    const withHealth = this.withWaiting(this.withObjectHealth(input));
+    const withHealth = this.withWaiting(this.withObjectHealth(this.withPruneHold(input)));
     const drift = this.drift?.forApp(withHealth.id);
     const app = drift ? { ...withHealth, drift } : withHealth;
     const prev = this.apps.get(app.id);

@@ -110,3 +110,50 @@ describe('the change state and image automation', () => {
     expect(rel.pushReport).toBeUndefined();
   });
 });
+
+describe('the commits a controller applied together (a busy repository, issue 39)', () => {
+  it('names the commits since the release before, and says so in the change value', async () => {
+    const { ctx, rel, records } = setup({ name: 'Ann', email: 'ann@example.invalid' }, '2026-12-06T18:00:00Z', () =>
+      view(undefined),
+    );
+    const PREV = 'c'.repeat(40);
+    const asked: string[][] = [];
+    ctx.commitsBetween = async (url, from, to) => {
+      asked.push([url, from, to]);
+      return { commits: [{ sha: 'd'.repeat(40), subject: 'Render worker 1.4.2 in dev' }], count: 1 };
+    };
+    // the first release the recorder follows: no range
+    await recordChange(ctx, app, rel, false);
+    expect(records[0]).not.toHaveProperty('between');
+    expect(asked).toHaveLength(0);
+    const next: Tracked = { ...rel, recorded: new Map(), previousSha: PREV };
+    await recordChange(ctx, app, next, false);
+    expect(asked).toEqual([['http://git.example/platform/app.git', PREV, SHA]]);
+    expect(records[1]?.between).toEqual({
+      from: PREV,
+      commits: [{ sha: 'd'.repeat(40), subject: 'Render worker 1.4.2 in dev' }],
+      count: 1,
+    });
+    // the chain says it (release.ts)
+    const { buildReleases } = await import('../../domain/release.ts');
+    const [r] = buildReleases([
+      {
+        seq: 1,
+        time: '2026-12-06T18:00:01Z',
+        type: 'release.change',
+        actor: 'console',
+        data: { sha: SHA, ...records[1] },
+      },
+    ]);
+    expect(r?.states[0]?.value).toBe(
+      `${String(records[1]?.subject)} · with 1 earlier commit since ccccccc, applied together`,
+    );
+    // a range that cannot be read never fails the change state
+    ctx.commitsBetween = async () => {
+      throw new Error('git: bad object');
+    };
+    await recordChange(ctx, app, { ...next, recorded: new Map() }, false);
+    expect(records[2]).toMatchObject({ subject: records[1]?.subject });
+    expect(records[2]).not.toHaveProperty('between');
+  });
+});

@@ -14,12 +14,53 @@ export async function readCommit(mirrors: GitMirrors, rawUrl: string, sha: strin
   );
 }
 
+/** At most this many commits of a range are named (the count says how many there were). */
+export const MAX_BETWEEN = 20;
+
+/**
+ * The commits after `from` up to `to`, `to` excluded, newest first (at most MAX_BETWEEN) and how many: what a
+ * controller applied together with `to` when it never applied them on their own (a busy repository: a poll sees
+ * several pushes at once). Undefined when `from` is not an ancestor of `to` (a force push: no range to name).
+ */
+export async function commitsBetween(
+  mirrors: GitMirrors,
+  rawUrl: string,
+  from: string,
+  to: string,
+): Promise<{ commits: Array<{ sha: string; subject: string }>; count: number } | undefined> {
+  return mirrors.with(rawUrl, to, async (dir) => {
+    try {
+      await git(['-C', dir, 'merge-base', '--is-ancestor', from, to]);
+    } catch {
+      return undefined;
+    }
+    const count = Number((await git(['-C', dir, 'rev-list', '--count', `${from}..${to}`])).trim()) - 1;
+    const out = await git(['-C', dir, 'log', `--max-count=${MAX_BETWEEN + 1}`, '--format=%H%x1f%s', `${from}..${to}`]);
+    const commits = out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const [sha = '', subject = ''] = l.split('\x1f');
+        return { sha, subject: subject.slice(0, 200) };
+      })
+      .filter((c) => c.sha !== to)
+      .slice(0, MAX_BETWEEN);
+    return { commits, count: Math.max(0, count) };
+  });
+}
+
 /** how long after an automation-authored commit its controller's report of the push (`status.lastPushCommit`) is awaited */
 export const PUSH_REPORT_MS = 60_000;
 
 /** The change state reads the commit through the recorder (its public readCommit, over its mirrors). */
 export interface ChangeContext extends StateContext {
   readCommit(rawUrl: string, sha: string): Promise<CommitInfo>;
+  /** the commits between the release before and this one (commitsBetween); absent in some tests */
+  commitsBetween?(
+    rawUrl: string,
+    from: string,
+    to: string,
+  ): Promise<{ commits: Array<{ sha: string; subject: string }>; count: number } | undefined>;
 }
 
 export async function recordChange(ctx: ChangeContext, app: App, rel: Tracked, expired: boolean): Promise<void> {
@@ -53,6 +94,7 @@ export async function recordChange(ctx: ChangeContext, app: App, rel: Tracked, e
       merge: c.parents.length > 1,
       subject: c.subject,
       message: c.message,
+      ...(await between(ctx, url, rel)),
     };
     // made by Flux image automation? Confirmed only by the controller's own report of its push (its status names
     // the commit). Recorded at once; an automation-authored commit not reported yet is recorded as a claim and,
@@ -81,6 +123,16 @@ export async function recordChange(ctx: ChangeContext, app: App, rel: Tracked, e
       reason: `cannot read the commit: ${message(e)}`,
     });
   }
+}
+
+/**
+ * `between`: the commits the controller applied together with this one since the release before (none: absent).
+ * Its failure never fails the change state: the commit itself is what the state records.
+ */
+async function between(ctx: ChangeContext, url: string, rel: Tracked): Promise<Record<string, unknown>> {
+  if (!rel.previousSha || !ctx.commitsBetween || rel.previousSha === rel.sha) return {};
+  const r = await ctx.commitsBetween(url, rel.previousSha, rel.sha).catch(() => undefined);
+  return r && r.count > 0 ? { between: { from: rel.previousSha, commits: r.commits, count: r.count } } : {};
 }
 
 /**

@@ -1,6 +1,7 @@
 // The release recorder's states 6 reconcile and 7 health: the applied revision, when, seconds after the commit,
 // or the controller's failure; then Healthy / Degraded (with the reason) once the objects had time to roll.
 import type { App } from '../../domain/app.ts';
+import { pruneHold, pruneHoldLine } from '../../domain/prune-hold.ts';
 import { shaOf } from '../../domain/release-commit.ts';
 import { secondsBetween } from '../../domain/release.ts';
 import {
@@ -65,14 +66,19 @@ export function recordReconcile(ctx: StateContext, app: App, rel: Tracked): void
     }
     const attempted = shaOf(app.source.revisionAttempted) === rel.sha;
     if ((attempted || applied) && ready?.status === 'False') {
-      const reason = `${ready.reason ?? 'Ready=False'}: ${ready.message ?? ''}`.slice(0, 1000);
+      // the console's prune policy holds it until a preview is approved: held, its own status (not a failure)
+      const hold = pruneHold(app);
+      const reason = hold
+        ? pruneHoldLine(hold)
+        : `${ready.reason ?? 'Ready=False'}: ${ready.message ?? ''}`.slice(0, 1000);
       if (prev?.reason === reason) return;
       ctx.emit(app, rel, 'reconcile', controllerActor(app), {
         ...base,
         ...(applied ? { appliedRevision: app.source.revisionObserved } : {}),
         attemptedRevision: app.source.revisionAttempted ?? null,
-        status: 'failed',
+        status: hold ? 'held' : 'failed',
         reason,
+        ...(hold ? { held: { objects: hold.objects, count: hold.count } } : {}),
       });
     }
     return;
@@ -90,13 +96,15 @@ export function recordReconcile(ctx: StateContext, app: App, rel: Tracked): void
       appliedRevision: app.source.revisionObserved,
     });
   } else if (opFailed) {
-    const reason = `sync ${op.phase}: ${op.why ?? 'no message'}`.slice(0, 1000);
+    const hold = pruneHold(app);
+    const reason = hold ? pruneHoldLine(hold) : `sync ${op.phase}: ${op.why ?? 'no message'}`.slice(0, 1000);
     if (prev?.reason === reason) return;
     ctx.emit(app, rel, 'reconcile', controllerActor(app), {
       ...base,
       attemptedRevision: op.revision ?? null,
-      status: 'failed',
+      status: hold ? 'held' : 'failed',
       reason,
+      ...(hold ? { held: { objects: hold.objects, count: hold.count } } : {}),
     });
   } else if (err) {
     const reason = `${err.type}: ${err.message ?? ''}`.slice(0, 1000);

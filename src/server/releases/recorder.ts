@@ -30,7 +30,7 @@ import { GitMirrors } from '../git/mirror.ts';
 import { Limiter } from './limiter.ts';
 import { recordArtifactAndRender } from './record-artifact.ts';
 import { CommitMemo } from './commit-memo.ts';
-import { readCommit, recheckPushReport, recordChange, type ChangeContext } from './record-change.ts';
+import { commitsBetween, readCommit, recheckPushReport, recordChange, type ChangeContext } from './record-change.ts';
 import { recordPromotion } from './record-promotion.ts';
 import { noteDependencyWait, recordHealth, recordReconcile } from './record-reconcile.ts';
 import { recordReview, reviewDue } from './record-review.ts';
@@ -81,6 +81,7 @@ export class ReleaseRecorder {
       emit: (app, rel, state, actor, data) => this.emit(app, rel, state, actor, data),
       emitOther: (app, rel, type, actor, data) => this.emitOther(app, rel, type, actor, data),
       readCommit: (rawUrl, sha) => this.readCommit(rawUrl, sha),
+      commitsBetween: (rawUrl, from, to) => commitsBetween(this.mirrors, rawUrl, from, to),
     };
   }
 
@@ -165,10 +166,21 @@ export class ReleaseRecorder {
     if (!cur) return;
     let t = this.tracked.get(id);
     if (!t || t.sha !== cur.sha) {
-      // the release before, if still followed, is carried while the new one may turn out to change nothing here
-      if (t && !followedToTheEnd(t) && t.recorded.get('reconcile')?.status === 'ok') this.carried.set(id, t);
+      // the release before, if still followed, is carried while the new one may turn out to change nothing here;
+      // when the one before changed nothing itself, the release it runs stays carried (a busy repository: many
+      // unrelated commits in a row all run one release)
+      const running = t?.unchangedFrom ? this.carried.get(id) : undefined;
+      if (running && running.sha === t?.unchangedFrom) {
+        /* keep carrying it */
+      } else if (t && !followedToTheEnd(t) && t.recorded.get('reconcile')?.status === 'ok') this.carried.set(id, t);
       else this.carried.delete(id);
-      t = { sha: cur.sha, revision: cur.revision, seenAt: Date.now(), recorded: new Map() };
+      t = {
+        sha: cur.sha,
+        revision: cur.revision,
+        seenAt: Date.now(),
+        recorded: new Map(),
+        ...(t ? { previousSha: t.sha } : {}),
+      };
       this.tracked.set(id, t);
     }
     const rel = t;

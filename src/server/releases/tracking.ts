@@ -44,6 +44,8 @@ export interface Tracked {
         until: number;
       }
     | undefined;
+  /** the release of this app the recorder followed before this one (its commit range starts after it) */
+  previousSha?: string | undefined;
   /** Flux: since when (ISO) and on what its controller held this release for a dependency (record-reconcile.ts) */
   dependencyWait?: { since: string; on: string[]; line: string } | undefined;
 }

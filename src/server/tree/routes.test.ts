@@ -4,7 +4,8 @@
 // between pages) is gone.
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../http/errors.ts';
-import { treeWindowOf } from './routes.ts';
+import type { TreeNode } from '../../domain/tree.ts';
+import { treeWindowOf, withDrift } from './routes.ts';
 
 describe('treeWindowOf', () => {
   it('passes a node id or the walk start as `after`, and an empty one as none', () => {
@@ -35,5 +36,44 @@ describe('treeWindowOf', () => {
     expect(refused({ through: '$' })).toBe('invalid tree window: through needs after');
     for (const through of ['^', 'x'])
       expect(refused({ after: '^', through })).toMatch(/^invalid tree window: through is not a node id/);
+  });
+});
+
+describe('withDrift: a drifted row is never Synced (issue 39)', () => {
+  const node = (name: string, sync: TreeNode['sync']): TreeNode => ({
+    id: `nonprod/apps/Deployment/dev/${name}`,
+    ref: { cluster: 'nonprod', group: 'apps', version: 'v1', kind: 'Deployment', namespace: 'dev', name },
+    depth: 0,
+    childCount: 0,
+    managed: true,
+    health: 'Healthy',
+    ...(sync ? { sync } : {}),
+    reason: '',
+  });
+  const episode = {
+    kind: 'person' as const,
+    managers: ['kubectl-edit'],
+    fields: [{ path: 'spec.replicas', from: 2, to: 5 }],
+    since: '2026-12-06T17:00:00Z',
+    lastWriteAt: '2026-12-06T17:00:01Z',
+    writes: 1,
+  };
+  it('marks the drifted row OutOfSync with its episode, leaves the others, and counts what it flipped', () => {
+    const nodes = [node('a', 'Synced'), node('b', 'Synced'), node('c', 'Extraneous')];
+    const drifted = new Set([nodes[0]?.id, nodes[2]?.id]);
+    const tracker = {
+      openCount: 2,
+      forId: (id: string) => (drifted.has(id) ? (episode as never) : undefined),
+    };
+    const out = withDrift(nodes, tracker);
+    expect(out.flipped).toBe(1);
+    expect(out.nodes.map((n) => [n.ref.name, n.sync, !!n.drift])).toEqual([
+      ['a', 'OutOfSync', true],
+      ['b', 'Synced', false],
+      // live but no longer in Git stays Extraneous: that says more than OutOfSync
+      ['c', 'Extraneous', true],
+    ]);
+    expect(nodes[0]?.sync).toBe('Synced'); // the memo's nodes are shared: never changed in place
+    expect(withDrift(nodes, { openCount: 0, forId: () => undefined })).toEqual({ nodes, flipped: 0 });
   });
 });

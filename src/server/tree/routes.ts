@@ -8,7 +8,7 @@ import {
   TreeWindowQuery,
   type NodeDriftDto,
 } from '../../api/schemas.ts';
-import type { TreeNode } from '../../domain/tree.ts';
+import { nodeSync, type TreeNode } from '../../domain/tree.ts';
 import { managersOf, ownersByPath } from '../../domain/managed-fields.ts';
 import { clusterHttpError, HttpError } from '../http/errors.ts';
 import { validated } from '../http/respond.ts';
@@ -30,15 +30,25 @@ import {
   type WindowRequest,
 } from '../../domain/tree-window.ts';
 
-/** Marks the nodes with an open drift episode (a map lookup per node; nothing when no episode is open). */
-function withDrift(nodes: TreeNode[], drift: DriftTracker | undefined): Array<TreeNode & { drift?: NodeDriftDto }> {
-  if (!drift?.openCount) return nodes;
-  return nodes.map((n) => {
+/**
+ * Marks the nodes with an open drift episode, and makes such a row OutOfSync (domain/tree.ts nodeSync): a map lookup
+ * per node, nothing when no episode is open. `flipped` counts the rows that said Synced (the summary's counts move).
+ */
+export function withDrift(
+  nodes: TreeNode[],
+  drift: Pick<DriftTracker, 'openCount' | 'forId'> | undefined,
+): { nodes: Array<TreeNode & { drift?: NodeDriftDto }>; flipped: number } {
+  if (!drift?.openCount) return { nodes, flipped: 0 };
+  let flipped = 0;
+  const out = nodes.map((n) => {
     const d = drift.forId(n.id);
     if (!d) return n;
     const { kind, managers, fields, since, lastWriteAt, writes } = d;
-    return { ...n, drift: { kind, managers, fields, since, lastWriteAt, writes } };
+    const sync = nodeSync(n.sync, true);
+    if (sync !== n.sync) flipped++;
+    return { ...n, ...(sync ? { sync } : {}), drift: { kind, managers, fields, since, lastWriteAt, writes } };
   });
+  return { nodes: out, flipped };
 }
 
 /** The window a tree request asks for (api/tree.ts TreeWindowQuery); a repeated parameter is a 400, not a 500. */
@@ -88,9 +98,20 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const id = a.id;
       // shared, never changed: the drift marks and the RBAC filter below make new arrays and objects
       const tree = (memo as AppTreeMemo).tree(a);
-      const summary = tree.summary;
+      // drifted rows are OutOfSync before any filter or window reads them (a filter on sync finds them)
+      const drifted = withDrift(tree.nodes, deps.drift);
+      const summary = drifted.flipped
+        ? {
+            ...tree.summary,
+            sync: {
+              ...tree.summary.sync,
+              Synced: tree.summary.sync.Synced - drifted.flipped,
+              OutOfSync: tree.summary.sync.OutOfSync + drifted.flipped,
+            },
+          }
+        : tree.summary;
       // impersonation: what the user's Kubernetes RBAC forbids is not in its tree at all
-      const all = deps.reviewer ? await deps.reviewer.filterTree(req, a.cluster, tree.nodes) : tree.nodes;
+      const all = deps.reviewer ? await deps.reviewer.filterTree(req, a.cluster, drifted.nodes) : drifted.nodes;
       const query = req.query as Record<string, unknown>;
       // ?window=N (and ?under=, ?after=, ?through=, filters): a window onto a very large tree (domain/tree-window.ts)
       const win = treeWindowOf(query);
@@ -100,7 +121,7 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const shown =
         windowed?.nodes ??
         (Number.isInteger(depthParam) && depthParam >= 0 ? all.filter((n) => n.depth <= depthParam) : all);
-      const nodes = withDrift(shown, deps.drift);
+      const nodes = shown;
       // Validating 20,000 nodes with zod costs more than building them; the node shape is fixed by the
       // domain type (TreeNode ⊂ TreeNodeDto, checked by the compiler below) and by the API tests.
       const body: TreeResponse = {

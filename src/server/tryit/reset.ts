@@ -12,6 +12,7 @@ export const RESET_STEPS = [
   'Close open pull requests (write-backs, rollbacks)',
   'Git back to the seed (a commit on main with the seed’s files)',
   'Flux applies the seed in every environment',
+  'Void the prune previews planned before the reset',
 ] as const;
 
 /** The work tree made exactly the seed: every file but .git removed, the seed's files written. */
@@ -24,7 +25,7 @@ export async function runReset(ctx: Omit<ScenarioContext, 'found'>): Promise<voi
   const { kit } = ctx;
   const st = kit.sandbox.mustState();
   const envs = st.clusters.flatMap((c) => c.namespaces.map((env) => ({ cluster: c.name, env })));
-  const [endpoints, apiservers, pulls, git, flux] = RESET_STEPS;
+  const [endpoints, apiservers, pulls, git, flux, previews] = RESET_STEPS;
   await ctx.step(
     endpoints,
     () => {
@@ -99,6 +100,17 @@ export async function runReset(ctx: Omit<ScenarioContext, 'found'>): Promise<voi
       ]
         .filter(Boolean)
         .join(' · '),
+  );
+  // a pending preview decided on the state before the reset (its candidates are back in Git, or others are gone):
+  // none keeps waiting for a reviewer
+  await ctx.step(
+    previews,
+    async () =>
+      (await ctx.voidPendingPreviews?.(
+        ctx.startedAt,
+        'void: the sandbox was reset to its seed (Try it); the state this preview decided on is gone',
+      )) ?? 0,
+    (n) => (n ? `${n} voided` : 'none pending'),
   );
 }
 

@@ -14,7 +14,8 @@ import type { AppDeps } from '../deps.ts';
 import { FreezeStore } from '../freeze/index.ts';
 import { HttpError } from '../http/errors.ts';
 import { parsed, validated } from '../http/respond.ts';
-import { TryItService } from './service.ts';
+import { PruneStore } from '../prune/index.ts';
+import { SCENARIO_ACTOR, TryItService } from './service.ts';
 
 const person = (req: FastifyRequest): Principal => {
   const p = req.principal;
@@ -26,12 +27,36 @@ export const tryitRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const kit = deps.tryit;
   if (!kit) return; // not sandbox mode
   const freezes = new FreezeStore(deps.store);
+  const previews = new PruneStore(deps.store);
+  previews.onChange = (id, a) => deps.bus?.publish({ kind: 'prune', id, app: a });
   const service =
     deps.tryitService ??
     new TryItService({
       kit,
       recorder: deps.recorder,
       store: deps.store,
+      pruneHoldOf: (appId) => deps.catalog.get(appId)?.pruneHold,
+      // the reset: a preview planned on the state before it decided on objects the seed brings back or removes;
+      // voided with a record each (after the reset's intent), never left waiting for a reviewer
+      voidPendingPreviews: async (before, reason) => {
+        let n = 0;
+        for (const p of await previews.list('pending', 500)) {
+          if (p.createdAt >= before) continue;
+          const now = new Date().toISOString();
+          if (!(await previews.transition(p.id, ['pending'], 'void', reason, now))) continue;
+          n++;
+          await deps.recorder.record({
+            time: now,
+            type: 'prune.voided',
+            actor: SCENARIO_ACTOR,
+            app: p.app,
+            cluster: p.cluster,
+            env: p.env,
+            data: { previewId: p.id, snapshotHash: p.snapshotHash, reason },
+          });
+        }
+        return n;
+      },
       activeFreezeOf: async (appId) =>
         (await freezes.list({ active: true })).find(
           (f) => f.status === 'active' && f.doc.targets.some((t) => t.appId === appId),

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TryItLink } from '../../api/tryit.ts';
+import { pruneHoldLine, type PruneHold } from '../../domain/prune-hold.ts';
 import type { EvidenceStore } from '../evidence/index.ts';
 import type { SandboxKit } from './kit.ts';
 
@@ -26,6 +27,8 @@ export interface ScenarioContext {
   startedAt: string;
   /** what the precondition found (e.g. the freeze's id) */
   found?: string | undefined;
+  /** the reset: voids the pending prune previews made before it (service deps) */
+  voidPendingPreviews?: (before: string, reason: string) => Promise<number>;
   sleep(ms: number): Promise<void>;
 }
 
@@ -38,6 +41,8 @@ export interface ScenarioDef {
   needs?: { text: string; link: TryItLink };
   /** what the user sees at the links after the run */
   look: string;
+  /** what the run leaves changed in the sandbox, and how to finish or undo it (said on the card, issue 39) */
+  leaves?: string;
   /** where to look (the run may return more precise ones) */
   links: TryItLink[];
   /** the steps, in order (the job shows them all from the start) */
@@ -50,6 +55,28 @@ export interface ScenarioDef {
 export interface PreconditionDeps {
   /** the active freeze holding an app, if any */
   activeFreezeOf(appId: string): Promise<string | undefined>;
+  /** the app's "held by the prune policy" now, if the console knows it */
+  pruneHoldOf(appId: string): PruneHold | undefined;
+}
+
+/**
+ * Refuses a card whose run needs these apps to apply new commits while the prune policy holds one of them (another
+ * card's removal waits for an approval): the card says what holds it and how to finish or undo that first.
+ */
+export function notHeldByPrunePolicy(
+  apps: Array<{ id: string; env: string }>,
+): NonNullable<ScenarioDef['precondition']> {
+  return async (p) => {
+    for (const a of apps) {
+      const hold = p.pruneHoldOf(a.id);
+      if (hold)
+        return {
+          ok: false,
+          message: `${a.env} is ${pruneHoldLine(hold)}, so Flux applies no new commit there: approve that app’s prune preview (Prune previews; a reviewer who did not request it), or press “Reset to the seed”, then run this card`,
+        };
+    }
+    return { ok: true };
+  };
 }
 
 /** Polls `check` until it answers true; throws after `timeoutMs`, naming what it waited for. */
@@ -158,7 +185,9 @@ export const SCENARIOS: ScenarioDef[] = [
     story:
       'render-worker-config is deleted from base/ in Git. In prod Flux does not prune: the console’s prune preview lists the orphan, and a reviewer (not the requester) approves the delete.',
     button: 'Remove it from Git',
-    look: 'On the prod app press “Preview prune”: the preview lists ConfigMap render-worker-config and waits for a reviewer in Prune previews. (In dev and staging Flux’s own prune is refused by the admission policy until a preview is approved.)',
+    look: 'On the prod app press “Preview prune”: the preview lists ConfigMap render-worker-config and waits for a reviewer in Prune previews. dev and staging show “held: prune needs approval”: Flux’s own prune there is refused by the admission policy until a preview is approved.',
+    leaves:
+      'dev and staging held by the prune policy (the ConfigMap stays live, Flux applies no newer commit there) until a reviewer approves each one’s prune preview — that finishes it — or “Reset to the seed” puts the ConfigMap back in Git — that undoes it. “Push a new image” waits for that.',
     links: [
       { label: 'prod app (Preview prune)', href: appHref(PROD_APP) },
       { label: 'Prune previews', href: '/prune-previews' },
@@ -182,6 +211,8 @@ export const SCENARIOS: ScenarioDef[] = [
       'A bad commit makes staging’s overlay render nothing. Flux would prune every object; the console’s admission policy refuses, and only an override (two approvers) could delete them.',
     button: 'Empty staging’s render',
     look: 'On the staging app: the diff says the render is empty; “Preview prune” says it needs an override, and nothing is deleted.',
+    leaves:
+      'staging held by the prune policy (every object stays live, Flux applies no newer commit there) until “Reset to the seed” restores its overlay.',
     links: [{ label: 'staging app', href: appHref(STAGING_APP) }],
     steps: [
       'Make overlays/staging render no objects (a commit on main)',
@@ -241,6 +272,8 @@ export const SCENARIOS: ScenarioDef[] = [
       link: { label: 'prod app (Freeze)', href: appHref(PROD_APP) },
     },
     look: 'On the freeze’s page: the live change by kubectl-edit; end the freeze choosing “write back” for it and the console opens a pull request on the forge.',
+    leaves:
+      'render-worker in prod at 12 replicas with DEBUG_TRACE until the freeze ends: ending it writes the edit back (a pull request) or lets Git win.',
     links: [{ label: 'Freezes', href: '/freezes' }],
     steps: ['kubectl edit deployment/render-worker in prod: 12 replicas, DEBUG_TRACE=1'],
     async precondition(p) {
@@ -267,9 +300,11 @@ export const SCENARIOS: ScenarioDef[] = [
     id: 'break-prod-endpoint',
     title: 'Break prod’s endpoint',
     story:
-      'prod’s business endpoint starts answering 503, then a commit makes a new release: its verification (the HTTP check after health) fails, in red, and counts in prod’s change failure rate.',
+      'prod’s business endpoint starts answering 503, then a commit lands in prod: its verification (the HTTP check after health) fails, in red. The commit changes nothing in prod’s render, so the failure counts against the release that runs there.',
     button: 'Make prod’s endpoint fail',
-    look: 'On the prod app: the newest release’s verification is red (HTTP 503). The environment page counts it as a failed change.',
+    look: 'On the prod app: the newest release row (the card’s commit, step 2) has a red verification (HTTP 503). It is marked “no change here”, so the environment page counts the failure against the release that runs in prod.',
+    leaves:
+      'prod’s business endpoint answering 503 (every later verification in prod fails) until “Reset to the seed”.',
     links: [
       { label: 'prod app (releases)', href: appHref(PROD_APP) },
       { label: 'environment prod', href: '/envs/prod', needs: { action: 'evidence.read', env: 'prod' } },
@@ -299,8 +334,13 @@ export const SCENARIOS: ScenarioDef[] = [
     title: 'Push a new image',
     story: `render-worker:${NEW_RENDER_WORKER_TAG} is pushed to the registry and dev is pointed at it: the release chain (change, review, artifact, render, validation, reconcile, health, verification) fills in; then staging gets the same digest — the promotion.`,
     button: `Release render-worker ${NEW_RENDER_WORKER_TAG}`,
-    look: 'On the dev app: the release row of the dev commit (named in step 2) with every state, its promotion “reached staging”. The promotion commit is a newer row there too: in a monorepo every commit is a revision of every app.',
+    look: 'On the dev app: the release row of the dev commit (named in step 2) with every state, its promotion “reached staging”. The promotion commit is a newer row there too, marked “no change here”: it changes nothing in dev’s render.',
+    leaves: `dev and staging run render-worker:${NEW_RENDER_WORKER_TAG} until “Reset to the seed” points them back.`,
     links: [{ label: 'dev app (releases)', href: appHref(DEV_APP) }],
+    precondition: notHeldByPrunePolicy([
+      { id: DEV_APP, env: 'dev' },
+      { id: STAGING_APP, env: 'staging' },
+    ]),
     steps: [
       `Push render-worker:${NEW_RENDER_WORKER_TAG} to the registry`,
       `Point dev at render-worker:${NEW_RENDER_WORKER_TAG} (a commit on main)`,
@@ -363,7 +403,8 @@ export const SCENARIOS: ScenarioDef[] = [
     story:
       'prod’s kube-apiserver stops. The console keeps showing what it last saw, marked stale, with a banner naming the unreachable cluster; nothing pretends to be live.',
     button: 'Stop prod’s apiserver',
-    look: 'On the overview: “Cluster prod is unreachable” and prod’s apps marked stale. Reset starts the apiserver again.',
+    look: 'On the overview: “Cluster prod is unreachable” and prod’s apps marked stale, “stale since …” on their pages.',
+    leaves: 'prod’s apiserver stopped until “Reset to the seed” starts it again.',
     links: [{ label: 'All apps', href: '/' }],
     steps: ['Stop prod’s kube-apiserver'],
     async run(ctx) {

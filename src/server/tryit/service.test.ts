@@ -175,6 +175,88 @@ describe('TryItService', () => {
     });
   });
 
+  it('"Push a new image" refuses while dev or staging is held by the prune policy, saying how to finish or undo it', async () => {
+    const card = SCENARIOS.find((s) => s.id === 'push-image');
+    if (!card) throw new Error('no push-image card');
+    const run = vi.fn(async () => undefined);
+    const store = new FlakyMemoryStore();
+    const recorder = new EvidenceRecorder(store, log, { retryBaseMs: 1 });
+    const holds = new Map([
+      [
+        'nonprod/flux-system/kustomization/digital-human-staging',
+        { objects: ['ConfigMap/render-worker-config'], count: 1, message: 'prune of ConfigMap/render-worker-config …' },
+      ],
+    ]);
+    const svc = new TryItService({
+      kit,
+      recorder,
+      store,
+      scenarios: [{ ...card, run }],
+      activeFreezeOf: async () => undefined,
+      pruneHoldOf: (id) => holds.get(id),
+      sleep: async () => undefined,
+    });
+    const err = (await svc.run('push-image', 'developer').catch((e: unknown) => e)) as HttpError;
+    expect(err.status).toBe(409);
+    expect(err.message).toBe(
+      'staging is held by the prune policy: deleting ConfigMap/render-worker-config needs an approved prune preview, so Flux applies no new commit there: approve that app’s prune preview (Prune previews; a reviewer who did not request it), or press “Reset to the seed”, then run this card',
+    );
+    expect(store.events).toHaveLength(0);
+    expect(run).not.toHaveBeenCalled();
+    // once the hold is gone, it runs
+    holds.clear();
+    await svc.run('push-image', 'developer');
+    await svc.idle();
+    expect(run).toHaveBeenCalledOnce();
+    // the card that leaves the hold says so, with how to finish and undo it
+    expect(SCENARIOS.find((s) => s.id === 'remove-configmap')?.leaves).toMatch(
+      /held by the prune policy .* approves .* finishes it .*Reset to the seed.* undoes it/,
+    );
+  });
+
+  it('the reset voids the previews planned before it, after its intent, and says how many', async () => {
+    const store = new FlakyMemoryStore();
+    const recorder = new EvidenceRecorder(store, log, { retryBaseMs: 1 });
+    const voided: Array<{ before: string; reason: string; intents: number }> = [];
+    const svc = new TryItService({
+      kit,
+      recorder,
+      store,
+      scenarios: [],
+      activeFreezeOf: async () => undefined,
+      voidPendingPreviews: async (before, reason) => {
+        voided.push({ before, reason, intents: store.events.filter((e) => e.type === 'sandbox.reset').length });
+        return 2;
+      },
+    });
+    // every step but the last is the sandbox's: run only the last one through the real reset code
+    const { runReset, RESET_STEPS } = await import('./reset.ts');
+    expect(RESET_STEPS.at(-1)).toBe('Void the prune previews planned before the reset');
+    const steps: Array<{ name: string; detail?: string }> = [];
+    const fakeCtx = {
+      kit: { sandbox: { mustState: () => ({ clusters: [] }) } } as unknown as SandboxKit,
+      evidence: store,
+      startedAt: '2026-12-06T18:00:00.000Z',
+      sleep: async () => undefined,
+      voidPendingPreviews: (b: string, r: string) => svc['d'].voidPendingPreviews!(b, r),
+      step: async <T>(name: string, fn: () => T | Promise<T>, detail?: (v: T) => string | undefined) => {
+        if (name !== RESET_STEPS.at(-1)) return (name.startsWith('Git') ? 'f'.repeat(40) : 0) as T;
+        const v = await fn();
+        steps.push({ name, ...(detail?.(v) ? { detail: detail(v) as string } : {}) });
+        return v;
+      },
+    };
+    await runReset(fakeCtx as never);
+    expect(voided).toEqual([
+      {
+        before: '2026-12-06T18:00:00.000Z',
+        reason: 'void: the sandbox was reset to its seed (Try it); the state this preview decided on is gone',
+        intents: 0,
+      },
+    ]);
+    expect(steps).toEqual([{ name: 'Void the prune previews planned before the reset', detail: '2 voided' }]);
+  });
+
   it('an unknown scenario is a 404', async () => {
     const { service } = setup([scenario()]);
     expect(((await service.run('nope', 'a').catch((e: unknown) => e)) as HttpError).status).toBe(404);

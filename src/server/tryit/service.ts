@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { TryItJob, TryItLink, TryItScenario, TryItStep } from '../../api/tryit.ts';
 import type { EvidenceRecorder, EvidenceStore } from '../evidence/index.ts';
 import { HttpError } from '../http/errors.ts';
+import type { PruneHold } from '../../domain/prune-hold.ts';
 import type { SandboxKit } from './kit.ts';
 import { RESET_STEPS, runReset } from './reset.ts';
 import { SCENARIOS, scenarioById, type ScenarioContext, type ScenarioDef } from './scenarios.ts';
@@ -20,6 +21,10 @@ export interface TryItServiceDeps {
   store: EvidenceStore;
   /** the active freeze holding an app (the freeze card needs one) */
   activeFreezeOf(appId: string): Promise<string | undefined>;
+  /** the app's "held by the prune policy" now (cards that need dev or staging to move refuse while it lasts) */
+  pruneHoldOf?(appId: string): PruneHold | undefined;
+  /** voids the pending prune previews made before `before` (the reset: the state they decided on is gone) */
+  voidPendingPreviews?(before: string, reason: string): Promise<number>;
   /** the scenarios offered (tests give their own); default SCENARIOS */
   scenarios?: ScenarioDef[];
   log?: { error(o: object, m: string): void };
@@ -49,6 +54,7 @@ export class TryItService {
       button: s.button,
       ...(s.needs ? { needs: s.needs } : {}),
       look: s.look,
+      ...(s.leaves ? { leaves: s.leaves } : {}),
       links: s.links,
     }));
   }
@@ -89,7 +95,13 @@ export class TryItService {
       steps: s.steps,
       person,
       links: s.links,
-      check: s.precondition ? () => s.precondition!({ activeFreezeOf: (a) => this.d.activeFreezeOf(a) }) : undefined,
+      check: s.precondition
+        ? () =>
+            s.precondition!({
+              activeFreezeOf: (a) => this.d.activeFreezeOf(a),
+              pruneHoldOf: (a) => this.d.pruneHoldOf?.(a),
+            })
+        : undefined,
       body: (ctx) => s.run(ctx),
     });
   }
@@ -185,6 +197,7 @@ export class TryItService {
       evidence: this.d.store,
       startedAt: job.startedAt,
       found,
+      ...(this.d.voidPendingPreviews ? { voidPendingPreviews: this.d.voidPendingPreviews } : {}),
       sleep: this.d.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
       step: async (name, fn, detail) => {
         const s = stepOf(name);

@@ -26,6 +26,7 @@ import { FreezeBanner } from '../../features/freeze/components/freeze-banner.tsx
 import { AppFrozenChanges } from '../../features/freeze/components/app-frozen-changes.tsx';
 import { FreezeButton } from '../../features/freeze/components/freeze-button.tsx';
 import { PreviewPruneButton } from '../../features/prune/components/preview-prune-button.tsx';
+import { PruneHoldLine } from '../../features/prune/components/prune-hold.tsx';
 import { ResourceTree } from '../../features/tree/components/resource-tree.tsx';
 import { ApiError } from '../../lib/api-client.ts';
 import { useDocumentTitle } from '../../lib/document-title.ts';
@@ -106,6 +107,7 @@ export function AppPage() {
           <FreezeButton app={app} />
         </div>
         <WaitingOn app={app} dependencies={q.data.dependencies} />
+        <PruneHoldLine app={app} />
         <NotLiveLead appId={app.id} cluster={app.cluster} env={app.env} />
         {q.data.sync && <ArgoSyncProgress sync={q.data.sync} />}
         {q.data.rollouts?.map((r) => (
@@ -121,7 +123,8 @@ export function AppPage() {
         {app.simulated && (
           <p className="mt-1 rounded bg-violet-50 px-2 py-1 text-xs text-violet-800">{app.simulated}</p>
         )}
-        <dl className="mt-3 grid grid-cols-[10rem_1fr] gap-x-4 gap-y-1 text-sm">
+        {/* one column on a phone (390 px); the values break anywhere: revisions and digests have no spaces */}
+        <dl className="mt-3 grid grid-cols-1 gap-x-4 gap-y-1 text-sm sm:grid-cols-[10rem_minmax(0,1fr)]">
           <dt className="text-slate-500">Source</dt>
           <dd className="break-all">
             <SafeLink href={app.source.url}>{app.source.url ?? '—'}</SafeLink>{' '}
@@ -133,15 +136,15 @@ export function AppPage() {
             )}
           </dd>
           <dt className="text-slate-500">{app.kind === 'HelmRelease' ? 'Chart @ version' : 'Path / ref'}</dt>
-          <dd className="font-mono" data-testid="source-path">
+          <dd className="font-mono break-all" data-testid="source-path">
             {app.source.path ?? '—'} @ {app.source.ref ?? '—'}
           </dd>
           <dt className="text-slate-500">Revision wanted</dt>
-          <dd className="font-mono" title={app.source.revisionWanted}>
+          <dd className="font-mono break-all" title={app.source.revisionWanted}>
             {app.source.revisionWanted ?? '—'}
           </dd>
           <dt className="text-slate-500">Revision applied</dt>
-          <dd className="font-mono" data-testid="observed-revision" title={app.source.revisionObserved}>
+          <dd className="font-mono break-all" data-testid="observed-revision" title={app.source.revisionObserved}>
             {app.source.revisionObserved ?? '—'}{' '}
             {app.source.revisionObserved && (
               <span className="text-slate-500">({shortRevision(app.source.revisionObserved)})</span>
@@ -209,35 +212,37 @@ export function AppPage() {
           </ul>
         )}
       </header>
-      <div className="mt-4 grid gap-4 lg:grid-cols-2">
-        <section className="rounded-lg border border-slate-200 bg-white p-4">
+      <div className="mt-4 grid grid-cols-1 gap-4 lg:grid-cols-2">
+        <section className="min-w-0 rounded-lg border border-slate-200 bg-white p-4">
           <h2 className="mb-2 font-semibold">Conditions</h2>
           {app.conditions.length === 0 ? (
             <p className="text-sm text-slate-500">None reported.</p>
           ) : (
-            <table className="w-full text-sm">
-              <thead>
-                <tr className="text-left text-slate-600 [&>th]:pr-3 [&>th]:pb-1 [&>th]:font-medium">
-                  <th scope="col">Type</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Message</th>
-                </tr>
-              </thead>
-              <tbody>
-                {app.conditions.map((c) => (
-                  <tr key={c.type} className="border-t border-slate-100 align-top">
-                    <td className="pr-2">{c.type}</td>
-                    <td className="pr-2">{c.status}</td>
-                    <td className="pr-2">{c.reason}</td>
-                    <td className="break-all">{c.message}</td>
+            <div className="relative overflow-x-auto">
+              <table className="w-full min-w-[28rem] text-sm">
+                <thead>
+                  <tr className="text-left text-slate-600 [&>th]:pr-3 [&>th]:pb-1 [&>th]:font-medium">
+                    <th scope="col">Type</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Reason</th>
+                    <th scope="col">Message</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {app.conditions.map((c) => (
+                    <tr key={c.type} className="border-t border-slate-100 align-top">
+                      <td className="pr-2">{c.type}</td>
+                      <td className="pr-2">{c.status}</td>
+                      <td className="pr-2 wrap-anywhere">{c.reason}</td>
+                      <td className="break-all">{c.message}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )}
         </section>
-        <section className="rounded-lg border border-slate-200 bg-white p-4">
+        <section className="min-w-0 rounded-lg border border-slate-200 bg-white p-4">
           <h2 className="mb-2 font-semibold">Managed objects ({app.inventory.length})</h2>
           <ul
             className="max-h-72 overflow-auto font-mono text-xs"
@@ -246,7 +251,7 @@ export function AppPage() {
             aria-label="Managed objects"
           >
             {app.inventory.map((r) => (
-              <li key={`${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`}>
+              <li key={`${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`} className="break-all">
                 {r.kind} {r.namespace ? `${r.namespace}/` : ''}
                 {r.name}
               </li>

@@ -60,3 +60,24 @@ describe('AppCard: where the environment came from', () => {
     expect(screen.getByTestId('env-conflict').textContent).toMatch(/covers prod\/team-x: environment unknown/);
   });
 });
+
+describe('AppCard: held by the prune policy (issue 39)', () => {
+  it('says "held: prune needs approval" with the line in its title and the reason, never "waiting for the controller"', () => {
+    const line = 'held by the prune policy: deleting ConfigMap/render-worker-config needs an approved prune preview';
+    renderCard({
+      ...base,
+      sync: 'OutOfSync',
+      health: 'Degraded',
+      healthMessage: line,
+      pruneHold: { objects: ['ConfigMap/render-worker-config'], count: 1, message: 'prune of ConfigMap/…' },
+    });
+    expect(screen.getByTestId('prune-hold-badge').textContent).toBe('held: prune needs approval');
+    expect(screen.getByTestId('prune-hold-badge').querySelector('[title]')?.getAttribute('title')).toBe(line);
+    expect(screen.getByTestId('health-reason').textContent).toBe(line);
+  });
+
+  it('no badge without a hold', () => {
+    renderCard({ ...base });
+    expect(screen.queryByTestId('prune-hold-badge')).toBeNull();
+  });
+});

@@ -4,6 +4,7 @@ import { shortRevision } from '../../../../domain/app.ts';
 import { DriftBadge, HealthBadge, SyncBadge, Tag } from '../../../components/badges.tsx';
 import { FrozenBadge } from '../../../components/frozen-badge.tsx';
 import { driftCardText } from '../../../lib/drift-text.ts';
+import { PruneHoldBadge } from '../../../components/prune-hold-badge.tsx';
 
 export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
   return (
@@ -28,6 +29,7 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
         <SyncBadge status={app.sync} />
         <HealthBadge status={app.health} title={app.healthMessage} />
         {app.drift && <DriftBadge drift={app.drift} />}
+        <PruneHoldBadge app={app} />
         {app.freeze ? (
           <FrozenBadge freeze={app.freeze} />
         ) : (

@@ -16,7 +16,7 @@ function NodeCard({ n, g }: { n: Node; g: DependencyGraphResponse }) {
   const unknown = g.unknown.filter((u) => u.from === n.id);
   return (
     <li
-      className={`rounded border bg-white p-2 text-sm shadow-sm ${n.ready === 'True' ? 'border-slate-200' : 'border-amber-400'}`}
+      className={`rounded border bg-white p-2 text-sm shadow-sm wrap-anywhere ${n.ready === 'True' ? 'border-slate-200' : 'border-amber-400'}`}
       data-testid="dep-node"
       data-app-id={n.id}
     >
@@ -92,13 +92,16 @@ export function EnvDependencies({ env }: { env: string }) {
           </p>
           <div className="flex flex-wrap items-start gap-3">
             {depths.map((d, i) => (
-              <div key={d} className="flex items-start gap-3">
+              <div key={d} className="flex min-w-0 items-start gap-3">
                 {i > 0 && (
                   <span aria-hidden="true" className="self-center text-slate-400">
                     →
                   </span>
                 )}
-                <ul className="flex min-w-56 flex-col gap-2" aria-label={d === 0 ? 'applied first' : `after ${d}`}>
+                <ul
+                  className="flex min-w-0 flex-col gap-2 sm:min-w-56"
+                  aria-label={d === 0 ? 'applied first' : `after ${d}`}
+                >
                   {(columns.get(d) ?? []).map((n) => (
                     <NodeCard key={n.id} n={n} g={g} />
                   ))}

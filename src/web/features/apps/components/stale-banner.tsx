@@ -1,5 +1,6 @@
 import type { ClusterStateDto } from '../../../../api/schemas.ts';
 import { staleness } from '../../../../domain/staleness.ts';
+import { Time } from '../../../components/time.tsx';
 import { TimeAgo } from '../../../components/time-ago.tsx';
 
 export function StaleBanner({ clusters }: { clusters: ClusterStateDto[] }) {
@@ -15,14 +16,14 @@ export function StaleBanner({ clusters }: { clusters: ClusterStateDto[] }) {
       {down.map((c) => (
         <div key={c.name}>
           <strong>Cluster {c.name} is unreachable</strong>: {c.reason ?? 'no answer'}. Its apps show data that is stale
-          since <span className="font-mono">{c.staleSince ?? c.since}</span> (<TimeAgo iso={c.staleSince ?? c.since} />
+          since <Time iso={c.staleSince ?? c.since} /> (<TimeAgo iso={c.staleSince ?? c.since} />
           ). The console keeps retrying.
         </div>
       ))}
       {back.map((c) => (
         <div key={c.name}>
           <strong>Cluster {c.name} is reconnecting</strong>: its apps show data that is stale since{' '}
-          <span className="font-mono">{c.staleSince}</span> until its objects are listed again.
+          <Time iso={c.staleSince} /> (<TimeAgo iso={c.staleSince} />) until its objects are listed again.
         </div>
       ))}
     </div>

@@ -19,6 +19,19 @@ const CLASS_STYLE: Record<FieldChangeDto['class'], string> = {
 };
 const show = (v: unknown) => (v === undefined ? '∅' : typeof v === 'string' ? v : JSON.stringify(v));
 
+/**
+ * The empty-render banner in one sentence (issue 39: it said "the render is empty" twice): the plan's reasons
+ * without their own "the render is empty:" lead, and the override once.
+ */
+export function emptyRenderText(reasons: string[]): string {
+  const rest = reasons
+    .map((r) =>
+      r.replace(/^the render is empty:\s*/i, '').replace(/[;.]?\s*a prune preview would need an override\.?$/i, ''),
+    )
+    .filter(Boolean);
+  return `The render is empty: every object this app tracks is extraneous${rest.length ? ` — ${rest.join('; ')}` : ''}. A prune preview would need an override.`;
+}
+
 export function AppDiff({ appId, controller }: { appId: string; controller: 'flux' | 'argocd' }) {
   const q = useQuery(diffQueryOptions(appId));
   const [t, setT] = useState<DiffToggles>({ hideDefaulted: true, hideIgnored: true, onlyDrift: false });
@@ -55,8 +68,7 @@ export function AppDiff({ appId, controller }: { appId: string; controller: 'flu
       )}
       {q.data?.state === 'ok' && q.data.emptyRender && (
         <p role="alert" className="mb-2 rounded bg-red-50 p-2 text-sm text-red-900" data-testid="diff-empty-render">
-          The render is empty: every object this app tracks is extraneous. {q.data.prune?.reasons.join(' ') ?? ''} A
-          prune preview would need an override.
+          {emptyRenderText(q.data.prune?.reasons ?? [])}
         </p>
       )}
       {q.data?.state === 'ok' && <PlaintextSecretsBanner render={q.data.render} />}

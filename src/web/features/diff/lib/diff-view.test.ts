@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FieldChangeDto } from '../../../../api/schemas.ts';
-import { fixFor, fixSnippet, lineBadges, ownerBadge, ownerLabel } from './diff-view.ts';
+import { fixFor, fixSnippet, lineBadges, ownerBadge, ownerHover, ownerLabel } from './diff-view.ts';
 
 const change = (...managers: string[]): FieldChangeDto => ({
   path: 'spec.replicas',
@@ -36,6 +36,21 @@ describe('ownerBadge', () => {
     } as const satisfies Parameters<typeof lineBadges>[0];
     expect(lineBadges(o, [c]).map((b) => [b.label, b.tone])).toEqual([['Flagger · delivery', 'other']]);
     expect(fixSnippet('argocd', o, c)).toContain('- flagger');
+  });
+});
+
+describe('ownerHover', () => {
+  it('says when each manager wrote, as every time in the console (with the zone), never a raw ISO string', () => {
+    const c: FieldChangeDto = {
+      ...change(),
+      owners: [
+        { manager: 'kustomize-controller', operation: 'Apply', time: '2026-12-01T08:47:12Z' },
+        { manager: 'kubectl-scale', operation: 'Update', subresource: 'scale' },
+      ],
+    };
+    expect(ownerHover(c, 'UTC')).toBe(
+      'kustomize-controller: Apply at 2026-12-01 08:47:12 UTC\n\nkubectl-scale: Update on /scale',
+    );
   });
 });
 

@@ -3,6 +3,7 @@ import { isGitOpsControllerManager, managerLabel } from '../../../../domain/fiel
 import { fieldPathToPointer } from '../../../../domain/managed-fields.ts';
 import { lineOfPath } from './yaml-lines.ts';
 import type { LineBadge } from '../../../components/editor/monaco-diff.tsx';
+import { formatLocal } from '../../../components/time.tsx';
 
 export interface DiffToggles {
   hideDefaulted: boolean;
@@ -33,12 +34,13 @@ export function ownerBadge(c: FieldChangeDto): string {
   return managerLabel(ownerLabel(c));
 }
 
-export function ownerHover(c: FieldChangeDto): string {
+/** `timeZone`: the user's unless given (tests) */
+export function ownerHover(c: FieldChangeDto, timeZone?: string): string {
   if (!c.owners.length) return 'no field manager owns this field';
   return c.owners
     .map(
       (o) =>
-        `${o.manager}: ${o.operation}${o.subresource ? ` on /${o.subresource}` : ''}${o.time ? ` at ${o.time}` : ''}`,
+        `${o.manager}: ${o.operation}${o.subresource ? ` on /${o.subresource}` : ''}${o.time ? ` at ${formatLocal(o.time, timeZone)}` : ''}`,
     )
     .join('\n\n');
 }

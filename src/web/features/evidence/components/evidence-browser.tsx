@@ -179,7 +179,7 @@ function EventRows({ e }: { e: Event }) {
       {open && (
         <tr id={detailId} data-testid="evidence-detail">
           <td colSpan={7} className="bg-slate-50 px-3 py-2">
-            <dl className="grid grid-cols-[8rem_minmax(0,1fr)] gap-x-3 gap-y-1 text-xs">
+            <dl className="grid grid-cols-1 gap-x-3 gap-y-1 text-xs sm:grid-cols-[8rem_minmax(0,1fr)]">
               <dt className="font-medium">Sequence</dt>
               <dd className="font-mono">{e.seq}</dd>
               <dt className="font-medium">Hash</dt>
@@ -248,41 +248,44 @@ export function EvidenceBrowser() {
       )}
       {q.data && events.length === 0 && <p className="text-slate-600">No evidence matches.</p>}
       {events.length > 0 && (
-        <table className="w-full text-left text-sm" data-testid="evidence-table">
-          <caption className="sr-only">Evidence events, newest first</caption>
-          <thead className="text-xs text-slate-600">
-            <tr>
-              <th scope="col" className="py-1 pr-2">
-                Seq
-              </th>
-              <th scope="col" className="py-1 pr-2">
-                Time
-              </th>
-              <th scope="col" className="py-1 pr-2">
-                Type
-              </th>
-              <th scope="col" className="py-1 pr-2">
-                Actor
-              </th>
-              <th scope="col" className="py-1 pr-2">
-                App
-              </th>
-              <th scope="col" className="py-1 pr-2">
-                Cluster / env
-              </th>
-              <th scope="col" className="py-1">
-                Summary
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.map((e) => (
-              <EventRows key={e.seq} e={e} />
-            ))}
-          </tbody>
-        </table>
+        // the table scrolls in its own box on a narrow screen, never the page (relative: its sr-only caption too)
+        <div className="relative overflow-x-auto">
+          <table className="w-full min-w-[48rem] text-left text-sm" data-testid="evidence-table">
+            <caption className="sr-only">Evidence events, newest first</caption>
+            <thead className="text-xs text-slate-600">
+              <tr>
+                <th scope="col" className="py-1 pr-2">
+                  Seq
+                </th>
+                <th scope="col" className="py-1 pr-2">
+                  Time
+                </th>
+                <th scope="col" className="py-1 pr-2">
+                  Type
+                </th>
+                <th scope="col" className="py-1 pr-2">
+                  Actor
+                </th>
+                <th scope="col" className="py-1 pr-2">
+                  App
+                </th>
+                <th scope="col" className="py-1 pr-2">
+                  Cluster / env
+                </th>
+                <th scope="col" className="py-1">
+                  Summary
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.map((e) => (
+                <EventRows key={e.seq} e={e} />
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
-      <div className="flex items-center gap-3 text-sm">
+      <div className="flex flex-wrap items-center gap-3 text-sm">
         <span role="status" className="text-slate-600" data-testid="evidence-count">
           {q.data ? `${events.length} event${events.length === 1 ? '' : 's'} shown` : ''}
         </span>

@@ -40,6 +40,13 @@ describe('evidenceText', () => {
     ).toBe('conflict with cloud-lb-controller: Service dev/tts');
   });
 
+  it('a freeze ending soon says when, as every time in the console (with the zone), never a raw ISO string', () => {
+    expect(evidenceText({ type: 'freeze.ending-soon', data: { expiresAt: '2026-12-01T23:08:12.345Z' } }, 'UTC')).toBe(
+      'ends at 23:08:12 UTC: on-call notified',
+    );
+    expect(evidenceText({ type: 'freeze.ending-soon', data: {} })).toBe('ends at ?: on-call notified');
+  });
+
   it('other records: the revision', () => {
     expect(evidenceText({ type: 'app.revision-observed', data: { revision: 'main@sha1:3f2a1c9e11' } })).toBe('3f2a1c9');
     expect(evidenceText({ type: 'console.started', data: {} })).toBe('');

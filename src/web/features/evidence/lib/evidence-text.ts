@@ -78,7 +78,7 @@ export function evidenceText(e: { type: string; data: Record<string, unknown> },
     case 'release.manifests-expired':
       return `${Array.isArray(d.renderHashes) ? d.renderHashes.length : 0} manifest(s) unused for ${String(d.retentionDays)} days expire (their hashes stay)`;
     case 'freeze.ending-soon':
-      return `ends at ${str(d.expiresAt)}: on-call notified`;
+      return `ends at ${d.expiresAt ? clock(str(d.expiresAt)) : '?'}: on-call notified`;
     case 'action.refused': {
       // "refused: prune.approved: you already decided on this preview; 3 more times since"
       const repeated =

@@ -25,7 +25,7 @@ export function AppFrozenChanges({ freezeId, appId }: { freezeId: string; appId:
         </p>
       )}
       {unknown && (
-        <p role="alert" className="text-sm text-amber-900">
+        <p role="alert" className="text-sm text-amber-900 wrap-anywhere">
           Changes unknown: {unknown.reason}
         </p>
       )}
@@ -35,13 +35,13 @@ export function AppFrozenChanges({ freezeId, appId }: { freezeId: string; appId:
       {changes.length > 0 && (
         <ul className="mt-1 space-y-1 text-sm">
           {changes.map((c) => (
-            <li key={c.id} data-testid="app-frozen-change" className="flex flex-wrap gap-x-2">
-              <span>{objectText(c.ref)}</span>
-              <code>{c.path}</code>
-              <span>
+            <li key={c.id} data-testid="app-frozen-change" className="flex flex-wrap gap-x-2 wrap-anywhere">
+              <span className="min-w-0">{objectText(c.ref)}</span>
+              <code className="min-w-0">{c.path}</code>
+              <span className="min-w-0">
                 {valueText(c.git)} → {valueText(c.live)}
               </span>
-              <span className="text-slate-600">
+              <span className="min-w-0 text-slate-600">
                 by {c.manager}, <Time iso={c.time} />
               </span>
             </li>

@@ -40,7 +40,7 @@ export function FreezeChanges({ freeze, disabledReason }: { freeze: FreezeDto; d
         </p>
       )}
       {unknown.length > 0 && (
-        <ul className="mt-2 space-y-1 text-sm" data-testid="freeze-unknown">
+        <ul className="mt-2 space-y-1 text-sm wrap-anywhere" data-testid="freeze-unknown">
           {unknown.map((u) => (
             <li key={u.appId} role="alert" className="rounded border border-amber-300 bg-amber-50 p-2 text-amber-950">
               <span aria-hidden>⚠ </span>
@@ -57,8 +57,9 @@ export function FreezeChanges({ freeze, disabledReason }: { freeze: FreezeDto; d
         </p>
       )}
       {changes.length > 0 && (
-        <div className="mt-2 overflow-auto">
-          <table className="w-full text-sm" data-testid="freeze-changes">
+        // relative: the radio buttons' sr-only legends (position: absolute) stay inside the scroll box
+        <div className="relative mt-2 overflow-x-auto">
+          <table className="w-full min-w-[48rem] text-sm" data-testid="freeze-changes">
             <caption className="sr-only">Live changes and what the unfreeze does with each</caption>
             <thead>
               <tr className="text-left text-slate-600 [&>th]:pr-3 [&>th]:pb-1 [&>th]:font-medium">
@@ -190,12 +191,12 @@ function ChangeRow({
       data-path={c.path}
       data-name={c.ref.name}
     >
-      <td className="pr-3">{object}</td>
-      <td className="pr-3 font-mono">{c.path}</td>
-      <td className="pr-3 font-mono" data-testid="freeze-change-values">
+      <td className="pr-3 wrap-anywhere">{object}</td>
+      <td className="pr-3 font-mono wrap-anywhere">{c.path}</td>
+      <td className="pr-3 font-mono wrap-anywhere" data-testid="freeze-change-values">
         {valueText(c.git)} → {valueText(c.live)}
       </td>
-      <td className="pr-3">
+      <td className="pr-3 wrap-anywhere">
         <span
           className="rounded bg-orange-100 px-1.5 py-0.5 text-xs font-medium text-orange-900 ring-1 ring-orange-300 ring-inset"
           title={`operation ${c.operation}`}

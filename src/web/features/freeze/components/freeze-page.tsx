@@ -81,7 +81,7 @@ export function FreezePage() {
           {f.endReason}
         </p>
       ) : null}
-      <dl className="mt-3 grid grid-cols-[9rem_minmax(0,1fr)] gap-x-4 gap-y-1 text-sm">
+      <dl className="mt-3 grid grid-cols-1 gap-x-4 gap-y-1 text-sm sm:grid-cols-[9rem_minmax(0,1fr)]">
         <dt className="text-slate-500">Frozen by</dt>
         <dd data-testid="freeze-by" className="wrap-anywhere">
           {f.createdBy}

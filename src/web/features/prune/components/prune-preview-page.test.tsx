@@ -146,6 +146,20 @@ describe('PrunePreviewPage', () => {
     expect(row?.lastElementChild?.textContent).toBe(said);
   });
 
+  it('shows its expiry and each object’s creation as every time in the console: local, with the zone', async () => {
+    renderPage(preview());
+    const expires = (await screen.findByText('Expires')).nextElementSibling?.querySelector('time');
+    expect(expires?.getAttribute('dateTime')).toBe('2026-12-01T01:00:00Z');
+    expect(expires?.textContent).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+$/);
+    expect(expires?.getAttribute('title')).toBe('2026-12-01 01:00:00 UTC');
+    // the object's creation: how long ago, the absolute time (local and UTC) on hover
+    const row = (await screen.findAllByTestId('prune-candidate')).find((r) => r.dataset.name === 'old-config');
+    const created = row?.querySelector('time');
+    expect(created?.getAttribute('dateTime')).toBe('2026-11-30T12:00:00Z');
+    expect(created?.textContent).toMatch(/^\d+[smhd] ago$/);
+    expect(created?.getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ · 2026-11-30 12:00:00 UTC$/);
+  });
+
   it('says a comment is required before Approve and Reject are enabled', async () => {
     renderPage(preview());
     const approve = await screen.findByTestId('prune-approve');

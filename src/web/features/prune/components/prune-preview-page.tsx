@@ -2,6 +2,7 @@
 import { Link, useParams } from 'react-router';
 import { appPath } from '../../../../api/schemas.ts';
 import { appSetOfId, appSetPath } from '../../../../api/appsets.ts';
+import { Time } from '../../../components/time.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
 import { useDocumentTitle } from '../../../lib/document-title.ts';
 import { usePrunePreview } from '../api/prune-queries.ts';
@@ -78,15 +79,17 @@ export function PrunePreviewPage() {
         </ul>
       )}
       {preview.statusReason && <p className="mt-1 text-sm text-slate-600 wrap-anywhere">{preview.statusReason}</p>}
-      <dl className="mt-3 grid grid-cols-[10rem_minmax(0,1fr)] gap-x-4 gap-y-1 text-sm">
+      <dl className="mt-3 grid grid-cols-1 gap-x-4 gap-y-1 text-sm sm:grid-cols-[10rem_minmax(0,1fr)]">
         <dt className="text-slate-500">Revision</dt>
         <dd className="font-mono break-all">{preview.revision ?? '—'}</dd>
         <dt className="text-slate-500">Requested by</dt>
-        <dd>
+        <dd className="wrap-anywhere">
           {preview.requestedBy.name} <span className="text-slate-500">({preview.requestedBy.issuer})</span>
         </dd>
         <dt className="text-slate-500">Expires</dt>
-        <dd>{new Date(preview.expiresAt).toLocaleString()}</dd>
+        <dd>
+          <Time iso={preview.expiresAt} />
+        </dd>
         <dt className="text-slate-500">Deletes</dt>
         <dd>
           in batches of {preview.batchSize}, propagation {preview.propagationPolicy}, with uid and resourceVersion

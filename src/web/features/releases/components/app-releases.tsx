@@ -18,12 +18,14 @@ const STATUS_STYLE: Record<ReleaseStateDto['status'], string> = {
   failed: 'border-red-400 bg-red-50 text-red-900',
   unknown: 'border-slate-300 bg-slate-100 text-slate-600',
   pending: 'border-dashed border-slate-300 bg-white text-slate-600',
+  held: 'border-amber-400 bg-amber-50 text-amber-900',
 };
 const STATUS_WORD: Record<ReleaseStateDto['status'], string> = {
   ok: '✓ done',
   failed: '✗ failed',
   unknown: '? unknown',
   pending: '… pending',
+  held: '⏸ held',
 };
 
 /** The evidence browser filtered to this state's records of this release. */
@@ -51,6 +53,11 @@ function StateCell({ appId, sha, s, links }: { appId: string; sha: string; s: Re
       </div>
       {s.value && <div className="mt-1 font-mono wrap-anywhere">{s.value}</div>}
       {s.why && <div className="mt-1 wrap-anywhere">{s.why}</div>}
+      {s.status === 'held' && (
+        <Link to="/prune-previews" className="mt-1 block underline" data-testid="release-held-previews">
+          prune previews
+        </Link>
+      )}
       <div className="mt-1 flex flex-wrap gap-x-2 text-[10px] text-slate-600">
         {s.time && <Time iso={s.time} />}
         {s.actor && <span className="min-w-0 wrap-anywhere">by {s.actor}</span>}

@@ -54,13 +54,13 @@ function JobProgress({ job }: { job: TryItJob }) {
           </li>
         ))}
       </ol>
-      <p className="mt-1 text-xs text-slate-500" role="status">
+      <p className="mt-1 text-xs text-slate-500 wrap-anywhere" role="status">
         {job.state === 'running' && `running, started by ${job.startedBy}…`}
         {job.state === 'done' && `done (started by ${job.startedBy}; evidence #${job.intentSeq})`}
         {job.state === 'failed' && `failed (started by ${job.startedBy}; evidence #${job.intentSeq})`}
       </p>
       {job.error && (
-        <p className="text-sm text-red-800" role="alert" data-testid="tryit-error">
+        <p className="text-sm text-red-800 wrap-anywhere" role="alert" data-testid="tryit-error">
           {job.error}
         </p>
       )}
@@ -89,12 +89,19 @@ function ScenarioCard({
   const running = job?.state === 'running';
   return (
     <li
-      className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm"
+      className="min-w-0 rounded-lg border border-slate-200 bg-white p-4 shadow-sm"
       data-testid="tryit-card"
       data-scenario={s.id}
     >
       <h2 className="font-semibold">{s.title}</h2>
       <p className="mt-1 text-sm text-slate-700">{s.story}</p>
+      {s.leaves && (
+        // what a run leaves changed, and how to finish or undo it (issue 39): said before the button, never a
+        // silent leftover that breaks the next card
+        <p className="mt-1 text-xs text-slate-600" data-testid="tryit-leaves">
+          <span className="font-medium">It leaves:</span> {s.leaves}
+        </p>
+      )}
       {s.needs && (
         <p className="mt-2 rounded border border-amber-200 bg-amber-50 p-2 text-sm" data-testid="tryit-needs">
           {s.needs.text}{' '}
@@ -197,7 +204,8 @@ export function TryItPage() {
           </p>
         )}
       </header>
-      <ul className="grid gap-4 md:grid-cols-2">
+      {/* minmax(0, 1fr) columns and min-w-0 cards: a long value in a card wraps, never widens the page */}
+      <ul className="grid grid-cols-1 gap-4 md:grid-cols-2">
         {scenarios.map((s) => (
           <ScenarioCard key={s.id} s={s} last={lastOf(s.id)} canRun={canRun} busy={!!running} />
         ))}
