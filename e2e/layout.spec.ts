@@ -1,7 +1,8 @@
 // The layout never scrolls sideways, whatever the data: a freeze with the longest unbroken reason (500 characters)
 // and extension reason and a 2,000-character incident URL; a prune preview of a ConfigMap with a 253-character name
 // written by a 128-character field manager, rejected with a 2,000-character comment; and the evidence of all of it.
-// Then every page at 1,440 and 1,024 px, light and dark, has document scrollWidth <= clientWidth. And the header's count:
+// Then every page at 1,440, 1,024 and 390 px (e2e/support/layout.ts), light and dark, has document scrollWidth <=
+// clientWidth: a table wider than a phone scrolls in its own box, never the page. And the header's count:
 // a reviewer sees "Prune previews (N + 1)" once a developer requests a preview in their environment.
 // Everything is put back afterwards: the freeze ended (Git wins), the preview rejected, the ConfigMap deleted.
 import { expect, test, type Browser, type Page } from '@playwright/test';
@@ -9,6 +10,7 @@ import { kubectl } from '../sandbox/state.ts';
 import { FREEZE_MAX_REASON } from '../src/domain/freeze.ts';
 import { as, signIn, type Signed } from '../test/support/auth.ts';
 import { storageStateFor } from '../test/support/bff-process.ts';
+import { expectNoSideScroll } from './support/layout.ts';
 
 test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE });
 
@@ -28,9 +30,6 @@ const INCIDENT = `https://status.example.com/incidents/${RUN}/`.padEnd(2000, 'a'
 /** the longest a ConfigMap name and a field manager may be */
 const CM = `e2e-layout-${RUN}-`.padEnd(253, 'n');
 const MANAGER = `e2e-layout-manager-${RUN}-`.padEnd(128, 'm');
-
-const WIDTHS = [1440, 1024] as const;
-const SCHEMES = ['light', 'dark'] as const;
 
 let base = '';
 let freezeId = '';
@@ -137,43 +136,7 @@ test('a reviewer sees the preview a developer requested counted in the header, l
   await developer.context().close();
 });
 
-/** scrollWidth and clientWidth of the document, and the innermost elements that stick out on the right. */
-async function measure(page: Page) {
-  return page.evaluate(() => {
-    const root = document.documentElement;
-    const limit = root.clientWidth;
-    const out = [...document.body.querySelectorAll('*')].filter((el) => el.getBoundingClientRect().right > limit + 1);
-    const innermost = out.filter((el) => !out.some((o) => o !== el && el.contains(o)));
-    return {
-      scrollWidth: root.scrollWidth,
-      clientWidth: limit,
-      offenders: innermost
-        .slice(0, 6)
-        .map(
-          (el) =>
-            `${el.tagName.toLowerCase()}.${String(el.getAttribute('class') ?? '').replace(/\s+/g, '.')}${el.getAttribute('data-testid') ? `[${el.getAttribute('data-testid')}]` : ''} → ${Math.round(el.getBoundingClientRect().right)}`,
-        ),
-    };
-  });
-}
-
-async function expectNoSideScroll(page: Page, name: string, ready: () => Promise<void>) {
-  for (const width of WIDTHS)
-    for (const colorScheme of SCHEMES) {
-      await page.setViewportSize({ width, height: 900 });
-      await page.emulateMedia({ colorScheme });
-      await ready();
-      const m = await measure(page);
-      console.log(
-        `layout ${name} @${width} ${colorScheme}: scrollWidth ${m.scrollWidth} / clientWidth ${m.clientWidth}`,
-      );
-      expect
-        .soft(m.scrollWidth, `${name} at ${width} px (${colorScheme}) scrolls sideways:\n${m.offenders.join('\n')}`)
-        .toBeLessThanOrEqual(m.clientWidth);
-    }
-}
-
-test('no page scrolls sideways at 1,440 or 1,024 px, light or dark, with 2,000-character unbroken values', async ({
+test('no page scrolls sideways at 1,440, 1,024 or 390 px, light or dark, with 2,000-character unbroken values', async ({
   page,
   browser,
 }) => {

@@ -109,6 +109,58 @@ describe('canary control with kubectl, around the console', () => {
     expect(ro.status.promoteFull).not.toBe(true);
   });
 
+  it('Argo CD’s server (its UI’s resource actions) is not a controller: only the application controller is exempt (issue 40)', () => {
+    // argocd-server with the same RBAC in this namespace, as Argo CD's resource actions (promote-full, abort) use it
+    const server = 'system:serviceaccount:argocd:argocd-server';
+    const binding = `${intruder}-server`;
+    kubectl(CLUSTER, [
+      ...NS,
+      'create',
+      'rolebinding',
+      binding,
+      `--role=${intruder}`,
+      '--serviceaccount=argocd:argocd-server',
+    ]);
+    try {
+      const asServer = [`--as=${server}`, ...NS];
+      expect(() =>
+        kubectl(CLUSTER, [
+          ...asServer,
+          ...['patch', 'rollout', 'checkout', '--subresource=status', '--type=merge', '-p'],
+          JSON.stringify({ status: { promoteFull: true } }),
+        ]),
+      ).toThrow(guard);
+      expect(() =>
+        kubectl(CLUSTER, [
+          ...asServer,
+          'patch',
+          'canary',
+          'payments',
+          '--type=merge',
+          '-p',
+          '{"spec":{"skipAnalysis":true}}',
+        ]),
+      ).toThrow(guard);
+      // the application controller (it applies the Rollout from Git) passes the same policy: a dry run says so
+      const controller = ['--as=system:serviceaccount:argocd:argocd-application-controller', ...NS];
+      kubectl(CLUSTER, [
+        ...NS,
+        'create',
+        'rolebinding',
+        `${binding}-ctl`,
+        `--role=${intruder}`,
+        '--serviceaccount=argocd:argocd-application-controller',
+      ]);
+      kubectl(CLUSTER, [
+        ...controller,
+        ...['patch', 'rollout', 'checkout', '--type=merge', '--dry-run=server', '-p'],
+        '{"spec":{"paused":true}}',
+      ]);
+    } finally {
+      kubectl(CLUSTER, [...NS, 'delete', 'rolebinding', binding, `${binding}-ctl`, '--ignore-not-found']);
+    }
+  });
+
   it('other changes of the same objects are not the policy’s', () => {
     kubectl(CLUSTER, [...as, 'label', '--overwrite', 'rollout', 'checkout', `policy-test=${intruder}`]);
     kubectl(CLUSTER, [...as, 'label', 'rollout', 'checkout', 'policy-test-']);

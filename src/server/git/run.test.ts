@@ -107,6 +107,21 @@ describe('runGit under the URL policy', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it('takes every path literally: a glob or pathspec magic names no other file (issue 40)', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'git-literal-'));
+    try {
+      await runGit(['init', '-q', repo]);
+      for (const f of ['ab', 'ac', 'secret.env']) writeFileSync(join(repo, f), f);
+      // without literal pathspecs `git add -- 'a*'` stages ab and ac, and `:(exclude)x` stages everything else
+      for (const path of ['a*', ':(exclude)secret.env'])
+        await expect(runGit(['add', '--', path], { cwd: repo }), path).rejects.toThrow(/did not match any files/);
+      const staged = await runGit(['diff', '--cached', '--name-only'], { cwd: repo });
+      expect(staged).toBe('');
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a command that talks to a remote without a checked URL', async () => {
     for (const args of [
       ['ls-remote', 'http://127.0.0.1:1/x.git'],

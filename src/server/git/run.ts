@@ -80,6 +80,8 @@ export async function runGit(args: string[], opts: GitRunOptions = {}): Promise<
     SSH_ASKPASS: '',
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_ALLOW_PROTOCOL: gitProtocols(policy),
+    // a path from Git or a person is a path, never a glob or pathspec magic (`*`, `:(exclude)`): issue 40
+    GIT_LITERAL_PATHSPECS: '1',
     LC_ALL: 'C',
   };
   if (opts.author) {
