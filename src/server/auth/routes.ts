@@ -17,6 +17,19 @@ const OIDC_COOKIE = 'console_oidc';
 const SignIn = z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(1024) });
 const PasswordChange = z.object({ current: z.string().min(1).max(1024), next: z.string().min(12).max(1024) });
 
+/** What is wrong with a password change's body, in words (never "needs 12 characters" for a body that is no JSON). */
+export function passwordChangeProblem(body: unknown): string {
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    return 'send a JSON object {"current": "…", "next": "…"}';
+  const b = body as Record<string, unknown>;
+  if (typeof b.current !== 'string' || !b.current) return 'current: the current password is missing';
+  if (b.current.length > 1024) return 'current: at most 1,024 characters';
+  if (typeof b.next !== 'string') return 'next: the new password is missing';
+  if (b.next.length < 12) return 'next: the new password needs at least 12 characters';
+  if (b.next.length > 1024) return 'next: at most 1,024 characters';
+  return 'the password change is malformed';
+}
+
 /** Only same-origin paths: no scheme, no `//host`, no backslashes (open-redirect safe). */
 export function safeNext(next: unknown): string {
   return typeof next === 'string' && /^\/(?![/\\])[^\s\\]*$/.test(next) ? next : '/';
@@ -93,7 +106,7 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
       if (s.user.source !== 'local')
         throw new HttpError(400, 'BadRequest', 'passwords of OIDC users live at the issuer');
       const parsed = PasswordChange.safeParse(req.body);
-      if (!parsed.success) throw new HttpError(400, 'BadRequest', 'the new password needs at least 12 characters');
+      if (!parsed.success) throw new HttpError(400, 'BadRequest', passwordChangeProblem(req.body));
       const started = await auth.changePassword(s, parsed.data.current, parsed.data.next);
       // this browser gets the fresh session (every other one of this user has ended)
       return body(setSessionCookie(req, rep, started));

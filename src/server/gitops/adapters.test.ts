@@ -145,6 +145,13 @@ describe('applicationToApp', () => {
     });
     expect(a.inventory).toHaveLength(1);
   });
+  it('never says "status simulated" for an annotation anyone who may annotate an Application can set (issue 40)', () => {
+    const annotated = {
+      ...app,
+      metadata: { ...app.metadata, annotations: { 'gitops-console.dev/simulated': 'trust me' } },
+    };
+    expect(applicationToApp('nonprod', annotated, 'env')).not.toHaveProperty('simulated');
+  });
   it('treats a manual-sync Application as not automated', () => {
     const a = applicationToApp('c', { ...app, spec: { ...app.spec, syncPolicy: {} } }, 'env');
     expect(a.automation).toEqual({ autoSync: false, selfHeal: false, prune: false, suspended: true });

@@ -14,8 +14,6 @@ import {
   type Obj,
 } from './common.ts';
 
-const SIMULATED_ANNOTATION = 'gitops-console.dev/simulated';
-
 export function applicationToApp(cluster: string, obj: unknown, envSetting: EnvSetting): App {
   const o = asObj(obj);
   const md = asObj(o.metadata);
@@ -61,7 +59,6 @@ export function applicationToApp(cluster: string, obj: unknown, envSetting: EnvS
   const owner = (Array.isArray(md.ownerReferences) ? (md.ownerReferences as Obj[]) : []).find(
     (r) => r.kind === 'ApplicationSet',
   );
-  const annotations = asObj(md.annotations);
   const opMessage = str(op.message);
   // the sync operation (waves and object health are added where the live objects are: the app route)
   const syncOp = argoSyncOperationOf(o);
@@ -110,7 +107,6 @@ export function applicationToApp(cluster: string, obj: unknown, envSetting: EnvS
     inventory,
     ...(owner ? { owner: { kind: 'ApplicationSet', name: String(owner.name) } } : {}),
     project: str(spec.project),
-    ...(str(annotations[SIMULATED_ANNOTATION]) ? { simulated: str(annotations[SIMULATED_ANNOTATION]) } : {}),
     warnings,
     ...(freezeOf(md) ? { freeze: freezeOf(md) } : {}),
     ...(syncOp

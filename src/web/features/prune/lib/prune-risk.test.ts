@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { age, batchProgress, riskSummary } from './prune-risk.ts';
+import { batchProgress, riskSummary } from './prune-risk.ts';
 
 const s = (deletions: number, protectedN: number, cascades: number) => ({
   candidates: deletions + protectedN,
@@ -75,14 +75,4 @@ describe('batchProgress', () => {
     });
     expect(batchProgress({ journal: [j(0, 'deleted'), j(1, 'failed')] })).toMatchObject({ done: 1, failed: true });
   });
-});
-
-describe('age', () => {
-  const now = Date.parse('2026-12-01T12:00:00Z');
-  it.each([
-    [null, '—'],
-    ['2026-12-01T11:59:30Z', '30s'],
-    ['2026-12-01T11:00:00Z', '1h'],
-    ['2026-11-28T12:00:00Z', '3d'],
-  ])('%s → %s', (iso, text) => expect(age(iso, now)).toBe(text));
 });

@@ -44,13 +44,3 @@ export function batchProgress(p: Pick<PrunePreview, 'journal'>): { done: number;
   }
   return { done: [...batches.values()].filter(Boolean).length, total: batches.size, failed };
 }
-
-/** Age of an object as "3d", "5h", "12m" (null: unknown). */
-export function age(createdAt: string | null, now = Date.now()): string {
-  if (!createdAt) return '—';
-  const s = Math.max(0, Math.floor((now - Date.parse(createdAt)) / 1000));
-  if (s >= 86_400) return `${Math.floor(s / 86_400)}d`;
-  if (s >= 3600) return `${Math.floor(s / 3600)}h`;
-  if (s >= 60) return `${Math.floor(s / 60)}m`;
-  return `${s}s`;
-}
