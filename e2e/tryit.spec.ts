@@ -9,6 +9,7 @@ import { getJson, readRepoFile, repoHead } from '../sandbox/scenario.ts';
 import { seedFiles } from '../sandbox/seed.ts';
 import { as } from '../test/support/auth.ts';
 import { spawnBff } from '../test/support/bff-process.ts';
+import { expectNoSideScroll } from './support/layout.ts';
 
 let bff: Awaited<ReturnType<typeof spawnBff>> | undefined;
 
@@ -209,6 +210,18 @@ test('run the cards, follow each link to its story, then reset the sandbox to th
   await expect(page.getByTestId('stale-banner')).toHaveCount(0, { timeout: 90_000 });
   await expect(page.getByTestId('prune-hold-badge')).toHaveCount(0, { timeout: 120_000 });
   await page.screenshot({ path: 'test-results/tryit-after-reset.png', fullPage: true });
+
+  // /try with every card's steps, details (shas, digests) and the reset's: never sideways, at 1,440, 1,024 and 390 px
+  await page.goto('/try');
+  await expectNoSideScroll(
+    page,
+    'try it',
+    async () => {
+      await expect(page.getByTestId('tryit-reset').getByTestId('tryit-step')).toHaveCount(6);
+    },
+    { schemes: ['light'] },
+  );
+  await page.setViewportSize({ width: 1440, height: 900 });
 
   // 7. After the reset, the card refused while dev was held runs: the dev commit's release has every state done,
   //    and its promotion reached staging (the row of the dev commit, from the card's second step: the promotion
