@@ -207,9 +207,14 @@ test('a dev image change: nine states with real values, promoted to staging; a f
   expect(res.status()).toBe(200);
   const file = join(dir, 'evidence.jsonl');
   writeFileSync(file, await res.body());
+  // with the console's public key: the CLI checks the trailer's signature (it refuses without one)
+  const key = await page.request.get('/api/evidence/public-key');
+  expect(key.status()).toBe(200);
+  const pub = join(dir, 'checkpoint.pub');
+  writeFileSync(pub, await key.text());
   const out = execFileSync(
     process.execPath,
-    ['--import', 'tsx', 'src/server/cli/main.ts', 'evidence', 'verify', file],
+    ['--import', 'tsx', 'src/server/cli/main.ts', 'evidence', 'verify', file, '--public-key', pub],
     { encoding: 'utf8' },
   );
   expect(out).toMatch(/^OK: \d+ events, one intact chain from event 1/);

@@ -64,7 +64,25 @@ describe('evidence verify', () => {
     const csv = await run('verify', file('full.csv'), '--public-key', pub);
     expect(csv.code).toBe(0);
     expect(csv.out).toMatch(/^OK: 50 events, one intact chain from event 1/);
-    expect((await run('verify', file('full.jsonl'))).out).toContain('signature not checked');
+    // without the key: refused (exit 2), unless the operator allows an unsigned check (issue 40)
+    const refused = await run('verify', file('full.jsonl'));
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/^no --public-key: the signature of the trailer would not be checked/);
+    expect(refused.out).toBe('');
+    expect((await run('verify', file('full.jsonl'), '--allow-unsigned')).out).toContain('signature not checked');
+  });
+
+  it('a file cut at its end with a re-made unsigned trailer: refused without the key, caught with it (issue 40)', async () => {
+    const lines = readFileSync(file('full.jsonl'), 'utf8').trimEnd().split('\n');
+    const trailer = JSON.parse(lines.at(-1) ?? '{}') as Record<string, unknown>;
+    const kept = lines.slice(0, 40);
+    const last = JSON.parse(kept.at(-1) ?? '{}') as { seq: number; hash: string };
+    const remade = { ...trailer, head: last.hash, seq: last.seq, through: last.seq, count: 40 };
+    delete (remade as { signature?: unknown }).signature;
+    writeFileSync(file('remade.jsonl'), `${[...kept, JSON.stringify(remade)].join('\n')}\n`);
+    expect((await run('verify', file('remade.jsonl'))).code).toBe(2);
+    const withKey = await run('verify', file('remade.jsonl'), '--public-key', pub);
+    expect(withKey.code).toBe(1);
   });
 
   it.each([
@@ -100,13 +118,13 @@ describe('evidence verify', () => {
     const text = readFileSync(file('full.csv'), 'utf8');
     const rows = text.trimEnd().split('\r\n');
     writeFileSync(file('cut.csv'), `${[...rows.slice(0, -2), rows.at(-1)].join('\r\n')}\r\n`);
-    const r = await run('verify', file('cut.csv'));
+    const r = await run('verify', file('cut.csv'), '--allow-unsigned');
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/^BROKEN at event 50: event 50 is missing at the end/);
   });
 
   it('a filtered export: exit 0 only with --filtered', async () => {
-    const strict = await run('verify', file('dev.jsonl'));
+    const strict = await run('verify', file('dev.jsonl'), '--allow-unsigned');
     expect(strict.code).toBe(1);
     expect(strict.out).toMatch(
       /^BROKEN at event 1: a filtered export \(its trailer says: env=dev\): verify it with --filtered/,
@@ -121,7 +139,7 @@ describe('evidence verify', () => {
     expect((await run('verify')).code).toBe(2);
     expect((await run('verify', file('full.jsonl'), '--full', '--filtered')).code).toBe(2);
     expect((await run('verify', file('full.jsonl'), '--bogus')).code).toBe(2);
-    const missing = await run('verify', file('nope.jsonl'));
+    const missing = await run('verify', file('nope.jsonl'), '--allow-unsigned');
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/^error: ENOENT/);
     expect((await run('verify', file('full.jsonl'), '--public-key', file('full.jsonl'))).code).toBe(2);

@@ -19,11 +19,13 @@ import {
 
 export const EVIDENCE_USAGE =
   'usage: npm run cli -- evidence verify <export.jsonl|export.csv> [--public-key <key.pem>] [--checkpoints <checkpoints.json>]\n' +
-  '                                     [--filtered] [--without-trailer] [--manifests <bundle.jsonl>]\n' +
+  '                                     [--filtered] [--without-trailer] [--manifests <bundle.jsonl>] [--allow-unsigned]\n' +
   '       npm run cli -- evidence public-key\n' +
   'A full export is checked as the whole chain, up to its signed trailer. --filtered: an export whose trailer says it\n' +
   "was filtered, checked event by event. --public-key: the trailer and checkpoints are checked against the console's\n" +
-  'key. --without-trailer: an export made before trailers (events cut from its end cannot be detected).\n' +
+  'key; without it the command refuses (exit 2) unless --allow-unsigned: then only the hash chain is checked, and a\n' +
+  'file cut at its end with a re-made unsigned trailer passes. --without-trailer: an export made before trailers\n' +
+  '(events cut from its end cannot be detected).\n' +
   '--manifests: the release manifests exported with it (GET /api/evidence/export/manifests), each checked against\n' +
   'its render hash, and every manifest the export says was kept present.\n';
 
@@ -72,6 +74,7 @@ export async function evidenceCli(argv: string[], io: Io = stdio): Promise<numbe
   let bundleFile: string | undefined;
   let mode: OfflineOptions['mode'] = 'full';
   let withoutTrailer = false;
+  let allowUnsigned = false;
   let full = false;
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i];
@@ -82,6 +85,7 @@ export async function evidenceCli(argv: string[], io: Io = stdio): Promise<numbe
       full = true; // the default, kept for scripts that say so
     else if (a === '--filtered') mode = 'filtered';
     else if (a === '--without-trailer') withoutTrailer = true;
+    else if (a === '--allow-unsigned') allowUnsigned = true;
     else if (a && !a.startsWith('--') && !file) file = a;
     else {
       io.err(`unexpected argument ${a}\n${EVIDENCE_USAGE}`);
@@ -95,6 +99,16 @@ export async function evidenceCli(argv: string[], io: Io = stdio): Promise<numbe
   if (!file || (cpFile && !keyFile)) {
     io.err(
       `${cpFile && !keyFile ? 'checkpoints are checked with the public key: add --public-key\n' : ''}${EVIDENCE_USAGE}`,
+    );
+    return 2;
+  }
+  // without the key the trailer's signature is not checked: whoever cut events from the end and wrote a new
+  // unsigned trailer would pass. That is the operator's explicit choice (issue 40), never the default.
+  if (!keyFile && !allowUnsigned) {
+    io.err(
+      'no --public-key: the signature of the trailer would not be checked, so a file cut at its end with a re-made\n' +
+        "trailer would pass. Give the console's key (npm run cli -- evidence public-key > key.pem; --public-key\n" +
+        `key.pem), or --allow-unsigned to check the hash chain only.\n${EVIDENCE_USAGE}`,
     );
     return 2;
   }

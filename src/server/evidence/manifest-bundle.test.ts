@@ -137,7 +137,7 @@ describe('manifest bundle', () => {
       const code = await evidenceCli(args, { out: (x) => (out += x), err: (x) => (out += x) });
       return { code, out };
     };
-    const ok = await run('verify', exp, '--manifests', bundle);
+    const ok = await run('verify', exp, '--manifests', bundle, '--allow-unsigned');
     expect(ok.out).toContain('manifests OK: 3 checked');
     expect(ok.code).toBe(0);
 
@@ -153,7 +153,7 @@ describe('manifest bundle', () => {
       db.close();
     }
     writeFileSync(bundle, await text(manifestBundleChunks(store, new ManifestStore(store), {}, undefined)));
-    const bad = await run('verify', exp, '--manifests', bundle);
+    const bad = await run('verify', exp, '--manifests', bundle, '--allow-unsigned');
     expect(bad.code).toBe(1);
     expect(bad.out).toContain(`edited: the manifest of ${a} does not hash to it`);
   });
