@@ -163,7 +163,10 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
     return ns ? (g.catalog.envOfNamespace(cluster, ns) ?? ns) : '*';
   };
 
-  const scopeOf = (req: FastifyRequest, from: ScopeFrom): (Scope & { app?: string }) | { ambiguous: true } => {
+  const scopeOf = (
+    req: FastifyRequest,
+    from: ScopeFrom,
+  ): (Scope & { app?: string; unknownApp?: true }) | { ambiguous: true } => {
     const p = (req.params ?? {}) as Record<string, string | undefined>;
     if (from === 'anywhere') return {};
     if (from === 'everywhere') return { cluster: '*', env: '*' };
@@ -178,7 +181,7 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
     // ids join parts with '/', and cluster (context) names may contain one: the app found must be the app named
     if (a && (a.cluster !== p.cluster || a.namespace !== p.namespace || a.name !== p.name)) return { ambiguous: true };
     // an app the console does not know: only someone with a grant on every env of the cluster learns it is missing
-    return { cluster: p.cluster ?? '*', env: a?.env ?? '*', app: id };
+    return { cluster: p.cluster ?? '*', env: a?.env ?? '*', app: id, ...(a ? {} : { unknownApp: true as const }) };
   };
 
   app.addHook('onRequest', async (req, rep) => {
@@ -244,7 +247,7 @@ export function recordDenial(
   recorder: EvidenceRecorder,
   req: FastifyRequest,
   action: Action,
-  scope: Scope & { app?: string },
+  scope: Scope & { app?: string; unknownApp?: true },
   reason: string,
 ): void {
   let recent = recentDenials.get(recorder);
@@ -252,7 +255,8 @@ export function recordDenial(
   const actor = req.principal?.name ?? 'anonymous';
   // one page visit reads several routes (the app, its tree, its diff): the same person denied the same action
   // on the same target is one row per minute, whichever route asked (the first one is named)
-  const key = JSON.stringify([actor, action, scope.cluster, scope.env, scope.app]);
+  // (ids the console does not know are one target: made-up ids are one row a minute, not one each; issue 40)
+  const key = JSON.stringify([actor, action, scope.cluster, scope.env, scope.unknownApp ? '(unknown app)' : scope.app]);
   const now = Date.now();
   const r = recent.get(key);
   if (r && r.until > now) {
