@@ -395,33 +395,45 @@ describe('release recorder', () => {
     expect(promotions.map((e) => [e.data.sha, e.data.toSha])).toEqual([[A, S]]);
   });
 
+  /**
+   * P is applied (Progressing), then each of `later` — other teams' commits, the same render here — is applied while
+   * P is not healthy yet; 5 s later the app is Healthy at the last of them. The records end up in `store`.
+   */
+  async function unrelatedCommitsAfter(P: string, later: string[]) {
+    dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
+    const opened = await openEvidenceStore({ dataDir: dir });
+    store = opened;
+    const at = (sha: string, health: App['health']) =>
+      baseApp({
+        source: { ...baseApp().source, revisionWanted: `main@sha1:${sha}`, revisionObserved: `main@sha1:${sha}` },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded' }],
+        health,
+      });
+    const catalog = new FakeCatalog();
+    catalog.app = at(P, 'Progressing');
+    let revision = P;
+    const rec = await setup(async () => ({ ...render, revision: `main@sha1:${revision}` }), catalog);
+    rec.rr.start();
+    await rec.rr.idle();
+    for (const sha of later) {
+      revision = sha;
+      catalog.set(at(sha, 'Progressing'));
+      await rec.rr.idle();
+    }
+    vi.setSystemTime(Date.now() + 5_000);
+    catalog.set(at(revision, 'Healthy'));
+    await rec.rr.idle();
+    await rec.recorder.flush();
+    await rec.rr.stop();
+    return opened;
+  }
+
   it('a release superseded by a commit that changes nothing here still gets its health: what runs is that release', async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-12-06T10:00:00.000Z') });
     try {
-      dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
-      store = await openEvidenceStore({ dataDir: dir });
       const [P, C] = ['1'.repeat(40), '2'.repeat(40)];
-      const at = (sha: string, health: App['health']) =>
-        baseApp({
-          source: { ...baseApp().source, revisionWanted: `main@sha1:${sha}`, revisionObserved: `main@sha1:${sha}` },
-          conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded' }],
-          health,
-        });
-      const catalog = new FakeCatalog();
-      catalog.app = at(P, 'Progressing');
-      let revision = P;
-      const rec = await setup(async () => ({ ...render, revision: `main@sha1:${revision}` }), catalog);
-      rec.rr.start();
-      await rec.rr.idle();
       // another team's commit C lands before P is healthy: the same render here
-      revision = C;
-      catalog.set(at(C, 'Healthy'));
-      await rec.rr.idle();
-      vi.setSystemTime(Date.now() + 5_000);
-      catalog.set(at(C, 'Healthy'));
-      await rec.rr.idle();
-      await rec.recorder.flush();
-      await rec.rr.stop();
+      const store = await unrelatedCommitsAfter(P, [C]);
       const [cRender] = await store.list({ type: ['release.render'], text: C });
       expect(cRender?.data).toMatchObject({ sha: C, effect: 'unchanged', sameAs: P });
       const health = await store.list({ type: ['release.health'], order: 'asc' });
@@ -436,33 +448,9 @@ describe('release recorder', () => {
   it('two unrelated commits in a row: both are "no change here" as the release that runs, which keeps its health', async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-12-06T10:00:00.000Z') });
     try {
-      dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
-      store = await openEvidenceStore({ dataDir: dir });
       const [P, C, D] = ['1'.repeat(40), '2'.repeat(40), '3'.repeat(40)];
-      const at = (sha: string, health: App['health']) =>
-        baseApp({
-          source: { ...baseApp().source, revisionWanted: `main@sha1:${sha}`, revisionObserved: `main@sha1:${sha}` },
-          conditions: [{ type: 'Ready', status: 'True', reason: 'ReconciliationSucceeded' }],
-          health,
-        });
-      const catalog = new FakeCatalog();
-      catalog.app = at(P, 'Progressing');
-      let revision = P;
-      const rec = await setup(async () => ({ ...render, revision: `main@sha1:${revision}` }), catalog);
-      rec.rr.start();
-      await rec.rr.idle();
       // two other teams' commits land before P is healthy: the same render here each time
-      revision = C;
-      catalog.set(at(C, 'Progressing'));
-      await rec.rr.idle();
-      revision = D;
-      catalog.set(at(D, 'Progressing'));
-      await rec.rr.idle();
-      vi.setSystemTime(Date.now() + 5_000);
-      catalog.set(at(D, 'Healthy'));
-      await rec.rr.idle();
-      await rec.recorder.flush();
-      await rec.rr.stop();
+      const store = await unrelatedCommitsAfter(P, [C, D]);
       const renders = await store.list({ type: ['release.render'], order: 'asc' });
       // D is the same as P (the release that runs), never as C (itself no change)
       expect(renders.find((e) => e.data.sha === D)?.data).toMatchObject({ effect: 'unchanged', sameAs: P });

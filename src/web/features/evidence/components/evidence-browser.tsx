@@ -254,27 +254,11 @@ export function EvidenceBrowser() {
             <caption className="sr-only">Evidence events, newest first</caption>
             <thead className="text-xs text-slate-600">
               <tr>
-                <th scope="col" className="py-1 pr-2">
-                  Seq
-                </th>
-                <th scope="col" className="py-1 pr-2">
-                  Time
-                </th>
-                <th scope="col" className="py-1 pr-2">
-                  Type
-                </th>
-                <th scope="col" className="py-1 pr-2">
-                  Actor
-                </th>
-                <th scope="col" className="py-1 pr-2">
-                  App
-                </th>
-                <th scope="col" className="py-1 pr-2">
-                  Cluster / env
-                </th>
-                <th scope="col" className="py-1">
-                  Summary
-                </th>
+                {['Seq', 'Time', 'Type', 'Actor', 'App', 'Cluster / env', 'Summary'].map((h, i, all) => (
+                  <th key={h} scope="col" className={i < all.length - 1 ? 'py-1 pr-2' : 'py-1'}>
+                    {h}
+                  </th>
+                ))}
               </tr>
             </thead>
             <tbody>
