@@ -17,6 +17,7 @@ import { startExecution } from './executor.ts';
 import { identityOf, samePerson } from './identity.ts';
 import type { PreviewView, StoredPreview } from './model.ts';
 import { snapshotMatches, type SnapshotCheck } from './snapshot.ts';
+import { voidPendingPreview } from './void-preview.ts';
 import type { DecideRefusal, PreviewStatus } from './store.ts';
 
 const REQUESTER = 'the requester of a prune cannot approve or reject it: a different person must';
@@ -158,17 +159,7 @@ export async function mustSeeAllToApprove(
 }
 
 async function voidPreview(ctx: PruneContext, p: StoredPreview, reason: string, actor: string): Promise<void> {
-  const now = new Date().toISOString();
-  if (await ctx.deps.store.transition(p.id, ['pending'], 'void', reason, now))
-    await ctx.deps.recorder.record({
-      time: now,
-      type: 'prune.voided',
-      actor,
-      app: p.app,
-      cluster: p.cluster,
-      env: p.env,
-      data: { previewId: p.id, snapshotHash: p.snapshotHash, reason },
-    });
+  await voidPendingPreview(ctx.deps, p, reason, actor);
 }
 
 /**

@@ -99,7 +99,8 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       // shared, never changed: the drift marks and the RBAC filter below make new arrays and objects
       const tree = (memo as AppTreeMemo).tree(a);
       // drifted rows are OutOfSync before any filter or window reads them (a filter on sync finds them)
-      const drifted = withDrift(tree.nodes, deps.drift);
+      // (only when this app has an open episode: a drift elsewhere never costs a pass over a 100,000-node tree)
+      const drifted = deps.drift?.forApp(id) ? withDrift(tree.nodes, deps.drift) : { nodes: tree.nodes, flipped: 0 };
       const summary = drifted.flipped
         ? {
             ...tree.summary,

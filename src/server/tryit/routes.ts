@@ -14,7 +14,7 @@ import type { AppDeps } from '../deps.ts';
 import { FreezeStore } from '../freeze/index.ts';
 import { HttpError } from '../http/errors.ts';
 import { parsed, validated } from '../http/respond.ts';
-import { PruneStore } from '../prune/index.ts';
+import { PruneStore, voidPendingPreview } from '../prune/index.ts';
 import { SCENARIO_ACTOR, TryItService } from './service.ts';
 
 const person = (req: FastifyRequest): Principal => {
@@ -40,21 +40,12 @@ export const tryitRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       // voided with a record each (after the reset's intent), never left waiting for a reviewer
       voidPendingPreviews: async (before, reason) => {
         let n = 0;
-        for (const p of await previews.list('pending', 500)) {
-          if (p.createdAt >= before) continue;
-          const now = new Date().toISOString();
-          if (!(await previews.transition(p.id, ['pending'], 'void', reason, now))) continue;
-          n++;
-          await deps.recorder.record({
-            time: now,
-            type: 'prune.voided',
-            actor: SCENARIO_ACTOR,
-            app: p.app,
-            cluster: p.cluster,
-            env: p.env,
-            data: { previewId: p.id, snapshotHash: p.snapshotHash, reason },
-          });
-        }
+        for (const p of await previews.list('pending', 500))
+          if (
+            p.createdAt < before &&
+            (await voidPendingPreview({ store: previews, recorder: deps.recorder }, p, reason, SCENARIO_ACTOR))
+          )
+            n++;
         return n;
       },
       activeFreezeOf: async (appId) =>
