@@ -167,16 +167,32 @@ export function setSuspended(cluster: string, name: string, suspend: boolean): v
 }
 
 /**
- * Suspends a Kustomization and waits until no reconcile is still in flight (no `Reconciling` condition): a
- * reconcile that began before the suspend still applies, and would revert an edit a test makes right after.
+ * Suspends a Kustomization and waits until kustomize-controller has handled the suspended object: a reconcile that
+ * began before the suspend still applies, and would revert an edit a test makes right after. Waiting for "no
+ * `Reconciling` condition" was not enough (a reconcile that had read the object but not yet written its status
+ * looked settled; cli.test saw its edit reverted). So the suspend carries a reconcile request
+ * (`reconcile.fluxcd.io/requestedAt`) in the same patch, and the wait is for `status.lastHandledReconcileAt` to
+ * echo it: the controller writes it only from a reconcile that read the suspended object, and it reconciles one
+ * object at a time, so every earlier reconcile has finished by then.
  */
 export async function suspendSettled(cluster: string, name: string, timeoutMs = 60_000): Promise<void> {
-  setSuspended(cluster, name, true);
+  const token = `suspend-${new Date().toISOString()}-${Math.random().toString(36).slice(2, 8)}`;
+  kubectl(cluster, [
+    ...['-n', 'flux-system', 'patch', 'kustomization', name, '--type', 'merge'],
+    ...['--field-manager', 'flux-client-side-apply'],
+    ...[
+      '-p',
+      JSON.stringify({
+        metadata: { annotations: { 'reconcile.fluxcd.io/requestedAt': token } },
+        spec: { suspend: true },
+      }),
+    ],
+  ]);
   await waitFor(
-    `${cluster}/${name} suspended with no reconcile in flight`,
+    `${cluster}/${name} suspended, and the controller handled the suspended object`,
     async () => {
       const k = getJson(cluster, ['-n', 'flux-system', 'get', 'kustomization', name]);
-      return !conditions(k).some((c) => c.type === 'Reconciling' && c.status === 'True');
+      return (k.status as { lastHandledReconcileAt?: string } | undefined)?.lastHandledReconcileAt === token;
     },
     { timeoutMs, intervalMs: 250 },
   );

@@ -6,6 +6,7 @@
 // read or a template it cannot render makes the generated set `unknown`, and an unknown set never reads as
 // "every Application removed".
 import type { Obj } from './object-meta.ts';
+import { withoutUserInfo } from './url-credentials.ts';
 
 const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 
@@ -212,7 +213,8 @@ export async function evaluateGenerators(
         detail: `${g.elements.length} element${g.elements.length === 1 ? '' : 's'}`,
       });
     else if (g.kind === 'git-directories') {
-      const detail = `${g.repoURL} at ${g.revision}: ${g.directories.map((d) => (d.exclude ? `!${d.path}` : d.path)).join(', ')}`;
+      const shown = withoutUserInfo(g.repoURL);
+      const detail = `${shown} at ${g.revision}: ${g.directories.map((d) => (d.exclude ? `!${d.path}` : d.path)).join(', ')}`;
       try {
         const selected = selectDirectories(g, await dirs(g.repoURL, g.revision));
         out.push({ kind: 'git-directories', params: selected.map((d) => directoryParams(d, s.goTemplate)), detail });
@@ -220,7 +222,7 @@ export async function evaluateGenerators(
         out.push({
           kind: 'git-directories',
           params: null,
-          unknown: `reading ${g.repoURL} at ${g.revision} failed: ${e instanceof Error ? e.message : String(e)}`,
+          unknown: `reading ${shown} at ${g.revision} failed: ${e instanceof Error ? e.message : String(e)}`,
           detail,
         });
       }

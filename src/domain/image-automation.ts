@@ -6,6 +6,7 @@
 // Who made a commit: the author line is whatever the pusher typed, so "image automation" is claimed by the
 // author and confirmed only by the controller itself: its `status.lastPushCommit` names the commit. A commit
 // whose author is an automation's but which no automation reported pushing is a claim, never a confirmation.
+import { withoutUserInfo } from './url-credentials.ts';
 
 export const IMAGE_GROUP = 'image.toolkit.fluxcd.io';
 
@@ -224,7 +225,7 @@ export function automationView(
       kind: str(src.kind) ?? 'GitRepository',
       namespace: srcNs,
       name: srcName,
-      url: gitRepo ? str(obj(gitRepo.spec).url) : undefined,
+      url: gitRepo ? withoutUserInfo(str(obj(gitRepo.spec).url)) : undefined,
     },
     checkoutBranch:
       str(obj(obj(git.checkout).ref).branch) ?? (gitRepo ? str(obj(obj(gitRepo.spec).ref).branch) : undefined),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   controllerIdentities,
+  isIdentityKey,
   decodeEntry,
   encodeEntry,
   isGoverned,
@@ -65,13 +66,20 @@ describe('governed namespaces', () => {
 });
 
 describe('controller identities', () => {
-  it('Flux serviceAccountName in the object namespace; Argo CD impersonation by name or per Application; controllers left out', () => {
+  it('tenant namespaces: governed or labelled, holding Flux objects, of Argo CD impersonation; controllers left out', () => {
     const ids = controllerIdentities({
+      namespaces: [
+        { metadata: { name: 'prod', labels: { 'gitops-console.dev/governed': 'true' } } },
+        { metadata: { name: 'team-b', labels: { 'gitops-console.dev/tenant': 'true' } } },
+        { metadata: { name: 'default' } },
+      ],
       kustomizations: [
         { metadata: { name: 't', namespace: 'dev' }, spec: { serviceAccountName: 'team' } },
         { metadata: { name: 'i', namespace: 'flux-system' }, spec: { serviceAccountName: 'infra' } },
       ],
       helmReleases: [{ metadata: { name: 'h', namespace: 'dev' }, spec: { serviceAccountName: 'team' } }],
+      // a tenant's source before its first Kustomization: the namespace is listed already
+      fluxSources: [{ metadata: { name: 'repo', namespace: 'team-c' }, spec: {} }],
       appProjects: [
         {
           metadata: { name: 'p' },
@@ -79,6 +87,8 @@ describe('controller identities', () => {
             destinationServiceAccounts: [
               { server: 'https://a.example', namespace: 'web-?', defaultServiceAccount: 'sync' },
               { namespace: '!never', defaultServiceAccount: 'nobody' },
+              { namespace: 'payments', defaultServiceAccount: 'deployer' },
+              { namespace: '*', defaultServiceAccount: 'ops:deployer' },
             ],
           },
         },
@@ -98,8 +108,16 @@ describe('controller identities', () => {
         },
       ],
     });
-    expect([...ids.keys()]).toEqual(['sa.dev.team', 'sa.web-1.sync']);
-    expect(ids.get('sa.dev.team')).toBe('Kustomization dev/t spec.serviceAccountName');
+    expect([...ids.keys()].sort()).toEqual(
+      ['ns.dev', 'ns.ops', 'ns.payments', 'ns.prod', 'ns.team-b', 'ns.team-c', 'ns.web-1'].sort(),
+    );
+    expect(ids.get('ns.dev')).toBe('Kustomization dev/t spec.serviceAccountName team');
+    expect(ids.get('ns.team-c')).toBe('holds Flux objects (Flux source team-c/repo)');
+    expect(ids.get('ns.prod')).toBe('a governed namespace');
+    expect(isIdentityKey('ns.dev')).toBe(true);
+    // written by consoles before issue 40: still an identity key, so the next sync removes it
+    expect(isIdentityKey('sa.dev.team')).toBe(true);
+    expect(isIdentityKey('5b0c5a0e-1f7e-4d55-9f5e-0d9c7f0e0a11')).toBe(false);
   });
 });
 

@@ -1,8 +1,8 @@
 /**
  * The console's approval of a prune the GitOps controller carries out, as the admission policy reads it
  * (deploy/prune-admission-policy.yaml): one ConfigMap per cluster whose `data` keys are the approved objects'
- * uids (each valued with the entry below, JSON) and the tenant identities the policy treats as GitOps controllers
- * (`sa.<namespace>.<name>`). Pure: what an entry says, when it is stale, which identities a cluster's GitOps
+ * uids (each valued with the entry below, JSON) and the tenant namespaces whose ServiceAccounts the policy treats
+ * as GitOps controllers (`ns.<namespace>`). Pure: what an entry says, when it is stale, which identities a cluster's GitOps
  * objects name, whether a namespace is governed, and whether an Argo CD app's pending deletions are exactly the
  * approved ones. The I/O is src/server/prune/approval-params.ts.
  */
@@ -60,9 +60,35 @@ export function decodeEntry(value: string): ApprovalEntry | undefined {
 }
 
 /** The ConfigMap key of a ServiceAccount the policy is to treat as a GitOps controller. */
-export const identityKey = (namespace: string, name: string): string => `sa.${namespace}.${name}`;
-/** Whether a data key lists an identity (else it is an approved object's uid). */
-export const isIdentityKey = (key: string): boolean => key.startsWith('sa.');
+/** The data key of a tenant namespace: every ServiceAccount of it is a GitOps identity for the policy. */
+export const tenantNamespaceKey = (namespace: string): string => `ns.${namespace}`;
+/**
+ * Whether a data key lists identities (else it is an approved object's uid): `ns.<namespace>`, or `sa.<ns>.<name>`
+ * as consoles before issue 40 wrote them (removed by the next sync: the policy no longer reads them).
+ */
+export const isIdentityKey = (key: string): boolean => key.startsWith('ns.') || key.startsWith('sa.');
+/** The namespace label a platform admin sets to list a tenant namespace before its first Flux object. */
+export const TENANT_LABEL = 'gitops-console.dev/tenant';
+
+/**
+ * The cluster-scoped kinds whose deletion by a GitOps controller the policy holds in every cluster it is installed in
+ * (deploy/prune-admission-policy.yaml gitops-console-prune-cluster, issue 40): a CRD takes its custom resources with
+ * it, a PersistentVolume its data, RBAC and admission configuration who may do what. `group/kind`.
+ */
+export const GOVERNED_CLUSTER_KINDS: ReadonlySet<string> = new Set([
+  'apiextensions.k8s.io/CustomResourceDefinition',
+  '/PersistentVolume',
+  'rbac.authorization.k8s.io/ClusterRole',
+  'rbac.authorization.k8s.io/ClusterRoleBinding',
+  'admissionregistration.k8s.io/ValidatingWebhookConfiguration',
+  'admissionregistration.k8s.io/MutatingWebhookConfiguration',
+  'apiregistration.k8s.io/APIService',
+  'storage.k8s.io/StorageClass',
+]);
+
+/** Whether the policy holds a controller's deletion of this cluster-scoped kind wherever it is installed. */
+export const isGovernedClusterKind = (group: string, kind: string): boolean =>
+  GOVERNED_CLUSTER_KINDS.has(`${group}/${kind}`);
 
 /** Whether a namespace (or a Namespace object) is governed: its label says so. */
 export function isGoverned(ns: Obj | undefined): boolean {
@@ -110,33 +136,53 @@ function globMatch(pattern: string, value: string): boolean {
 }
 
 /**
- * The ServiceAccounts a cluster's GitOps objects make the controllers act as, each with why: Flux Kustomizations'
- * and HelmReleases' `spec.serviceAccountName` (in the object's namespace), and Argo CD's sync impersonation
- * accounts (AppProject `spec.destinationServiceAccounts[].defaultServiceAccount`, `ns:name` or a name in the
- * destination namespace of each of the project's Applications it applies to). Accounts of the controllers' own
- * namespaces are left out: the policy matches those by prefix. Keys are the ConfigMap's (identityKey).
+ * The tenant namespaces of a cluster, each with why: every ServiceAccount of a listed namespace is a GitOps
+ * identity for the admission policy (key `ns.<namespace>`), a rule rather than a list of accounts (issue 40: a Git
+ * change naming a new ServiceAccount was unheld until the console's next sweep, and while it was down). Listed:
+ * - every governed namespace, and every namespace labelled `gitops-console.dev/tenant: "true"` (a platform
+ *   admin's onboarding of a tenant before its first Kustomization);
+ * - every namespace holding a Flux object (a source, Kustomization or HelmRelease): Flux impersonates accounts of
+ *   the object's own namespace only, so any account there may be named by the next commit;
+ * - the namespace of each Argo CD sync impersonation account (AppProject `destinationServiceAccounts`, `ns:name`,
+ *   or a name in the entry's plain destination namespace, or for a pattern in the destination namespace of each of
+ *   the project's Applications it applies to: entries made before the policy refused patterns).
+ * The controllers' own namespaces are left out: the policy matches them by prefix. The policy also treats every
+ * account of the request's own (governed) namespace as a GitOps identity, without any listing, and refuses a
+ * Kustomization, HelmRelease or AppProject that names an account of a namespace not listed here.
  */
 export function controllerIdentities(input: {
   kustomizations: Obj[];
   helmReleases: Obj[];
+  fluxSources?: Obj[];
   appProjects: Obj[];
   applications: Obj[];
+  namespaces?: Obj[];
 }): Map<string, string> {
   const out = new Map<string, string>();
-  const add = (ns: string | undefined, name: string | undefined, why: string) => {
-    if (!ns || !name || (CONTROLLER_NAMESPACES as readonly string[]).includes(ns)) return;
-    const k = identityKey(ns, name);
+  const add = (ns: string | undefined, why: string) => {
+    if (!ns || (CONTROLLER_NAMESPACES as readonly string[]).includes(ns)) return;
+    const k = tenantNamespaceKey(ns);
     if (!out.has(k)) out.set(k, why);
   };
+  for (const n of input.namespaces ?? []) {
+    const m = metaOf(n);
+    if (isGoverned(n)) add(m.name, 'a governed namespace');
+    else if (m.labels?.[TENANT_LABEL] === 'true') add(m.name, `labelled ${TENANT_LABEL}`);
+  }
   for (const [kind, list] of [
     ['Kustomization', input.kustomizations],
     ['HelmRelease', input.helmReleases],
+    ['Flux source', input.fluxSources ?? []],
   ] as const)
     for (const o of list) {
       const m = metaOf(o);
       const sa = (o.spec as { serviceAccountName?: unknown } | undefined)?.serviceAccountName;
-      if (typeof sa === 'string' && sa)
-        add(m.namespace, sa, `${kind} ${m.namespace}/${m.name} spec.serviceAccountName`);
+      add(
+        m.namespace,
+        typeof sa === 'string' && sa
+          ? `${kind} ${m.namespace}/${m.name} spec.serviceAccountName ${sa}`
+          : `holds Flux objects (${kind} ${m.namespace}/${m.name})`,
+      );
     }
   type Dest = { server?: string; name?: string; namespace?: string; defaultServiceAccount?: string };
   for (const p of input.appProjects) {
@@ -146,12 +192,13 @@ export function controllerIdentities(input: {
     for (const d of entries) {
       const sa = d.defaultServiceAccount;
       if (typeof sa !== 'string' || !sa) continue;
-      const why = `AppProject ${project} destinationServiceAccounts`;
+      const why = `AppProject ${project} destinationServiceAccounts ${sa}`;
       const i = sa.indexOf(':');
       if (i > 0) {
-        add(sa.slice(0, i), sa.slice(i + 1), why);
+        add(sa.slice(0, i), why);
         continue;
       }
+      if (d.namespace && isPlainName(d.namespace)) add(d.namespace, why);
       for (const a of input.applications) {
         const spec = a.spec as { project?: string; destination?: Dest } | undefined;
         if ((spec?.project ?? 'default') !== project) continue;
@@ -159,12 +206,15 @@ export function controllerIdentities(input: {
         const server = dest.server ?? '';
         if (d.server && server && !globMatch(d.server, server)) continue;
         if (d.namespace && !globMatch(d.namespace, dest.namespace ?? '')) continue;
-        add(dest.namespace, sa, `${why} (Application ${metaOf(a).name ?? ''})`);
+        add(dest.namespace, `${why} (Application ${metaOf(a).name ?? ''})`);
       }
     }
   }
   return out;
 }
+
+/** A namespace name, not an Argo CD pattern (`*`, `?`, a negation `!…`). */
+const isPlainName = (s: string): boolean => !/[*?!]/.test(s);
 
 /**
  * Whether an Argo CD Application's pending deletions (its `status.resources` marked `requiresPruning`) are exactly

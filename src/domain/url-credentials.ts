@@ -15,6 +15,15 @@ export function redactUrlCredentials(text: string, mark = ''): string {
   return text.replace(USER_INFO, (_m, scheme: string) => (mark ? `${scheme}${mark}@` : scheme));
 }
 
+/**
+ * An app (anything with a source) as it is shown and recorded: its repository URL without user info. The console
+ * keeps the URL as the controller has it for its own Git runs; readers, the evidence and the app API never see it.
+ */
+export function withoutSourceCredentials<T extends { source: { url?: string | undefined } }>(a: T): T {
+  const url = withoutUserInfo(a.source.url);
+  return url === a.source.url ? a : { ...a, source: { ...a.source, url } };
+}
+
 /** One URL without its user info (credentials never reach evidence); unparseable text by the same rule. */
 export function withoutUserInfo(raw: string | undefined): string | undefined {
   if (!raw) return raw;

@@ -63,6 +63,13 @@ const ConfigSchema = z.object({
   authFile: z.string().optional(),
   /** the URL people open (behind a proxy); its origin is what Origin headers must say */
   publicUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /**
+   * CONSOLE_PASSWORD_SCRYPT_LOG2N: local passwords' scrypt cost, log2 of N (r=8, p=1): 17 by default (OWASP's scrypt
+   * minimum, ~0.8 s of one core and 128 MiB per hash here), 14 at least (the tests' consoles: every console start
+   * and sign-in of the suite would otherwise add minutes of CPU). A hash made at another cost still verifies, and a
+   * sign-in re-hashes it at this one.
+   */
+  passwordScryptLog2N: z.coerce.number().int().min(14).max(17).default(17),
   sessionIdleMinutes: z.coerce.number().positive().default(30),
   sessionMaxHours: z.coerce.number().positive().default(12),
   clusterAccess: z.enum(['service', 'impersonate']).default('service'),
@@ -93,6 +100,21 @@ const ConfigSchema = z.object({
         .default(false),
     })
     .default({ allowHosts: [], allowSsh: false }),
+  /**
+   * CONSOLE_FLAGGER_GATE_HOSTS: the Flagger load tester hosts (`host` or `host:port`, comma-separated) whose gates
+   * the console opens for a governed promote or rollback (apps/flagger-gate.ts); unset, none. Sandbox mode adds
+   * the sandbox's load tester stand-ins.
+   */
+  flaggerGateHosts: z
+    .array(z.string().min(1))
+    .default([])
+    .superRefine((entries, ctx) => {
+      try {
+        parseAllowHosts(entries, 'CONSOLE_FLAGGER_GATE_HOSTS', { hostsOnly: true });
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: e instanceof Error ? e.message : String(e) });
+      }
+    }),
   /** a prune journal idle this long belongs to a dead replica: another replica reports it (default 120 s) */
   /** the Secret-mask key as a file (every replica the same); default <dataDir>/mask.key */
   maskKeyFile: z.string().min(1).optional(),
@@ -185,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     logLevel: env.LOG_LEVEL || undefined,
     authFile: env.CONSOLE_AUTH_FILE || undefined,
     publicUrl: env.CONSOLE_PUBLIC_URL || undefined,
+    passwordScryptLog2N: env.CONSOLE_PASSWORD_SCRYPT_LOG2N?.trim() || undefined,
     sessionIdleMinutes: env.CONSOLE_SESSION_IDLE_MINUTES || undefined,
     sessionMaxHours: env.CONSOLE_SESSION_MAX_HOURS || undefined,
     clusterAccess: env.CONSOLE_CLUSTER_ACCESS || undefined,
@@ -198,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
         allowSsh: env.CONSOLE_GIT_ALLOW_SSH?.trim() || undefined,
       }).filter(([, v]) => v !== undefined),
     ),
+    flaggerGateHosts: listSetting(env.CONSOLE_FLAGGER_GATE_HOSTS),
     pruneStaleSeconds: env.CONSOLE_PRUNE_STALE_SECONDS || undefined,
     freezeMinSeconds: env.CONSOLE_FREEZE_MIN_SECONDS?.trim() || undefined,
     diffProof: env.CONSOLE_DIFF_PROOF?.trim() || undefined,

@@ -52,6 +52,8 @@ export interface AppDeps {
   diffApplyNoop?: boolean | undefined;
   /** environments where only on-call and admin control canaries (CONSOLE_ROLLOUT_ONCALL_ENVS; default prod) */
   rolloutOncallEnvs?: string[] | undefined;
+  /** the Flagger load tester hosts whose gates the console may open (CONSOLE_FLAGGER_GATE_HOSTS); unset: none */
+  flaggerGateHosts?: string[] | undefined;
   /** the release recorder's counts for /metrics (undefined while this replica does not record) */
   releaseStats?: (() => { followed: number; verificationsPending: number } | undefined) | undefined;
   /** Node's process metrics on /metrics (default on) */

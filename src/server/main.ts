@@ -14,7 +14,7 @@ import { openEvidenceStore } from './evidence/index.ts';
 import { EvidenceRecorder } from './evidence/index.ts';
 import { checkpointIntervalMs, EvidenceCheckpoints } from './evidence/index.ts';
 import { loadSigningKey, signingKeyPath } from './evidence/index.ts';
-import { Accounts } from './auth/index.ts';
+import { Accounts, passwordCostOf } from './auth/index.ts';
 import { OidcLogin } from './auth/index.ts';
 import { SessionStore } from './auth/index.ts';
 import { DbSessionBackend } from './auth/index.ts';
@@ -63,6 +63,7 @@ export interface StartOptions {
 export async function startConsole(cfg: Config, opts: StartOptions = {}): Promise<RunningConsole> {
   let kubeconfig = cfg.kubeconfig;
   let gitAllowHosts = cfg.git.allowHosts;
+  let flaggerGateHosts = cfg.flaggerGateHosts;
   if (cfg.sandbox) {
     // the embedded default: a local sandbox cluster pair, started (or reused) here
     const { startSandbox, CONSOLE_KUBECONFIG_PATH, REPO_ROOT } = await import('../../sandbox/sandbox.ts');
@@ -92,6 +93,8 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
       cfg.releases.verificationsFile ??= d.verificationsFile;
       cfg.releases.registryMirrors ??= d.registryMirrors;
       cfg.forgeTokensFile ??= d.forgeTokensFile;
+      // the seed's Canaries' gates (the sandbox's load tester stand-ins), beside any the operator named
+      flaggerGateHosts = [...flaggerGateHosts, ...d.flaggerGateHosts];
       progress.ready();
     } catch (e) {
       progress.failed(e instanceof Error ? e.message : String(e));
@@ -113,7 +116,9 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}),
   });
   const clusters = new ClusterManager();
-  const accounts = await Accounts.open(cfg.authFile ?? join(cfg.dataDir, 'auth.json'), opts.announce);
+  const accounts = await Accounts.open(cfg.authFile ?? join(cfg.dataDir, 'auth.json'), opts.announce, {
+    passwordCost: passwordCostOf(cfg),
+  });
   const sessions = new SessionStore(cfg.sessionIdleMinutes * 60_000, cfg.sessionMaxHours * 3_600_000);
   const publicOrigin = cfg.publicUrl ? new URL(cfg.publicUrl).origin : undefined;
   const oidc = cfg.oidc
@@ -210,6 +215,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     pruneStaleMs: cfg.pruneStaleSeconds * 1000,
     diffApplyNoop: cfg.diffProof === 'managed-fields',
     rolloutOncallEnvs: cfg.rolloutOncallEnvs,
+    flaggerGateHosts,
     routes,
     trustProxy: cfg.trustProxy,
     metricsToken: cfg.metricsToken,

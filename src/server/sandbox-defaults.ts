@@ -33,11 +33,21 @@ export interface SandboxDefaults {
   verificationsFile?: string;
   registryMirrors?: string;
   forgeTokensFile?: string;
+  /** CONSOLE_FLAGGER_GATE_HOSTS entries: the sandbox's Flagger load tester stand-ins */
+  flaggerGateHosts: string[];
+}
+
+/**
+ * The sandbox's Flagger load tester gates, as host:port: its business endpoints serve the load tester's gate API
+ * (sandbox/flagger-gate.ts), and the seed's Canaries name them as their confirm-promotion and rollback webhooks.
+ */
+export function sandboxGateHosts(st: SandboxFacts): string[] {
+  return [...new Set(Object.values(st.business?.endpoints ?? {}).map((e) => new URL(e.url).host))];
 }
 
 /** The settings sandbox mode fills in (the verifications file is written under `dir`). */
 export function sandboxDefaults(st: SandboxFacts, dir: string): SandboxDefaults {
-  const out: SandboxDefaults = {};
+  const out: SandboxDefaults = { flaggerGateHosts: sandboxGateHosts(st) };
   const checks = sandboxVerifications(st);
   if (Object.keys(checks).length) {
     mkdirSync(dir, { recursive: true });

@@ -421,8 +421,26 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     // without the checkpoints it looks intact (the trailer is signed by the same console key)
     const looksIntact = cli('verify', file('forged.jsonl'), '--public-key', pubFile);
     const r = cli('verify', file('forged.jsonl'), ...withCheckpoints);
-    // the original export against the same checkpoints: intact
-    const good = cli('verify', file('full.jsonl'), ...withCheckpoints);
+    // the original export against the checkpoints up to its head: intact. Against all of them it fails: the chain
+    // went on after it was made (the console's stop signed a later head), as it would look had its end been cut
+    const fullHead = (
+      JSON.parse(readFileSync(file('full.jsonl'), 'utf8').trimEnd().split('\n').at(-1) ?? '{}') as { headSeq: number }
+    ).headSeq;
+    const allCheckpoints = (JSON.parse(checkpoints.text) as { checkpoints: Array<{ seq: number }> }).checkpoints;
+    expect(allCheckpoints.some((c) => c.seq > fullHead)).toBe(true);
+    writeFileSync(
+      file('checkpoints-to-full.json'),
+      JSON.stringify({ checkpoints: allCheckpoints.filter((c) => c.seq <= fullHead) }),
+    );
+    const good = cli(
+      'verify',
+      file('full.jsonl'),
+      '--public-key',
+      pubFile,
+      '--checkpoints',
+      file('checkpoints-to-full.json'),
+    );
+    const newer = cli('verify', file('full.jsonl'), ...withCheckpoints);
     open = false;
     await con.close();
 
@@ -433,6 +451,9 @@ describe.each(['sqlite', 'postgres'] as const)('evidence export and offline veri
     expect(rRun.stdout).toContain(`BROKEN at event ${cps[0]?.seq}: event ${cps[0]?.seq} no longer has the hash signed`);
     const goodRun = await good;
     expect(goodRun.status).toBe(0);
-    expect(goodRun.stdout).toMatch(/signed checkpoints: 1 match; \d+ name events not in the file/);
+    expect(goodRun.stdout).toMatch(/^signed checkpoints: 1 match$/m);
+    const newerRun = await newer;
+    expect(newerRun.status).toBe(1);
+    expect(newerRun.stdout).toContain(`past the end of this export (event ${fullHead}, the head its trailer names)`);
   }, 600_000);
 });

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { waitFor } from '../../sandbox/procs.ts';
-import { getJson, writeRepoFile } from '../../sandbox/scenario.ts';
+import { getJson, requestReconcile, writeRepoFile } from '../../sandbox/scenario.ts';
+import { listApproval, unlistApprovals } from '../../src/server/prune/approval-params.ts';
+import { consoleConnection } from '../support/kubeconfig.ts';
 import { bin, kubectl, REPO_ROOT } from '../../sandbox/state.ts';
 import { ownEstate, type Estate } from '../support/own-estate.ts';
 
@@ -393,14 +395,52 @@ describe("Flux deploys the kustomize base from the estate's repo", () => {
     expect(own.metadata.labels?.['kustomize.toolkit.fluxcd.io/name']).toBeUndefined();
   });
 
-  it('deleting the Kustomization prunes everything it applied', async () => {
-    kubectl(CLUSTER, ['-n', 'flux-system', 'delete', 'kustomization', FLUX_KS, '--wait=true', '--timeout=90s']);
+  it('deleting the Kustomization prunes what it applied; its ClusterRole and binding only once the console lists them', async () => {
+    // a cluster-scoped prune by a controller needs an approval like a governed namespace's objects (issue 40,
+    // deploy/prune-admission-policy.yaml gitops-console-prune-cluster): the namespaced objects go, RBAC stays
+    const uids = ['clusterrole', 'clusterrolebinding'].map((kind) =>
+      kubectl(CLUSTER, ['get', kind, name(), '-o', 'jsonpath={.metadata.uid}']).trim(),
+    );
+    kubectl(CLUSTER, ['-n', 'flux-system', 'delete', 'kustomization', FLUX_KS, '--wait=false']);
     await waitFor(
-      'the deployed objects pruned',
-      async () =>
-        !kubectl(CLUSTER, ['get', 'clusterrole,clusterrolebinding', '-o', 'name']).includes(name()) &&
-        !kubectl(CLUSTER, ['get', 'namespaces', '-o', 'name']).includes(`namespace/${FLUX_NS}`),
+      'the namespaced objects pruned, the Kustomization still finalizing',
+      async () => !kubectl(CLUSTER, ['get', 'namespaces', '-o', 'name']).includes(`namespace/${FLUX_NS}`),
       { timeoutMs: 90_000, intervalMs: 500 },
     );
+    expect(kubectl(CLUSTER, ['get', 'clusterrole,clusterrolebinding', '-o', 'name'])).toContain(name());
+    // the console lists both uids (what it does after a reviewer approved their prune preview): they go
+    const conn = consoleConnection(CLUSTER);
+    try {
+      for (const [i, uid] of uids.entries())
+        await listApproval(conn, uid ?? '', {
+          preview: '00000000-0000-4000-8000-00000000d3b1',
+          snapshot: '0123456789abcdef',
+          object: `${CLUSTER}/rbac.authorization.k8s.io/${i ? 'ClusterRoleBinding' : 'ClusterRole'}/_/${name()}`,
+          ref: {
+            group: 'rbac.authorization.k8s.io',
+            version: 'v1',
+            kind: i ? 'ClusterRoleBinding' : 'ClusterRole',
+            name: name(),
+          },
+          app: estate.appId('console'),
+          observed: null,
+          expires: new Date(Date.now() + 600_000).toISOString(),
+          at: new Date().toISOString(),
+        });
+      await waitFor(
+        'the ClusterRole and its binding pruned, the Kustomization gone',
+        async () => {
+          requestReconcile(CLUSTER, 'kustomization', FLUX_KS);
+          return (
+            !kubectl(CLUSTER, ['get', 'clusterrole,clusterrolebinding', '-o', 'name']).includes(name()) &&
+            !kubectl(CLUSTER, ['-n', 'flux-system', 'get', 'kustomization', '-o', 'name']).includes(FLUX_KS)
+          );
+        },
+        { timeoutMs: 90_000, intervalMs: 1000 },
+      );
+    } finally {
+      await unlistApprovals(conn, uids).catch(() => undefined);
+      conn.close();
+    }
   });
 });

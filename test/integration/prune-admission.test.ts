@@ -271,8 +271,9 @@ describe('the admission policy holds without the console', () => {
     expect(ns).not.toContain('gitops-console.dev/governed');
     kubectl(CLUSTER, ['-n', 'flux-system', 'create', 'configmap', name, '--from-literal=a=1']);
     kubectlAs(CLUSTER, 'kustomize-controller', ['-n', 'flux-system', 'delete', 'configmap', name]);
-    // and cluster-scoped objects are theirs to create, change and delete (the policies must not match a request
-    // without a namespace: with failurePolicy Fail and a per-request parameter that would deny every one of them)
+    // cluster-scoped objects are theirs to create and change (the policies must not match such a request without
+    // a namespace: with failurePolicy Fail and a per-request parameter that would deny every one of them); their
+    // deletion of a ClusterRole is a prune, held (issue 40: test/integration/no-way-around.test.ts)
     const role = {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
@@ -285,7 +286,8 @@ describe('the admission policy holds without the console', () => {
       ['apply', '--server-side', '--field-manager=kustomize-controller', '-f', '-'],
       JSON.stringify(role),
     );
-    kubectlAs(CLUSTER, 'kustomize-controller', ['delete', 'clusterrole', `${name}-role`]);
+    expect(() => kubectlAs(CLUSTER, 'kustomize-controller', ['delete', 'clusterrole', `${name}-role`])).toThrow(DENIED);
+    kubectl(CLUSTER, ['delete', 'clusterrole', `${name}-role`]);
   });
 });
 
@@ -306,16 +308,16 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
     reviewer = await signIn(con.url, 'dev-reviewer');
   }, 120_000);
 
-  it('a sync hook’s life cycle is not a prune: a Job or Pod annotated as a hook live may be deleted by a controller; a ConfigMap annotated as one, or a Job that is not one, may not', () => {
+  it('a sync hook’s life cycle is not a prune: a Job or Pod annotated as a hook live, written by its runner only, may be deleted by a controller; a ConfigMap annotated as one, or a Job that is not one, may not', () => {
     const t = Date.now().toString(36);
     const hookJob = `hook-probe-${t}`;
     const plainJob = `job-probe-${t}`;
     const cm = `hook-cm-probe-${t}`;
-    const job = (name: string, hook: boolean) =>
+    const job = (name: string, annotations: Record<string, string> = {}) =>
       JSON.stringify({
         apiVersion: 'batch/v1',
         kind: 'Job',
-        metadata: { name, namespace: NS, ...(hook ? { annotations: { 'argocd.argoproj.io/hook': 'PreSync' } } : {}) },
+        metadata: { name, namespace: NS, annotations },
         spec: {
           backoffLimit: 0,
           template: {
@@ -323,17 +325,23 @@ describe('prune approval enforced by the apiserver (dev: Flux prune: true, the c
           },
         },
       });
+    // as Argo CD writes its objects (its field manager): a hook is a hook only as its runner wrote it (issue 40)
+    const asArgo = ['apply', '--server-side', '--field-manager=argocd-controller', '-f', '-'];
     try {
-      kubectl(CLUSTER, ['apply', '-f', '-'], job(hookJob, true));
-      kubectl(CLUSTER, ['apply', '-f', '-'], job(plainJob, false));
+      kubectl(CLUSTER, asArgo, job(hookJob, { 'argocd.argoproj.io/hook': 'PreSync' }));
+      kubectl(CLUSTER, asArgo, job(plainJob));
       kubectl(CLUSTER, ['-n', NS, 'create', 'configmap', cm, '--from-literal=a=1']);
       kubectl(CLUSTER, ['-n', NS, 'annotate', 'configmap', cm, 'argocd.argoproj.io/hook=PreSync']);
       // Argo CD deleting its hook before creating it again (BeforeHookCreation): let through
       kubectlAs(CLUSTER, 'argocd-application-controller', ['-n', NS, 'delete', 'job', hookJob, '--dry-run=server']);
-      // Helm's hooks too (helm-controller in flux-system)
-      kubectl(CLUSTER, ['-n', NS, 'annotate', 'job', plainJob, 'helm.sh/hook=pre-upgrade']);
-      kubectlAs(CLUSTER, 'kustomize-controller', ['-n', NS, 'delete', 'job', plainJob, '--dry-run=server']);
-      kubectl(CLUSTER, ['-n', NS, 'annotate', 'job', plainJob, 'helm.sh/hook-']);
+      // a Helm hook in an Argo CD Helm app: Argo CD runs it (helm-controller's own: no-way-around.test.ts)
+      kubectl(CLUSTER, asArgo, job(plainJob, { 'helm.sh/hook': 'pre-upgrade' }));
+      kubectlAs(CLUSTER, 'argocd-application-controller', ['-n', NS, 'delete', 'job', plainJob, '--dry-run=server']);
+      // kustomize-controller has no hooks: its deletion of the same Job is a prune
+      expect(() =>
+        kubectlAs(CLUSTER, 'kustomize-controller', ['-n', NS, 'delete', 'job', plainJob, '--dry-run=server']),
+      ).toThrow(DENIED);
+      kubectl(CLUSTER, asArgo, job(plainJob));
       // the same Job without the annotation: a prune, held
       expect(() =>
         kubectlAs(CLUSTER, 'argocd-application-controller', ['-n', NS, 'delete', 'job', plainJob, '--dry-run=server']),

@@ -4,7 +4,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseGrant } from '../../src/domain/access.ts';
-import { hashPassword } from '../../src/server/auth/passwords.ts';
+import { hashPassword, type ScryptCost } from '../../src/server/auth/passwords.ts';
+
+/**
+ * The test consoles' password cost (CONSOLE_PASSWORD_SCRYPT_LOG2N=14, the setting's minimum): at the production
+ * cost (2^17, ~0.8 s of one core per hash) the suite's ~300 console starts and sign-ins would add minutes of CPU.
+ * One unit test (src/server/auth/auth.test.ts) hashes at the production cost.
+ */
+export const TEST_PASSWORD_ENV = { CONSOLE_PASSWORD_SCRYPT_LOG2N: '14' } as const;
+export const TEST_PASSWORD_COST: ScryptCost = { N: 2 ** 14, r: 8, p: 1 };
 
 // one per test run, shared with child processes (Playwright workers) through the environment
 export const TEST_PASSWORD = (process.env.CONSOLE_TEST_PASSWORD ??= randomBytes(12).toString('base64url'));
@@ -27,7 +35,8 @@ export async function writeTestAccounts(
   /** account ids in the file, the same for every console given it (several replicas); without, each assigns its own */
   stableIds = false,
 ): Promise<void> {
-  const hash = await hashPassword(TEST_PASSWORD);
+  // at the test consoles' cost (TEST_PASSWORD_ENV): a production-cost hash here would be re-hashed at every start
+  const hash = await hashPassword(TEST_PASSWORD, TEST_PASSWORD_COST);
   const users = { ...TEST_USERS, ...extra.users };
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(

@@ -1,7 +1,7 @@
 // The BFF as its own process against the sandbox (e2e, benchmarks), and the Chromium flags this machine needs.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
-import { signIn, writeTestAccounts, type Signed } from './auth.ts';
+import { signIn, TEST_PASSWORD_ENV, writeTestAccounts, type Signed } from './auth.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../sandbox/sandbox.ts';
@@ -16,6 +16,13 @@ import { serverBundle } from './server-bundle.ts';
  * is allowed — `localhost`, other loopback addresses, private and metadata addresses are still refused.
  */
 export const SANDBOX_GIT_ENV = { CONSOLE_GIT_ALLOW_HOSTS: '127.0.0.1' } as const;
+
+/**
+ * The Flagger load tester hosts a console under test may open gates on (src/server/apps/flagger-gate.ts): the
+ * sandbox's business endpoints and the tests' own stand-ins (./business-standin.ts) serve the gates on 127.0.0.1,
+ * each on a port of its own, so the address is allowed on every port.
+ */
+export const SANDBOX_FLAGGER_GATE_ENV = { CONSOLE_FLAGGER_GATE_HOSTS: '127.0.0.1' } as const;
 
 /**
  * The browser the e2e tests drive: Debian's `chromium-headless-shell` where installed (`.ci/run` installs it), else
@@ -84,6 +91,8 @@ export async function spawnBff(
       LOG_LEVEL: 'warn',
       ...(opts.publicUrl ? { CONSOLE_PUBLIC_URL: `http://127.0.0.1:${port}` } : {}),
       ...SANDBOX_GIT_ENV,
+      ...SANDBOX_FLAGGER_GATE_ENV,
+      ...TEST_PASSWORD_ENV,
       ...SANDBOX_ENVIRONMENTS_ENV,
       ...sandboxForgeEnv(),
       ...opts.env,

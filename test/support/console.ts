@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/server/config.ts';
 import { startConsole, type RunningConsole, type StartOptions } from '../../src/server/main.ts';
-import { signIn, writeTestAccounts, type Signed } from './auth.ts';
-import { SANDBOX_GIT_ENV } from './bff-process.ts';
+import { signIn, TEST_PASSWORD_ENV, writeTestAccounts, type Signed } from './auth.ts';
+import { SANDBOX_FLAGGER_GATE_ENV, SANDBOX_GIT_ENV } from './bff-process.ts';
 import { bffKubeconfig, sandboxForgeEnv } from './kubeconfig.ts';
 import { SANDBOX_ENVIRONMENTS_ENV } from './sandbox-environments.ts';
 
@@ -35,6 +35,8 @@ export async function startTestConsole(
       // turn it on (RECORDER_ON); the others never look at it.
       CONSOLE_RELEASE_RECORDER: 'off',
       ...SANDBOX_GIT_ENV,
+      ...SANDBOX_FLAGGER_GATE_ENV,
+      ...TEST_PASSWORD_ENV,
       ...SANDBOX_ENVIRONMENTS_ENV,
       ...sandboxForgeEnv(),
       ...extraEnv,

@@ -29,3 +29,32 @@ describe('deploy artifacts carry the same RBAC and policy as deploy/', () => {
     expect(read('deploy/kustomize/kustomization.yaml')).toMatch(/^ {2}- rbac\.yaml$/m);
   });
 });
+
+describe("the console's governed cluster-scoped kinds are the policy's", () => {
+  it('gitops-console-prune-cluster matches exactly GOVERNED_CLUSTER_KINDS (the executor lists those, never deletes them)', async () => {
+    const { parseAllDocuments } = await import('yaml');
+    const { GOVERNED_CLUSTER_KINDS } = await import('../../src/domain/prune-approval.ts');
+    type Rule = { apiGroups: string[]; resources: string[] };
+    const policy = parseAllDocuments(read('deploy/prune-admission-policy.yaml'))
+      .map(
+        (d) =>
+          d.toJS() as {
+            kind?: string;
+            metadata?: { name?: string };
+            spec?: { matchConstraints?: { resourceRules?: Rule[] } };
+          },
+      )
+      .find((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata?.name === 'gitops-console-prune-cluster');
+    const fromPolicy = (policy?.spec?.matchConstraints?.resourceRules ?? [])
+      .flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`)))
+      .sort();
+    const plural = (kind: string) => kind.toLowerCase() + (kind.endsWith('s') ? 'es' : 's');
+    const fromConsole = [...GOVERNED_CLUSTER_KINDS]
+      .map((gk) => {
+        const i = gk.lastIndexOf('/');
+        return `${gk.slice(0, i)}/${plural(gk.slice(i + 1))}`;
+      })
+      .sort();
+    expect(fromPolicy).toEqual(fromConsole);
+  });
+});

@@ -12,6 +12,7 @@ import { requestReconcile } from './reconcile.ts';
 import { reconcileStatus } from './reconcile-status.ts';
 import { controlRollout, ROLLOUT_VERBS } from './rollout-actions.ts';
 import { controlFlaggerCanary, FLAGGER_VERBS } from './flagger-actions.ts';
+import { gatePolicy } from './flagger-gate.ts';
 import { DEFAULT_ROLLOUT_ONCALL_ENVS, whyNotRolloutControl } from '../../domain/access.ts';
 import { HttpError } from '../http/errors.ts';
 import { z } from 'zod';
@@ -30,6 +31,8 @@ const FlaggerActionParams = z.object({
 const RolloutActionBody = z.object({ reason: z.string().trim().min(3, 'a reason is required').max(500) });
 
 export const actionRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  // the Flagger load tester hosts the console may open gates on (CONSOLE_FLAGGER_GATE_HOSTS; none when unset)
+  const gates = gatePolicy(deps.flaggerGateHosts ?? []);
   /**
    * What a canary action (Argo Rollouts or Flagger) needs first: the app, a reason, and the role rule of
    * `rollout.control` (on-call only in the on-call environments), a denial recorded; then the user's connection.
@@ -88,14 +91,10 @@ export const actionRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     async (req) => {
       const p = parsed(FlaggerActionParams, req.params);
       const c = await canaryControl(req);
-      return controlFlaggerCanary(
-        c.app,
-        { namespace: p.canaryNamespace, name: p.canary },
-        p.verb,
-        c.reason,
-        c.actor,
-        c,
-      );
+      return controlFlaggerCanary(c.app, { namespace: p.canaryNamespace, name: p.canary }, p.verb, c.reason, c.actor, {
+        ...c,
+        gates,
+      });
     },
   );
 

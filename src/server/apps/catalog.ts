@@ -9,6 +9,7 @@ import { dependencyStates, waitingOn } from '../../domain/flux-deps.ts';
 import { pruneHold, pruneHoldLine } from '../../domain/prune-hold.ts';
 import { refId } from '../../domain/refs.ts';
 import { refOf } from '../../domain/tree.ts';
+import { withoutUserInfo } from '../../domain/url-credentials.ts';
 import { appTree } from '../tree/index.ts';
 import type { DriftTracker } from '../drift/index.ts';
 import type { ObjectIndex } from '../kube/object-index.ts';
@@ -303,7 +304,7 @@ export class AppCatalog extends EventEmitter<CatalogEvents> {
           revision: rev,
           previous: previous ?? null,
           artifactDigest: app.source.artifactDigest ?? null,
-          sourceUrl: app.source.url ?? null,
+          sourceUrl: withoutUserInfo(app.source.url) ?? null,
           simulated: app.simulated ? true : undefined,
         },
       });

@@ -3,15 +3,19 @@
 // closed). Flagger takes no command from the API: a promotion waits on the Canary's `confirm-promotion` webhook and
 // a rollback is asked by its `rollback` webhook. Both are Flagger load tester gates in the usual set-up; the console
 // opens the gate the Canary itself names, for the revision the person saw (`status.lastAppliedSpec`): a gate that
-// has moved on answers 409 and nothing is opened.
+// has moved on answers 409 and nothing is opened. The gate's URL comes from Git: only an allow-listed load tester
+// host is called, at the addresses checked (flagger-gate.ts), and only the status of its answer is used — its body
+// never reaches a message, an evidence record or a log.
 import type { App } from '../../domain/app.ts';
 import { FLAGGER_GROUP, flaggerCanaryView, gateOf } from '../../domain/flagger.ts';
 import { withoutUserInfo } from '../../domain/url-credentials.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
-import { assertFetchableUrl } from '../git/run.ts';
+import { UnfetchableUrlError, type UrlPolicy } from '../git/url-policy.ts';
 import { HttpError } from '../http/errors.ts';
+import { postPinned } from '../http/pinned-post.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import { readCanaryObject } from './canary-object.ts';
+import { checkGateUrl } from './flagger-gate.ts';
 
 export const FLAGGER_VERBS = ['promote', 'rollback'] as const;
 export type FlaggerVerb = (typeof FLAGGER_VERBS)[number];
@@ -30,7 +34,14 @@ export async function controlFlaggerCanary(
   verb: FlaggerVerb,
   reason: string,
   actor: string,
-  deps: { recorder: EvidenceRecorder; conn: ClusterConnection; fetch?: typeof fetch },
+  deps: {
+    recorder: EvidenceRecorder;
+    conn: ClusterConnection;
+    /** the load tester hosts the console may call (flagger-gate.ts gatePolicy) */
+    gates: UrlPolicy;
+    /** how long a gate has to answer; default 10 s */
+    gateTimeoutMs?: number;
+  },
 ): Promise<{ verb: FlaggerVerb; phase: string; gate: string }> {
   const { obj: canary } = await readCanaryObject(
     a,
@@ -47,13 +58,17 @@ export async function controlFlaggerCanary(
     );
   const gate = gateOf(v, verb);
   if ('why' in gate) throw new HttpError(409, 'Conflict', gate.why);
-  try {
-    assertFetchableUrl(gate.url);
-  } catch (e) {
-    throw new HttpError(409, 'Conflict', `the gate ${gate.url}: ${e instanceof Error ? e.message : String(e)}`);
-  }
   const shownUrl = withoutUserInfo(gate.url) ?? gate.url;
-  const doFetch = deps.fetch ?? fetch;
+  // checked and resolved before the intent is recorded: a gate the console may not call is refused, not attempted
+  let checked: Awaited<ReturnType<typeof checkGateUrl>>;
+  try {
+    checked = await checkGateUrl(gate.url, deps.gates);
+  } catch (e) {
+    if (!(e instanceof UnfetchableUrlError)) throw e;
+    if (e.reason === 'unresolved') throw new HttpError(502, 'BadGateway', `the gate ${shownUrl}: ${e.message}`);
+    throw new HttpError(409, 'Conflict', `the gate ${shownUrl}: ${e.message}`);
+  }
+  const timeoutMs = deps.gateTimeoutMs ?? 10_000;
   return deps.recorder.act(
     {
       time: new Date().toISOString(),
@@ -76,24 +91,18 @@ export async function controlFlaggerCanary(
           lastAppliedSpec: v.lastAppliedSpec,
           lastPromotedSpec: v.lastPromotedSpec,
         },
-        gate: { webhook: gate.webhook, url: shownUrl },
+        // the addresses the console connects to (resolved once, here)
+        gate: { webhook: gate.webhook, url: shownUrl, addresses: checked.addresses },
       },
     },
     async () => {
-      let r: Response;
+      let status: number;
       try {
-        r = await doFetch(gate.url, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            name: ref.name,
-            namespace: ref.namespace,
-            lastAppliedSpec: v.lastAppliedSpec,
-            by: actor,
-          }),
-          signal: AbortSignal.timeout(10_000),
-        });
+        status = await postPinned(
+          checked,
+          JSON.stringify({ name: ref.name, namespace: ref.namespace, lastAppliedSpec: v.lastAppliedSpec, by: actor }),
+          { timeoutMs },
+        );
       } catch (e) {
         throw new HttpError(
           502,
@@ -101,10 +110,15 @@ export async function controlFlaggerCanary(
           `the gate ${shownUrl} did not answer: ${e instanceof Error ? e.message : String(e)}`,
         );
       }
-      const text = (await r.text()).slice(0, 500);
-      if (r.status === 409) throw new HttpError(409, 'Conflict', `the Canary moved on before the gate opened: ${text}`);
-      if (r.status < 200 || r.status > 299)
-        throw new HttpError(502, 'BadGateway', `the gate ${shownUrl} answered HTTP ${r.status}: ${text}`);
+      // the status only: the gate's body is never read into a message, a record or a log
+      if (status === 409)
+        throw new HttpError(409, 'Conflict', `the Canary moved on before the gate opened (the gate answered HTTP 409)`);
+      if (status < 200 || status > 299)
+        throw new HttpError(
+          502,
+          'BadGateway',
+          `the gate ${shownUrl} answered HTTP ${status}${status >= 300 && status < 400 ? ' (a redirect, which is not followed)' : ''}`,
+        );
       return { verb, phase: v.phase, gate: gate.webhook };
     },
     (o) => (o.ok ? { gate: o.value.gate } : {}),

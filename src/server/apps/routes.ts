@@ -15,6 +15,7 @@ import { imageAutomationFor } from './image-automation.ts';
 import { argoSyncOperationOf, argoSyncSteps, argoSyncWhy, syncWaveOf } from '../../domain/argo-sync.ts';
 import { assessHealth } from '../../domain/health.ts';
 import { appId, type App } from '../../domain/app.ts';
+import { withoutSourceCredentials } from '../../domain/url-credentials.ts';
 import { compareApps, overviewHead, searchTextOf } from '../../domain/overview.ts';
 import { parsed, validated } from '../http/respond.ts';
 import { appOf } from './app-of.ts';
@@ -98,8 +99,9 @@ function rolloutsOf(a: App, deps: AppDeps): RolloutView[] {
   return out;
 }
 
+/** An app as the list and the stream send it: its inventory counted, its repository URL without credentials. */
 export function summarize(a: App): AppSummary {
-  const { inventory, ...rest } = a;
+  const { inventory, ...rest } = withoutSourceCredentials(a);
   return { ...rest, inventoryCount: inventory.length };
 }
 
@@ -183,7 +185,7 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         .map((d) => ({ id: d.id, name: d.name, ...(d.waitingOn ? { waitingOn: d.waitingOn } : {}) }));
       const imageAutomation = imageAutomationFor(deps.clusters, a);
       return validated(AppResponse, {
-        app: a,
+        app: withoutSourceCredentials(a),
         ...(cluster ? { cluster } : {}),
         ...(sync ? { sync } : {}),
         ...(rollouts.length ? { rollouts } : {}),

@@ -7,6 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Accounts, LOCAL_ISSUER } from './accounts.ts';
 import { refreshGrants } from './guard.ts';
 import { hashPassword } from './passwords.ts';
+
+/** a cheap scrypt cost: these tests are about accounts, not hashing (auth.test.ts hashes at the real cost) */
+const CHEAP = { N: 1024, r: 8, p: 1 };
 import type { Principal } from './session-types.ts';
 
 const IDP = 'https://login.example.com';
@@ -19,7 +22,7 @@ async function file(users: Array<Record<string, unknown>>): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'accounts-'));
   dirs.push(dir);
   const path = join(dir, 'auth.json');
-  const passwordHash = await hashPassword('correct horse battery');
+  const passwordHash = await hashPassword('correct horse battery', CHEAP);
   writeFileSync(path, JSON.stringify({ users: users.map((u) => ({ passwordHash, grants: [], ...u })), groups: [] }));
   return path;
 }

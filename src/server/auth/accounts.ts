@@ -4,12 +4,20 @@
 // Who is the same person (personOf): every local account has a stable id (assigned and saved when absent, kept
 // through renames); an account may name its email (an SSO identity whose issuer verified that address is the
 // same person) and the SSO identities an admin linked to it (issuer + subject).
+// Password hashes are made at passwords.ts PASSWORD_COST; a sign-in with a hash of a lower cost saves its re-hash.
 import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ROLES, type Grant } from '../../domain/access.ts';
-import { DUMMY_HASH, generatePassword, hashPassword, verifyPassword } from './passwords.ts';
+import {
+  checkPassword,
+  dummyHash,
+  generatePassword,
+  hashPassword,
+  PASSWORD_COST,
+  type ScryptCost,
+} from './passwords.ts';
 
 const GrantSchema = z.object({
   role: z.enum(ROLES),
@@ -87,9 +95,15 @@ const personOfEmail = (email: string) => `email:${email.toLowerCase()}`;
 export class Accounts {
   private data: AuthFile;
 
+  /** the accounts whose re-hash could not be saved (a read-only file): not tried again by this process */
+  private readonly unsaved = new Set<string>();
+
   private constructor(
     readonly path: string,
     data: AuthFile,
+    /** the cost of the hashes it makes (tests: a cheaper one) */
+    private readonly cost: ScryptCost,
+    private readonly warn: (line: string) => void,
   ) {
     this.data = data;
   }
@@ -148,9 +162,14 @@ export class Accounts {
     }
   }
 
-  static async open(path: string, announce: (line: string) => void = (l) => process.stdout.write(l)) {
+  static async open(
+    path: string,
+    announce: (line: string) => void = (l) => process.stdout.write(l),
+    opts: { passwordCost?: ScryptCost } = {},
+  ) {
+    const cost = opts.passwordCost ?? PASSWORD_COST;
     if (existsSync(path)) {
-      const a = new Accounts(path, Accounts.read(path));
+      const a = new Accounts(path, Accounts.read(path), cost, announce);
       a.mtime = statSync(path).mtimeMs;
       a.assignIds(announce);
       return a;
@@ -161,14 +180,14 @@ export class Accounts {
         {
           id: randomUUID(),
           name: 'admin',
-          passwordHash: await hashPassword(password),
+          passwordHash: await hashPassword(password, cost),
           grants: [{ role: 'admin', clusters: ['*'], envs: ['*'] }],
           mustChangePassword: true,
         },
       ],
       groups: [],
     };
-    const a = new Accounts(path, data);
+    const a = new Accounts(path, data, cost, announce);
     a.save();
     announce(
       `\nFirst start: created the local account "admin" with the one-time password\n\n    ${password}\n\n` +
@@ -216,17 +235,42 @@ export class Accounts {
     return who.email ? personOfEmail(who.email) : `${who.issuer}#${who.subject}`;
   }
 
-  /** The user when the password matches; the same work is done for unknown names. */
+  /**
+   * The user when the password matches; the same work is done for unknown names. A match with a hash of a lower
+   * cost than the console's saves the password's new hash (once per process when the file cannot be written).
+   */
   async check(name: string, password: string): Promise<LocalUser | undefined> {
     const u = this.user(name);
-    const ok = await verifyPassword(password, u?.passwordHash ?? DUMMY_HASH);
-    return ok && u ? u : undefined;
+    const stored = u?.passwordHash ?? dummyHash(this.cost);
+    const r = await checkPassword(password, stored, u && this.unsaved.has(u.id) ? undefined : this.cost);
+    if (!r.ok || !u) return undefined;
+    if (r.rehashed) this.saveRehash(u.id, stored, r.rehashed);
+    return u;
+  }
+
+  /** The account's new hash, unless its hash changed meanwhile (an edit, a new password). */
+  private saveRehash(id: string, old: string, hash: string): void {
+    this.refresh();
+    const cur = this.data.users.find((x) => x.id === id);
+    if (!cur || cur.passwordHash !== old) return;
+    cur.passwordHash = hash;
+    try {
+      this.save();
+    } catch (e) {
+      cur.passwordHash = old;
+      this.unsaved.add(id);
+      this.warn(
+        `The password hash of ${cur.name} is of an older, lower cost and ${this.path} cannot be written ` +
+          `(${e instanceof Error ? e.message : String(e)}): it is kept as it is. A password changed in the console ` +
+          'is stored at the current cost.\n',
+      );
+    }
   }
 
   async setPassword(name: string, password: string): Promise<void> {
     const u = this.user(name);
     if (!u) throw new Error(`no user ${name}`);
-    u.passwordHash = await hashPassword(password);
+    u.passwordHash = await hashPassword(password, this.cost);
     u.mustChangePassword = false;
     this.save();
   }
@@ -237,7 +281,7 @@ export class Accounts {
       UserSchema.parse({
         id: randomUUID(),
         name,
-        passwordHash: await hashPassword(password),
+        passwordHash: await hashPassword(password, this.cost),
         grants,
         mustChangePassword,
       }),

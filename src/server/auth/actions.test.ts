@@ -42,7 +42,8 @@ async function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'auth-actions-'));
   dirs.push(dir);
   const file = join(dir, 'auth.json');
-  const accounts = await Accounts.open(file, () => undefined);
+  // a cheap scrypt cost: these tests are about evidence, not hashing (auth.test.ts hashes at the real cost)
+  const accounts = await Accounts.open(file, () => undefined, { passwordCost: { N: 1024, r: 8, p: 1 } });
   await accounts.addUser('alice', PASSWORD, [{ role: 'developer', clusters: ['*'], envs: ['*'] }], false);
   const sessions = new SessionStore(60_000, 3_600_000);
   const create = vi.spyOn(sessions, 'create');

@@ -1,11 +1,19 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { safeNext } from './routes.ts';
 import { Accounts } from './accounts.ts';
 import { originAllowed, parseCookies } from './guard.ts';
-import { Busy, generatePassword, hashPassword, verifyPassword } from './passwords.ts';
+import {
+  Busy,
+  checkPassword,
+  generatePassword,
+  hashPassword,
+  needsRehash,
+  PASSWORD_COST,
+  verifyPassword,
+} from './passwords.ts';
 import { clientKey, RateLimiter } from './rate-limit.ts';
 import { SessionStore } from './sessions.ts';
 import type { FastifyRequest } from 'fastify';
@@ -38,16 +46,90 @@ describe('sessions', () => {
   });
 });
 
+/** cheap scrypt costs, for everything but the one test of the real cost */
+const CHEAP = { N: 1024, r: 8, p: 1 };
+const LESS_CHEAP = { N: 2048, r: 8, p: 1 };
+const costOf = (hash: string | undefined) => hash?.split('$').slice(0, 4).join('$');
+const hashOf = (path: string, name: string) =>
+  (JSON.parse(readFileSync(path, 'utf8')) as { users: Array<{ name: string; passwordHash: string }> }).users.find(
+    (u) => u.name === name,
+  )?.passwordHash;
+
 describe('passwords', () => {
-  it('verify only the right password', async () => {
+  it('are hashed at scrypt N=2^17, r=8, p=1, the cost stored with the hash; only the right password verifies', async () => {
+    expect(PASSWORD_COST).toEqual({ N: 131072, r: 8, p: 1 });
+    // the one hash at the real cost (128 MiB: over scrypt's 32 MiB default maxmem, so it is raised with the cost)
     const h = await hashPassword('correct horse battery');
+    expect(h).toMatch(/^scrypt\$131072\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
     expect(await verifyPassword('correct horse battery', h)).toBe(true);
-    expect(await verifyPassword('correct horse batterY', h)).toBe(false);
+    const cheap = await hashPassword('correct horse battery', CHEAP);
+    expect(cheap).toMatch(/^scrypt\$1024\$8\$1\$/);
+    expect(await verifyPassword('correct horse batterY', cheap)).toBe(false);
     expect(await verifyPassword('x', 'md5$abc')).toBe(false);
     expect(generatePassword()).toMatch(/^[a-zA-Z2-9]{20}$/);
   });
+  it('a hash of an older cost still verifies and needs a re-hash; a cost no console makes is refused, not computed', async () => {
+    const old = await hashPassword('pw', CHEAP);
+    expect(await verifyPassword('pw', old)).toBe(true);
+    expect(needsRehash(old, LESS_CHEAP)).toBe(true);
+    expect(needsRehash(old, CHEAP)).toBe(false);
+    expect(needsRehash(await hashPassword('pw', LESS_CHEAP), CHEAP)).toBe(false); // never a downgrade
+    // the hashes every console made before (N=2^14) re-hash at the next sign-in
+    expect(needsRehash('scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).toBe(
+      true,
+    );
+    expect(await checkPassword('pw', old, LESS_CHEAP)).toEqual({
+      ok: true,
+      rehashed: expect.stringMatching(/^scrypt\$2048\$8\$1\$/),
+    });
+    expect(await checkPassword('pw', old)).toEqual({ ok: true }); // no cost given: a check only
+    expect(await checkPassword('wrong', old, LESS_CHEAP)).toEqual({ ok: false });
+    // 2^30 × 8 × 128 bytes would be 1 TiB of memory: refused at once, as is a cost that is not one
+    const started = Date.now();
+    for (const bad of ['scrypt$1073741824$8$1$', 'scrypt$1000$8$1$', 'scrypt$16384$0$1$', 'scrypt$16384$8$99$'])
+      expect(
+        await verifyPassword('pw', `${bad}AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`),
+      ).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+  it('a sign-in with a hash of an older cost saves its re-hash; a wrong password changes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acc-'));
+    const path = join(dir, 'auth.json');
+    const old = await hashPassword('correct horse battery', CHEAP);
+    writeFileSync(path, JSON.stringify({ users: [{ id: 'u-1', name: 'alice', passwordHash: old, grants: [] }] }));
+    const a = await Accounts.open(path, () => undefined, { passwordCost: LESS_CHEAP });
+    expect(await a.check('alice', 'wrong')).toBeUndefined();
+    expect(hashOf(path, 'alice')).toBe(old);
+    expect((await a.check('alice', 'correct horse battery'))?.name).toBe('alice');
+    const saved = hashOf(path, 'alice');
+    expect(costOf(saved)).toBe('scrypt$2048$8$1');
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    // the next sign-in checks the new hash (and re-hashes nothing), here and on another replica
+    expect((await a.check('alice', 'correct horse battery'))?.name).toBe('alice');
+    expect(hashOf(path, 'alice')).toBe(saved);
+    const other = await Accounts.open(path, () => undefined, { passwordCost: LESS_CHEAP });
+    expect((await other.check('alice', 'correct horse battery'))?.name).toBe('alice');
+    // a console at a lower cost never downgrades it
+    const lower = await Accounts.open(path, () => undefined, { passwordCost: CHEAP });
+    expect((await lower.check('alice', 'correct horse battery'))?.name).toBe('alice');
+    expect(hashOf(path, 'alice')).toBe(saved);
+  });
+  it('a file that cannot be written: the sign-in still succeeds, the old hash is kept, said once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acc-'));
+    const path = join(dir, 'auth.json');
+    const old = await hashPassword('pw', CHEAP);
+    writeFileSync(path, JSON.stringify({ users: [{ id: 'u-1', name: 'bob', passwordHash: old, grants: [] }] }));
+    mkdirSync(`${path}.tmp`); // where the file is written first: a directory, so no write succeeds (even as root)
+    const said: string[] = [];
+    const a = await Accounts.open(path, (l) => said.push(l), { passwordCost: LESS_CHEAP });
+    for (let i = 0; i < 3; i++) expect((await a.check('bob', 'pw'))?.name).toBe('bob');
+    expect(hashOf(path, 'bob')).toBe(old);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^The password hash of bob is of an older, lower cost and .* cannot be written/);
+    expect(said[0]).not.toContain('pw');
+  });
   it('a burst of sign-ins cannot queue unbounded scrypt work: 2 run, 32 wait, the rest are told Busy', async () => {
-    const h = await hashPassword('pw');
+    const h = await hashPassword('pw', CHEAP);
     const results = await Promise.allSettled(Array.from({ length: 40 }, () => verifyPassword('pw', h)));
     const busy = results.filter((r) => r.status === 'rejected' && r.reason instanceof Busy);
     expect(busy).toHaveLength(6);
@@ -56,14 +138,14 @@ describe('passwords', () => {
   it('first start: one admin with a one-time password, announced once, file 0600', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'acc-'));
     const lines: string[] = [];
-    const a = await Accounts.open(join(dir, 'auth.json'), (l) => lines.push(l));
+    const a = await Accounts.open(join(dir, 'auth.json'), (l) => lines.push(l), { passwordCost: CHEAP });
     const pw = /\n {4}(\S+)\n/.exec(lines.join(''))?.[1] ?? '';
     expect(pw).toHaveLength(20);
     expect(readFileSync(join(dir, 'auth.json'), 'utf8')).not.toContain(pw);
     expect(statSync(join(dir, 'auth.json')).mode & 0o777).toBe(0o600);
     expect((await a.check('admin', pw))?.mustChangePassword).toBe(true);
     expect(await a.check('admin', 'wrong')).toBeUndefined();
-    const again = await Accounts.open(join(dir, 'auth.json'), (l) => lines.push(l));
+    const again = await Accounts.open(join(dir, 'auth.json'), (l) => lines.push(l), { passwordCost: CHEAP });
     expect(lines).toHaveLength(1);
     await again.setPassword('admin', 'a much better password');
     expect(await again.check('admin', pw)).toBeUndefined();

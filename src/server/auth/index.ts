@@ -4,7 +4,7 @@ export { AccessReviewer } from './access-review.ts';
 export { Accounts, LOCAL_ISSUER } from './accounts.ts';
 export { allowed, installGuard, recordDenial, type AccessRule } from './guard.ts';
 export { OidcLogin } from './oidc.ts';
-export { generatePassword } from './passwords.ts';
+export { generatePassword, passwordCostOf } from './passwords.ts';
 export { DbSessionBackend } from './session-backend.ts';
 export { SessionStore, type Principal, type Session } from './sessions.ts';
 export { connectionFor, managedCluster } from './user-connection.ts';

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportChunks } from '../evidence/export.ts';
+import { signCheckpoint } from '../evidence/signing.ts';
 import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
 import { evidenceCli } from './evidence.ts';
 
@@ -45,6 +46,19 @@ beforeAll(async () => {
   await write('full.csv', 'csv');
   await write('dev.jsonl', 'jsonl', { env: 'dev' });
   await store.close();
+  // a chain recorded since exports have trailers: one event a day from 2026-12-01, the fourth after 15:03:32 UTC
+  const recent = SqliteEvidenceStore.open(dir, 'recent.sqlite');
+  for (let i = 1; i <= 6; i++)
+    await recent.append({
+      time: new Date(Date.UTC(2026, 10, 28 + i, 12)).toISOString(),
+      type: 'auth.signed-in',
+      actor: 'alice',
+      data: { i },
+    });
+  let s = '';
+  for await (const c of exportChunks(recent, {}, { format: 'jsonl', key })) s += c;
+  writeFileSync(file('recent.jsonl'), s);
+  await recent.close();
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -133,6 +147,78 @@ describe('evidence verify', () => {
     expect(ok.code).toBe(0);
     expect(ok.out).toMatch(/^OK: 25 events \(events 1–49\), each matches its hash; a filtered export/);
     expect(ok.out).toContain('trailer: filter: env=dev; of the chain up to event 50');
+  });
+
+  it('--without-trailer: an export made before trailers passes; one holding a later event had a trailer, and fails', async () => {
+    // every event of full.jsonl was recorded in January 2026, before exports had trailers
+    const old = tamper('full.jsonl', 'old-style.jsonl', (l) => l.slice(0, -1));
+    const ok = await run('verify', old, '--without-trailer', '--allow-unsigned');
+    expect(ok.code).toBe(0);
+    expect(ok.out).toContain('no trailer checked (--without-trailer)');
+    // recent.jsonl's events 1–3 are from before 2026-12-01T15:03:32Z, 4–6 after: its trailer (and event 6) removed
+    const cut = tamper('recent.jsonl', 'recent-cut.jsonl', (l) => l.slice(0, -2));
+    const r = await run('verify', cut, '--without-trailer', '--allow-unsigned');
+    expect(r.code).toBe(1);
+    expect(r.out.split('\n')[0]).toBe(
+      'BROKEN at event 4: event 4 was recorded 2026-12-02T12:00:00.000Z, since exports end with a signed trailer ' +
+        "(2026-12-01T15:03:32.000Z): an export holding it was made with one, so this file's trailer was removed " +
+        '(and events after event 5 may be too) — verify the export as it was downloaded, without --without-trailer',
+    );
+    // the first three alone: an export of before trailers, as far as anyone can tell
+    const early = tamper('recent.jsonl', 'recent-early.jsonl', (l) => l.slice(0, 3));
+    expect((await run('verify', early, '--without-trailer', '--allow-unsigned')).code).toBe(0);
+  });
+
+  it('--checkpoints: one past the head of the export fails, named; those within it are checked', async () => {
+    const events = readFileSync(file('full.jsonl'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => JSON.parse(l) as { seq: number; hash: string });
+    const cp = (seq: number, hash: string, time: string) => signCheckpoint({ seq, hash }, time, privateKey);
+    const within = [
+      cp(10, events[9]!.hash, '2026-01-01T00:00:11.000Z'),
+      cp(50, events[49]!.hash, '2026-01-01T00:01:00.000Z'),
+    ];
+    // the chain went on to event 58 after the export was made (or the export was cut and its trailer re-signed)
+    const past = [...within, cp(58, 'f'.repeat(64), '2026-01-01T00:02:00.000Z')];
+    writeFileSync(file('cp-within.json'), JSON.stringify({ checkpoints: within }));
+    writeFileSync(file('cp-past.json'), JSON.stringify({ checkpoints: past }));
+    const ok = await run('verify', file('full.jsonl'), '--public-key', pub, '--checkpoints', file('cp-within.json'));
+    expect(ok.code).toBe(0);
+    expect(ok.out).toContain('signed checkpoints: 2 match\n');
+    const r = await run('verify', file('full.jsonl'), '--public-key', pub, '--checkpoints', file('cp-past.json'));
+    expect(r.code).toBe(1);
+    expect(r.out.split('\n')[0]).toBe(
+      'BROKEN at event 58: the checkpoint of 2026-01-01T00:02:00.000Z names event 58, past the end of this export ' +
+        '(event 50, the head its trailer names): events were cut from the end of the export, or the checkpoints ' +
+        'were fetched after it — fetch the checkpoints first, then the export, or give only the checkpoints up to event 50',
+    );
+    // a filtered export: its head is the trailer's (event 50), not its last event (49)
+    const dev = await run(
+      'verify',
+      file('dev.jsonl'),
+      '--filtered',
+      '--public-key',
+      pub,
+      '--checkpoints',
+      file('cp-within.json'),
+    );
+    expect(dev.code).toBe(0);
+    expect(dev.out).toContain('signed checkpoints: 0 match; 2 name events not in the file (10, 50)');
+    const devPast = await run(
+      'verify',
+      file('dev.jsonl'),
+      '--filtered',
+      '--public-key',
+      pub,
+      '--checkpoints',
+      file('cp-past.json'),
+    );
+    expect(devPast.code).toBe(1);
+    expect(devPast.out.split('\n')[0]).toMatch(
+      /^BROKEN at event 58: .* names event 58, past the end of this export \(event 50,/,
+    );
   });
 
   it('usage and I/O errors: exit 2', async () => {

@@ -13,6 +13,7 @@ import {
   loadSigningKey,
   parseCheckpoints,
   signingKeyPath,
+  TRAILERS_SINCE,
   type Checkpoint,
   type OfflineOptions,
 } from '../evidence/index.ts';
@@ -25,7 +26,8 @@ export const EVIDENCE_USAGE =
   "was filtered, checked event by event. --public-key: the trailer and checkpoints are checked against the console's\n" +
   'key; without it the command refuses (exit 2) unless --allow-unsigned: then only the hash chain is checked, and a\n' +
   'file cut at its end with a re-made unsigned trailer passes. --without-trailer: an export made before trailers\n' +
-  '(events cut from its end cannot be detected).\n' +
+  `(events cut from its end cannot be detected); a file holding an event recorded since ${TRAILERS_SINCE} had a\n` +
+  'trailer, and fails. --checkpoints: every checkpoint must be within the export (fetch them before the export).\n' +
   '--manifests: the release manifests exported with it (GET /api/evidence/export/manifests), each checked against\n' +
   'its render hash, and every manifest the export says was kept present.\n';
 

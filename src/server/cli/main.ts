@@ -4,7 +4,7 @@
 // Each command's module is loaded only when it runs: `evidence` and `user` start without the Kubernetes client.
 import { join } from 'node:path';
 import { formatGrant, parseGrant, type Grant } from '../../domain/access.ts';
-import { Accounts, generatePassword } from '../auth/index.ts';
+import { Accounts, generatePassword, passwordCostOf } from '../auth/index.ts';
 import { loadConfig } from '../config.ts';
 
 /** `user add <name> [--grant role[@cluster[/env]]]...`: a local account with a one-time password, printed once. */
@@ -20,7 +20,9 @@ async function users(argv: string[]): Promise<number> {
     return 2;
   }
   const cfg = loadConfig(process.env, []);
-  const accounts = await Accounts.open(cfg.authFile ?? join(cfg.dataDir, 'auth.json'));
+  const accounts = await Accounts.open(cfg.authFile ?? join(cfg.dataDir, 'auth.json'), undefined, {
+    passwordCost: passwordCostOf(cfg),
+  });
   const password = generatePassword();
   await accounts.addUser(name, password, grants, true);
   process.stdout.write(

@@ -9,6 +9,7 @@ export {
   describeResult,
   ExportVerifier,
   parseCheckpoints,
+  TRAILERS_SINCE,
   verifyExportStream,
   type OfflineOptions,
 } from './offline-verify.ts';

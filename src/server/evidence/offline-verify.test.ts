@@ -8,7 +8,13 @@ import type { EvidenceEvent, EvidenceInput } from '../../domain/evidence.ts';
 import { link, sha256, type EvidenceQuery, type EvidenceStore } from './store.ts';
 import { exportChunks, fromEvent, jsonlLine, jsonlTrailer } from './export.ts';
 import { signTrailer, type EvidenceExportTrailer } from './export-trailer.ts';
-import { describeResult, verifyExportLines, verifyExportText, type OfflineOptions } from './offline-verify.ts';
+import {
+  describeResult,
+  TRAILERS_SINCE,
+  verifyExportLines,
+  verifyExportText,
+  type OfflineOptions,
+} from './offline-verify.ts';
 import { signCheckpoint } from './signing.ts';
 
 const input = (i: number, note = 'x'): EvidenceInput => ({
@@ -203,6 +209,30 @@ describe('a full export (the default)', () => {
     expect(verifyExportLines(lines(chain(5)).slice(1), { withoutTrailer: true }).ok).toBe(false);
   });
 
+  it('--without-trailer refuses a file holding an event recorded since exports have trailers', () => {
+    // the instant trailers came (TRAILERS_SINCE) and after it; a time that cannot be read is refused too
+    for (const [time, seq] of [
+      [TRAILERS_SINCE, 3],
+      ['2026-12-05T09:00:00.000Z', 3],
+      ['not a time', 3],
+    ] as const) {
+      const c: EvidenceEvent[] = [];
+      for (let i = 1; i <= 5; i++) c.push(link(c.at(-1), { ...input(i), ...(i >= 3 ? { time } : {}) }));
+      const r = verifyExportLines(lines(c), { withoutTrailer: true });
+      expect(r.ok).toBe(false);
+      expect(r.problems).toEqual([
+        {
+          seq,
+          reason: `event 3 was recorded ${time}, since exports end with a signed trailer (2026-12-01T15:03:32.000Z): an export holding it was made with one, so this file's trailer was removed (and events after event 5 may be too) — verify the export as it was downloaded, without --without-trailer`,
+        },
+      ]);
+    }
+    // a millisecond before: an export of before trailers
+    const c: EvidenceEvent[] = [];
+    for (let i = 1; i <= 5; i++) c.push(link(c.at(-1), { ...input(i), time: '2026-12-01T15:03:31.999Z' }));
+    expect(verifyExportLines(lines(c), { withoutTrailer: true }).ok).toBe(true);
+  });
+
   it('reads the file in any chunks', async () => {
     const text = `${(await exported(events)).join('\n')}\n`;
     for (const size of [1, 13, 4096]) {
@@ -269,10 +299,32 @@ describe('with signed checkpoints', () => {
     signCheckpoint(events[7]!, '2026-01-01T00:09:00.000Z', key.privateKey),
   ];
 
-  it('match an intact export; checkpoints past its end are listed as not covered', async () => {
+  it('match an intact export; one past its head fails (events cut from its end, or checkpoints newer than it)', async () => {
+    const whole = verifyExportLines(await exported(events), { checkpoints, publicKey: key.pem });
+    expect(whole).toMatchObject({ ok: true, checkpoints: { checked: 2, notCovered: [] } });
+    expect(describeResult(whole).at(-1)).toBe('signed checkpoints: 2 match');
+    // the export ends at event 6; the checkpoint of event 8 says the chain went further
     const r = verifyExportLines(await exported(events.slice(0, 6)), { checkpoints, publicKey: key.pem });
-    expect(r).toMatchObject({ ok: true, checkpoints: { checked: 1, notCovered: [8] } });
-    expect(describeResult(r).at(-1)).toBe('signed checkpoints: 1 match; 1 name events not in the file (8)');
+    expect(r).toMatchObject({ ok: false, checkpoints: { checked: 0, failed: { seq: 8 } } });
+    expect(r.problems).toEqual([
+      {
+        seq: 8,
+        reason:
+          'the checkpoint of 2026-01-01T00:09:00.000Z names event 8, past the end of this export (event 6, the head its trailer names): events were cut from the end of the export, or the checkpoints were fetched after it — fetch the checkpoints first, then the export, or give only the checkpoints up to event 6',
+      },
+    ]);
+    // without a trailer (--without-trailer) the end is the file's last event
+    const old = verifyExportLines(lines(events.slice(0, 6)), { checkpoints, publicKey: key.pem, withoutTrailer: true });
+    expect(old.problems[0]?.reason).toMatch(
+      /^the checkpoint of .* names event 8, past the end of this export \(event 6\):/,
+    );
+    // a filtered export: checkpoints of events it leaves out, up to its head, are listed as not covered
+    const dev = verifyExportLines(await exported(events, { env: 'dev' }), {
+      mode: 'filtered',
+      checkpoints,
+      publicKey: key.pem,
+    });
+    expect(dev).toMatchObject({ ok: true, checkpoints: { checked: 0, notCovered: [4, 8] } });
   });
 
   it('catch a chain rewritten consistently from event 6 on (every hash recomputed, the trailer re-signed)', async () => {

@@ -7,7 +7,9 @@
 // filtered): each event is checked against its own hash, each link whose two events are both present, and the
 // set of events against the trailer (first, last, count, the digest of their hashes); the links it could not
 // check are listed. With the public key, the trailer's signature is checked too (an altered trailer fails);
-// signed checkpoints, when given, are checked against the events present.
+// signed checkpoints, when given, are checked against the events present, and one past the export's head (an
+// event the export should hold, were it whole) fails. `--without-trailer` is only for exports made before
+// trailers: a file holding an event recorded since (TRAILERS_SINCE) had a trailer, so it fails.
 import { GENESIS_HASH, chainText, type EvidenceEvent } from '../../domain/evidence.ts';
 import { ExportReader, type ExportItem } from './export-read.ts';
 import {
@@ -30,6 +32,14 @@ export const parseCheckpoints = (json: unknown): Checkpoint[] => {
   const c = CheckpointsFile.parse(json);
   return Array.isArray(c) ? c : c.checkpoints;
 };
+
+/**
+ * When exports got their signed trailer: commit ff99b69 ("Exports prove their own completeness", 2026-12-01 15:03:32
+ * UTC). An export holding an event recorded at or after this time was made by a console that writes a trailer, so
+ * `--without-trailer` (for exports made before trailers) refuses it: its trailer was removed, perhaps with events.
+ */
+export const TRAILERS_SINCE = '2026-12-01T15:03:32.000Z';
+const TRAILERS_SINCE_MS = Date.parse(TRAILERS_SINCE);
 
 export interface Problem {
   /** the event it is about (none: the file as a whole) */
@@ -69,7 +79,10 @@ export interface OfflineResult {
 export interface OfflineOptions {
   /** full (default): the whole chain; filtered: an export whose trailer says it was filtered, event by event */
   mode?: 'full' | 'filtered';
-  /** an export made before trailers: none is expected, and events removed from its end cannot be detected */
+  /**
+   * an export made before trailers: none is expected, and events removed from its end cannot be detected; a file
+   * with an event recorded since TRAILERS_SINCE fails (it was made with a trailer)
+   */
   withoutTrailer?: boolean;
   /** the console's public key (PEM): the trailer's signature, and the checkpoints', are checked with it */
   publicKey?: string;
@@ -99,6 +112,8 @@ export class ExportVerifier {
   private trailerBad = false;
   /** the first line after the trailer that has something on it */
   private afterTrailer: number | undefined;
+  /** --without-trailer: the first event recorded since trailers exist (or whose time cannot be read) */
+  private trailerEra: { seq: number; time: string } | undefined;
 
   constructor(private readonly opts: OfflineOptions = {}) {
     this.mode = opts.mode ?? 'full';
@@ -138,6 +153,10 @@ export class ExportVerifier {
       return;
     }
     const e = item.e;
+    if (this.opts.withoutTrailer && !this.trailerEra) {
+      const t = Date.parse(e.time);
+      if (!(t < TRAILERS_SINCE_MS)) this.trailerEra = { seq: e.seq, time: e.time };
+    }
     this.events++;
     this.digest.add(e.hash);
     this.firstSeq ??= e.seq;
@@ -242,15 +261,34 @@ export class ExportVerifier {
         lastSeq: this.prev?.seq ?? 0,
         complete: false,
       });
-      if (cp.ok) result.checkpoints = { checked: cp.checked, notCovered: cp.unchecked.map((c) => c.seq) };
-      else {
-        const failed = { seq: cp.checkpoint.seq, reason: cp.reason };
+      const failed = cp.ok ? this.pastHead(cps) : { seq: cp.checkpoint.seq, reason: cp.reason };
+      if (!failed && cp.ok) result.checkpoints = { checked: cp.checked, notCovered: cp.unchecked.map((c) => c.seq) };
+      else if (failed) {
         result.ok = false;
         result.problems.push(failed);
         result.checkpoints = { checked: 0, notCovered: [], failed };
       }
     }
     return result;
+  }
+
+  /**
+   * A (validly signed) checkpoint past the export's head — the trailer's head, or the file's last event without
+   * one — names an event the chain had that the export does not reach: events were cut from its end (and its
+   * trailer re-made, or removed), or the checkpoints were fetched after the export. Either way it is not proven.
+   */
+  private pastHead(cps: readonly Checkpoint[]): Problem | undefined {
+    const head = this.trailer ? this.trailer.t.headSeq : (this.last?.seq ?? 0);
+    const past = [...cps].sort((a, b) => a.seq - b.seq).find((c) => c.seq > head);
+    if (!past) return undefined;
+    return {
+      seq: past.seq,
+      reason:
+        `the checkpoint of ${past.time} names event ${past.seq}, past the end of this export (event ${head}` +
+        `${this.trailer ? ', the head its trailer names' : ''}): events were cut from the end of the export, or the ` +
+        `checkpoints were fetched after it — fetch the checkpoints first, then the export, or give only the ` +
+        `checkpoints up to event ${head}`,
+    };
   }
 
   /** The trailer against the file: present and last, the right kind of export, what it covers, its signature. */
@@ -261,6 +299,13 @@ export class ExportVerifier {
         this.fail({
           reason: `the file has a trailer (line ${this.trailer.line}): verify it without --without-trailer`,
         });
+      else if (this.trailerEra) {
+        const { seq, time } = this.trailerEra;
+        this.fail({
+          seq,
+          reason: `event ${seq} was recorded ${time}, since exports end with a signed trailer (${TRAILERS_SINCE}): an export holding it was made with one, so this file's trailer was removed (and events after event ${last?.seq ?? seq} may be too) — verify the export as it was downloaded, without --without-trailer`,
+        });
+      }
       return undefined;
     }
     if (this.trailerBad) return undefined;

@@ -4,6 +4,7 @@
 // anything else happens), then the prior automation restored (restore.ts). An end that stalled (a takeover could
 // not complete its write-back) is ended again the same way.
 import type { LiveChange } from '../../domain/freeze.ts';
+import { withoutUserInfo } from '../../domain/url-credentials.ts';
 import { HttpError } from '../http/errors.ts';
 import { ClaimLostError, EndClaim, isStalled, RESTORE_RETRY_MS } from './claim.ts';
 import { freezeChanges, mustMay, viewFreeze } from './read.ts';
@@ -230,7 +231,7 @@ export async function runWriteBacks(
         data: {
           freezeId: row.id,
           branch: p.branch,
-          repo: a.source.url ?? null,
+          repo: withoutUserInfo(a.source.url) ?? null,
           path: a.source.path ?? null,
           changes: p.changes.map((c) => ({ change: c.id, path: c.path, git: c.git, live: c.live, manager: c.manager })),
           ...(takenOver ? { redo: true, onBehalfOf: p.author, takenOverFrom: takenOver.from } : {}),

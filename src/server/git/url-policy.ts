@@ -77,15 +77,26 @@ function hostKey(host: string): string {
   return ip && ip !== 'invalid' ? formatIp(unmap(ip)) : h;
 }
 
-/** Parses the allow-list; an entry it cannot read throws, naming it (a start-up error, never a silent skip). */
-export function parseAllowHosts(entries: string[]): Pick<UrlPolicy, 'hosts' | 'cidrs'> {
+/**
+ * Parses an allow-list; an entry it cannot read throws, naming it and the setting (a start-up error, never a
+ * silent skip). `hostsOnly`: a list of hosts (host, host:port), where an address range is refused.
+ */
+export function parseAllowHosts(
+  entries: string[],
+  setting = ALLOW_SETTING,
+  opts: { hostsOnly?: boolean } = {},
+): Pick<UrlPolicy, 'hosts' | 'cidrs'> {
   const hosts: HostEntry[] = [];
   const cidrs: Cidr[] = [];
   for (const raw of entries) {
     const e = raw.trim();
     if (!e) continue;
-    const bad = () => new Error(`${ALLOW_SETTING}: ${JSON.stringify(e)} is not a host, host:port or CIDR`);
+    const bad = () =>
+      new Error(
+        `${setting}: ${JSON.stringify(e)} is not a host${opts.hostsOnly ? ' or host:port' : ', host:port or CIDR'}`,
+      );
     if (e.includes('/')) {
+      if (opts.hostsOnly) throw bad();
       const c = parseCidr(e);
       if (!c) throw bad();
       cidrs.push(c);
@@ -199,7 +210,8 @@ function parse(raw: string, use: 'git' | 'http', policy: UrlPolicy): Parsed {
   return { url, href: url.href, scheme: p, host, port: url.port ? Number(url.port) : DEFAULT_PORTS[p]! };
 }
 
-function hostAllowed(policy: UrlPolicy, host: string, port: number): boolean {
+/** The host (in any form, brackets and a trailing dot allowed) is on the policy's host list, for this port. */
+export function hostAllowed(policy: Pick<UrlPolicy, 'hosts'>, host: string, port: number): boolean {
   const key = hostKey(host);
   return policy.hosts.some((e) => e.host === key && (e.port === undefined || e.port === port));
 }

@@ -1,7 +1,8 @@
 // The parameter of the prune admission policy (deploy/prune-admission-policy.yaml): one ConfigMap per cluster,
 // gitops-console-approvals/gitops-console-prune-approvals, that only the console writes (the policy's guard and
 // deploy/rbac.yaml). Its data lists each approved object under its uid (a GitOps controller may delete exactly
-// those in governed namespaces) and the tenant identities the policy treats as controllers (`sa.<ns>.<name>`).
+// those in governed namespaces) and the tenant namespaces whose ServiceAccounts the policy treats as controllers
+// (`ns.<namespace>`).
 //
 // Entries are written by the executor right before it leaves an object to the controller (stamps.ts) and
 // withdrawn: when the prune fails (executor.ts) or is voided (withdrawApprovals), when an object comes back into
@@ -122,8 +123,9 @@ export function entryFor(
 }
 
 /**
- * The tenant identities of a cluster written into its approvals: what its Kustomizations, HelmReleases,
- * AppProjects and Applications name (domain/prune-approval.ts controllerIdentities). A kind whose API is not
+ * The tenant namespaces of a cluster written into its approvals (`ns.<namespace>`): governed and tenant-labelled
+ * namespaces, those holding Flux objects, and those of Argo CD's sync impersonation accounts (domain/prune-approval.ts
+ * controllerIdentities). A kind whose API is not
  * served counts as none; any other failed read changes nothing (the list never shrinks on an unknown).
  * Returns the keys added and removed.
  */
@@ -136,13 +138,25 @@ export async function syncControllerIdentities(
     if (res.status !== 200) throw conn.httpError(res, `GET ${path}`);
     return (JSON.parse(res.body) as { items?: Obj[] }).items ?? [];
   };
-  const [kustomizations, helmReleases, appProjects, applications] = await Promise.all([
+  const [kustomizations, helmReleases, appProjects, applications, namespaces, ...sources] = await Promise.all([
     list('/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations'),
     list('/apis/helm.toolkit.fluxcd.io/v2/helmreleases'),
     list('/apis/argoproj.io/v1alpha1/appprojects'),
     list('/apis/argoproj.io/v1alpha1/applications'),
+    list('/api/v1/namespaces'),
+    list('/apis/source.toolkit.fluxcd.io/v1/gitrepositories'),
+    list('/apis/source.toolkit.fluxcd.io/v1/helmrepositories'),
+    list('/apis/source.toolkit.fluxcd.io/v1/ocirepositories'),
+    list('/apis/source.toolkit.fluxcd.io/v1/buckets'),
   ]);
-  const want = controllerIdentities({ kustomizations, helmReleases, appProjects, applications });
+  const want = controllerIdentities({
+    kustomizations,
+    helmReleases,
+    fluxSources: sources.flat(),
+    appProjects,
+    applications,
+    namespaces,
+  });
   const data = await ensureApprovals(conn);
   const patch: Record<string, string | null> = {};
   for (const [k, why] of want) if (data[k] !== why) patch[k] = why;

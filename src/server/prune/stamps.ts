@@ -6,7 +6,7 @@
 // approved objects. Where the policy does not hold the controller (the namespace is not governed), the executor
 // deletes the object itself instead (heldByPolicy).
 import { metaOf, type Obj } from '../../domain/object-meta.ts';
-import { isGoverned, pendingDeletionsMatch } from '../../domain/prune-approval.ts';
+import { isGoverned, isGovernedClusterKind, pendingDeletionsMatch } from '../../domain/prune-approval.ts';
 import {
   approvalStamp,
   ARGO_DELETION_APPROVED,
@@ -30,12 +30,13 @@ export function carriesStamp(o: Obj, p: StoredPreview, j: JournalEntry): boolean
 
 /**
  * Whether the admission policy holds the controller's deletion of this object: its namespace is governed (a
- * Namespace: itself). A cluster-scoped object of another kind never is. `cache` keeps each namespace's answer for
- * one execution; a failed read throws (unknown: the execution stops).
+ * Namespace: itself), or it is of a cluster-scoped kind the policy governs everywhere (a CRD, a ClusterRole, …:
+ * isGovernedClusterKind); another cluster-scoped object never is. `cache` keeps each namespace's answer for one
+ * execution; a failed read throws (unknown: the execution stops).
  */
 export async function heldByPolicy(ctx: PruneContext, r: ObjectRef, cache: Map<string, boolean>): Promise<boolean> {
   const ns = r.group === '' && r.kind === 'Namespace' ? r.name : r.namespace;
-  if (!ns) return false;
+  if (!ns) return isGovernedClusterKind(r.group, r.kind);
   const known = cache.get(ns);
   if (known !== undefined) return known;
   const o = await ctx.live.read({ cluster: r.cluster, group: '', version: 'v1', kind: 'Namespace', name: ns });

@@ -107,6 +107,31 @@ function start(sink: Partial<SinkConfig> & { url: string }) {
 }
 
 describe('event sinks', () => {
+  it("a sink's status shows the scheme and host of its URL only: never its path, query or credentials", () => {
+    const hooks = [
+      ['https://hooks.slack.example/services/T0001/B0002/XXXXSECRETXXXX', 'https://hooks.slack.example'],
+      ['https://ops:SECRETpw@events.example.com:8443/cdevents?token=SECRET', 'https://events.example.com:8443'],
+      ['http://127.0.0.1:9/e#SECRET', 'http://127.0.0.1:9'],
+    ];
+    const d = new SinkDelivery({
+      sinks: hooks.map(([url], i) => ({
+        name: `s${i}`,
+        url: url!,
+        secret: SECRET,
+        deadLetterAfterMs: 60_000,
+        from: 'now' as const,
+        format: 'slack' as const,
+        notify: [],
+      })),
+      store,
+      sinkStore: new SinkStore(store),
+      source: 'https://console.example.com',
+      log: quiet,
+    });
+    expect(d.status().map((s) => s.url)).toEqual(hooks.map(([, shown]) => shown));
+    expect(JSON.stringify(d.status())).not.toContain('SECRET');
+  });
+
   it('delivers the sink records in chain order, signed; other records are skipped', async () => {
     const r = receiver();
     const url = await r.listen();
@@ -118,7 +143,7 @@ describe('event sinks', () => {
     expect(r.got.every((g) => g.signed)).toBe(true);
     expect(r.got[0]?.type).toBe('dev.cdeventsx.gitopsconsole-release.render.0.1.0');
     await until('cursor at head', () => d.status()[0]?.cursor === 6);
-    expect(d.status()[0]).toMatchObject({ delivered: 5, lag: 0, deadLettered: 0, url });
+    expect(d.status()[0]).toMatchObject({ delivered: 5, lag: 0, deadLettered: 0, url: new URL(url).origin });
     await r.close();
   });
 

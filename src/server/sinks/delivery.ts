@@ -46,7 +46,10 @@ export interface SinkDeliveryOptions {
 
 export interface SinkStatus {
   name: string;
-  /** scheme, host and path: never a query or credentials */
+  /**
+   * scheme, host and port only: never the path, the query or credentials (a webhook's token lives in its path, as
+   * Slack's does, or its query)
+   */
   url: string;
   /** cdevents, or a notifications sink's slack or json */
   format: SinkConfig['format'];
@@ -353,7 +356,7 @@ function freshStatus(s: SinkConfig): SinkStatus {
   const u = new URL(s.url);
   return {
     name: s.name,
-    url: `${u.protocol}//${u.host}${u.pathname}`,
+    url: `${u.protocol}//${u.host}`,
     format: s.format,
     running: false,
     cursor: null,

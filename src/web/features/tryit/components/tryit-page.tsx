@@ -71,6 +71,25 @@ function JobProgress({ job }: { job: TryItJob }) {
 const errorText = (e: unknown) =>
   e instanceof ApiError ? e.message : e instanceof Error ? e.message : 'the request failed';
 
+/**
+ * The run a card shows: the one just started, or the last one. While a new run starts (the request in flight, its
+ * job not read yet) nothing of the previous run: its "done", steps and links would read as the new run's (the
+ * second round of every card in a row, issue 39).
+ */
+function useShownJob(last: TryItJob | undefined, pending: boolean, jobId: string | undefined) {
+  const live = useTryItJob(jobId ?? (last?.state === 'running' ? last.id : undefined));
+  const starting = pending || (jobId !== undefined && live.data?.job.id !== jobId);
+  return { job: starting ? undefined : (live.data?.job ?? last), starting };
+}
+
+function Starting() {
+  return (
+    <p className="mt-2 text-sm text-slate-600" data-testid="tryit-starting" role="status">
+      Starting…
+    </p>
+  );
+}
+
 function ScenarioCard({
   s,
   last,
@@ -84,8 +103,7 @@ function ScenarioCard({
 }) {
   const run = useRunScenario();
   const [jobId, setJobId] = useState<string | undefined>(undefined);
-  const live = useTryItJob(jobId ?? (last?.state === 'running' ? last.id : undefined));
-  const job = live.data?.job ?? last;
+  const { job, starting } = useShownJob(last, run.isPending, jobId);
   const running = job?.state === 'running';
   return (
     <li
@@ -128,6 +146,7 @@ function ScenarioCard({
           {errorText(run.error)}
         </p>
       )}
+      {starting && <Starting />}
       {job && <JobProgress job={job} />}
       {job?.state === 'done' && (
         <div className="mt-2 rounded border border-teal-200 bg-teal-50 p-2 text-sm" data-testid="tryit-look">
@@ -142,8 +161,7 @@ function ScenarioCard({
 function ResetPanel({ last, canRun, busy }: { last: TryItJob | undefined; canRun: boolean; busy: boolean }) {
   const reset = useResetSandbox();
   const [jobId, setJobId] = useState<string | undefined>(undefined);
-  const live = useTryItJob(jobId ?? (last?.state === 'running' ? last.id : undefined));
-  const job = live.data?.job ?? last;
+  const { job, starting } = useShownJob(last, reset.isPending, jobId);
   return (
     <section className="rounded-lg border border-slate-300 bg-slate-50 p-4" data-testid="tryit-reset">
       <h2 className="font-semibold">Reset the sandbox</h2>
@@ -166,6 +184,7 @@ function ResetPanel({ last, canRun, busy }: { last: TryItJob | undefined; canRun
           {errorText(reset.error)}
         </p>
       )}
+      {starting && <Starting />}
       {job && <JobProgress job={job} />}
     </section>
   );
