@@ -281,6 +281,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   if (cfg.kubeconfig && !cfg.sandbox && !existsSync(cfg.kubeconfig)) {
     throw new ConfigError(`cannot read kubeconfig ${cfg.kubeconfig}: file does not exist`);
   }
+  // an install (the chart and the kustomize base set CONSOLE_INSTALL=1) with no environment mapping: every
+  // permission would follow the apps' env labels, which whoever may label an app writes (issue 40). Refused unless
+  // the operator says so; sandbox mode keeps its own mapping; a developer's run (a kubeconfig, the tests) is not an
+  // install, and the labels still decide there by default.
+  if (
+    env.CONSOLE_INSTALL?.trim() === '1' &&
+    !cfg.sandbox &&
+    !cfg.environments &&
+    env.CONSOLE_ENVIRONMENTS_FROM_LABELS?.trim() !== '1'
+  )
+    throw new ConfigError(
+      'CONSOLE_ENVIRONMENTS is not set: which environment each cluster/namespace is decides every permission ' +
+        "(e.g. nonprod/dev=dev,prod/*=prod; the chart: config.environments). To let each app's " +
+        `${cfg.envLabel} label decide instead (whoever may label an app then picks its environment), set ` +
+        'CONSOLE_ENVIRONMENTS_FROM_LABELS=1 (the chart: config.environmentsFromLabels=true)',
+    );
   cfg.dataDir = resolve(cfg.dataDir);
   return cfg;
 }

@@ -14,7 +14,7 @@ import { openEvidenceStore } from './evidence/index.ts';
 import { EvidenceRecorder } from './evidence/index.ts';
 import { checkpointIntervalMs, EvidenceCheckpoints } from './evidence/index.ts';
 import { loadSigningKey, signingKeyPath } from './evidence/index.ts';
-import { Accounts, passwordCostOf } from './auth/index.ts';
+import { Accounts, INITIAL_PASSWORD_FILE, passwordCostOf } from './auth/index.ts';
 import { OidcLogin } from './auth/index.ts';
 import { SessionStore } from './auth/index.ts';
 import { DbSessionBackend } from './auth/index.ts';
@@ -28,7 +28,7 @@ import { sandboxGitHosts } from './sandbox-git-hosts.ts';
 import { sandboxEnvironmentRules } from './sandbox-environments.ts';
 import { sandboxDefaults, type SandboxFacts } from './sandbox-defaults.ts';
 import { loadSandboxKit } from './tryit/index.ts';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   ManifestRetention,
   ManifestStore,
@@ -116,8 +116,11 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}),
   });
   const clusters = new ClusterManager();
-  const accounts = await Accounts.open(cfg.authFile ?? join(cfg.dataDir, 'auth.json'), opts.announce, {
+  const authFile = cfg.authFile ?? join(cfg.dataDir, 'auth.json');
+  const accounts = await Accounts.open(authFile, opts.announce, {
     passwordCost: passwordCostOf(cfg),
+    // outside sandbox mode stdout is a log (a Pod's): the first-start password goes to a 0600 file instead
+    ...(cfg.sandbox ? {} : { passwordFile: join(dirname(authFile), INITIAL_PASSWORD_FILE) }),
   });
   const sessions = new SessionStore(cfg.sessionIdleMinutes * 60_000, cfg.sessionMaxHours * 3_600_000);
   const publicOrigin = cfg.publicUrl ? new URL(cfg.publicUrl).origin : undefined;

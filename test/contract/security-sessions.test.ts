@@ -3,7 +3,7 @@
 // a bare estate (./bare-estate.ts) holding one ConfigMap in a namespace of its own, env dev, so that a route wrongly
 // let through changes nothing another file reads. (Roles, CSRF and limits: test/integration/security.test.ts.)
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -108,7 +108,7 @@ describe('sessions', () => {
 });
 
 describe('first start', () => {
-  it('the one-time admin password is announced once, never logged, forces a password change on every route, and dies after the change', async () => {
+  it('the one-time admin password is written once to a 0600 file (never announced or logged), forces a password change on every route, and dies after the change', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'console-first-'));
     const announced: string[] = [];
     const lines: string[] = [];
@@ -133,9 +133,14 @@ describe('first start', () => {
     };
     let c = await startConsole(loadConfig(env, []), { logStream: sink, announce: (l) => announced.push(l) });
     try {
+      // outside sandbox mode stdout is a log: the announcement names a 0600 file, the password is only there
       expect(announced.length).toBe(1);
-      const otp = /^ {4}(\S{20})$/m.exec(announced[0] ?? '')?.[1] ?? '';
+      const file = join(dataDir, 'initial-admin-password');
+      expect(announced[0]).toContain(file);
+      expect(statSync(file).mode & 0o077).toBe(0);
+      const otp = readFileSync(file, 'utf8').trim();
       expect(otp).toMatch(/^[A-Za-z0-9]{20}$/);
+      expect(announced[0]).not.toContain(otp);
       const s = await signIn(c.url, 'admin', otp);
       const session = await as(s, c.url, '/api/auth/session');
       expect(session.body).toMatchObject({ mustChangePassword: true, user: { name: 'admin' } });
@@ -178,6 +183,8 @@ describe('first start', () => {
       }
       expect(lines.length).toBeGreaterThan(0);
       expect(statSync(join(dataDir, 'auth.json')).mode & 0o077).toBe(0);
+      // spent: the file is gone with it
+      expect(existsSync(file)).toBe(false);
       await c.close();
       // a restart does not mint (or announce) another password: the changed one still holds
       c = await startConsole(loadConfig(env, []), { logStream: sink, announce: (l) => announced.push(l) });

@@ -37,7 +37,13 @@ type PodSpec = {
   serviceAccountName?: string;
   securityContext?: Record<string, unknown>;
   containers: Container[];
-  volumes?: Array<{ name: string; emptyDir?: object; secret?: { secretName: string }; configMap?: { name: string } }>;
+  volumes?: Array<{
+    name: string;
+    emptyDir?: object;
+    secret?: { secretName: string };
+    configMap?: { name: string };
+    persistentVolumeClaim?: { claimName: string };
+  }>;
 };
 
 const CLUSTER = 'nonprod';
@@ -57,8 +63,27 @@ const objects = (yaml: string): Obj[] =>
   parseAllDocuments(yaml)
     .map((d) => d.toJS() as Obj | null)
     .filter((o): o is Obj => !!o);
-const template = (set: string[] = []) =>
-  objects(helm(['template', 'gitops-console', CHART, '--namespace', NS, ...set.flatMap((s) => ['--set', s])]));
+/** The values an install needs (issue 40: the chart refuses without them): which environment each namespace is. */
+const ENVIRONMENTS = 'config.environments={nonprod/gitops-console=dev}';
+/** …and data that outlives a restart (or PostgreSQL with the keys: see the replicas test) */
+const CLAIM = 'dataVolume.existingClaim=gitops-console-data';
+/** `helm template` with the environments set (`bare`: exactly `set`, nothing added) */
+const template = (set: string[] = [], o: { bare?: boolean } = {}) =>
+  objects(
+    helm([
+      ...['template', 'gitops-console', CHART, '--namespace', NS],
+      ...[...(o.bare ? [] : [ENVIRONMENTS]), ...set].flatMap((s) => ['--set', s]),
+    ]),
+  );
+/** What `helm template` says when it refuses (or `rendered`). */
+const refusal = (set: string[], o: { bare?: boolean } = {}) => {
+  try {
+    template(set, o);
+    return 'rendered';
+  } catch (e) {
+    return String((e as { stderr?: string }).stderr ?? e);
+  }
+};
 function find<T = Obj>(objs: Obj[], kind: string, name?: string): T {
   const o = objs.find((x) => x.kind === kind && (!name || x.metadata.name === name));
   if (!o) throw new Error(`no ${kind} ${name ?? ''} in ${objs.map((x) => x.kind).join(', ')}`);
@@ -130,11 +155,30 @@ describe('deploy artifacts: the Helm chart and the kustomize base', () => {
   });
 
   it('helm lint passes (strict)', () => {
-    expect(helm(['lint', '--strict', CHART])).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+    expect(helm(['lint', '--strict', CHART, '--set', ENVIRONMENTS, '--set', CLAIM])).toMatch(
+      /1 chart\(s\) linted, 0 chart\(s\) failed/,
+    );
   });
 
-  it('default values: every object accepted by a server-side dry-run; hardened, no token mounted, secrets by reference', () => {
-    const objs = template();
+  it('default values are refused, naming what to set: persistent data and the environments (issue 40)', () => {
+    expect(refusal([], { bare: true })).toMatch(/no persistent data: set dataVolume.existingClaim/);
+    expect(refusal([CLAIM], { bare: true })).toMatch(/config.environments is empty: set which environment/);
+    // the operator's explicit choices for a trial render, and say so in the configuration
+    const trial = template(['dataVolume.ephemeral=true', 'config.environmentsFromLabels=true'], { bare: true });
+    expect(podOf(trial).volumes?.find((v) => v.name === 'data')?.emptyDir).toBeDefined();
+    expect(find<{ data: Record<string, string> }>(trial, 'ConfigMap', 'gitops-console').data).toMatchObject({
+      CONSOLE_ENVIRONMENTS_FROM_LABELS: '1',
+      CONSOLE_INSTALL: '1',
+    });
+    // PostgreSQL with the keys from Secrets is persistent enough (local accounts then live in the Pod)
+    expect(
+      refusal(['secrets.databaseUrl.name=db', 'secrets.maskKey.name=mask', 'secrets.evidenceSigningKey.name=key']),
+    ).toBe('rendered');
+    expect(refusal(['secrets.databaseUrl.name=db'])).toMatch(/no persistent data/);
+  });
+
+  it('minimal values (a data claim, the environments): every object accepted by a server-side dry-run; hardened, no token mounted, secrets by reference', () => {
+    const objs = template([CLAIM]);
     expect(objs.map((o) => o.kind).sort()).toEqual(
       ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'Service', 'ServiceAccount'].sort(),
     );
@@ -149,7 +193,7 @@ describe('deploy artifacts: the Helm chart and the kustomize base', () => {
       false,
     );
     expect(pod.volumes?.find((v) => v.name === 'kubeconfig')?.secret?.secretName).toBe('gitops-console-kubeconfig');
-    expect(pod.volumes?.find((v) => v.name === 'data')?.emptyDir).toBeDefined();
+    expect(pod.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim?.claimName).toBe('gitops-console-data');
     expectNoSecretValues(objs);
     // the non-secret configuration is the ConfigMap the container reads its environment from
     const cm = find<{ data: Record<string, string> }>(objs, 'ConfigMap', 'gitops-console');
@@ -160,6 +204,7 @@ describe('deploy artifacts: the Helm chart and the kustomize base', () => {
 
   it('ingress + in-cluster access (+ impersonation, OIDC, every secret reference, the prune admission policy): accepted; the token is mounted only now', () => {
     const objs = template([
+      CLAIM,
       'ingress.enabled=true',
       'ingress.host=console.sandbox.invalid',
       'ingress.tlsSecretName=console-tls',
@@ -225,14 +270,7 @@ describe('deploy artifacts: the Helm chart and the kustomize base', () => {
       'config.oidc.issuer=https://login.sandbox.invalid/realms/platform',
       'config.oidc.clientId=gitops-console',
     ];
-    const why = (set: string[]) => {
-      try {
-        template(set);
-        return 'rendered';
-      } catch (e) {
-        return String((e as { stderr?: string }).stderr ?? e);
-      }
-    };
+    const why = (set: string[]) => refusal(set);
     expect(why(['replicaCount=2'])).toMatch(/replicaCount > 1 needs secrets.databaseUrl/);
     for (const [i, missing] of ['secrets.maskKey', 'secrets.evidenceSigningKey', 'config.oidc'].entries())
       expect(why(['replicaCount=2', ...shared.filter((_, j) => j !== i + 2 && !(i === 2 && j === 5))])).toMatch(
@@ -271,7 +309,7 @@ describe('deploy artifacts: the Helm chart and the kustomize base', () => {
     expect(run('ls', [join(CHART, 'templates')])).not.toMatch(/secret/i);
   });
 
-  it('kustomize build: the chart default objects plus the Namespace, all accepted by a server-side dry-run', () => {
+  it('kustomize build: the chart objects plus the Namespace and the data claim, all accepted by a server-side dry-run', () => {
     const objs = objects(run(bin('kustomize'), ['build', BASE]));
     const out = dryRun(objs);
     expect(out).toHaveLength(objs.length);
@@ -280,7 +318,7 @@ describe('deploy artifacts: the Helm chart and the kustomize base', () => {
     expectHardened(pod);
     expect(pod.automountServiceAccountToken).toBe(false);
     expectNoSecretValues(objs);
-    // the same objects as the chart renders with default values (labels and the config checksum aside)
+    // the same objects as the chart renders (labels and the config checksum aside)
     const norm = (o: Obj) => {
       const c = structuredClone(o) as Obj & { spec?: { template?: { metadata?: Obj['metadata'] } } };
       delete c.metadata.labels;
@@ -288,8 +326,13 @@ describe('deploy artifacts: the Helm chart and the kustomize base', () => {
       delete c.spec?.template?.metadata?.annotations;
       return c;
     };
-    const chart = template();
-    const base = objs.filter((o) => o.kind !== 'Namespace');
+    // the chart with a claim of the base's name; its ConfigMap's CONSOLE_ENVIRONMENTS is the overlay's to add to
+    // the base (without it the console refuses to start: CONSOLE_INSTALL)
+    const chart = template([CLAIM]);
+    const chartCm = find<{ data: Record<string, string> }>(chart, 'ConfigMap', 'gitops-console');
+    delete chartCm.data.CONSOLE_ENVIRONMENTS;
+    const base = objs.filter((o) => o.kind !== 'Namespace' && o.kind !== 'PersistentVolumeClaim');
+    expect(find(objs, 'PersistentVolumeClaim').metadata.name).toBe('gitops-console-data');
     expect(find(objs, 'Namespace').metadata.name).toBe(NS);
     expect(base.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(
       chart.map((o) => `${o.kind}/${o.metadata.name}`).sort(),

@@ -6,8 +6,8 @@
 // same person) and the SSO identities an admin linked to it (issuer + subject).
 // Password hashes are made at passwords.ts PASSWORD_COST; a sign-in with a hash of a lower cost saves its re-hash.
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ROLES, type Grant } from '../../domain/access.ts';
 import {
@@ -27,6 +27,8 @@ const GrantSchema = z.object({
 
 /** The issuer of local accounts (their subject is the account id). */
 export const LOCAL_ISSUER = 'console:local';
+/** The first start's one-time admin password, beside the accounts file, outside sandbox mode (never in a log). */
+export const INITIAL_PASSWORD_FILE = 'initial-admin-password';
 
 const LinkSchema = z.object({
   issuer: z
@@ -162,10 +164,15 @@ export class Accounts {
     }
   }
 
+  /**
+   * `passwordFile`: where the first-start admin's one-time password goes instead of `announce` (a file of mode
+   * 0600, removed when that password is changed): a console in a cluster logs to stdout, and a password must never
+   * be in a log (issue 40). Sandbox mode prints it to the terminal that ran `npm start`.
+   */
   static async open(
     path: string,
     announce: (line: string) => void = (l) => process.stdout.write(l),
-    opts: { passwordCost?: ScryptCost } = {},
+    opts: { passwordCost?: ScryptCost; passwordFile?: string } = {},
   ) {
     const cost = opts.passwordCost ?? PASSWORD_COST;
     if (existsSync(path)) {
@@ -189,10 +196,20 @@ export class Accounts {
     };
     const a = new Accounts(path, data, cost, announce);
     a.save();
-    announce(
-      `\nFirst start: created the local account "admin" with the one-time password\n\n    ${password}\n\n` +
-        `It is shown only now and must be changed at the first sign-in. Accounts live in ${path}.\n\n`,
-    );
+    if (opts.passwordFile) {
+      mkdirSync(dirname(opts.passwordFile), { recursive: true, mode: 0o700 });
+      writeFileSync(opts.passwordFile, `${password}\n`, { mode: 0o600 });
+      chmodSync(opts.passwordFile, 0o600);
+      announce(
+        `First start: created the local account "admin"; its one-time password is in ${opts.passwordFile} ` +
+          '(mode 0600; read it once, e.g. kubectl exec; it is removed when the password is changed, which the first ' +
+          `sign-in requires). Accounts live in ${path}.\n`,
+      );
+    } else
+      announce(
+        `\nFirst start: created the local account "admin" with the one-time password\n\n    ${password}\n\n` +
+          `It is shown only now and must be changed at the first sign-in. Accounts live in ${path}.\n\n`,
+      );
     return a;
   }
 
@@ -273,6 +290,8 @@ export class Accounts {
     u.passwordHash = await hashPassword(password, this.cost);
     u.mustChangePassword = false;
     this.save();
+    // the first start's one-time password (Accounts.open passwordFile) is spent once the admin chose their own
+    if (name === 'admin') rmSync(join(dirname(this.path), INITIAL_PASSWORD_FILE), { force: true });
   }
 
   async addUser(name: string, password: string, grants: Grant[], mustChangePassword = true): Promise<void> {

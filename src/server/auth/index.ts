@@ -1,7 +1,7 @@
 // The auth capability's public face: what other capabilities and the composition root (app.ts, main.ts)
 // may use. Its routes are registered by app.ts directly and never exported here (that would make cycles).
 export { AccessReviewer } from './access-review.ts';
-export { Accounts, LOCAL_ISSUER } from './accounts.ts';
+export { Accounts, INITIAL_PASSWORD_FILE, LOCAL_ISSUER } from './accounts.ts';
 export { allowed, installGuard, recordDenial, type AccessRule } from './guard.ts';
 export { OidcLogin } from './oidc.ts';
 export { generatePassword, passwordCostOf } from './passwords.ts';
