@@ -86,6 +86,12 @@ export const DiffResponse = z.object({
     .optional(),
   /** the render has no objects while the app tracks some (the summary says what that would mean) */
   emptyRender: z.boolean().optional(),
+  /**
+   * rows left out because the console's mapping puts their namespace in an environment the reader may not read
+   * (a rendered object, or a live one carrying the app's label): counted, never dropped silently; `counts`, the
+   * summary and the ownership conflicts are of the rows shown
+   */
+  hiddenByEnvironment: z.number().int().positive().optional(),
   ownership: z.array(
     z.object({
       manager: z.string(),

@@ -61,6 +61,11 @@ export const TreeResponse = z.object({
   kinds: z.array(z.string()).optional(),
   /** with ?under=ID: that node is not in the tree (any more) */
   missing: z.literal(true).optional(),
+  /**
+   * objects left out because the console's mapping puts their namespace in an environment the reader may not read
+   * (and what hangs below them): counted, never dropped silently; the summary counts only what is shown
+   */
+  hiddenByEnvironment: z.number().int().positive().optional(),
 });
 export type TreeResponse = z.infer<typeof TreeResponse>;
 

@@ -8,6 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { can, whyNot, whyNotOnApp, type Action, type Scope } from '../../domain/access.ts';
 import { appId } from '../../domain/app.ts';
+import { objectEnv } from '../../domain/env-visibility.ts';
 import type { AppCatalog } from '../apps/index.ts';
 import { trackerOf } from '../tree/index.ts';
 import { trackersOf, type ObjectIndex } from '../kube/object-index.ts';
@@ -147,6 +148,15 @@ export function installGuard(app: FastifyInstance, g: GuardDeps): void {
 
   const envOfObject = (cluster: string, q: Record<string, string | undefined>): string | undefined => {
     const ns = q.namespace || undefined;
+    // the console's mapping decides where it covers the object: by its namespace (a Namespace by its own name),
+    // never by the app whose tracking label the object carries (issue 40: a dev app's object in staging's namespace,
+    // or a staging object labelled as the dev app's, is staging's)
+    const mapped = objectEnv(
+      { group: q.group ?? '', kind: q.kind ?? '', ...(ns ? { namespace: ns } : {}), name: q.name ?? '' },
+      (n) => g.catalog.envOfNamespace(cluster, n),
+    );
+    if (mapped !== undefined) return mapped;
+    // no mapping configured (the label decides environments), or a cluster-scoped object: its app's environment
     const obj =
       g.index && q.kind && q.name
         ? g.index.get(cluster, { group: q.group ?? '', kind: q.kind, ...(ns ? { namespace: ns } : {}), name: q.name })

@@ -3,6 +3,7 @@
 export { AccessReviewer } from './access-review.ts';
 export { Accounts, INITIAL_PASSWORD_FILE, LOCAL_ISSUER } from './accounts.ts';
 export { allowed, installGuard, recordDenial, type AccessRule } from './guard.ts';
+export { appObjectOf, appVisibility, envFilter, withVisibleApps, type EnvFilter } from './env-filter.ts';
 export { OidcLogin } from './oidc.ts';
 export { generatePassword, passwordCostOf } from './passwords.ts';
 export { DbSessionBackend } from './session-backend.ts';

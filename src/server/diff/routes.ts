@@ -1,10 +1,12 @@
-// Git versus live: the app's diff and its renders across environments. Thin: the service does the work.
+// Git versus live: the app's diff and its renders across environments. Thin: the service does the work; the diff
+// is shown as the reader may see it (diff-seen-by.ts).
 import type { FastifyPluginAsync } from 'fastify';
 import { DiffResponse, EnvCompareResponse } from '../../api/schemas.ts';
-import { allowed } from '../auth/index.ts';
+import { allowed, envFilter } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { appOf } from '../apps/index.ts';
 import { validated } from '../http/respond.ts';
+import { diffSeenBy } from './diff-seen-by.ts';
 import { DiffService } from './service.ts';
 import { familyOf } from './env-compare.ts';
 
@@ -28,7 +30,9 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     { config: { access: { action: 'app.read', scope: 'app' } } },
     async (req) => {
       const a = await appOf(req, deps);
-      return validated(DiffResponse, await diffs.diff(a, req.principal));
+      // rows in an environment this user may not read (by their namespace's mapping) are left out and counted
+      const hides = envFilter(req, deps.catalog, a.cluster).hides;
+      return validated(DiffResponse, diffSeenBy(await diffs.diff(a, req.principal), hides, a.automation.prune));
     },
   );
 };

@@ -2,7 +2,9 @@
 // changes since the freeze began, extend, end with a decision per change. Thin: parse, call the service,
 // validate. Role and scope come from the session and the store, never from the body. In impersonation mode the
 // changes (computed with the console's identity) are shown as the reader's Kubernetes RBAC lets them be seen
-// (read.ts changesSeenBy), and a write-back may only name a change its author can see.
+// (read.ts changesSeenBy), and a write-back may only name a change its author can see. A freeze shows only the apps
+// the reader may see (their environment, and in impersonation mode Kubernetes RBAC on the app's object); one with
+// none of them is left out of the list, and read by id it is a 403 recorded as access.denied (issue 40).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import {
   FreezeChangesResponse,
@@ -15,8 +17,8 @@ import {
   FreezesResponse,
   type FreezeDto,
 } from '../../api/schemas.ts';
-import { can } from '../../domain/access.ts';
-import { AccessReviewer, allowed, recordDenial } from '../auth/index.ts';
+import { can, whyNot } from '../../domain/access.ts';
+import { AccessReviewer, allowed, appVisibility, recordDenial } from '../auth/index.ts';
 import type { Principal } from '../auth/index.ts';
 import { freezeMinSeconds } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
@@ -41,12 +43,33 @@ function actorOf(req: FastifyRequest, deps: AppDeps): FreezeActor & { principal:
   };
 }
 
-const visible = (req: FastifyRequest, f: FreezeView) =>
-  f.doc.targets.length
-    ? f.doc.targets.some((t) => allowed(req, 'app.read', { cluster: f.cluster, env: t.env }))
-    : allowed(req, 'app.read', { cluster: f.cluster, ...(f.env ? { env: f.env } : {}) });
+/**
+ * The freeze as this reader may see it, or undefined: its apps in environments they may read and, in impersonation
+ * mode, whose object their Kubernetes RBAC lets them get (issue 40); the write-backs of the others left out. A
+ * freeze none of whose apps they may see is not theirs to see.
+ */
+async function seenBy(req: FastifyRequest, deps: AppDeps, f: FreezeView): Promise<FreezeView | undefined> {
+  if (!f.doc.targets.length)
+    return allowed(req, 'app.read', { cluster: f.cluster, ...(f.env ? { env: f.env } : {}) }) ? f : undefined;
+  const appVisible = appVisibility(deps.reviewer, req);
+  const targets: FreezeView['doc']['targets'] = [];
+  for (const t of f.doc.targets)
+    if (allowed(req, 'app.read', { cluster: f.cluster, env: t.env }) && (await appVisible(t.appId))) targets.push(t);
+  if (!targets.length) return undefined;
+  if (targets.length === f.doc.targets.length) return f;
+  const shown = new Set(targets.map((t) => t.appId));
+  return {
+    ...f,
+    doc: {
+      ...f.doc,
+      targets,
+      ...(f.doc.writeBack ? { writeBack: f.doc.writeBack.filter((w) => shown.has(w.appId)) } : {}),
+    },
+  };
+}
 
-function dto(req: FastifyRequest, f: FreezeView): FreezeDto {
+/** `f` as this reader may see it (`seen`); whether they may end it is decided on all of it */
+function dto(req: FastifyRequest, f: FreezeView, seen: FreezeView = f): FreezeDto {
   const user = req.principal as Principal;
   return {
     id: f.id,
@@ -64,10 +87,10 @@ function dto(req: FastifyRequest, f: FreezeView): FreezeDto {
     endedAt: f.endedAt,
     endedBy: f.endedBy,
     endReason: f.endReason,
-    targets: f.doc.targets,
+    targets: seen.doc.targets,
     extensions: f.doc.extensions,
     ...(f.doc.decisions ? { decisions: f.doc.decisions } : {}),
-    ...(f.doc.writeBack ? { writeBack: f.doc.writeBack } : {}),
+    ...(seen.doc.writeBack ? { writeBack: seen.doc.writeBack } : {}),
     canEnd:
       f.active && f.doc.targets.every((t) => can(user.grants, 'freeze.toggle', { cluster: f.cluster, env: t.env })),
   };
@@ -167,24 +190,48 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   app.post('/api/freezes', { config: { access: { action: 'freeze.toggle', scope: 'anywhere' } } }, async (req) => {
     const body = parsed(FreezeCreateBody, req.body ?? {});
     const f = await service.create(actorOf(req, deps), body);
-    return validated(FreezeResponse, { freeze: dto(req, f) });
+    return validated(FreezeResponse, { freeze: await shown(req, f) });
   });
 
   app.get('/api/freezes', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
     const { active } = parsed(FreezesQuery, req.query);
-    const list = (await service.list(active)).filter((f) => visible(req, f));
-    return validated(FreezesResponse, { freezes: list.map((f) => dto(req, f)) });
+    const freezes: FreezeDto[] = [];
+    for (const f of await service.list(active)) {
+      const seen = await seenBy(req, deps, f);
+      if (seen) freezes.push(dto(req, f, seen));
+    }
+    return validated(FreezesResponse, { freezes });
   });
 
+  /** the freeze the route names; one the reader may not see is a 403 recorded as access.denied (issue 40) */
   const visibleFreeze = async (req: FastifyRequest) => {
     const { id } = parsed(FreezeParams, req.params);
     const f = await service.view(id);
-    if (!visible(req, f)) throw new HttpError(404, 'NotFound', `no freeze ${id}`);
+    if (!(await seenBy(req, deps, f))) {
+      const user = req.principal as Principal;
+      const env = f.env ?? f.doc.targets[0]?.env;
+      const reason =
+        whyNot(user.grants, 'app.read', { cluster: f.cluster, ...(env ? { env } : {}) }) ??
+        `Kubernetes RBAC does not let ${user.name} get the object of any app the freeze holds`;
+      recordDenial(
+        deps.recorder,
+        req,
+        'app.read',
+        { cluster: f.cluster, env, ...(f.app ? { app: f.app } : {}) },
+        reason,
+      );
+      throw new HttpError(
+        403,
+        'Forbidden',
+        "You need a role on this freeze's environment, and access to its apps, to see it",
+      );
+    }
     return f;
   };
+  const shown = async (req: FastifyRequest, f: FreezeView) => dto(req, f, (await seenBy(req, deps, f)) ?? f);
 
   app.get('/api/freezes/:id', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) =>
-    validated(FreezeResponse, { freeze: dto(req, await visibleFreeze(req)) }),
+    validated(FreezeResponse, { freeze: await shown(req, await visibleFreeze(req)) }),
   );
 
   app.get(
@@ -192,7 +239,16 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     { config: { access: { action: 'app.read', scope: 'anywhere' } } },
     async (req) => {
       const f = await visibleFreeze(req);
-      const { changes, unknown } = await changesSeenBy(await service.changes(f.id), readerAccess(req));
+      // only the changes of the apps this reader sees in the freeze
+      const apps = new Set(((await seenBy(req, deps, f)) ?? f).doc.targets.map((t) => t.appId));
+      const all = await service.changes(f.id);
+      const { changes, unknown } = await changesSeenBy(
+        {
+          changes: all.changes.filter((c) => apps.has(c.appId)),
+          unknown: all.unknown.filter((u) => apps.has(u.appId)),
+        },
+        readerAccess(req),
+      );
       return validated(FreezeChangesResponse, { changes, unknown });
     },
   );
@@ -203,7 +259,9 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     async (req) => {
       const f = await visibleFreeze(req);
       const body = parsed(FreezeExtendBody, req.body ?? {});
-      return validated(FreezeResponse, { freeze: dto(req, await service.extend(f.id, actorOf(req, deps), body)) });
+      return validated(FreezeResponse, {
+        freeze: await shown(req, await service.extend(f.id, actorOf(req, deps), body)),
+      });
     },
   );
 
@@ -229,7 +287,7 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         }
       }
       return validated(FreezeResponse, {
-        freeze: dto(req, await service.end(f.id, actorOf(req, deps), body.decisions)),
+        freeze: await shown(req, await service.end(f.id, actorOf(req, deps), body.decisions)),
       });
     },
   );

@@ -125,7 +125,7 @@ describe('withdrawals outside the sweep', () => {
 });
 
 describe('tenant identities', () => {
-  it('lists the ServiceAccounts Kustomizations, HelmReleases and Argo CD projects name; drops gone ones; a failed read changes nothing', async () => {
+  it('lists the tenant namespaces: governed or labelled, holding Flux objects, of Argo CD projects; drops gone ones; a failed read changes nothing', async () => {
     const t = setup(store(), { controller: 'flux', inGit: [], live: [] });
     const ks = (ns: string, name: string, sa?: string) => ({
       metadata: { name, namespace: ns, uid: name, resourceVersion: '1', annotations: {}, labels: {} },
@@ -154,12 +154,17 @@ describe('tenant identities', () => {
         spec: { project: 'team', destination: { server: 'https://kubernetes.default.svc', namespace: 'guest-1' } },
       },
     ]);
+    // a governed namespace, and one a platform admin labelled for a tenant not onboarded yet
+    t.cluster.lists.set('/api/v1/namespaces', [
+      { metadata: { name: 'prod', labels: { 'gitops-console.dev/governed': 'true' } } },
+      { metadata: { name: 'team-b', labels: { 'gitops-console.dev/tenant': 'true' } } },
+      { metadata: { name: 'default', labels: {} } },
+    ] as never);
     const conn = t.cluster.conn();
-    expect(await syncControllerIdentities(conn)).toEqual({
-      added: ['sa.dev.dev-team', 'sa.staging.staging-team', 'sa.guest-1.deployer', 'sa.ops.syncer'],
-      removed: [],
-    });
-    expect(t.cluster.approvals()?.['sa.dev.dev-team']).toBe('Kustomization dev/tenant spec.serviceAccountName');
+    const first = await syncControllerIdentities(conn);
+    expect(first.added.sort()).toEqual(['ns.dev', 'ns.guest-1', 'ns.ops', 'ns.prod', 'ns.staging', 'ns.team-b']);
+    expect(first.removed).toEqual([]);
+    expect(t.cluster.approvals()?.['ns.dev']).toBe('Kustomization dev/tenant spec.serviceAccountName dev-team');
     // a second run changes nothing
     const before = t.cluster.patches.length;
     expect(await syncControllerIdentities(conn)).toEqual({ added: [], removed: [] });
@@ -168,12 +173,12 @@ describe('tenant identities', () => {
     t.cluster.failing.add('/apis/argoproj.io/v1alpha1/appprojects');
     t.cluster.lists.delete('/apis/argoproj.io/v1alpha1/appprojects');
     await expect(syncControllerIdentities(conn)).rejects.toThrow(/500/);
-    expect(Object.keys(t.cluster.approvals() ?? {})).toHaveLength(4);
+    expect(Object.keys(t.cluster.approvals() ?? {})).toHaveLength(6);
     // the API not served (404): none of that kind
     t.cluster.failing.clear();
     expect(await syncControllerIdentities(conn)).toEqual({
       added: [],
-      removed: ['sa.guest-1.deployer', 'sa.ops.syncer'],
+      removed: ['ns.guest-1', 'ns.ops'],
     });
   });
 });

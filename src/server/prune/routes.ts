@@ -2,7 +2,9 @@
 // never the requester). Thin: parse, call one service function, validate. State, requester and approvers
 // come from the store and the session only, never from a request body. In impersonation mode every preview is
 // shown as the reader's Kubernetes RBAC lets it be seen, and only a reviewer who sees all of it may approve it
-// (approvals.ts previewSeenBy, mustSeeAllToApprove).
+// (approvals.ts previewSeenBy, mustSeeAllToApprove). The list holds only previews of apps the reader may see (in
+// impersonation mode: whose object its Kubernetes RBAC lets it get); one preview it may not see is a 403 recorded as
+// access.denied (issue 40).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
@@ -13,7 +15,8 @@ import {
   PrunePreviewsResponse,
   type PrunePreview,
 } from '../../api/schemas.ts';
-import { AccessReviewer, recordDenial } from '../auth/index.ts';
+import { AccessReviewer, appVisibility, recordDenial, withVisibleApps } from '../auth/index.ts';
+import { whyNot } from '../../domain/access.ts';
 import type { Principal } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { appOf } from '../apps/index.ts';
@@ -24,6 +27,7 @@ import { DiffService } from '../diff/index.ts';
 import { mustSeeAllToApprove, previewSeenBy, type ReaderAccess } from './approvals.ts';
 import type { PreviewDoc, PreviewView, StoredPreview } from './model.ts';
 import { PruneService } from './service.ts';
+import { mustPreview } from './context.ts';
 import { PruneStore } from './store.ts';
 import { AppSetService } from './appsets.ts';
 import { appSetRoutes } from './appset-routes.ts';
@@ -160,14 +164,35 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
 
   appSetRoutes(app, deps, appsets, service, seenBy);
 
+  /**
+   * A preview of an app in an environment the user may not read, or (impersonation mode) of an app whose object its
+   * Kubernetes RBAC does not let it get: a 403 recorded as access.denied, saying nothing of the app (issue 40).
+   */
+  const mustSeePreview = async (req: FastifyRequest, p: StoredPreview): Promise<void> => {
+    const user = req.principal as Principal;
+    const scope = { cluster: p.cluster, env: p.env, app: p.app };
+    let reason = whyNot(user.grants, 'app.read', { cluster: p.cluster, env: p.env });
+    if (!reason && !(await appVisibility(deps.reviewer, req)(p.app)))
+      reason = `Kubernetes RBAC does not let ${user.name} get the object of ${p.app}`;
+    if (!reason) return;
+    recordDenial(deps.recorder, req, 'app.read', scope, reason);
+    throw new HttpError(
+      403,
+      'Forbidden',
+      "You need a role on this prune preview's environment, and access to its app, to see it",
+    );
+  };
+
   app.get('/api/prune-previews', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
     const { state, awaiting } = parsed(PreviewsQuery, req.query);
     const user = req.principal as Principal;
     // awaiting=me: only the pending previews this user may approve now, as the approve route decides (the
     // header's count); in impersonation mode only those they can see all of
-    const list = awaiting
+    const mine = awaiting
       ? await service.awaiting(user, deps.reviewer ? readerAccess(req) : undefined)
       : await service.list(user, state);
+    // in impersonation mode, only the previews of apps whose object the user's Kubernetes RBAC lets it get (issue 40)
+    const list = await withVisibleApps(appVisibility(deps.reviewer, req), mine, (p) => p.app);
     return validated(PrunePreviewsResponse, {
       previews: list.map((p) => ({
         ...summaryOf(p),
@@ -178,6 +203,7 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
 
   app.get('/api/prune-previews/:id', { config: { access: { action: 'app.read', scope: 'anywhere' } } }, async (req) => {
     const { id } = parsed(PrunePreviewParams, req.params);
+    await mustSeePreview(req, await mustPreview(service.context, id));
     return seenBy(req, await service.view(id, req.principal as Principal));
   });
 

@@ -1,7 +1,8 @@
 // The releases of one environment (issue 16): deployments per day, lead time commit → Healthy, change failure
 // rate, drift and freeze events over time (domain/release-metrics.ts), and the environment's apps with their
 // newest release. Scoped like the evidence routes: the reader needs evidence.read on the environment (on some
-// cluster), and sees only the records and apps of the clusters where they have it. Records are read page by
+// cluster), and sees only the records and apps of the clusters where they have it; in impersonation mode only the
+// apps (and their records) whose object its Kubernetes RBAC lets it get (issue 40). Records are read page by
 // page up to a cap (`truncated` says so); a store that cannot be read is a 503, never an empty chart.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { EVIDENCE_UNAVAILABLE, EnvReleasesParams, EnvReleasesQuery, EnvReleasesResponse } from '../../api/schemas.ts';
@@ -9,7 +10,7 @@ import { rolesFor } from '../../domain/access.ts';
 import type { EvidenceEvent } from '../../domain/evidence.ts';
 import { envReleaseMetrics, METRIC_EVENT_TYPES, type MetricsEvent } from '../../domain/release-metrics.ts';
 import { buildReleases, RELEASE_EVIDENCE_TYPES } from '../../domain/release.ts';
-import { allowed, recordDenial } from '../auth/index.ts';
+import { allowed, appVisibility, recordDenial, withVisibleApps } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { HttpError } from '../http/errors.ts';
 import { parsed, validated } from '../http/respond.ts';
@@ -102,7 +103,16 @@ export const envReleaseRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) =
         { ...base, type: 'release.verification', text: '"status":"failed"' },
         MAX_FAILED_VERIFICATIONS,
       );
-      const events: MetricsEvent[] = [...main.events, ...failedChecks.events];
+      // impersonation mode: only the records of apps whose object the reader's Kubernetes RBAC lets it get, and
+      // only those apps (issue 40); records of no app (the environment's) stay
+      const appVisible = appVisibility(deps.reviewer, req);
+      const events: MetricsEvent[] = deps.reviewer
+        ? await withVisibleApps(
+            async (id) => !id || (await appVisible(id)),
+            [...main.events, ...failedChecks.events],
+            (e) => e.app ?? '',
+          )
+        : [...main.events, ...failedChecks.events];
       const metrics = envReleaseMetrics(env, events, { from, to, failureWindowHours: FAILURE_WINDOW_HOURS });
       const truncated = main.truncated || failedChecks.truncated;
       const completeFrom = [main.completeFrom, failedChecks.completeFrom]
@@ -110,7 +120,7 @@ export const envReleaseRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) =
         .sort()
         .at(-1);
 
-      const apps = deps.catalog
+      const granted = deps.catalog
         .list()
         .filter(
           (a) =>
@@ -119,6 +129,7 @@ export const envReleaseRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) =
             allowed(req, 'evidence.read', { cluster: a.cluster, env }),
         )
         .sort((a, b) => a.name.localeCompare(b.name) || a.cluster.localeCompare(b.cluster));
+      const apps = await withVisibleApps(appVisible, granted, (a) => a.id);
       const states = RELEASE_EVIDENCE_TYPES.filter((t) => t !== 'release.verification');
       const rows = await Promise.all(
         apps.map(async (a) => {

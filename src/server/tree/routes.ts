@@ -8,13 +8,13 @@ import {
   TreeWindowQuery,
   type NodeDriftDto,
 } from '../../api/schemas.ts';
-import { nodeSync, type TreeNode } from '../../domain/tree.ts';
+import { nodeSync, summarize, type TreeNode } from '../../domain/tree.ts';
 import { managersOf, ownersByPath } from '../../domain/managed-fields.ts';
 import { clusterHttpError, HttpError } from '../http/errors.ts';
 import { validated } from '../http/respond.ts';
 import { appOf } from '../apps/index.ts';
 import type { AppDeps } from '../deps.ts';
-import { recordDenial } from '../auth/index.ts';
+import { envFilter, recordDenial, type EnvFilter } from '../auth/index.ts';
 import type { Principal } from '../auth/index.ts';
 import { connectionFor } from '../auth/index.ts';
 import { AppTreeMemo } from './app-tree.ts';
@@ -49,6 +49,27 @@ export function withDrift(
     return { ...n, ...(sync ? { sync } : {}), drift: { kind, managers, fields, since, lastWriteAt, writes } };
   });
   return { nodes: out, flipped };
+}
+
+/**
+ * The tree without the nodes `filter` hides (objects in an environment the reader may not read) and what hangs
+ * below them; `hidden` counts every node left out. A node's childCount says what is left below it (copies: the
+ * tree is shared, never changed).
+ */
+export function withoutOtherEnvs<N extends TreeNode>(nodes: N[], filter: EnvFilter): { nodes: N[]; hidden: number } {
+  const dropped = new Set<string>();
+  const out: N[] = [];
+  for (const n of nodes) {
+    if ((n.parentId && dropped.has(n.parentId)) || filter.hides(n.ref)) dropped.add(n.id);
+    else out.push(n);
+  }
+  if (!dropped.size) return { nodes, hidden: 0 };
+  const kept = new Map<string, number>();
+  for (const n of out) if (n.parentId) kept.set(n.parentId, (kept.get(n.parentId) ?? 0) + 1);
+  return {
+    nodes: out.map((n) => ((kept.get(n.id) ?? 0) === n.childCount ? n : { ...n, childCount: kept.get(n.id) ?? 0 })),
+    hidden: dropped.size,
+  };
 }
 
 /** The window a tree request asks for (api/tree.ts TreeWindowQuery); a repeated parameter is a 400, not a 500. */
@@ -112,7 +133,11 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           }
         : tree.summary;
       // impersonation: what the user's Kubernetes RBAC forbids is not in its tree at all
-      const all = deps.reviewer ? await deps.reviewer.filterTree(req, a.cluster, drifted.nodes) : drifted.nodes;
+      const seen = deps.reviewer ? await deps.reviewer.filterTree(req, a.cluster, drifted.nodes) : drifted.nodes;
+      // objects in an environment this user may not read (by the mapping of their namespace, never by the app's
+      // label they carry), and what hangs below them, are left out and counted (issue 40)
+      const byEnv = withoutOtherEnvs(seen, envFilter(req, deps.catalog, a.cluster));
+      const all = byEnv.nodes;
       const query = req.query as Record<string, unknown>;
       // ?window=N (and ?under=, ?after=, ?through=, filters): a window onto a very large tree (domain/tree-window.ts)
       const win = treeWindowOf(query);
@@ -129,7 +154,9 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         appId: id,
         generatedAt: new Date().toISOString(),
         nodes,
-        summary: TreeResponse.shape.summary.parse(summary),
+        // what is hidden counts in no total, health or reason (the reason names the worst object)
+        summary: TreeResponse.shape.summary.parse(byEnv.hidden ? summarize(all) : summary),
+        ...(byEnv.hidden ? { hiddenByEnvironment: byEnv.hidden } : {}),
         ...(nodes.length < all.length ? { partial: true } : {}),
         ...(windowed
           ? {

@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useMemo, useState } from 'react';
 import type { FieldChangeDto, ObjectDiffDto } from '../../../../api/schemas.ts';
+import { hiddenEnvLine } from '../../../../domain/env-visibility.ts';
 import { diffQueryOptions } from '../api/diff-queries.ts';
 import { OwnershipMap } from './ownership-map.tsx';
 import { PlaintextSecretsBanner, SecretInGit } from './secret-in-git.tsx';
@@ -97,6 +98,11 @@ export function AppDiff({ appId, controller }: { appId: string; controller: 'flu
           </span>
         </div>
       )}
+      {q.data?.hiddenByEnvironment ? (
+        <p className="mb-2 rounded bg-slate-50 p-2 text-sm text-slate-700" role="status" data-testid="diff-hidden-envs">
+          {hiddenEnvLine(q.data.hiddenByEnvironment)}
+        </p>
+      ) : null}
       {objects.map((o) => (
         <ObjectDiffView
           key={`${o.ref.kind}/${o.ref.namespace}/${o.ref.name}`}

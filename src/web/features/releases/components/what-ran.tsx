@@ -125,6 +125,11 @@ export function WhatRan({ appId, env }: { appId: string; env: string }) {
               Its objects cannot be shown: {m.error.message}
             </p>
           )}
+          {m.data?.hidden && (
+            <p className="mt-1 text-xs text-amber-900" role="status" data-testid="what-ran-hidden">
+              {m.data.hidden.reasons.join('; ')}
+            </p>
+          )}
           {m.data && (
             <details className="mt-1" data-testid="what-ran-objects">
               <summary className="cursor-pointer">

@@ -2,6 +2,7 @@ import { defaultRangeExtractor, useVirtualizer, type Range } from '@tanstack/rea
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import type { TreeNodeDto } from '../../../../api/schemas.ts';
+import { hiddenEnvLine } from '../../../../domain/env-visibility.ts';
 import { HealthBadge } from '../../../components/badges.tsx';
 import { useTreeData } from '../api/use-tree-data.ts';
 import {
@@ -278,6 +279,11 @@ export function ResourceTree({ appId }: { appId: string }) {
           </button>
         </div>
       </div>
+      {q.data.hiddenByEnvironment ? (
+        <p className="mb-2 text-xs text-slate-600" role="status" data-testid="tree-hidden-envs">
+          {hiddenEnvLine(q.data.hiddenByEnvironment)}
+        </p>
+      ) : null}
       {windowed && <WindowedNote loaded={idx.byId.size} total={s.total} filter={data.filter} />}
       {rows.length === 0 && filtersActive(filters) && !data.filter?.pending && !data.filter?.error ? (
         <p
