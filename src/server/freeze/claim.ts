@@ -26,14 +26,22 @@ export function claimTimingFromEnv(env: NodeJS.ProcessEnv = process.env): ClaimT
   return claimTiming((Number.isInteger(s) && s >= 2 && s <= 600 ? s : DEFAULT_CLAIM_SECONDS) * 1000);
 }
 
-/** This process lost the end's claim: another one took the end over; this one stops where it is. */
+/**
+ * This process lost the end's claim: another one took the end over, or (`unrenewed`) this one could not renew it for
+ * over half its time, so another may take it over soon; either way this one stops where it is.
+ */
 export class ClaimLostError extends Error {
   override name = 'ClaimLostError';
   constructor(
     readonly freezeId: string,
     readonly takenBy: string | null,
+    readonly unrenewed = false,
   ) {
-    super(`the end of freeze ${freezeId} was taken over${takenBy ? ` by ${takenBy}` : ''}`);
+    super(
+      unrenewed
+        ? `the claim of the end of freeze ${freezeId} could not be renewed for over half its time`
+        : `the end of freeze ${freezeId} was taken over${takenBy ? ` by ${takenBy}` : ''}`,
+    );
   }
 }
 
@@ -45,14 +53,28 @@ export const isStalled = (f: Pick<FreezeRow, 'status' | 'claimToken' | 'doc'>): 
 export class EndClaim {
   readonly token = randomUUID();
   private timer: NodeJS.Timeout | undefined;
-  private lostTo: { by: string | null } | undefined;
+  private lostTo: { by: string | null; unrenewed?: boolean } | undefined;
   /** let go (the end finished, went back, or stalled): nothing more to renew */
   private released = false;
+  /** when the claim was last taken or renewed, by this process's clock */
+  private renewedAt: number;
+  private readonly aborted = new AbortController();
 
   constructor(
     private readonly ctx: FreezeContext,
     readonly id: string,
-  ) {}
+  ) {
+    this.renewedAt = ctx.now();
+  }
+
+  /**
+   * Aborted when the claim is lost: taken over, or not renewed for over half its time (a store that cannot be
+   * reached). Another process may take an end over once its claim has been idle a whole claim time, so at half of
+   * it this one stops waiting on what it was doing (a write-back's Git) and restores nothing (issue 40).
+   */
+  get signal(): AbortSignal {
+    return this.aborted.signal;
+  }
 
   /** the claim's columns as of now (taken or renewed) */
   fresh(): FreezeClaim {
@@ -70,9 +92,21 @@ export class EndClaim {
   /** The heartbeat starts (call once the claim is taken). */
   start(): void {
     this.ctx.holding.add(this.id);
+    this.renewedAt = this.ctx.now();
     // one renewal at a time: a store that hangs is not sent a pile of them
     let renewing = false;
     this.timer = setInterval(() => {
+      // checked on every beat, a renewal still hanging or not: unrenewed for half the claim time, the end stops
+      if (!this.released && !this.lostTo && this.ctx.now() - this.renewedAt > this.ctx.timing.ttlMs / 2) {
+        this.lostTo = { by: null, unrenewed: true };
+        clearInterval(this.timer);
+        this.ctx.deps.log?.error(
+          { freeze: this.id, ms: this.ctx.now() - this.renewedAt },
+          'freeze: the end claim could not be renewed for over half its time: this process stops the end',
+        );
+        this.aborted.abort(new ClaimLostError(this.id, null, true));
+        return;
+      }
       if (renewing) return;
       renewing = true;
       void this.renew()
@@ -93,7 +127,11 @@ export class EndClaim {
   async renew(): Promise<boolean> {
     if (this.lostTo || this.released) return !this.lostTo;
     try {
-      if (await this.ctx.deps.store.renewClaim(this.id, this.token, this.until())) return true;
+      const at = this.ctx.now();
+      if (await this.ctx.deps.store.renewClaim(this.id, this.token, this.until())) {
+        if (!this.lostTo) this.renewedAt = at;
+        return !this.lostTo;
+      }
     } catch (e) {
       this.ctx.deps.log?.warn({ err: String(e), freeze: this.id }, 'freeze: the end claim could not be renewed');
       return !this.lostTo;
@@ -104,13 +142,37 @@ export class EndClaim {
 
   /** Before an action outside the database: the claim renewed now, or ClaimLostError (the store's error if down). */
   async confirm(): Promise<void> {
-    if (this.lostTo) throw new ClaimLostError(this.id, this.lostTo.by);
+    if (this.lostTo) throw this.lostError();
+    const at = this.ctx.now();
     if (!(await this.ctx.deps.store.renewClaim(this.id, this.token, this.until()))) throw await this.markLost();
+    if (this.lostTo) throw this.lostError();
+    this.renewedAt = at;
+  }
+
+  /** `work`, unless the claim is lost first (then ClaimLostError; `work` is left to finish unobserved). */
+  async whileHeld<T>(work: Promise<T>): Promise<T> {
+    if (this.lostTo) throw this.lostError();
+    const signal = this.aborted.signal;
+    let onAbort: (() => void) | undefined;
+    const lost = new Promise<never>((_, reject) => {
+      onAbort = () => reject(this.lostError());
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([work, lost]);
+    } finally {
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+      lost.catch(() => undefined);
+    }
+  }
+
+  private lostError(): ClaimLostError {
+    return new ClaimLostError(this.id, this.lostTo?.by ?? null, this.lostTo?.unrenewed === true);
   }
 
   /** `change` on the row as stored now, written only while this claim holds it. */
   async modify(change: (row: FreezeRow) => FreezeChange | undefined): Promise<FreezeRow> {
-    if (this.lostTo) throw new ClaimLostError(this.id, this.lostTo.by);
+    if (this.lostTo) throw this.lostError();
     const r = await this.ctx.deps.store.modify(this.id, 'ending', change, { holder: this.token });
     if (!r) throw await this.markLost();
     if (r.row.claimToken !== this.token) this.release();
@@ -123,7 +185,7 @@ export class EndClaim {
     end?: { by: string; reason: string },
     opts: { expiresAt?: string } = {},
   ): Promise<void> {
-    if (this.lostTo) throw new ClaimLostError(this.id, this.lostTo.by);
+    if (this.lostTo) throw this.lostError();
     if (!(await this.ctx.deps.store.transition(this.id, 'ending', to, end, { ...opts, holder: this.token })))
       throw await this.markLost();
     this.release();
@@ -135,6 +197,7 @@ export class EndClaim {
   }
 
   private async markLost(): Promise<ClaimLostError> {
+    if (this.lostTo?.unrenewed) return this.lostError();
     if (!this.lostTo) {
       const row = await this.ctx.deps.store.get(this.id).catch(() => undefined);
       this.lostTo = { by: row?.claimedBy ?? null };
@@ -143,8 +206,9 @@ export class EndClaim {
         { freeze: this.id, takenBy: this.lostTo.by },
         'freeze: this process lost the claim of an end it was running',
       );
+      this.aborted.abort(this.lostError());
     }
-    return new ClaimLostError(this.id, this.lostTo.by);
+    return this.lostError();
   }
 }
 

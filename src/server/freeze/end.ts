@@ -239,8 +239,13 @@ export async function runWriteBacks(
       },
       async () => {
         try {
-          return await writeBack(a, { branch: p.branch, message, author: p.author, changes: p.changes });
+          // not past the claim: a write-back still waiting on Git when the claim cannot be renewed for half its
+          // time is left (its branch is this attempt's; a takeover redoes it), never outlives the claim (issue 40)
+          return await claim.whileHeld(
+            writeBack(a, { branch: p.branch, message, author: p.author, changes: p.changes }),
+          );
         } catch (e) {
+          if (e instanceof ClaimLostError) throw e;
           throw new HttpError(
             502,
             'WriteBackFailed',
@@ -271,9 +276,10 @@ export async function runWriteBacks(
 /** What an end that lost its claim tells its user: who took it over, and exactly what this request did. */
 export function takenOver(id: string, claim: EndClaim, e: unknown, progress: EndProgress): HttpError {
   const by = e instanceof ClaimLostError ? e.takenBy : null;
+  const unrenewed = e instanceof ClaimLostError && e.unrenewed;
   return new HttpError(
-    409,
-    'EndTakenOver',
-    `this request lost the claim of the end of freeze ${id} (its process could not renew it in time) and ${by ? `${by} took the end over` : 'another console process took the end over'}; this request stopped there. Written back by this request: ${progress.written.length ? progress.written.join('; ') : 'nothing'}. Automation restored by this request: ${progress.restored.length ? progress.restored.join(', ') : 'none'}. The freeze shows how its end finished.`,
+    unrenewed ? 503 : 409,
+    unrenewed ? 'EndClaimUnrenewed' : 'EndTakenOver',
+    `${unrenewed ? `this request could not renew its claim of the end of freeze ${id} for over half its time (the store did not answer), so it stopped before another console process may take the end over` : `this request lost the claim of the end of freeze ${id} (its process could not renew it in time) and ${by ? `${by} took the end over` : 'another console process took the end over'}`}; this request stopped there. Written back by this request: ${progress.written.length ? progress.written.join('; ') : unrenewed ? 'nothing confirmed (a write-back it left waiting on Git may still land on its branch; the process that takes the end over redoes it)' : 'nothing'}. Automation restored by this request: ${progress.restored.length ? progress.restored.join(', ') : 'none'}. The freeze shows how its end finished.`,
   );
 }
