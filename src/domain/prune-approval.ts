@@ -141,26 +141,28 @@ function globMatch(pattern: string, value: string): boolean {
  * change naming a new ServiceAccount was unheld until the console's next sweep, and while it was down). Listed:
  * - every governed namespace, and every namespace labelled `gitops-console.dev/tenant: "true"` (a platform
  *   admin's onboarding of a tenant before its first Kustomization);
- * - every namespace holding a Flux object (a source, Kustomization or HelmRelease): Flux impersonates accounts of
- *   the object's own namespace only, so any account there may be named by the next commit;
+ * - every namespace holding a Kustomization or HelmRelease that names a `spec.serviceAccountName`: Flux
+ *   impersonates accounts of the object's own namespace only, so any account there may be named by the next commit
+ *   (a namespace of sources or of objects that impersonate no one is not listed: an operator living there, e.g.
+ *   External Secrets or Flagger, would otherwise become a "controller" whose owner references are refused);
  * - the namespace of each Argo CD sync impersonation account (AppProject `destinationServiceAccounts`, `ns:name`,
  *   or a name in the entry's plain destination namespace, or for a pattern in the destination namespace of each of
  *   the project's Applications it applies to: entries made before the policy refused patterns).
- * The controllers' own namespaces are left out: the policy matches them by prefix. The policy also treats every
+ * The controllers' own namespaces are left out (the policy matches them by prefix), and so is kube-system (its
+ * accounts are Kubernetes' own controllers: never GitOps identities). The policy also treats every
  * account of the request's own (governed) namespace as a GitOps identity, without any listing, and refuses a
  * Kustomization, HelmRelease or AppProject that names an account of a namespace not listed here.
  */
 export function controllerIdentities(input: {
   kustomizations: Obj[];
   helmReleases: Obj[];
-  fluxSources?: Obj[];
   appProjects: Obj[];
   applications: Obj[];
   namespaces?: Obj[];
 }): Map<string, string> {
   const out = new Map<string, string>();
   const add = (ns: string | undefined, why: string) => {
-    if (!ns || (CONTROLLER_NAMESPACES as readonly string[]).includes(ns)) return;
+    if (!ns || ns === 'kube-system' || (CONTROLLER_NAMESPACES as readonly string[]).includes(ns)) return;
     const k = tenantNamespaceKey(ns);
     if (!out.has(k)) out.set(k, why);
   };
@@ -172,17 +174,12 @@ export function controllerIdentities(input: {
   for (const [kind, list] of [
     ['Kustomization', input.kustomizations],
     ['HelmRelease', input.helmReleases],
-    ['Flux source', input.fluxSources ?? []],
   ] as const)
     for (const o of list) {
       const m = metaOf(o);
       const sa = (o.spec as { serviceAccountName?: unknown } | undefined)?.serviceAccountName;
-      add(
-        m.namespace,
-        typeof sa === 'string' && sa
-          ? `${kind} ${m.namespace}/${m.name} spec.serviceAccountName ${sa}`
-          : `holds Flux objects (${kind} ${m.namespace}/${m.name})`,
-      );
+      if (typeof sa === 'string' && sa)
+        add(m.namespace, `${kind} ${m.namespace}/${m.name} spec.serviceAccountName ${sa}`);
     }
   type Dest = { server?: string; name?: string; namespace?: string; defaultServiceAccount?: string };
   for (const p of input.appProjects) {
@@ -213,8 +210,8 @@ export function controllerIdentities(input: {
   return out;
 }
 
-/** A namespace name, not an Argo CD pattern (`*`, `?`, a negation `!…`). */
-const isPlainName = (s: string): boolean => !/[*?!]/.test(s);
+/** A namespace name, not an Argo CD pattern (`*`, `?`, `[…]`, `{…}`, a negation `!…`): the policy's same test. */
+const isPlainName = (s: string): boolean => !/[*?![\]{}\\,]/.test(s);
 
 /**
  * Whether an Argo CD Application's pending deletions (its `status.resources` marked `requiresPruning`) are exactly

@@ -437,6 +437,92 @@ describe('tenant identities are covered by rule, not by a list the console sweep
   });
 });
 
+describe('the paths a review found around the rules (issue 40)', () => {
+  it('owner references through /status, an eviction, an immutable approvals list, a tenant kubeConfig, an AppProject pattern: refused; a plain AppProject entry of a covered namespace: accepted', async () => {
+    const conn = consoleConnection(CLUSTER);
+    cleanups.push(() => conn.close());
+    await syncControllerIdentities(conn); // the estate's governed namespace listed, as the console's sweep does
+    const dangling = JSON.stringify({
+      metadata: { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'gone', uid: randomUUID() }] },
+    });
+    // a built-in kind's status update keeps metadata.ownerReferences: the Job's /status, as kustomize-controller
+    expect(() =>
+      kubectlAs(CLUSTER, 'kustomize-controller', [
+        ...['-n', NS, 'patch', 'job', 'db-migrate', '--subresource=status', '--type=merge', '-p', dangling],
+      ]),
+    ).toThrow(/may not set ownerReferences on Job\/db-migrate/);
+    // an eviction deletes a Pod with no DELETE admission call
+    const pod = `evict-probe-${suffix}`;
+    kubectl(CLUSTER, [
+      ...['-n', NS, 'run', pod, '--image=registry.example.com/x:1', '--restart=Never'],
+      '--overrides={"spec":{"nodeName":"nowhere"}}',
+    ]);
+    const eviction = JSON.stringify({
+      apiVersion: 'policy/v1',
+      kind: 'Eviction',
+      metadata: { name: pod, namespace: NS },
+    });
+    expect(() =>
+      kubectlAs(
+        CLUSTER,
+        'kustomize-controller',
+        ['create', '--raw', `/api/v1/namespaces/${NS}/pods/${pod}/eviction`, '-f', '-'],
+        eviction,
+      ),
+    ).toThrow(new RegExp(`may not evict Pod ${NS}/${pod}`));
+    expect(live('pod', pod)).toBe(true);
+    kubectl(CLUSTER, ['-n', NS, 'delete', 'pod', pod, '--wait=false']);
+    // an immutable approvals list could never be withdrawn from: refused to anyone but the console
+    expect(() =>
+      kubectlAs(CLUSTER, 'kustomize-controller', [
+        ...['-n', 'gitops-console-approvals', 'patch', 'configmap', 'gitops-console-prune-approvals'],
+        ...['--type=merge', '-p', '{"immutable":true}', '--dry-run=server'],
+      ]),
+    ).toThrow(/may not update the prune approvals/);
+    // a tenant's Flux object with a kubeconfig of its own acts as whatever identity it holds
+    const withKubeconfig = JSON.stringify({
+      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+      kind: 'Kustomization',
+      metadata: { name: 'remote', namespace: NS },
+      spec: {
+        interval: '10m',
+        path: './nothing',
+        prune: true,
+        suspend: true,
+        kubeConfig: { secretRef: { name: 'other-identity' } },
+        sourceRef: { kind: 'GitRepository', name: mustEstate().source, namespace: 'flux-system' },
+      },
+    });
+    expect(() =>
+      kubectl(
+        CLUSTER,
+        ['apply', '--server-side', '--field-manager=nwa-test', '--dry-run=server', '-f', '-'],
+        withKubeconfig,
+      ),
+    ).toThrow(/spec.kubeConfig acts as whatever identity that kubeconfig holds/);
+    // AppProjects: a name in a plain, covered destination namespace is fine; a pattern is not
+    const project = (namespace: string) =>
+      JSON.stringify({
+        apiVersion: 'argoproj.io/v1alpha1',
+        kind: 'AppProject',
+        metadata: { name: `nwa-${suffix}`, namespace: 'argocd' },
+        spec: {
+          destinations: [{ server: '*', namespace: NS }],
+          destinationServiceAccounts: [{ server: '*', namespace, defaultServiceAccount: 'deployer' }],
+        },
+      });
+    const applyProject = (namespace: string) =>
+      kubectl(
+        CLUSTER,
+        ['apply', '--server-side', '--field-manager=nwa-test', '--dry-run=server', '-f', '-'],
+        project(namespace),
+      );
+    applyProject(NS);
+    for (const pattern of ['{a,b}', `${NS}*`, `[${NS.slice(0, 1)}]x`])
+      expect(() => applyProject(pattern), pattern).toThrow(/a sync impersonation account must be namespace:name/);
+  });
+});
+
 describe('only the console writes the approvals (issue 40, 5)', () => {
   it('a second holder of the verb approve (with every right on the ConfigMap) is refused', async () => {
     const who = `second-approver-${suffix}`;

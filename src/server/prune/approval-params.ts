@@ -124,7 +124,7 @@ export function entryFor(
 
 /**
  * The tenant namespaces of a cluster written into its approvals (`ns.<namespace>`): governed and tenant-labelled
- * namespaces, those holding Flux objects, and those of Argo CD's sync impersonation accounts (domain/prune-approval.ts
+ * namespaces, those of Kustomizations and HelmReleases naming a ServiceAccount, and those of Argo CD's sync impersonation accounts (domain/prune-approval.ts
  * controllerIdentities). A kind whose API is not
  * served counts as none; any other failed read changes nothing (the list never shrinks on an unknown).
  * Returns the keys added and removed.
@@ -138,25 +138,14 @@ export async function syncControllerIdentities(
     if (res.status !== 200) throw conn.httpError(res, `GET ${path}`);
     return (JSON.parse(res.body) as { items?: Obj[] }).items ?? [];
   };
-  const [kustomizations, helmReleases, appProjects, applications, namespaces, ...sources] = await Promise.all([
+  const [kustomizations, helmReleases, appProjects, applications, namespaces] = await Promise.all([
     list('/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations'),
     list('/apis/helm.toolkit.fluxcd.io/v2/helmreleases'),
     list('/apis/argoproj.io/v1alpha1/appprojects'),
     list('/apis/argoproj.io/v1alpha1/applications'),
     list('/api/v1/namespaces'),
-    list('/apis/source.toolkit.fluxcd.io/v1/gitrepositories'),
-    list('/apis/source.toolkit.fluxcd.io/v1/helmrepositories'),
-    list('/apis/source.toolkit.fluxcd.io/v1/ocirepositories'),
-    list('/apis/source.toolkit.fluxcd.io/v1/buckets'),
   ]);
-  const want = controllerIdentities({
-    kustomizations,
-    helmReleases,
-    fluxSources: sources.flat(),
-    appProjects,
-    applications,
-    namespaces,
-  });
+  const want = controllerIdentities({ kustomizations, helmReleases, appProjects, applications, namespaces });
   const data = await ensureApprovals(conn);
   const patch: Record<string, string | null> = {};
   for (const [k, why] of want) if (data[k] !== why) patch[k] = why;
