@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { CHANGE_CLASSES } from '../domain/field-diff.ts';
 import { FieldOwnerSchema, ObjectRefSchema } from './common.ts';
+import { HookRunSchema } from './tree.ts';
 
 // ---- Git-versus-live diff
 
@@ -41,13 +42,17 @@ export const FieldChangeSchema = z.object({
 export type FieldChangeDto = z.infer<typeof FieldChangeSchema>;
 export const ObjectDiffSchema = z.object({
   ref: ObjectRefSchema,
-  status: z.enum(['changed', 'missing', 'extraneous', 'unchanged', 'unknown']),
-  mode: z.enum(['server-dry-run', 'normalized', 'apply-noop']),
+  /** `hook`: an Argo CD hook (PreSync, PostSync, …), which Argo CD compares none of: neither unchanged nor a drift */
+  status: z.enum(['changed', 'missing', 'extraneous', 'unchanged', 'unknown', 'hook']),
+  /** `not-compared`: a hook's row (no dry-run, no field diff) */
+  mode: z.enum(['server-dry-run', 'normalized', 'apply-noop', 'not-compared']),
   note: z.string().optional(),
   changes: z.array(FieldChangeSchema),
   desiredYaml: z.string().optional(),
   liveYaml: z.string().optional(),
   predictedYaml: z.string().optional(),
+  /** with `status: 'hook'`: its type and last run (the phase and message Argo CD recorded, or the live object's) */
+  hook: HookRunSchema.optional(),
   secret: z
     .object({
       file: z.string().nullable(),

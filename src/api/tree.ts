@@ -5,6 +5,15 @@ import { NODE_SYNC } from '../domain/tree.ts';
 import { FieldOwnerSchema, ObjectRefSchema } from './common.ts';
 import { NodeDriftSchema } from './drift.ts';
 
+/** An Argo CD hook's last run (domain/argo-hooks.ts HookRun): the tree's node and the diff's row say it the same way */
+export const HookRunSchema = z.object({
+  type: z.string(),
+  phase: z.string().optional(),
+  message: z.string().optional(),
+  finishedAt: z.string().optional(),
+  from: z.enum(['argocd', 'live']).optional(),
+});
+
 // ---- resource tree (issue: per-app sync and health tree)
 
 export const TreeNodeSchema = z.object({
@@ -31,6 +40,11 @@ export const TreeNodeSchema = z.object({
   drift: NodeDriftSchema.optional(),
   /** a kind the console never reads (Secrets): live state unknown, not counted in the app's health */
   unread: z.literal(true).optional(),
+  /**
+   * an Argo CD hook (PreSync, PostSync, …; domain/argo-hooks.ts): it has no `sync` (Argo CD compares none) and is in
+   * no sync count; its last run: the phase and message Argo CD recorded (`from: 'argocd'`) or the live object's own
+   */
+  hook: HookRunSchema.optional(),
 });
 export type TreeNodeDto = z.infer<typeof TreeNodeSchema>;
 export const TreeResponse = z.object({

@@ -5,6 +5,7 @@
  * each node knowing its depth, parent and children.
  */
 import { worseHealth, type HealthStatus } from './app.ts';
+import type { HookRun } from './argo-hooks.ts';
 import { assessHealth } from './health.ts';
 import { metaOf, newestManagedEntry, type Obj } from './object-meta.ts';
 import type { ObjectRef } from './refs.ts';
@@ -30,6 +31,11 @@ export interface TreeNode {
   lastManager?: { manager: string; operation: string; time?: string; subresource?: string };
   /** a kind the console never reads (Secrets): its live state is unknown, and it does not count in the app's health */
   unread?: true;
+  /**
+   * an Argo CD hook (domain/argo-hooks.ts): Argo CD compares none, so it has no `sync` and does not count in the
+   * sync summary; its last run instead (a live hook's health is its object's, as before)
+   */
+  hook?: HookRun;
 }
 
 /** Secrets are never read (deploy/rbac.yaml grants no get/list/watch on them): their live state is unknown. */
@@ -53,6 +59,8 @@ export interface TreeSources {
   childrenOf(uid: string): Obj[];
   /** live objects that carry the app's tracking label/annotation but are not in its inventory */
   extraneous(): Obj[];
+  /** an Argo CD app's hook (domain/argo-hooks.ts argoHookOf), by its ref and live object; absent: no hooks (Flux) */
+  hookOf?(ref: ObjectRef, live: Obj | undefined): HookRun | undefined;
 }
 
 export function lastManager(o: Obj): TreeNode['lastManager'] {
@@ -145,6 +153,9 @@ export function buildTree(
     seen.add(id);
     const m = metaOf(o);
     const h = assessHealth(o);
+    // a hook of the app (not its children: a hook Job's Pods are only owned) has its last run, never a sync verdict
+    const hook = managed ? src.hookOf?.(ref, o) : undefined;
+    if (hook) sync = undefined;
     const node: TreeNode = {
       id,
       ref,
@@ -157,6 +168,7 @@ export function buildTree(
       ...(sync ? { sync } : {}),
       reason: h.message,
       ...(m.creationTimestamp ? { createdAt: m.creationTimestamp } : {}),
+      ...(hook ? { hook } : {}),
     };
     const lm = lastManager(o);
     if (lm) node.lastManager = lm;
@@ -180,6 +192,21 @@ export function buildTree(
       const id = refId(ref);
       if (seen.has(id)) continue;
       seen.add(id);
+      const hook = src.hookOf?.(ref, undefined);
+      if (hook) {
+        // Argo CD creates a hook when its phase runs and deletes it by its delete policy: not live is no "Missing"
+        nodes.push({
+          id,
+          ref,
+          depth: 0,
+          childCount: 0,
+          managed: true,
+          health: 'Missing',
+          reason: 'not live: a hook exists while its sync phase runs, until its delete policy removes it',
+          hook,
+        });
+        continue;
+      }
       nodes.push(
         isUnreadKind(ref)
           ? {
@@ -207,6 +234,7 @@ export function buildTree(
     }
   }
   for (const o of src.extraneous()) {
+    // a hook no longer in the app's list is still a hook (Argo CD never prunes one): visit gives it no sync
     visit(o, undefined, 0, true, 'Extraneous');
     const n = nodes.find((x) => x.id === refId(refOf(cluster, o)));
     if (n && n.sync === 'Extraneous')
@@ -236,9 +264,11 @@ export function summarize(nodes: TreeNode[]): TreeSummary {
     `${n.ref.kind} ${n.ref.namespace ? `${n.ref.namespace}/` : ''}${n.ref.name}: ${n.reason}`;
   for (const n of nodes) {
     counts[n.health]++;
+    // a hook has no sync (Argo CD compares none): it is in no sync count
     if (n.sync) sync[n.sync]++;
-    // an object the console never reads has no health to give (as Argo CD leaves kinds without a health check out)
-    if (n.unread) continue;
+    // an object the console never reads has no health to give (as Argo CD leaves kinds without a health check out);
+    // nor has a hook that is not live (deleted by its delete policy: its last run says how it went)
+    if (n.unread || (n.hook && !n.uid)) continue;
     if (n.managed) {
       const w = worseHealth(health, n.health);
       if (w !== health || (!worst && n.health !== 'Healthy')) {

@@ -6,6 +6,8 @@
 // so that kustomize-controller's prune of it looks like a hook's life cycle; (5) a second holder of the verb
 // `approve` writing the approvals list. On the file's own estate (test/support/own-estate.ts: a governed
 // namespace, Flux `prune: true`), deleted at the end; the controllers act with their own tokens (kubectlAs).
+// Over 500 lines on purpose: one governed estate (a minute of Flux to make) serves every path around the approval;
+// split, each file would make its own.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityKubeconfig, kubectlAs, type ControllerIdentity } from '../../sandbox/identities.ts';

@@ -31,11 +31,16 @@ export function printDiff(d: AppDiff, out: (s: string) => void): number {
   let differs = false;
   for (const o of d.objects) {
     if (o.status === 'unchanged' && !o.changes.some((c) => c.class === 'conflict')) continue;
-    const mark = { changed: '~', missing: '+', extraneous: '-', unchanged: '=', unknown: '?' }[o.status];
+    const mark = { changed: '~', missing: '+', extraneous: '-', unchanged: '=', unknown: '?', hook: 'h' }[o.status];
     out(
       `${mark} ${o.ref.kind} ${o.ref.namespace ? `${o.ref.namespace}/` : ''}${o.ref.name}  [${o.status}${o.mode === 'normalized' ? ', normalized comparison' : ''}]${o.note ? `  (${o.note})` : ''}`,
     );
-    if (o.status !== 'unchanged' && o.status !== 'unknown') differs = true;
+    // an Argo CD hook is no difference: Argo CD compares none of it (its last run is printed instead)
+    if (o.hook)
+      out(
+        `    hook ${o.hook.type}: ${o.hook.phase ?? 'no run recorded'}${o.hook.finishedAt ? ` at ${o.hook.finishedAt}` : ''}${o.hook.message ? ` (${o.hook.message})` : ''}`,
+      );
+    if (o.status !== 'unchanged' && o.status !== 'unknown' && o.status !== 'hook') differs = true;
     for (const c of o.changes) {
       if (c.class === 'defaulted' || c.class === 'ignored') continue;
       const owners = c.owners

@@ -20,6 +20,9 @@ import { ignoreFor, jqDelete } from './argo-ignore.ts';
 import { renderDesired, withFluxOwnerLabels, type DesiredDeps } from './desired.ts';
 import { describeSops, sopsMetaOf } from '../../domain/secrets-in-git.ts';
 import { applyChangesNothing } from '../../domain/apply-noop.ts';
+import { argoHookOf, hookKey, listedHooksOf, type HookRun } from '../../domain/argo-hooks.ts';
+import { hookNote, hookRowOf, leftHookNote, NO_OBJECTS } from './hook-rows.ts';
+import { argoSyncOperationOf } from '../../domain/argo-sync.ts';
 import {
   applyableSopsSecret,
   isCoreSecret,
@@ -28,13 +31,17 @@ import {
   type SecretDiffInfo,
 } from './sops-secret.ts';
 
-export type ObjectStatus = 'changed' | 'missing' | 'extraneous' | 'unchanged' | 'unknown';
+/** `hook`: an Argo CD hook (domain/argo-hooks.ts): Argo CD compares none, so neither `unchanged` nor a drift */
+export type ObjectStatus = 'changed' | 'missing' | 'extraneous' | 'unchanged' | 'unknown' | 'hook';
 
 export interface ObjectDiff {
   ref: ObjectRef;
   status: ObjectStatus;
-  /** `apply-noop`: applying Git's object provably changes nothing live (domain/apply-noop.ts), so no dry-run */
-  mode: 'server-dry-run' | 'normalized' | 'apply-noop';
+  /**
+   * `apply-noop`: applying Git's object provably changes nothing live (domain/apply-noop.ts), so no dry-run;
+   * `not-compared`: a hook, whose fields Argo CD compares none of
+   */
+  mode: 'server-dry-run' | 'normalized' | 'apply-noop' | 'not-compared';
   note?: string;
   changes: FieldChange[];
   desiredYaml?: string;
@@ -42,6 +49,8 @@ export interface ObjectDiff {
   predictedYaml?: string;
   /** a Secret: the file Git holds it in, SOPS or plaintext per key, and whether the live Secret has each key */
   secret?: SecretDiffInfo;
+  /** an Argo CD hook's type and last run (status `hook`) */
+  hook?: HookRun;
 }
 
 export interface OwnershipRow {
@@ -160,7 +169,7 @@ async function pool<T, R>(items: T[], n: number, fn: (t: T) => Promise<R>): Prom
 }
 
 export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
-  const counts: Record<ObjectStatus, number> = { changed: 0, missing: 0, extraneous: 0, unchanged: 0, unknown: 0 };
+  const counts: Record<ObjectStatus, number> = { ...NO_OBJECTS };
   const base = {
     appId: app.id,
     generatedAt: new Date().toISOString(),
@@ -235,6 +244,17 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
             ),
           )
         : render.objects;
+  // Argo CD's hooks (domain/argo-hooks.ts): rows of their own, with their last run from the Application's operation
+  // state. Flux has no hooks: under a Kustomization an object annotated as one is compared like any other.
+  const argoOp = app.controller === 'argocd' ? argoSyncOperationOf(deps.appObject) : undefined;
+  const listedHooks = app.controller === 'argocd' ? listedHooksOf(deps.appObject) : new Set<string>();
+  const hookOf = (ref: ObjectRef, objects: { live?: Obj; rendered?: Obj }) =>
+    app.controller === 'argocd' ? argoHookOf(ref, objects, argoOp, listedHooks.has(hookKey(ref))) : undefined;
+  const hookRow = (ref: ObjectRef, hook: HookRun, note: string, desired?: Obj, live?: Obj): ObjectDiff =>
+    hookRowOf(ref, hook, note, {
+      desired: desired && toYaml(maskSecrets(desired)),
+      live: live && toYaml(maskSecrets(live)),
+    });
   const objects = await pool(desiredObjects, 8, async (desired): Promise<ObjectDiff> => {
     const md = (desired.metadata ?? {}) as { name?: string; namespace?: string };
     const ref = refOf(app.cluster, desired);
@@ -254,6 +274,13 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
     } catch (e) {
       liveUnreadable = true;
       note = `live object unreadable: ${maskSecretsInText(e instanceof Error ? e.message : String(e), [desired])}`;
+    }
+    // a hook: no dry-run and no field diff (its run, not its fields, is what Argo CD tracks); never memoized, as its
+    // run changes with the Application and not with the objects
+    const hook = hookOf(ref, { ...(live ? { live } : {}), rendered: desired });
+    if (hook) {
+      counts.hook++;
+      return hookRow(ref, hook, hookNote(hook, note), desired, live);
     }
     // unchanged inputs, unchanged result: no dry-run, no field diff (a live object we could not read is never reused)
     const known = liveUnreadable ? undefined : deps.memo?.recall(desired, live);
@@ -367,9 +394,18 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
   // that is what a wrong path or a failed generator looks like, so the diff says so (and so does the plan)
   const empty = render.objects.length === 0;
   const tracked = deps.tracked();
+  const hooksLeft = new Set<Obj>();
   for (const o of tracked) {
     const ref = refOf(app.cluster, o);
     if (desiredKeys.has(`${ref.group}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`)) continue;
+    // a live hook no longer in Git is no extraneous object: Argo CD never prunes a hook (its delete policy does)
+    const hook = hookOf(ref, { live: o });
+    if (hook) {
+      counts.hook++;
+      hooksLeft.add(o);
+      objects.push(hookRow(ref, hook, leftHookNote(hook), undefined, o));
+      continue;
+    }
     counts.extraneous++;
     objects.push({
       ref,
@@ -384,7 +420,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
   }
   const plan = planPrune({
     controller: app.controller,
-    inventory: tracked.map((o) => refOf(app.cluster, o)),
+    inventory: tracked.filter((o) => !hooksLeft.has(o)).map((o) => refOf(app.cluster, o)),
     desired: render.objects.map((o) => refOf(app.cluster, o)),
     live: tracked,
     limits: deps.pruneLimits ?? DEFAULT_PRUNE_LIMITS,
@@ -397,7 +433,14 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
     protected: plan.candidates.length - deletions,
   };
   const emptyRender = empty && tracked.length > 0;
-  const order: Record<ObjectStatus, number> = { changed: 0, unknown: 1, missing: 2, extraneous: 3, unchanged: 4 };
+  const order: Record<ObjectStatus, number> = {
+    changed: 0,
+    unknown: 1,
+    missing: 2,
+    extraneous: 3,
+    hook: 4,
+    unchanged: 5,
+  };
   objects.sort(
     (a, b) =>
       order[a.status] - order[b.status] || `${a.ref.kind}/${a.ref.name}`.localeCompare(`${b.ref.kind}/${b.ref.name}`),

@@ -45,7 +45,7 @@ function diff(over: Partial<DiffResult> = {}): DiffResult {
         { name: 'creds', namespace: 'staging', file: 'app/cross.yaml', keys: [], sops: null },
       ],
     },
-    counts: { changed: 2, missing: 0, extraneous: 1, unchanged: 1, unknown: 0 },
+    counts: { changed: 2, missing: 0, extraneous: 1, unchanged: 1, unknown: 0, hook: 0 },
     summary: '2 fields drifted, written by kubectl; 1 extraneous',
     objects,
     ownership: [
@@ -80,7 +80,7 @@ describe('diffSeenBy', () => {
     const d = diffSeenBy(diff(), stagingHidden, true);
     expect(d.objects.map((o) => `${o.ref.namespace}/${o.ref.name}`)).toEqual(['dev/settings', 'dev/worker']);
     expect(d.hiddenByEnvironment).toBe(2);
-    expect(d.counts).toEqual({ changed: 1, missing: 0, extraneous: 0, unchanged: 1, unknown: 0 });
+    expect(d.counts).toEqual({ changed: 1, missing: 0, extraneous: 0, unchanged: 1, unknown: 0, hook: 0 });
     // the summary is of the rows shown: one drifted field, nothing extraneous
     expect(d.summary).toBe('1 field drifted, written by another manager');
     expect(d.ownership[0]?.conflicts.map((c) => c.object)).toEqual(['ConfigMap dev/settings']);

@@ -25,7 +25,14 @@ export function diffSeenBy(
   if (!hidden.length) return d;
   const objects = d.objects.filter((o) => !hides(o.ref));
   const names = new Set(hidden.map((o) => label(o.ref)));
-  const counts: Record<ObjectStatus, number> = { changed: 0, missing: 0, extraneous: 0, unchanged: 0, unknown: 0 };
+  const counts: Record<ObjectStatus, number> = {
+    changed: 0,
+    missing: 0,
+    extraneous: 0,
+    unchanged: 0,
+    unknown: 0,
+    hook: 0,
+  };
   for (const o of objects) counts[o.status]++;
   const summary =
     d.emptyRender && d.prune

@@ -1,8 +1,10 @@
 // Builds an app's resource tree from the informer caches.
 import { ESO_GROUP, externalSecretChild, storeRefOf } from '../../domain/external-secret.ts';
 import type { App } from '../../domain/app.ts';
+import { argoHookOf, hookKey, listedHooksOf } from '../../domain/argo-hooks.ts';
+import { argoSyncOperationOf } from '../../domain/argo-sync.ts';
 import { refId, type ObjectRef } from '../../domain/refs.ts';
-import { buildTree, refOf, type TreeNode, type TreeSummary } from '../../domain/tree.ts';
+import { buildTree, refOf, type TreeNode, type TreeSources, type TreeSummary } from '../../domain/tree.ts';
 import type { KubeObject } from '../kube/informer.ts';
 import { refKey, type ObjectIndex } from '../kube/object-index.ts';
 
@@ -11,9 +13,27 @@ export function trackerOf(app: App): string {
   return app.kind === 'HelmRelease' ? `helm:${app.namespace}/${app.name}` : `flux:${app.namespace}/${app.name}`;
 }
 
-export function appTree(app: App, index: ObjectIndex): { nodes: TreeNode[]; summary: TreeSummary } {
+/**
+ * An Argo CD app's hooks (domain/argo-hooks.ts), from its Application (`application`, the raw object): those it lists
+ * with `hook: true`, those its last sync operation ran, and any object annotated as one. Flux has no hooks: a Job
+ * annotated `argocd.argoproj.io/hook` under a Kustomization is an ordinary object (no `hookOf`).
+ */
+function hooksOf(app: App, application: Record<string, unknown> | undefined): TreeSources['hookOf'] {
+  if (app.controller !== 'argocd' || !application) return undefined;
+  const op = argoSyncOperationOf(application);
+  const listed = listedHooksOf(application);
+  return (ref, live) => argoHookOf(ref, live ? { live } : {}, op, listed.has(hookKey(ref)));
+}
+
+export function appTree(
+  app: App,
+  index: ObjectIndex,
+  application?: Record<string, unknown>,
+): { nodes: TreeNode[]; summary: TreeSummary } {
   const inInventory = new Set(app.inventory.map((r) => refKey(r)));
+  const hookOf = hooksOf(app, application);
   const { nodes, summary } = buildTree(app.cluster, app.inventory, {
+    ...(hookOf ? { hookOf } : {}),
     get: (ref: ObjectRef) => index.get(app.cluster, ref),
     childrenOf: (uid) => index.childrenOf(app.cluster, uid),
     extraneous: () =>
@@ -45,7 +65,13 @@ export function appTree(app: App, index: ObjectIndex): { nodes: TreeNode[]; summ
 export class AppTreeMemo {
   private readonly entries = new Map<
     string,
-    { app: App; generation: number; at: number; tree: ReturnType<typeof appTree> }
+    {
+      app: App;
+      application: Record<string, unknown> | undefined;
+      generation: number;
+      at: number;
+      tree: ReturnType<typeof appTree>;
+    }
   >();
   constructor(
     private readonly index: ObjectIndex,
@@ -54,13 +80,21 @@ export class AppTreeMemo {
     private readonly now = () => Date.now(),
   ) {}
 
-  tree(app: App): { nodes: TreeNode[]; summary: TreeSummary } {
+  /** `application`: the app's own object (an Argo CD Application's operation state names its hooks' runs) */
+  tree(app: App, application?: Record<string, unknown>): { nodes: TreeNode[]; summary: TreeSummary } {
     const generation = this.index.generation(app.cluster);
     const hit = this.entries.get(app.id);
-    if (hit && hit.app === app && hit.generation === generation && this.now() - hit.at < this.ttlMs) return hit.tree;
-    const tree = appTree(app, this.index);
+    if (
+      hit &&
+      hit.app === app &&
+      hit.application === application &&
+      hit.generation === generation &&
+      this.now() - hit.at < this.ttlMs
+    )
+      return hit.tree;
+    const tree = appTree(app, this.index, application);
     this.entries.delete(app.id);
-    this.entries.set(app.id, { app, generation, at: this.now(), tree });
+    this.entries.set(app.id, { app, application, generation, at: this.now(), tree });
     while (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
     return tree;
   }

@@ -118,7 +118,11 @@ export const treeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const a = await appOf(req, deps);
       const id = a.id;
       // shared, never changed: the drift marks and the RBAC filter below make new arrays and objects
-      const tree = (memo as AppTreeMemo).tree(a);
+      // an Argo CD app's Application names its hooks and their last runs (domain/argo-hooks.ts)
+      const tree = (memo as AppTreeMemo).tree(
+        a,
+        a.controller === 'argocd' ? (deps.catalog.rawObject(a.id) as Record<string, unknown> | undefined) : undefined,
+      );
       // drifted rows are OutOfSync before any filter or window reads them (a filter on sync finds them)
       // (only when this app has an open episode: a drift elsewhere never costs a pass over a 100,000-node tree)
       const drifted = deps.drift?.forApp(id) ? withDrift(tree.nodes, deps.drift) : { nodes: tree.nodes, flipped: 0 };

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useMemo, useState } from 'react';
 import type { FieldChangeDto, ObjectDiffDto } from '../../../../api/schemas.ts';
 import { hiddenEnvLine } from '../../../../domain/env-visibility.ts';
+import { HookTag } from '../../../components/hook-tag.tsx';
 import { diffQueryOptions } from '../api/diff-queries.ts';
 import { OwnershipMap } from './ownership-map.tsx';
 import { PlaintextSecretsBanner, SecretInGit } from './secret-in-git.tsx';
@@ -141,7 +142,12 @@ function ObjectDiffView({
           <strong>{o.ref.kind}</strong> {o.ref.namespace ? `${o.ref.namespace}/` : ''}
           {o.ref.name}
         </span>
-        <span className="rounded bg-white px-1 text-xs ring-1 ring-slate-300">{o.status}</span>
+        {o.hook ? (
+          // an Argo CD hook: not compared (Argo CD compares none of it), so neither "unchanged" nor a drift
+          <HookTag hook={o.hook} />
+        ) : (
+          <span className="rounded bg-white px-1 text-xs ring-1 ring-slate-300">{o.status}</span>
+        )}
         {o.mode === 'normalized' && (
           <span className="rounded bg-amber-50 px-1 text-xs text-amber-900 ring-1 ring-amber-300">
             normalized comparison (no dry-run)

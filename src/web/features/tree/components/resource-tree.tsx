@@ -4,6 +4,7 @@ import { useSearchParams } from 'react-router';
 import type { TreeNodeDto } from '../../../../api/schemas.ts';
 import { hiddenEnvLine } from '../../../../domain/env-visibility.ts';
 import { HealthBadge } from '../../../components/badges.tsx';
+import { HookTag } from '../../../components/hook-tag.tsx';
 import { useTreeData } from '../api/use-tree-data.ts';
 import {
   allExpandable,
@@ -343,7 +344,7 @@ export function ResourceTree({ appId }: { appId: string }) {
               const hasKids = hasChildren(n);
               const open =
                 expanded.has(n.id) || (!!(filters.health || filters.sync || filters.kind || filters.text) && hasKids);
-              const label = `${n.ref.kind} ${n.ref.name}, ${n.health}${n.sync ? `, ${n.sync}` : ''}${n.reason ? `: ${n.reason}` : ''}`;
+              const label = `${n.ref.kind} ${n.ref.name}, ${n.health}${n.sync ? `, ${n.sync}` : ''}${n.hook ? `, ${n.hook.type} hook${n.hook.phase ? ` ${n.hook.phase}` : ''}` : ''}${n.reason ? `: ${n.reason}` : ''}`;
               return (
                 <div
                   key={n.id}
@@ -359,6 +360,7 @@ export function ResourceTree({ appId }: { appId: string }) {
                   data-name={n.ref.name}
                   data-health={n.health}
                   data-sync={n.sync ?? ''}
+                  data-hook={n.hook?.type ?? ''}
                   data-drift={n.drift?.kind ?? ''}
                   onClick={() => setSelected(n.id)}
                   onDoubleClick={() => openDrawer(n.id)}
@@ -395,6 +397,8 @@ export function ResourceTree({ appId }: { appId: string }) {
                   </button>
                   <HealthBadge status={n.health} />
                   {n.sync && <SyncTag sync={n.sync} />}
+                  {/* an Argo CD hook: its last run, never a sync verdict (Argo CD compares none of it) */}
+                  {n.hook && <HookTag hook={n.hook} />}
                   <span className="truncate text-xs text-slate-600" data-testid="tree-reason" title={n.reason}>
                     {n.reason}
                   </span>
