@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { argoHookOf, hookText, hookTypesOf, listedHooksOf } from './argo-hooks.ts';
 import { argoSyncOperationOf } from './argo-sync.ts';
+import { migrateTask as task } from '../../test/support/argo-hooks.ts';
 
 const annotated = (annotations: Record<string, string>) => ({
   apiVersion: 'batch/v1',
@@ -38,17 +39,8 @@ const application = (phase: string, tasks: unknown[], finishedAt = '2026-12-06T2
     },
   },
 });
-const migrateTask = (hookPhase: string, message: string) => ({
-  group: 'batch',
-  kind: 'Job',
-  namespace: 'staging',
-  name: 'ledger-db-migrate',
-  syncPhase: 'PreSync',
-  hookType: 'PreSync',
-  hookPhase,
-  status: hookPhase === 'Succeeded' ? 'Synced' : 'SyncFailed',
-  message,
-});
+const migrateTask = (hookPhase: string, message: string) =>
+  task(hookPhase, { status: hookPhase === 'Succeeded' ? 'Synced' : 'SyncFailed', message });
 const jobRef = (name: string) => ({ group: 'batch', kind: 'Job', namespace: 'staging', name });
 
 describe('hookTypesOf: what Argo CD runs as a hook', () => {

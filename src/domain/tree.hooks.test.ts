@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { argoHookOf } from './argo-hooks.ts';
 import { argoSyncOperationOf } from './argo-sync.ts';
+import { migrateTask } from '../../test/support/argo-hooks.ts';
 import type { ObjectRef } from './refs.ts';
 import { buildTree, type TreeSources } from './tree.ts';
 
@@ -48,16 +49,7 @@ const op = argoSyncOperationOf({
       finishedAt: '2026-12-06T21:13:46Z',
       syncResult: {
         resources: [
-          {
-            group: 'batch',
-            kind: 'Job',
-            namespace: 'staging',
-            name: 'ledger-db-migrate',
-            syncPhase: 'PreSync',
-            hookType: 'PreSync',
-            hookPhase: 'Succeeded',
-            message: 'Reached expected number of succeeded pods',
-          },
+          migrateTask('Succeeded', { message: 'Reached expected number of succeeded pods' }),
           {
             group: '',
             kind: 'ConfigMap',

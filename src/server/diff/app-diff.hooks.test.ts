@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { App } from '../../domain/app.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import type { Discovery } from '../kube/discovery.ts';
+import { migrateTask } from '../../../test/support/argo-hooks.ts';
 import { diffApp, type DiffDeps } from './app-diff.ts';
 import type { Obj, RenderTools } from './render.ts';
 
@@ -51,17 +52,7 @@ const application: Obj = {
       finishedAt: '2026-12-06T21:14:05Z',
       syncResult: {
         resources: [
-          {
-            group: 'batch',
-            kind: 'Job',
-            namespace: 'staging',
-            name: 'ledger-db-migrate',
-            syncPhase: 'PreSync',
-            hookType: 'PreSync',
-            hookPhase: 'Failed',
-            status: 'SyncFailed',
-            message: 'Job has reached the specified backoff limit',
-          },
+          migrateTask('Failed', { status: 'SyncFailed', message: 'Job has reached the specified backoff limit' }),
         ],
       },
     },

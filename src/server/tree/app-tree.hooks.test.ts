@@ -7,6 +7,7 @@ import type { ObjectRef } from '../../domain/refs.ts';
 import { ClusterManager, type ManagedCluster } from '../kube/cluster-manager.ts';
 import type { Informer, KubeObject, ResourceKind } from '../kube/informer.ts';
 import { ObjectIndex } from '../kube/object-index.ts';
+import { migrateTask } from '../../../test/support/argo-hooks.ts';
 import { AppTreeMemo, appTree } from './app-tree.ts';
 
 const JOB: ResourceKind = { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true };
@@ -58,17 +59,7 @@ const application = (hookPhase: string) => ({
     operationState: {
       phase: hookPhase === 'Running' ? 'Running' : 'Succeeded',
       syncResult: {
-        resources: [
-          {
-            group: 'batch',
-            kind: 'Job',
-            namespace: 'staging',
-            name: 'ledger-db-migrate',
-            syncPhase: 'PreSync',
-            hookType: 'PreSync',
-            hookPhase,
-          },
-        ],
+        resources: [migrateTask(hookPhase)],
       },
     },
   },

@@ -81,7 +81,7 @@ describe('Try it: a card run again', () => {
     ).toBe('/freezes/frz-old');
     fireEvent.click(within(card).getByTestId('tryit-run'));
     // while the request is in flight: starting, and nothing of the previous run
-    expect(await within(card).findByTestId('tryit-starting')).toBeTruthy();
+    expect((await within(card).findByTestId('tryit-starting')).textContent).toBe('Starting…');
     expect(within(card).queryByTestId('tryit-job')).toBeNull();
     expect(within(card).queryByRole('link', { name: /the freeze/ })).toBeNull();
     answerRun?.();
