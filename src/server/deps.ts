@@ -3,6 +3,7 @@ import type { Accounts } from './auth/index.ts';
 import type { AccessRule } from './auth/index.ts';
 import type { OidcLogin } from './auth/index.ts';
 import type { SessionStore } from './auth/index.ts';
+import type { AttemptCounters } from './auth/index.ts';
 import type { EvidenceRecorder } from './evidence/index.ts';
 import type { AccessReviewer } from './auth/index.ts';
 import type { ClusterManager } from './kube/cluster-manager.ts';
@@ -32,6 +33,8 @@ export interface AppDeps {
   accounts: Accounts;
   sessions: SessionStore;
   oidc?: OidcLogin | undefined;
+  /** the sign-in throttles' counters (auth/attempt-store.ts): in the store's database, shared by every replica */
+  attempts?: AttemptCounters | undefined;
   /** CONSOLE_PUBLIC_URL's origin: what Origin headers must say; https → Secure cookies */
   publicOrigin?: string | undefined;
   /** set in impersonation mode: Kubernetes RBAC of the signed-in user decides what it sees */

@@ -18,6 +18,8 @@ import { Accounts, INITIAL_PASSWORD_FILE, passwordCostOf } from './auth/index.ts
 import { OidcLogin } from './auth/index.ts';
 import { SessionStore } from './auth/index.ts';
 import { DbSessionBackend } from './auth/index.ts';
+import { dialectOf } from './store/dialect.ts';
+import { dbCounters } from './auth/index.ts';
 import { LocalStateBus, PostgresStateBus, type StateBus } from './store/state-bus.ts';
 import type pg from 'pg';
 import { AccessReviewer } from './auth/index.ts';
@@ -226,6 +228,10 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     accounts,
     sessions,
     oidc,
+    // sign-in throttles count in the store: five wrong passwords are five across every replica (issue 40)
+    attempts: dbCounters(dialectOf(store), (e) =>
+      log.warn({ err: e instanceof Error ? e.message : String(e) }, 'sign-in throttles count on this replica alone'),
+    ),
     publicOrigin,
     ...(cfg.clusterAccess === 'impersonate' ? { reviewer: new AccessReviewer(clusters) } : {}),
     ...(opts.logStream ? { logStream: opts.logStream } : {}),

@@ -20,6 +20,8 @@ const USERS = {
   'prod-developer': ['developer@prod/prod'],
   'prod-reviewer': ['reviewer@prod/prod'],
   'prod-reviewer-2': ['reviewer@prod/prod'],
+  // only the throttle test signs in as this one (it ends locked out for five minutes)
+  'prod-guesser': ['developer@prod/prod'],
 };
 
 type Bff = Awaited<ReturnType<typeof spawnBff>>;
@@ -117,6 +119,24 @@ afterAll(async () => {
 }, 300_000);
 
 describe('two replicas on one PostgreSQL behind a round-robin proxy', () => {
+  it('five wrong passwords spread over both replicas lock the sixth try on either (the throttle counts in PostgreSQL)', async () => {
+    const [a, b] = replicas as [Bff, Bff];
+    const attempt = async (base: string, password: string) =>
+      (
+        await fetch(`${base}/api/auth/signin`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-Console-Request': '1', Origin: base },
+          body: JSON.stringify({ username: 'prod-guesser', password }),
+        })
+      ).status;
+    const seen: number[] = [];
+    for (let i = 0; i < 5; i++) seen.push(await attempt((i % 2 ? b : a).base, `wrong-${i}`));
+    expect(seen).toEqual([401, 401, 401, 401, 401]);
+    // a counter per process had seen two or three here: each replica would still take guesses
+    expect(await attempt(b.base, 'wrong-5')).toBe(429);
+    await expect(signIn(a.base, 'prod-guesser')).rejects.toThrow(/429/);
+  });
+
   it('sign in through one, act through the other, both streams see it; kill the executor mid-prune: nothing lost, nothing done twice', async () => {
     const lb = proxy as RoundRobin;
     const base = lb.url;

@@ -8,7 +8,8 @@
 import { LOCAL_ISSUER, type Accounts, type LocalUser } from './accounts.ts';
 import { UnknownSignIn, type OidcLogin } from './oidc.ts';
 import { Busy } from './passwords.ts';
-import { clientKey, RateLimiter } from './rate-limit.ts';
+import { memoryCounters, type AttemptCounters } from './attempt-store.ts';
+import { clientKey } from './rate-limit.ts';
 import type { Principal, Session, SessionStore } from './sessions.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
 import { HttpError } from '../http/errors.ts';
@@ -18,6 +19,8 @@ export interface AuthActionDeps {
   sessions: SessionStore;
   recorder: EvidenceRecorder;
   oidc?: OidcLogin | undefined;
+  /** the throttles' counters: in the database, so that every replica counts the same attempts (default: this process) */
+  attempts?: AttemptCounters | undefined;
 }
 
 /** A new session: `id` goes into the cookie, the store keeps only its hash. */
@@ -35,16 +38,22 @@ const tooMany = (wait: number, what = 'sign-in attempts') =>
   new HttpError(429, 'TooManyAttempts', `too many ${what}; try again in ${wait} s`, undefined, undefined, wait);
 
 export class AuthActions {
-  private readonly perAddress = new RateLimiter(20, 60_000);
-  private readonly failures = new RateLimiter(5, 5 * 60_000);
-  private readonly oidcStarts = new RateLimiter(30, 60_000);
-  private readonly oidcCallbacks = new RateLimiter(30, 60_000);
+  private readonly perAddress;
+  private readonly failures;
+  private readonly oidcStarts;
+  private readonly oidcCallbacks;
 
-  constructor(private readonly d: AuthActionDeps) {}
+  constructor(private readonly d: AuthActionDeps) {
+    const counter = d.attempts ?? memoryCounters;
+    this.perAddress = counter('sign-in', 20, 60_000);
+    this.failures = counter('failures', 5, 5 * 60_000);
+    this.oidcStarts = counter('oidc-start', 30, 60_000);
+    this.oidcCallbacks = counter('oidc-callback', 30, 60_000);
+  }
 
   /** Counts a sign-in request from this address, well-formed or not: 429 past 20 a minute. */
-  admitSignIn(ip: string): void {
-    const wait = this.perAddress.take(clientKey(ip));
+  async admitSignIn(ip: string): Promise<void> {
+    const wait = await this.perAddress.take(clientKey(ip));
     if (wait) throw tooMany(wait);
   }
 
@@ -53,11 +62,11 @@ export class AuthActions {
     // failures count per user name *and* address: guessing is throttled, but nobody can lock an account
     // for everyone else by failing on purpose from elsewhere
     const failKey = `${username.toLowerCase()}|${clientKey(ip)}`;
-    const blocked = this.failures.peek(failKey);
+    const blocked = await this.failures.peek(failKey);
     if (blocked) throw tooMany(blocked);
     const u = await this.check(username, password);
     if (!u) {
-      this.failures.take(failKey);
+      await this.failures.take(failKey);
       // people type passwords into the user name box: only a known account name is recorded
       const known = this.d.accounts.user(username);
       await this.d.recorder.record({
@@ -105,10 +114,10 @@ export class AuthActions {
    */
   async changePassword(s: Session, current: string, next: string): Promise<StartedSession> {
     const name = s.user.name;
-    const wait = this.failures.peek(`pw:${name}`);
+    const wait = await this.failures.peek(`pw:${name}`);
     if (wait) throw tooMany(wait, 'attempts');
     if (!(await this.check(name, current))) {
-      this.failures.take(`pw:${name}`);
+      await this.failures.take(`pw:${name}`);
       throw new HttpError(403, 'BadCredentials', 'the current password is wrong');
     }
     if (next === current) throw new HttpError(400, 'BadRequest', 'the new password must differ from the current one');
@@ -124,7 +133,7 @@ export class AuthActions {
   /** Starts an OIDC sign-in (30 a minute per address): the issuer URL and the state for the cookie. */
   async startOidc(ip: string, next: string): Promise<{ url: string; state: string }> {
     const oidc = this.oidc();
-    const wait = this.oidcStarts.take(clientKey(ip));
+    const wait = await this.oidcStarts.take(clientKey(ip));
     if (wait) throw tooMany(wait, 'sign-ins from this address');
     try {
       return await oidc.start(next);
@@ -144,7 +153,7 @@ export class AuthActions {
     ip: string,
   ): Promise<StartedSession & { next: string }> {
     const oidc = this.oidc();
-    const wait = this.oidcCallbacks.take(clientKey(ip));
+    const wait = await this.oidcCallbacks.take(clientKey(ip));
     if (wait) throw tooMany(wait, 'sign-ins from this address');
     let who: Awaited<ReturnType<OidcLogin['finish']>>;
     let user: Principal;

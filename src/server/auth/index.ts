@@ -6,6 +6,7 @@ export { allowed, installGuard, recordDenial, type AccessRule } from './guard.ts
 export { appObjectOf, appVisibility, envFilter, withVisibleApps, type EnvFilter } from './env-filter.ts';
 export { OidcLogin } from './oidc.ts';
 export { generatePassword, passwordCostOf } from './passwords.ts';
+export { dbCounters, type AttemptCounters } from './attempt-store.ts';
 export { DbSessionBackend } from './session-backend.ts';
 export { SessionStore, type Principal, type Session } from './sessions.ts';
 export { connectionFor, managedCluster } from './user-connection.ts';

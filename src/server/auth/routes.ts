@@ -11,7 +11,7 @@ import { HttpError } from '../http/errors.ts';
 import { validated } from '../http/respond.ts';
 import { AuthActions, OidcSignInFailed, type StartedSession } from './actions.ts';
 
-export type AuthDeps = Pick<AppDeps, 'accounts' | 'sessions' | 'recorder' | 'oidc' | 'publicOrigin'>;
+export type AuthDeps = Pick<AppDeps, 'accounts' | 'sessions' | 'recorder' | 'oidc' | 'publicOrigin' | 'attempts'>;
 
 const OIDC_COOKIE = 'console_oidc';
 const SignIn = z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(1024) });
@@ -75,7 +75,7 @@ export const authRoutes: FastifyPluginAsync<AuthDeps> = async (app, d) => {
   }));
 
   app.post('/api/auth/signin', { config: { access: { public: true } } }, async (req, rep) => {
-    auth.admitSignIn(req.ip);
+    await auth.admitSignIn(req.ip);
     const parsed = SignIn.safeParse(req.body);
     if (!parsed.success) throw new HttpError(400, 'BadRequest', 'username and password are required');
     const started = await auth.signIn(parsed.data.username, parsed.data.password, req.ip);

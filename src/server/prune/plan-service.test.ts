@@ -34,4 +34,18 @@ describe('PruneService plans', () => {
     expect(t.cluster.deletes.map((d) => d.name)).toEqual(['a']);
     expect(t.cluster.objects.has('p')).toBe(true);
   });
+
+  it('a live Argo CD hook out of Git is no candidate (Argo CD never prunes hooks); under Flux the same object is', async () => {
+    const plan = async (controller: 'argocd' | 'flux') => {
+      const t = setup(dir, { inGit: ['keep'], live: ['keep', 'gone', 'migrate'] });
+      t.cluster.add('migrate', { 'argocd.argoproj.io/hook': 'PreSync' });
+      t.app.controller = controller;
+      (t.deps.index as unknown as { get: (c: string, r: { name: string }) => unknown }).get = (_c, r) =>
+        t.cluster.objects.get(r.name);
+      const { preview } = await t.service.create(t.app, dev);
+      return preview.doc.candidates.map((c) => c.ref.name).sort();
+    };
+    expect(await plan('argocd')).toEqual(['gone']);
+    expect(await plan('flux')).toEqual(['gone', 'migrate']);
+  });
 });

@@ -9,6 +9,7 @@
 // render again, an object newly out of it, or a render that fails voids it.
 import { createHash } from 'node:crypto';
 import type { App } from '../../domain/app.ts';
+import { isHook } from '../../domain/argo-hooks.ts';
 import { metaOf, type Obj } from '../../domain/object-meta.ts';
 import { deletionCount, judgeCascade, lookupsOver, pruneKey, type PruneCandidate } from '../../domain/prune.ts';
 import { refId, type ObjectRef } from '../../domain/refs.ts';
@@ -34,7 +35,8 @@ export function snapshotHash(revision: string | null, candidates: PreviewCandida
 /**
  * What a prune of the app would consider at this render: the controller's inventory plus the live objects carrying
  * its tracking labels that the inventory dropped (a Flux Kustomization with `prune: false` drops stale objects from
- * its inventory but leaves them live), the render's objects, and the candidates (in the inventory, not rendered).
+ * its inventory but leaves them live) less an Argo CD app's live hooks, the render's objects, and the candidates (in
+ * the inventory, not rendered).
  */
 export function pruneCandidates(
   ctx: PruneContext,
@@ -49,7 +51,11 @@ export function pruneCandidates(
   }
   const desired: ObjectRef[] = render.objects.map((o) => refOf(a.cluster, o));
   const desiredKeys = new Set(desired.map(pruneKey));
-  const all = [...inventory.values()];
+  // a live Argo CD hook is not the app's to prune: Argo CD never prunes a hook (its delete policy removes it), as the
+  // diff says (diff/hook-rows.ts leftHookNote). Flux has no hooks: there an annotated object is pruned as any other.
+  const hook = (r: ObjectRef) =>
+    a.controller === 'argocd' && isHook(ctx.deps.index.get(a.cluster, r) as Obj | undefined);
+  const all = [...inventory.values()].filter((r) => !hook(r));
   return { inventory: all, desired, candidates: all.filter((r) => !desiredKeys.has(pruneKey(r))) };
 }
 

@@ -253,4 +253,17 @@ export const MIGRATIONS: Migration[] = [
       'ALTER TABLE release_manifests ADD COLUMN expired_at TEXT',
     ],
   },
+  {
+    // sign-in throttles (auth/attempt-store.ts): one count per key and window for every replica; the key is a
+    // SHA-256 (people type passwords into the user name box), rows past their window are swept
+    id: 13,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS auth_attempts (
+        key TEXT PRIMARY KEY,
+        count INTEGER NOT NULL,
+        reset_at BIGINT NOT NULL
+      )`,
+      'CREATE INDEX IF NOT EXISTS auth_attempts_reset ON auth_attempts (reset_at)',
+    ],
+  },
 ];
