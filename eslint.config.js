@@ -107,8 +107,8 @@ export default tseslint.config(
     },
     plugins: { 'import-x': importX, local: { rules: { 'no-import-cycle': noImportCycle } } },
     rules: {
-      'import-x/no-cycle': ['error', { ignoreExternal: true }],
-      // import-x/no-cycle skips type-only imports; ours counts them (a circle of types is still a circle)
+      // our own rule, not import-x/no-cycle: that one skips type-only imports (a circle of types is still a circle)
+      // and took 38 % of the lint's time (TIMING=20 npx eslint ., 2026-12-06: 8.9 s of 23 s) for a subset of ours
       'local/no-import-cycle': 'error',
     },
   },
