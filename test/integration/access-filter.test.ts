@@ -246,6 +246,11 @@ describe('item 8: objects in another environmentâ€™s namespace, in the dev appâ€
       ...['-n', 'flux-system', 'patch', 'kustomization', dev.kustomization()],
       ...['--type=merge', '-p', JSON.stringify({ spec: { suspend: true } })],
     ]);
+    // a field of staging's live object written by a manager seen nowhere else: dev's ownership table must not name it
+    kubectl('nonprod', [
+      ...['-n', stg.namespace, 'patch', 'configmap', 'settings', '--field-manager=staging-hand'],
+      ...['--type=merge', '-p', JSON.stringify({ data: { hand: 'set-by-hand' } })],
+    ]);
     try {
       const sha = dev.push('Render a ConfigMap into the staging estateâ€™s namespace', (w) => {
         writeRepoFile(w, 'app/kustomization.yaml', 'resources:\n  - settings.yaml\n  - worker.yaml\n  - cross.yaml\n');
@@ -279,6 +284,9 @@ describe('item 8: objects in another environmentâ€™s namespace, in the dev appâ€
       expect(devDiff.hiddenByEnvironment).toBe(2);
       expect(dr.text).not.toContain(STAGING_VALUE);
       expect(dr.text).not.toContain(stg.namespace);
+      // the ownership table's totals are of the rows shown: the manager seen only on the hidden object is gone
+      expect(both?.ownership.find((m) => m.manager === 'staging-hand')).toMatchObject({ objects: 1 });
+      expect(dr.text).not.toContain('staging-hand');
       expect(devDiff.objects.map((o) => `${o.ref.kind}/${o.ref.name}`).sort()).toEqual([
         'ConfigMap/settings',
         'ServiceAccount/worker',

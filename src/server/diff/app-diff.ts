@@ -61,7 +61,14 @@ export interface OwnershipRow {
   conflicts: Array<{ object: string; path: string; with: string[] }>;
 }
 
+/**
+ * Each object's share of the ownership table (label → manager → fields), kept under a symbol: never sent (JSON
+ * leaves symbol keys out), but copied by spreads, so diff-seen-by.ts can take a hidden object's share out of the totals.
+ */
+export const OWNERSHIP_BY_OBJECT: unique symbol = Symbol('ownershipByObject');
+
 export interface AppDiff {
+  [OWNERSHIP_BY_OBJECT]?: Map<string, Map<string, number>>;
   appId: string;
   generatedAt: string;
   state: 'ok' | 'unknown';
@@ -183,6 +190,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
     if (!r) owners.set(m, (r = { fields: 0, objects: new Set(), conflicts: [] }));
     return r;
   };
+  const shares = new Map<string, Map<string, number>>();
   let render: RenderResult;
   try {
     render = await (deps.render ? deps.render() : renderDesired(app, deps));
@@ -213,6 +221,9 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
         const row = own(m);
         row.fields++;
         row.objects.add(label);
+        let share = shares.get(label);
+        if (!share) shares.set(label, (share = new Map()));
+        share.set(m, (share.get(m) ?? 0) + 1);
         if (names.length > 1 && row.conflicts.length < 200)
           row.conflicts.push({ object: label, path, with: names.filter((n) => n !== m) });
       }
@@ -454,6 +465,7 @@ export async function diffApp(app: App, deps: DiffDeps): Promise<AppDiff> {
     : summarizeDiff(objects);
   return {
     ...base,
+    [OWNERSHIP_BY_OBJECT]: shares,
     objects,
     ownership,
     state: 'ok',

@@ -2,7 +2,7 @@
 // are left out with everything that names them, counted, and the counts and summary are of what is shown.
 import { describe, expect, it } from 'vitest';
 import type { ObjectRef } from '../../domain/refs.ts';
-import type { ObjectDiff } from './app-diff.ts';
+import { OWNERSHIP_BY_OBJECT, type ObjectDiff } from './app-diff.ts';
 import { diffSeenBy } from './diff-seen-by.ts';
 import type { DiffResult } from './service.ts';
 
@@ -109,5 +109,31 @@ describe('diffSeenBy', () => {
   it('nothing hidden: the same diff, no count', () => {
     const all = diff();
     expect(diffSeenBy(all, () => false, true)).toBe(all);
+  });
+
+  it("the ownership totals leave out the hidden objects' fields; a manager seen only on them is left out", () => {
+    const shares = new Map([
+      ['ConfigMap dev/settings', new Map([['kubectl-edit', 2]])],
+      [
+        'ConfigMap staging/settings',
+        new Map([
+          ['kubectl-edit', 2],
+          ['staging-operator', 5],
+        ]),
+      ],
+    ]);
+    const full = diff({
+      ownership: [...diff().ownership, { manager: 'staging-operator', fields: 5, objects: 1, conflicts: [] }],
+    });
+    const d = diffSeenBy({ ...full, [OWNERSHIP_BY_OBJECT]: shares }, stagingHidden, true);
+    expect(d.ownership.map((r) => [r.manager, r.fields, r.objects])).toEqual([['kubectl-edit', 2, 1]]);
+    // what the reader may read in full keeps its totals
+    const all = diffSeenBy({ ...full, [OWNERSHIP_BY_OBJECT]: shares }, () => false, true);
+    expect(all.ownership.map((r) => [r.manager, r.fields, r.objects])).toEqual([
+      ['kubectl-edit', 4, 2],
+      ['staging-operator', 5, 1],
+    ]);
+    // never sent: the symbol's map is not in the JSON
+    expect(JSON.stringify(d)).not.toContain('staging-operator');
   });
 });

@@ -3,7 +3,7 @@
 // in staging carrying the dev app's label — is left out with its Git and live YAML, and counted
 // (`hiddenByEnvironment`). The diff is computed once for everyone (service.ts); this runs per request, after it.
 import type { ObjectRef } from '../../domain/refs.ts';
-import { emptyRenderSummary, summarizeDiff, type ObjectStatus } from './app-diff.ts';
+import { emptyRenderSummary, OWNERSHIP_BY_OBJECT, summarizeDiff, type ObjectStatus } from './app-diff.ts';
 import type { DiffResult } from './service.ts';
 
 type Ref = Pick<ObjectRef, 'group' | 'kind' | 'namespace' | 'name'>;
@@ -13,7 +13,8 @@ const label = (r: Ref) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.
 
 /**
  * `d` without the rows `hides` says the reader may not see: counts and summary of the rows shown, ownership
- * conflicts and prune reasons naming a hidden object left out, Secrets in Git of a hidden namespace left out.
+ * totals and conflicts without the hidden objects' fields (a manager seen only on them is left out), prune reasons
+ * naming a hidden object left out, Secrets in Git of a hidden namespace left out.
  * `controllerPrunes`: the app's own prune setting (the empty-render summary's words). Unchanged when none is hidden.
  */
 export function diffSeenBy(
@@ -53,7 +54,7 @@ export function diffSeenBy(
     objects,
     counts,
     summary,
-    ownership: d.ownership.map((row) => ({ ...row, conflicts: row.conflicts.filter((c) => !names.has(c.object)) })),
+    ownership: ownershipWithout(d, names),
     ...(d.prune
       ? {
           prune: { ...d.prune, reasons: d.prune.reasons.filter((r) => ![...names].some((n) => r.startsWith(`${n} `))) },
@@ -61,4 +62,23 @@ export function diffSeenBy(
       : {}),
     hiddenByEnvironment: hidden.length,
   };
+}
+
+/** The ownership table less the hidden objects' shares: fields and objects counted, conflicts naming them. */
+function ownershipWithout(d: DiffResult, names: Set<string>): DiffResult['ownership'] {
+  const shares = d[OWNERSHIP_BY_OBJECT];
+  const less = new Map<string, { fields: number; objects: number }>();
+  for (const n of names)
+    for (const [m, fields] of shares?.get(n) ?? []) {
+      const l = less.get(m) ?? { fields: 0, objects: 0 };
+      less.set(m, { fields: l.fields + fields, objects: l.objects + 1 });
+    }
+  return d.ownership
+    .map((row) => ({
+      ...row,
+      fields: row.fields - (less.get(row.manager)?.fields ?? 0),
+      objects: row.objects - (less.get(row.manager)?.objects ?? 0),
+      conflicts: row.conflicts.filter((c) => !names.has(c.object)),
+    }))
+    .filter((row) => row.objects > 0);
 }

@@ -18,7 +18,7 @@ import {
   type FreezeDto,
 } from '../../api/schemas.ts';
 import { can, whyNot } from '../../domain/access.ts';
-import { AccessReviewer, allowed, appVisibility, recordDenial } from '../auth/index.ts';
+import { AccessReviewer, allowed, appVisibility, envFilter, recordDenial } from '../auth/index.ts';
 import type { Principal } from '../auth/index.ts';
 import { freezeMinSeconds } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
@@ -58,14 +58,24 @@ async function seenBy(req: FastifyRequest, deps: AppDeps, f: FreezeView): Promis
   if (!targets.length) return undefined;
   if (targets.length === f.doc.targets.length) return f;
   const shown = new Set(targets.map((t) => t.appId));
+  const hides = envFilter(req, deps.catalog, f.cluster).hides;
   return {
     ...f,
     doc: {
       ...f.doc,
       targets,
       ...(f.doc.writeBack ? { writeBack: f.doc.writeBack.filter((w) => shown.has(w.appId)) } : {}),
+      // a decision names an object (`<ref id>#<path>`): those in an environment the reader may not read are left out
+      ...(f.doc.decisions ? { decisions: f.doc.decisions.filter((d) => !hides(decisionRef(d.change))) } : {}),
     },
   };
+}
+
+/** The object a decision's change id names: `<cluster>/<group|core>/<kind>/<namespace|_>/<name>#<path>`. */
+export function decisionRef(change: string): { group: string; kind: string; namespace?: string; name: string } {
+  const parts = (change.split('#')[0] ?? '').split('/');
+  const [group = '', kind = '', namespace = '_', name = ''] = parts.slice(-4);
+  return { group: group === 'core' ? '' : group, kind, ...(namespace !== '_' ? { namespace } : {}), name };
 }
 
 /** `f` as this reader may see it (`seen`); whether they may end it is decided on all of it */
@@ -89,7 +99,7 @@ function dto(req: FastifyRequest, f: FreezeView, seen: FreezeView = f): FreezeDt
     endReason: f.endReason,
     targets: seen.doc.targets,
     extensions: f.doc.extensions,
-    ...(f.doc.decisions ? { decisions: f.doc.decisions } : {}),
+    ...(seen.doc.decisions ? { decisions: seen.doc.decisions } : {}),
     ...(seen.doc.writeBack ? { writeBack: seen.doc.writeBack } : {}),
     canEnd:
       f.active && f.doc.targets.every((t) => can(user.grants, 'freeze.toggle', { cluster: f.cluster, env: t.env })),
