@@ -4,7 +4,7 @@
 // anywhere (type-only imports count); SPA features never import each other
 // (shared code lives in src/web/components or src/web/lib); in the BFF a
 // capability imports another only through its index.ts, the platform never
-// imports a capability or the composition root (docs/ARCHITECTURE.md).
+// imports a capability or the composition root (docs/develop/ARCHITECTURE.md).
 import { readdirSync } from 'node:fs';
 import { URL } from 'node:url';
 import js from '@eslint/js';
@@ -17,7 +17,7 @@ const features = readdirSync(new URL('./src/web/features', import.meta.url), { w
   .filter((d) => d.isDirectory())
   .map((d) => d.name);
 
-// The BFF's floors (docs/ARCHITECTURE.md): capabilities, the platform beneath them, the composition root above.
+// The BFF's floors (docs/develop/ARCHITECTURE.md): capabilities, the platform beneath them, the composition root above.
 const serverDir = new URL('./src/server/', import.meta.url);
 export const CAPABILITIES = [
   'apps',

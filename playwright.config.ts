@@ -4,7 +4,7 @@ import { CHROMIUM_ARGS, E2E_CHROMIUM } from './test/support/bff-process.ts';
 /**
  * Specs that change nothing shared (no Git push, no live edit in a seed namespace, no stopped component, no action
  * on the shared console) and read nothing another spec changes: `npm test` runs them with 2 workers, then, in the
- * same Playwright run, every other spec with 1 (docs/testing.md). A spec that owns its estate belongs here.
+ * same Playwright run, every other spec with 1 (docs/develop/testing.md). A spec that owns its estate belongs here.
  */
 export const PARALLEL_SPECS = [
   'a11y.spec.ts',

@@ -2,7 +2,7 @@ import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Integration files that cannot run beside others (docs/testing.md): they stop a component, change what every
+ * Integration files that cannot run beside others (docs/develop/testing.md): they stop a component, change what every
  * app shares, or still change the seed estate. They run one at a time, after the file-parallel tier. Every other
  * integration file owns its state (test/support/own-estate.ts) or only reads, and runs in parallel. A file leaves
  * this list when it owns its state; the reason says what keeps it here.
@@ -33,13 +33,13 @@ const integration = {
   hookTimeout: 600_000,
   pool: 'forks' as const,
   // a worker process runs file after file and imports the BFF once, not once per file: the integration tier's test
-  // processes used 544 core-s instead of 794 (docs/testing.md, "Isolation"). A file owns its state in the cluster,
+  // processes used 544 core-s instead of 794 (docs/develop/testing.md, "Isolation"). A file owns its state in the cluster,
   // and in the process it leaves nothing behind that another file reads (its consoles closed in afterAll)
   isolate: false,
 };
 
 /**
- * The contract tier (docs/testing.md): the BFF against one bare cluster (sandbox/bare-cluster.ts: etcd and the
+ * The contract tier (docs/develop/testing.md): the BFF against one bare cluster (sandbox/bare-cluster.ts: etcd and the
  * apiservers, no controllers, no forge), started once per run by its global set-up; needs no sandbox.
  */
 const contract = {
@@ -68,7 +68,7 @@ export default defineConfig({
           // 5 s default timed out four kustomize renders there (2026-12-05); a hung test still fails, at 20 s
           testTimeout: 20_000,
           // one worker process runs many files, each importing its modules once: 77 core-s instead of 198 for the
-          // tier (docs/testing.md, "Isolation"). Every file passed in two shuffled file orders
+          // tier (docs/develop/testing.md, "Isolation"). Every file passed in two shuffled file orders
           // (--sequence.shuffle.files); a file that needs a fresh module state resets it in its own hooks
           isolate: false,
         },

@@ -1,5 +1,5 @@
 // Issue 22 in Chromium against the sandbox: an auditor signs in, exports the whole evidence log from the
-// evidence browser (JSONL and CSV), and the offline verify command the README gives says OK for each
+// evidence browser (JSONL and CSV), and the offline verify command the docs give says OK for each
 // downloaded file — and BROKEN once its newest event is cut; the release manifests exported beside it (issue 28)
 // check against the export's render hashes.
 import { spawnSync } from 'node:child_process';
@@ -18,11 +18,11 @@ async function signInAs(page: Page, user: string) {
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
-/** The README's command: `npm run cli -- evidence verify <file> --public-key <key>`. */
+/** The documented command (docs/reference/cli.md): `npm run cli -- evidence verify <file> --public-key <key>`. */
 const verify = (...args: string[]) =>
   spawnSync('npm', ['run', 'cli', '--', 'evidence', 'verify', ...args], { encoding: 'utf8', timeout: 120_000 });
 
-test('an auditor exports the evidence in the browser; the README verify command says OK for the downloaded files', async ({
+test('an auditor exports the evidence in the browser; the documented verify command says OK for the downloaded files', async ({
   page,
 }) => {
   const dir = mkdtempSync(join(tmpdir(), 'evidence-export-e2e-'));
@@ -32,7 +32,7 @@ test('an auditor exports the evidence in the browser; the README verify command 
     await signInAs(page, 'auditor');
     await expect(page).toHaveURL(/\/evidence$/);
     await expect(page.getByTestId('evidence-table')).toBeVisible();
-    // the public key, taken once and kept apart from the console (README: GET /api/evidence/public-key)
+    // the public key, taken once and kept apart from the console (docs/guide/auditor.md: GET /api/evidence/public-key)
     const pub = join(dir, 'checkpoint.pub');
     const key = await page.request.get('/api/evidence/public-key');
     expect(key.status()).toBe(200);

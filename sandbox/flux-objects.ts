@@ -11,7 +11,7 @@ export const SEED_APP_INTERVAL = '15s';
 /**
  * the seed's staging and prod apps: 1 m. Nobody waits on their periodic reapply (a new commit is applied as soon as
  * the source fetches it; tests and Try-it ask with "Reconcile now"). The idle sandbox used 18.4 core-s a minute
- * with these at 1 m, 21.3 with them at 15 s (measured: docs/testing.md)
+ * with these at 1 m, 21.3 with them at 15 s (measured: docs/develop/testing-measured.md)
  */
 export const SEED_UPPER_APP_INTERVAL = '1m';
 /** the seed's platform Kustomizations (infra-*, payments-staging): nobody waits on their periodic reapply */
@@ -36,7 +36,7 @@ spec:
    * one of the environment's Kustomizations on the seed repository; `spec` adds its own lines (2-space indent).
    * `interval`: how often Flux reapplies Git without a new commit (a new commit is applied when its source fetches
    * it). The dev app's 15 s is what Try-it's "Flux reverts it at its next reconcile" shows; infra's 1 m costs the
-   * idle sandbox 8 core-s a minute less than 15 s (measured: docs/testing.md).
+   * idle sandbox 8 core-s a minute less than 15 s (measured: docs/develop/testing-measured.md).
    */
   const kustomization = (
     name: string,

@@ -3,7 +3,7 @@
 // The helpers (`kubectl(cluster, args)` in state.ts and those built on it) are synchronous, and about 250 test
 // call sites depend on that. Each kubectl process costs 0.15 core-seconds of Go start-up, and blocks the test's
 // process (and the console under test in it) while it runs: over one integration tier, 1,326 calls and 248
-// core-seconds (docs/testing.md, "Measured"). Here a worker thread (kube-sync-worker.mjs) makes the request with
+// core-seconds (docs/develop/testing-measured.md, "Measured"). Here a worker thread (kube-sync-worker.mjs) makes the request with
 // a keep-alive connection while the caller waits on Atomics.wait: the same synchronous API at a few milliseconds
 // a call. Node's own primitives (worker_threads, Atomics, receiveMessageOnPort) are enough; no dependency.
 //

@@ -1,4 +1,4 @@
-// The README's screenshots — the overview, the app page, a release chain and the Try-it page, in light and dark
+// The docs' screenshots (README.md, docs/guide/) — the overview, the app page, a release chain and the Try-it page, in light and dark
 // mode — from the real sandbox (reused when it runs) through the built SPA and the BFF in sandbox mode (what
 // `npm start` runs), signed in as admin:
 //   npx vite build && npx tsx scripts/capture-screenshots.ts

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Samples the load and the 13 busiest processes (CPU %, command line) every minute into a file, until killed:
-# where a test run's CPU goes (docs/testing.md, "Measured"). Usage: bash scripts/cpu-samples.sh [out] &
+# where a test run's CPU goes (docs/develop/testing-measured.md, "Measured"). Usage: bash scripts/cpu-samples.sh [out] &
 out="${1:-test-results/cpu-samples.txt}"
 mkdir -p "$(dirname "$out")"
 while true; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// npm test: the whole suite by tiers (docs/testing.md), printing one closing line "N passed, N failed".
+// npm test: the whole suite by tiers (docs/develop/testing.md), printing one closing line "N passed, N failed".
 //
-//   side lane (niced, beside the sandbox's start):  build SPA → typecheck → lint → format → unit → contract
+//   side lane (niced, beside the sandbox's start):  build SPA → typecheck → lint → docs check → format → unit → contract
 //   main lane:  sandbox up → integration (file-parallel) → global (serial) → e2e (parallel, then serial) → down
 //
 // The contract tier needs no sandbox: its own bare cluster (etcd and apiservers, sandbox/bare-cluster.ts) from the
@@ -274,14 +274,16 @@ async function sideLane() {
     e2eReady ? await run('build SPA', node, [bin('vite/bin/vite.js'), 'build', '--logLevel', 'warn'], opts) : true,
   );
   if (want('static')) {
-    // alone (test:fast), the three are one core each: tsc and eslint side by side, each printed when it ends;
-    // beside the sandbox's start, one after another (the start needs the other core)
+    // alone (test:fast), each one core: tsc and eslint side by side (format and the docs check after them), each
+    // printed when it ends; beside the sandbox's start, one after another (the start needs the other core)
     const o = needsSandbox ? opts : { ...opts, live: false };
     const typecheck = () => run('typecheck', node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit'], o);
     const lint = () => run('lint', node, [bin('eslint/bin/eslint.js'), '.', '--max-warnings=0'], o);
     const format = () => run('format check', node, [bin('prettier/bin/prettier.cjs'), '--check', '.'], o);
-    if (needsSandbox) for (const step of [typecheck, lint, format]) await step();
-    else await Promise.all([typecheck().then(format), lint()]);
+    // links, anchors, npm scripts and configuration variables named in the docs (scripts/docs-check.ts)
+    const docs = () => run('docs check', node, ['--import', 'tsx', 'scripts/docs-check.ts'], o);
+    if (needsSandbox) for (const step of [typecheck, lint, docs, format]) await step();
+    else await Promise.all([typecheck().then(format), lint().then(docs)]);
   }
   if (want('unit')) await vitest('unit tests', 'unit', opts);
   if (want('contract')) {

@@ -61,7 +61,7 @@ export const EvidenceExportFilter = z
   .strict();
 export type EvidenceExportFilter = z.infer<typeof EvidenceExportFilter>;
 /**
- * The signed trailer that ends every export (README "Export and independent verification"). `signature` is
+ * The signed trailer that ends every export (docs/guide/auditor.md, "Export and independent verification"). `signature` is
  * Ed25519, by the checkpoint key (`keyId`: sha256 of its SPKI DER), over the text
  * "gitops-console evidence export trailer v1\n" + canonical JSON of every other field.
  */

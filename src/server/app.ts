@@ -29,6 +29,7 @@ import { treeRoutes } from './tree/routes.ts';
 import { tryitRoutes } from './tryit/routes.ts';
 import { notificationRoutes } from './notify/routes.ts';
 import { sinkRoutes } from './sinks/routes.ts';
+import { openApiRoutes } from './openapi/routes.ts';
 
 export type { AppDeps } from './deps.ts';
 
@@ -130,6 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(notificationRoutes, deps);
     await api.register(tryitRoutes, deps); // sandbox mode only (deps.tryit): otherwise no route, 404
     await api.register(metricsRoutes, { metrics, metricsToken: deps.metricsToken });
+    await api.register(openApiRoutes); // public: the routes and shapes, no data (openapi/routes.ts)
     api.all('/api/*', { config: { access: { public: true } } }, async (_req, rep) =>
       sendError(rep, 404, 'NotFound', 'no such API route'),
     );

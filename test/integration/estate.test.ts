@@ -1,4 +1,4 @@
-// Tests own their state (docs/testing.md): two estates made from the same dev template at the same time — what
+// Tests own their state (docs/develop/testing.md): two estates made from the same dev template at the same time — what
 // two test files that both change "digital-human-dev" now do — are changed at the same time, and neither sees the
 // other: each Kustomization applies only its own repository's commits into its own namespace, and the console
 // shows each app at its own revision in env dev. The teardown leaves nothing behind.

@@ -29,7 +29,7 @@ export const SANDBOX_FLAGGER_GATE_ENV = { CONSOLE_FLAGGER_GATE_HOSTS: '127.0.0.1
  * Debian's `/usr/bin/chromium`; `E2E_CHROMIUM` names another. Both are the same Chromium build (same Blink and V8);
  * the shell has no browser UI or display compositor, which the full browser's headless mode still runs: on the same
  * pages and axe audits it used 12–16 s of CPU where the full browser used 23–25 s, and loaded each page in half
- * the time (docs/testing.md, "The browser"). Benchmarks and screenshots keep the full browser users run.
+ * the time (docs/develop/testing.md, "The browser"). Benchmarks and screenshots keep the full browser users run.
  */
 export const E2E_CHROMIUM =
   process.env.E2E_CHROMIUM ??

@@ -1,4 +1,4 @@
-// A test file's own estate on the real sandbox (docs/testing.md): its own repository on the forge (seeded from a
+// A test file's own estate on the real sandbox (docs/develop/testing.md): its own repository on the forge (seeded from a
 // template), its own GitRepository, Kustomizations and namespace (governed when asked), mapped to an environment
 // by the test consoles' mapping (./sandbox-environments.ts: `t-<env>-*` namespaces). Nothing of it is shared, so
 // files that own estates run side by side; the seed estate stays read-only. Waits are on the exact commit the

@@ -1,5 +1,5 @@
 // A setup file of every vitest tier (vitest.config.ts): the environment variables a test file sets are put back
-// when the file ends. The tiers run with `isolate: false` (docs/testing.md, "Isolation"): a worker process runs
+// when the file ends. The tiers run with `isolate: false` (docs/develop/testing.md, "Isolation"): a worker process runs
 // file after file, and a variable one file set (CONSOLE_GIT_ALLOW_FILE_URLS, say) must not reach the next.
 import { afterAll } from 'vitest';
 

@@ -1,6 +1,6 @@
 // The console and the CLI as the container image runs them (scripts/server-bundle.mjs): plain JavaScript that
 // `node` starts without a TypeScript loader. Tests that spawn a console or the CLI run these: what ships, and
-// cheaper to start (tsx transpiles the whole server at each start: docs/testing.md, "Spawned consoles").
+// cheaper to start (tsx transpiles the whole server at each start: docs/develop/testing.md, "Spawned consoles").
 // Bundled once per test process from the working tree (so never stale), into a folder of its own under dist/
 // (the bundles import the repository's node_modules), removed when the process exits.
 import { mkdirSync, rmSync } from 'node:fs';

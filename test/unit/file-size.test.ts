@@ -1,5 +1,5 @@
 // No file of ours (src/, test/, e2e/, sandbox/, bench/) grows past ~500 lines without saying why at its top
-// (docs/ARCHITECTURE.md): a room one person can hold in their head. The reason is a line in the first 12 that says
+// (docs/develop/ARCHITECTURE.md): a room one person can hold in their head. The reason is a line in the first 12 that says
 // "over 500 lines".
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';

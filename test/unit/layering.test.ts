@@ -1,5 +1,5 @@
 // The BFF's layering and the no-circles rule are enforced by the lint (eslint.config.js); these fixtures prove
-// that the lint really refuses what docs/ARCHITECTURE.md forbids, and accepts the allowed twin.
+// that the lint really refuses what docs/develop/ARCHITECTURE.md forbids, and accepts the allowed twin.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ESLint } from 'eslint';

@@ -1,4 +1,4 @@
-// No test sleeps longer than 2 s (docs/testing.md, "Time"): a test waits on the exact condition (waitFor), holds a
+// No test sleeps longer than 2 s (docs/develop/testing.md, "Time"): a test waits on the exact condition (waitFor), holds a
 // "nothing happens" check by looking again and again (holdsFor in sandbox/procs.ts), or has the period injected (a
 // configurable minimum, a test clock). A fixed sleep is either too short on a loaded machine (a flake) or too long
 // everywhere else (the suite's time). This reads every test file for a sleep whose length is a literal over 2 s.

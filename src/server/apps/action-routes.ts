@@ -17,18 +17,18 @@ import { DEFAULT_ROLLOUT_ONCALL_ENVS, whyNotRolloutControl } from '../../domain/
 import { HttpError } from '../http/errors.ts';
 import { z } from 'zod';
 
-const RolloutActionParams = z.object({
+export const RolloutActionParams = z.object({
   rolloutNamespace: z.string().min(1).max(253),
   rollout: z.string().min(1).max(253),
   verb: z.enum(ROLLOUT_VERBS),
 });
-const FlaggerActionParams = z.object({
+export const FlaggerActionParams = z.object({
   canaryNamespace: z.string().min(1).max(253),
   canary: z.string().min(1).max(253),
   verb: z.enum(FLAGGER_VERBS),
 });
 /** a reason is required: it is the record of why a canary was overridden */
-const RolloutActionBody = z.object({ reason: z.string().trim().min(3, 'a reason is required').max(500) });
+export const RolloutActionBody = z.object({ reason: z.string().trim().min(3, 'a reason is required').max(500) });
 
 export const actionRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   // the Flagger load tester hosts the console may open gates on (CONSOLE_FLAGGER_GATE_HOSTS; none when unset)

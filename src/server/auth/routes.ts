@@ -14,8 +14,8 @@ import { AuthActions, OidcSignInFailed, type StartedSession } from './actions.ts
 export type AuthDeps = Pick<AppDeps, 'accounts' | 'sessions' | 'recorder' | 'oidc' | 'publicOrigin' | 'attempts'>;
 
 const OIDC_COOKIE = 'console_oidc';
-const SignIn = z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(1024) });
-const PasswordChange = z.object({ current: z.string().min(1).max(1024), next: z.string().min(12).max(1024) });
+export const SignIn = z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(1024) });
+export const PasswordChange = z.object({ current: z.string().min(1).max(1024), next: z.string().min(12).max(1024) });
 
 /** What is wrong with a password change's body, in words (never "needs 12 characters" for a body that is no JSON). */
 export function passwordChangeProblem(body: unknown): string {

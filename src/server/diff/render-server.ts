@@ -1,7 +1,7 @@
 // flux-render in server mode (sandbox/go/flux-render/serve.go): a few long-lived processes that render request after
 // request, so kustomize's built-in OpenAPI schema is parsed once per process instead of once per render. A one-shot
 // render of the seed's dev overlay costs 0.30–0.36 core-seconds, half of it that parse and most of the rest the
-// garbage collector over it; a render in a running server about 0.04 (docs/testing.md, "Renders"). The output is the
+// garbage collector over it; a render in a running server about 0.04 (docs/develop/testing.md, "Renders"). The output is the
 // one-shot command's, byte for byte (src/server/diff/render-server.test.ts).
 //
 // Each process renders one request at a time; up to `size` processes run at once, and a request that finds them all

@@ -40,7 +40,7 @@ export function renderTools(dataDir: string, repoRoot = process.cwd()): RenderTo
   return {
     fluxRender: process.env.CONSOLE_FLUX_RENDER ?? local('flux-render'),
     // Flux renders through running `flux-render --serve` processes (render-server.ts) unless
-    // CONSOLE_FLUX_RENDER_SERVER=off (docs/testing.md, "Renders")
+    // CONSOLE_FLUX_RENDER_SERVER=off (docs/develop/testing.md, "Renders")
     fluxRenderServer: process.env.CONSOLE_FLUX_RENDER_SERVER !== 'off',
     kustomize: process.env.CONSOLE_KUSTOMIZE ?? local('kustomize'),
     helm: process.env.CONSOLE_HELM ?? local('helm'),

@@ -12,8 +12,8 @@ export { UnfetchableUrlError } from './url-policy.ts';
  * The transports git may use, for every repository the console touches (mirrors, renders, write-backs):
  * http(s), and ssh when CONSOLE_GIT_ALLOW_SSH=1. `file:` (which would let a repository URL written into a
  * cluster object read this host's files), the unauthenticated `git:` and every other transport are refused.
- * Tests that need a local bare repository set CONSOLE_GIT_ALLOW_FILE_URLS=1 (never in production; the README's
- * settings table says so).
+ * Tests that need a local bare repository set CONSOLE_GIT_ALLOW_FILE_URLS=1 (never in production; docs/operate/configuration.md
+ * says so).
  */
 export const GIT_PROTOCOLS = 'http:https';
 

@@ -20,7 +20,7 @@ import type { PreviewView } from './model.ts';
 import type { PruneService } from './service.ts';
 import { AppSetService } from './appsets.ts';
 
-const Params = z.object({
+export const AppSetParams = z.object({
   cluster: z.string().min(1).max(253),
   namespace: z.string().min(1).max(253),
   name: z.string().min(1).max(253),
@@ -58,7 +58,7 @@ export function appSetRoutes(
         return `Kubernetes RBAC does not let ${user.name} get ${KINDS[kind].plural}.${KINDS[kind].group} in ${s.namespace} on ${s.cluster}`;
     return undefined;
   };
-  const refuse = (req: FastifyRequest, p: z.infer<typeof Params>, reason: string): never => {
+  const refuse = (req: FastifyRequest, p: z.infer<typeof AppSetParams>, reason: string): never => {
     recordDenial(
       deps.recorder,
       req,
@@ -87,7 +87,7 @@ export function appSetRoutes(
     '/api/appsets/:cluster/:namespace/:name',
     { config: { access: { action: 'app.read', scope: 'cluster' } } },
     async (req) => {
-      const p = parsed(Params, req.params);
+      const p = parsed(AppSetParams, req.params);
       const user = req.principal as Principal;
       let appset: AppSetView;
       try {
@@ -116,7 +116,7 @@ export function appSetRoutes(
     '/api/appsets/:cluster/:namespace/:name/prune-previews',
     { config: { access: { action: 'prune.request', scope: 'cluster' } } },
     async (req) => {
-      const p = parsed(Params, req.params);
+      const p = parsed(AppSetParams, req.params);
       const user = req.principal as Principal;
       const scope = { cluster: p.cluster, env: '*' };
       if (!can(user.grants, 'prune.request', scope)) {

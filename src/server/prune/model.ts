@@ -95,4 +95,6 @@ export interface PruneServiceDeps {
   render(a: App, user: Principal | undefined): Promise<RenderResult>;
   /** the clusters connected now (recovery sweeps their approval lists: approval-params.ts) */
   clusters?(): string[];
+  /** the environment the console's mapping gives a namespace (CONSOLE_ENVIRONMENTS); undefined: none */
+  envOfNamespace?(cluster: string, namespace: string): string | undefined;
 }

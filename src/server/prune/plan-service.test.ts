@@ -48,4 +48,22 @@ describe('PruneService plans', () => {
     expect(await plan('argocd')).toEqual(['gone']);
     expect(await plan('flux')).toEqual(['gone', 'migrate']);
   });
+
+  it("a labelled object in another environment's namespace is no candidate: the label alone does not make it the app's", async () => {
+    const plan = async (mapped: boolean) => {
+      const t = setup(dir, { inGit: ['keep'], live: ['keep', 'gone'] });
+      const stray = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'stray', namespace: 'staging', uid: 'uid-stray', resourceVersion: '7' },
+      };
+      (t.deps.index as unknown as { trackedBy: () => unknown[] }).trackedBy = () => [stray];
+      if (mapped) t.deps.envOfNamespace = (_c, ns) => (ns === 'staging' ? 'staging' : 'prod');
+      const { preview } = await t.service.create(t.app, dev);
+      return preview.doc.candidates.map((c) => `${c.ref.namespace}/${c.ref.name}`).sort();
+    };
+    expect(await plan(true)).toEqual(['prod/gone']);
+    // with no mapping (labels decide environments) the label is all there is to go by
+    expect(await plan(false)).toEqual(['prod/gone', 'staging/stray']);
+  });
 });

@@ -33,7 +33,7 @@ import { AppSetService } from './appsets.ts';
 import { appSetRoutes } from './appset-routes.ts';
 
 /** The list's query; `awaiting=me`: the previews waiting for the signed-in user's decision. */
-const PreviewsQuery = PrunePreviewsQuery.extend({ awaiting: z.literal('me').optional() });
+export const PreviewsQuery = PrunePreviewsQuery.extend({ awaiting: z.literal('me').optional() });
 
 function summaryOf(p: StoredPreview): Omit<PrunePreview, 'candidates' | 'journal' | 'decisions'> {
   const c = p.doc.candidates;
@@ -122,6 +122,7 @@ export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       conn: (cluster) => managedCluster(deps.clusters, cluster).conn,
       listed: (cluster) => deps.clusters.states().find((s) => s.name === cluster)?.status === 'connected',
       render: (a, user) => diffs.desired(a, user),
+      envOfNamespace: (cluster, namespace) => deps.catalog.envOfNamespace(cluster, namespace),
       clusters: () =>
         deps.clusters
           .states()

@@ -34,7 +34,7 @@ export function snapshotHash(revision: string | null, candidates: PreviewCandida
 
 /**
  * What a prune of the app would consider at this render: the controller's inventory plus the live objects carrying
- * its tracking labels that the inventory dropped (a Flux Kustomization with `prune: false` drops stale objects from
+ * its tracking labels (in its own environment's namespaces, when a mapping says) that the inventory dropped (a Flux Kustomization with `prune: false` drops stale objects from
  * its inventory but leaves them live) less an Argo CD app's live hooks, the render's objects, and the candidates (in
  * the inventory, not rendered).
  */
@@ -45,9 +45,15 @@ export function pruneCandidates(
 ): { inventory: ObjectRef[]; desired: ObjectRef[]; candidates: ObjectRef[] } {
   const inventory = new Map<string, ObjectRef>();
   for (const r of a.inventory) inventory.set(pruneKey(r), r);
+  // an object tied to the app by its tracking label alone, in a namespace the mapping gives another environment, is
+  // not this app's to prune: anyone who may label there could add it, and this app's reviewers may not even see it
+  const elsewhere = (r: ObjectRef) => {
+    const env = r.namespace ? ctx.deps.envOfNamespace?.(a.cluster, r.namespace) : undefined;
+    return env !== undefined && env !== a.env;
+  };
   for (const o of ctx.deps.index.trackedBy(a.cluster, trackerOf(a))) {
     const r = refOf(a.cluster, o);
-    if (!inventory.has(pruneKey(r))) inventory.set(pruneKey(r), r);
+    if (!inventory.has(pruneKey(r)) && !elsewhere(r)) inventory.set(pruneKey(r), r);
   }
   const desired: ObjectRef[] = render.objects.map((o) => refOf(a.cluster, o));
   const desiredKeys = new Set(desired.map(pruneKey));

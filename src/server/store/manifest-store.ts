@@ -221,7 +221,7 @@ export class ManifestStore {
     }
   }
 
-  /** how many manifests and how many bytes they take (README's size per 1,000 releases) */
+  /** how many manifests and how many bytes they take (docs/develop/benchmarks.md: size per 1,000 releases) */
   async stats(): Promise<{ manifests: number; bytes: number; storedBytes: number; expired: number }> {
     const rows = (await this.db.exec(
       all(
