@@ -5,7 +5,8 @@
 //   - every `npm run X` names a script of package.json, and every `npm X` in code names an npm command (start and
 //     test need their script);
 //   - every CONSOLE_* variable the docs name is in the configuration table (src/server/config-vars.ts, which a unit
-//     test keeps equal to what the code reads), and every variable of the table is named somewhere in the docs.
+//     test keeps equal to what the code reads), and every variable of the table is named somewhere in the docs;
+//   - README.md has at most 150 lines, every other page at most 400.
 //
 //   npx tsx scripts/docs-check.ts   prints each problem as file:line and exits 1 when there is one
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -255,6 +256,19 @@ export function checkConfigVars(
   return problems;
 }
 
+/** The front door stays short and every page stays readable: README ≤ 150 lines, every other page ≤ 400. */
+export const MAX_LINES = { readme: 150, page: 400 };
+
+export function checkLengths(docs: Doc[]): Problem[] {
+  return docs.flatMap((d) => {
+    const max = d.file === 'README.md' ? MAX_LINES.readme : MAX_LINES.page;
+    const lines = d.text.split('\n').length - (d.text.endsWith('\n') ? 1 : 0);
+    return lines > max
+      ? [{ file: d.file, line: max + 1, message: `${lines} lines: at most ${max} (split it, or move detail to docs/)` }]
+      : [];
+  });
+}
+
 /** Every problem of the docs under root. */
 export function checkDocs(root: string, opts: { vars?: readonly string[] } = {}): Problem[] {
   const docs = collectDocs(root);
@@ -264,6 +278,7 @@ export function checkDocs(root: string, opts: { vars?: readonly string[] } = {})
     ...checkLinks(root, docs),
     ...checkNpm(docs, new Set(Object.keys(pkg.scripts ?? {}))),
     ...checkConfigVars(docs, vars),
+    ...checkLengths(docs),
   ];
 }
 

@@ -91,6 +91,26 @@ describe('docs check', () => {
     expect(out).toContain('src/server/config-vars.ts:1: CONSOLE_PORT: read by the console but named in no doc');
   });
 
+  it('fails a README over 150 lines and a page over 400', () => {
+    const long = (n: number) => Array.from({ length: n }, (_, i) => `line ${i}`).join('\n') + '\n';
+    const ok = checkDocs(repo({ ...GOOD, 'README.md': GOOD['README.md'] + long(130) }), { vars: VARS });
+    expect(formatProblems(ok)).not.toMatch(/lines: at most/);
+    const problems = formatProblems(
+      checkDocs(
+        repo({
+          ...GOOD,
+          'README.md': GOOD['README.md'] + long(140),
+          'docs/guide.md': GOOD['docs/guide.md'] + long(400),
+        }),
+        {
+          vars: VARS,
+        },
+      ),
+    );
+    expect(problems).toMatch(/^README\.md:151: \d+ lines: at most 150/m);
+    expect(problems).toMatch(/^docs\/guide\.md:401: \d+ lines: at most 400/m);
+  });
+
   it('slugs headings as GitHub does, repeats numbered', () => {
     expect(githubSlug('Set up the console (once)')).toBe('set-up-the-console-once');
     expect(githubSlug('`CONSOLE_PORT` and [links](x.md): **bold**, café!')).toBe('console_port-and-links-bold-café');
