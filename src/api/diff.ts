@@ -140,5 +140,7 @@ export const EnvCompareResponse = z.object({
     }),
   ),
   fields: z.array(z.object({ object: z.string(), path: z.string(), byEnv: z.record(z.string(), z.unknown()) })),
+  /** how many of the app's environments the reader may not read (left out, never named) */
+  hiddenEnvironments: z.number().int().nonnegative().optional(),
 });
 export type EnvCompareResponse = z.infer<typeof EnvCompareResponse>;

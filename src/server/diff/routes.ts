@@ -21,7 +21,10 @@ export const diffRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       // only the environments this user may read
       const mine = deps.catalog.list().filter((m) => allowed(req, 'app.read', { cluster: m.cluster, env: m.env }));
       const family = familyOf(a, deps.reviewer ? await deps.reviewer.visibleApps(req, mine) : mine, deps.envOrder);
-      return validated(EnvCompareResponse, await diffs.environments(family, req.principal));
+      // the others are counted, never named: the panel says environments were left out instead of vanishing
+      const hidden = familyOf(a, deps.catalog.list(), deps.envOrder).length - family.length;
+      const body = await diffs.environments(family, req.principal);
+      return validated(EnvCompareResponse, hidden > 0 ? { ...body, hiddenEnvironments: hidden } : body);
     },
   );
 

@@ -15,10 +15,24 @@ export function EnvCompare({ appId }: { appId: string }) {
   if (q.isPending) return <p className="mt-4 text-sm text-slate-500">Rendering every environment…</p>;
   if (q.isError) return <p className="mt-4 text-sm text-red-700">Cannot compare environments: {q.error.message}</p>;
   const envs = q.data.envs;
-  if (envs.length < 2) return null;
+  const hidden = q.data.hiddenEnvironments ?? 0;
+  const hiddenLine = hidden > 0 && (
+    <p className="mb-2 text-sm text-slate-600" data-testid="env-compare-hidden">
+      {hidden === 1 ? '1 more environment' : `${hidden} more environments`} of this app {hidden === 1 ? 'is' : 'are'}{' '}
+      hidden: you may not read {hidden === 1 ? 'it' : 'them'}.
+    </p>
+  );
+  if (envs.length < 2)
+    return hiddenLine ? (
+      <section className="mt-4 rounded-lg border border-slate-200 bg-white p-4" data-testid="env-compare">
+        <h2 className="mb-2 font-semibold">Across environments</h2>
+        {hiddenLine}
+      </section>
+    ) : null;
   return (
     <section className="mt-4 rounded-lg border border-slate-200 bg-white p-4" data-testid="env-compare">
       <h2 className="mb-2 font-semibold">Across environments</h2>
+      {hiddenLine}
       <div className="relative mb-3 overflow-x-auto">
         <table className="w-full min-w-[32rem] text-xs [&_td]:px-2 [&_td]:py-1 [&_th]:px-2 [&_th]:py-1">
           <thead>
