@@ -62,7 +62,25 @@ test.use({ storageState: { cookies: [], origins: [] } });
  * sandbox at rest again. The spec runs it twice: a card that only works once, or a reset that leaves something
  * behind, fails the second round.
  */
+/** Where a round's time goes, printed at its end (the spec is the suite's longest: each part is a place to look). */
+function laps(name: string) {
+  const t0 = Date.now();
+  let last = t0;
+  const parts: string[] = [];
+  return {
+    mark(what: string) {
+      const now = Date.now();
+      parts.push(`${what} ${((now - last) / 1000).toFixed(1)} s`);
+      last = now;
+    },
+    print() {
+      console.log(`${name}: ${parts.join(', ')}; total ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    },
+  };
+}
+
 async function round(page: Page, n: 1 | 2) {
+  const lap = laps(`tryit round ${n}`);
   // 0. From the seed (at rest), push a new image: the dev commit's release has every state done, and its promotion
   //    reached staging (the row of the dev commit, from the card's second step: the promotion commit is dev's
   //    newest row too, one that changes nothing there). The second round pushes the same tag again (the same digest:
@@ -83,6 +101,7 @@ async function round(page: Page, n: 1 | 2) {
     { timeout: 240_000 },
   );
 
+  lap.mark('push-image');
   // 1. Scale a Deployment by hand → the dev app's evidence holds the drift episode, opened by kubectl and reverted
   c = await runCard(page, 'scale-by-hand');
   await expect(c.getByTestId('tryit-step')).toHaveCount(3);
@@ -107,6 +126,7 @@ async function round(page: Page, n: 1 | 2) {
     data: { action: 'sandbox.scenario', intentSeq: intent?.seq, by: 'admin' },
   });
 
+  lap.mark('scale-by-hand');
   // 2. Remove a ConfigMap from Git → on the prod app "Preview prune" lists it, pending a reviewer; the card says
   //    what it leaves (dev and staging held by the prune policy), and every screen says "held", not "failed"
   c = await runCard(page, 'remove-configmap');
@@ -143,6 +163,7 @@ async function round(page: Page, n: 1 | 2) {
     /(dev|staging) is held by the prune policy: deleting ConfigMap\/render-worker-config .* “Reset to the seed”/,
   );
 
+  lap.mark('remove-configmap');
   // 3. Break prod's endpoint → prod's newest release (the card's commit) has a red verification: HTTP 503
   c = await runCard(page, 'break-prod-endpoint');
   const sha = (await c.getByTestId('tryit-step').nth(1).textContent())?.match(/— ([0-9a-f]{7})/)?.[1] ?? '';
@@ -153,6 +174,7 @@ async function round(page: Page, n: 1 | 2) {
   await expect(verification).toHaveAttribute('data-status', 'failed', { timeout: 300_000 });
   await expect(verification).toContainText('503');
 
+  lap.mark('break-prod');
   // 4. Incident: on-call freezes prod (here the admin, in the UI); the card edits render-worker by hand; the
   //    freeze's page lists that live change for write-back, and ending the freeze opens the pull request
   await page.goto('/apps/prod/flux-system/kustomization/digital-human-prod');
@@ -178,6 +200,7 @@ async function round(page: Page, n: 1 | 2) {
   await expect(written.getByTestId('write-back-branch')).toHaveText(/^freeze\/frz-[0-9a-f]+$/);
   await expect(page.getByTestId('freeze-status')).toHaveAttribute('data-status', 'ended', { timeout: 60_000 });
 
+  lap.mark('freeze-incident');
   // 5. Take a cluster offline → the overview's stale banner names prod
   c = await runCard(page, 'cluster-offline', 60_000);
   await c.getByRole('link', { name: 'All apps' }).click();
@@ -190,6 +213,7 @@ async function round(page: Page, n: 1 | 2) {
     'freeze digital-human-prod first',
   );
 
+  lap.mark('cluster-offline');
   // 6. Reset: its steps run one after another; then Git is the seed, prod is back, the endpoint answers
   const reset = page.getByTestId('tryit-reset');
   const resetBefore = (await reset.getByTestId('tryit-job').count())
@@ -222,6 +246,7 @@ async function round(page: Page, n: 1 | 2) {
     const k = getJson(cluster, ['-n', 'flux-system', 'get', 'kustomization', `digital-human-${env}`]);
     expect(String((k.status as { lastAppliedRevision?: string }).lastAppliedRevision), env).toContain(head);
   }
+  lap.mark('reset');
   const resetJob = (await reset.getByTestId('tryit-job').getAttribute('data-job')) ?? '';
   const [resetIntent, resetOutcome] = await recordsOf(resetJob);
   expect(resetIntent).toMatchObject({ type: 'sandbox.reset', actor: 'sandbox-scenario', data: { by: 'admin' } });
@@ -232,6 +257,7 @@ async function round(page: Page, n: 1 | 2) {
   await page.goto('/');
   await expect(page.getByTestId('stale-banner')).toHaveCount(0, { timeout: 90_000 });
   await expect(page.getByTestId('prune-hold-badge')).toHaveCount(0, { timeout: 120_000 });
+  lap.mark('at rest');
   if (n === 1) {
     // /try with every card's steps, details (shas, digests) and the reset's: never sideways, at 1,440, 1,024 and 390 px
     await page.goto('/try');
@@ -246,6 +272,8 @@ async function round(page: Page, n: 1 | 2) {
     await page.setViewportSize({ width: 1440, height: 900 });
   }
   await page.screenshot({ path: `test-results/tryit-after-reset-${n}.png`, fullPage: true });
+  lap.mark(n === 1 ? 'layout' : 'screenshot');
+  lap.print();
 }
 
 test('run the cards, follow each link to its story, then reset the sandbox to the seed', async ({ browser }) => {
