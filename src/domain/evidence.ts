@@ -67,6 +67,9 @@ export const EVIDENCE_TYPES = [
   // the outcome of an action whose intent was recorded first (data.intentSeq names it)
   'action.completed',
   'action.failed',
+  // the process acting stopped (a crash, a kill) after the intent and before its outcome: whether the action took
+  // effect is unknown (data.intentSeq, data.action, data.replica); recorded by the replica that found it
+  'action.interrupted',
   // an attempt at a governed action refused by a check before its intent (data.action, data.reason): one record,
   // never the action's own type
   'action.refused',

@@ -410,6 +410,16 @@ export const CONFIG_VARS: readonly ConfigVar[] = [
     chart: '`config.extra`',
   },
   {
+    name: 'CONSOLE_INTENT_STALE_SECONDS',
+    type: 'integer',
+    default: '`120`',
+    description:
+      "an action's open intent not renewed this long belongs to a process that stopped: any replica records `action.interrupted` for it (whether it took effect is unknown); a restarted process on the same host does so at once; 2–3600",
+    audience: 'operator',
+    group: 'storage',
+    chart: '`config.extra`',
+  },
+  {
     name: 'CONSOLE_FREEZE_CLAIM_SECONDS',
     type: 'integer',
     default: '`30`',
@@ -633,6 +643,15 @@ export const CONFIG_VARS: readonly ConfigVar[] = [
     type: 'switch',
     default: 'on',
     description: 'benchmarks only: `off` runs the same BFF without drift detection, to measure what detection costs',
+    audience: 'test',
+    group: 'tests',
+  },
+  {
+    name: 'CONSOLE_TEST_FAULTS',
+    type: 'string',
+    default: 'unset',
+    description:
+      'chaos tests only: comma-separated points (`<intent type>:after-intent` or `:after-act`, e.g. `freeze.started:after-intent`) at which the process kills itself with SIGKILL (`src/server/evidence/fault-points.ts`); never set it in production',
     audience: 'test',
     group: 'tests',
   },

@@ -119,6 +119,7 @@ const ConfigSchema = z.object({
   /** the Secret-mask key as a file (every replica the same); default <dataDir>/mask.key */
   maskKeyFile: z.string().min(1).optional(),
   pruneStaleSeconds: z.coerce.number().int().min(2).max(3600).default(120),
+  intentStaleSeconds: z.coerce.number().int().min(2).max(3600).default(120),
   /**
    * CONSOLE_FREEZE_MIN_SECONDS, for tests: POST /api/freezes may give the freeze's length as `seconds` (instead of
    * `minutes`), down to this many, so a test sees a freeze expire in seconds instead of a minute. Unset (the
@@ -223,6 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     ),
     flaggerGateHosts: listSetting(env.CONSOLE_FLAGGER_GATE_HOSTS),
     pruneStaleSeconds: env.CONSOLE_PRUNE_STALE_SECONDS || undefined,
+    intentStaleSeconds: env.CONSOLE_INTENT_STALE_SECONDS || undefined,
     freezeMinSeconds: env.CONSOLE_FREEZE_MIN_SECONDS?.trim() || undefined,
     diffProof: env.CONSOLE_DIFF_PROOF?.trim() || undefined,
     rolloutOncallEnvs: env.CONSOLE_ROLLOUT_ONCALL_ENVS

@@ -12,6 +12,7 @@ import { ObjectIndex } from './kube/object-index.ts';
 import { loadMaskKey } from './kube/secret-mask.ts';
 import { openEvidenceStore } from './evidence/index.ts';
 import { EvidenceRecorder } from './evidence/index.ts';
+import { OpenIntents } from './evidence/index.ts';
 import { checkpointIntervalMs, EvidenceCheckpoints } from './evidence/index.ts';
 import { loadSigningKey, signingKeyPath } from './evidence/index.ts';
 import { Accounts, INITIAL_PASSWORD_FILE, passwordCostOf } from './auth/index.ts';
@@ -145,6 +146,10 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     error: (o: object, m: string) => (built ? built.log.error(o, m) : early('error')(o, m)),
   };
   const recorder = new EvidenceRecorder(store, log);
+  // every action's intent noted until its outcome is: one left by a process that stopped gets action.interrupted
+  const untrackIntents = recorder.trackOpenIntents(
+    new OpenIntents(dialectOf(store), { staleMs: cfg.intentStaleSeconds * 1000, log }),
+  );
   // prune previews, freezes and sign-outs reach every replica: LISTEN/NOTIFY on PostgreSQL, in-process on SQLite
   const bus: StateBus =
     store.kind === 'postgres'
@@ -371,6 +376,7 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     async close() {
       await app.close();
       unshare();
+      untrackIntents();
       await bus.close();
       await lease?.stop();
       await releases?.stop();

@@ -12,6 +12,8 @@
 import { EventEmitter } from 'node:events';
 import type { EvidenceEvent, EvidenceInput, EvidenceType } from '../../domain/evidence.ts';
 import { HttpError } from '../http/errors.ts';
+import { faultPoint } from './fault-points.ts';
+import type { OpenIntents } from './open-intents.ts';
 import type { EvidenceStore } from './store.ts';
 
 export interface RecorderLog {
@@ -68,6 +70,7 @@ export class EvidenceRecorder extends EventEmitter {
   private closed = false;
   private readonly st: RecorderStatus = { pending: 0, failedAttempts: 0, refused: 0, failing: false };
   private readonly refusals = new Map<string, { until: number; repeated: number }>();
+  private open: OpenIntents | undefined;
 
   constructor(
     readonly store: EvidenceStore,
@@ -137,21 +140,17 @@ export class EvidenceRecorder extends EventEmitter {
     describe: (o: Outcome<T>) => Record<string, unknown> = () => ({}),
   ): Promise<T> {
     const rec = await this.intent(intent);
+    await this.open?.opened(rec.seq, intent.type);
+    faultPoint(`${intent.type}:after-intent`);
     const base = {
       actor: intent.actor,
       app: intent.app ?? null,
       cluster: intent.cluster ?? null,
       env: intent.env ?? null,
     };
+    let value: T;
     try {
-      const value = await action(rec);
-      await this.outcome({
-        ...base,
-        time: new Date().toISOString(),
-        type: 'action.completed',
-        data: { action: intent.type, intentSeq: rec.seq, ...describe({ ok: true, value }) },
-      });
-      return value;
+      value = await action(rec);
     } catch (error) {
       await this.outcome({
         ...base,
@@ -164,8 +163,64 @@ export class EvidenceRecorder extends EventEmitter {
           ...describe({ ok: false, error }),
         },
       });
+      await this.open?.closed(rec.seq);
       throw error;
     }
+    faultPoint(`${intent.type}:after-act`);
+    await this.outcome({
+      ...base,
+      time: new Date().toISOString(),
+      type: 'action.completed',
+      data: { action: intent.type, intentSeq: rec.seq, ...describe({ ok: true, value }) },
+    });
+    await this.open?.closed(rec.seq);
+    return value;
+  }
+
+  /**
+   * Notes every action's open intent in the database (open-intents.ts), renews this process's, and gives each intent
+   * left open by a process that stopped its outcome, `action.interrupted` (at once, then every half `staleMs`).
+   * Returns the stop.
+   */
+  trackOpenIntents(open: OpenIntents): () => void {
+    this.open = open;
+    const beat = setInterval(() => void open.beat(), open.heartbeatMs);
+    const sweep = setInterval(() => void this.recordInterrupted(), Math.max(1000, open.staleMs / 2));
+    beat.unref();
+    sweep.unref();
+    void this.recordInterrupted();
+    return () => {
+      clearInterval(beat);
+      clearInterval(sweep);
+      this.open = undefined;
+    };
+  }
+
+  /** Claims the intents of processes that stopped and records `action.interrupted` for each; returns how many. */
+  async recordInterrupted(now = Date.now()): Promise<number> {
+    const open = this.open;
+    if (!open) return 0;
+    let rows: Awaited<ReturnType<OpenIntents['claimStopped']>>;
+    try {
+      rows = await open.claimStopped(now);
+    } catch (err) {
+      this.log.warn({ err: message(err) }, 'cannot look for interrupted actions now (retried)');
+      return 0;
+    }
+    for (const r of rows)
+      await this.record({
+        time: new Date(now).toISOString(),
+        type: 'action.interrupted',
+        actor: 'console',
+        data: {
+          action: r.type,
+          intentSeq: r.seq,
+          replica: r.replica,
+          lastAliveAt: new Date(r.aliveAt).toISOString(),
+          note: 'the console process acting stopped before recording the outcome: whether it took effect is unknown',
+        },
+      });
+    return rows.length;
   }
 
   /**

@@ -266,4 +266,17 @@ export const MIGRATIONS: Migration[] = [
       'CREATE INDEX IF NOT EXISTS auth_attempts_reset ON auth_attempts (reset_at)',
     ],
   },
+  {
+    // intents whose outcome is not recorded yet (evidence/open-intents.ts): a row renewed by the process acting; a
+    // row nobody renews belongs to a process that stopped, and its intent gets `action.interrupted`
+    id: 14,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS open_intents (
+        seq BIGINT PRIMARY KEY,
+        type TEXT NOT NULL,
+        replica TEXT NOT NULL,
+        alive_at BIGINT NOT NULL
+      )`,
+    ],
+  },
 ];

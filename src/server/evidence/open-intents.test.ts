@@ -1,0 +1,139 @@
+// Every recorded intent gets exactly one outcome, also when the process acting stops half-way (issue 42): the open
+// intent's row (open-intents.ts) outlives the process, and another replica records `action.interrupted` for it once.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { EvidenceEvent } from '../../domain/evidence.ts';
+import { all, dialectOf } from '../store/dialect.ts';
+import { armedFaults } from './fault-points.ts';
+import { OpenIntents } from './open-intents.ts';
+import { EvidenceRecorder } from './recorder.ts';
+import { SqliteEvidenceStore } from './sqlite-store.ts';
+
+const cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+async function store() {
+  const dir = mkdtempSync(join(tmpdir(), 'open-intents-'));
+  const s = await SqliteEvidenceStore.open(dir);
+  cleanup.push(async () => {
+    await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return s;
+}
+
+const log = { warn: vi.fn(), error: vi.fn() };
+const intent = (type: 'freeze.started' | 'prune.approved') => ({
+  time: new Date().toISOString(),
+  type,
+  actor: 'oncall',
+  data: {},
+});
+
+function replica(s: Awaited<ReturnType<typeof store>>, name: string, staleMs = 60_000) {
+  const recorder = new EvidenceRecorder(s, log);
+  const open = new OpenIntents(dialectOf(s), { replica: name, staleMs, heartbeatMs: 60_000 });
+  cleanup.push(recorder.trackOpenIntents(open));
+  return { recorder, open };
+}
+
+const openRows = async (s: Awaited<ReturnType<typeof store>>) =>
+  (await dialectOf(s).exec(all('SELECT seq, replica FROM open_intents'))) as Array<{ seq: number; replica: string }>;
+const outcomesOf = (events: EvidenceEvent[], seq: number) =>
+  events.filter((e) => e.type.startsWith('action.') && e.data.intentSeq === seq);
+
+describe('open intents', () => {
+  it('an action that ends, well or not, leaves no open intent and one outcome', async () => {
+    const s = await store();
+    const { recorder } = replica(s, 'host-a/1/a');
+    await recorder.act(intent('freeze.started'), async () => 'ok');
+    await expect(
+      recorder.act(intent('prune.approved'), async () => {
+        throw new Error('apiserver down');
+      }),
+    ).rejects.toThrow('apiserver down');
+    expect(await openRows(s)).toEqual([]);
+    const events = await s.list({ limit: 50 });
+    for (const i of events.filter((e) => e.type === 'freeze.started' || e.type === 'prune.approved'))
+      expect(outcomesOf(events, i.seq)).toHaveLength(1);
+  });
+
+  it('a process that stops mid-action: another replica records action.interrupted once, after the intent went stale', async () => {
+    const s = await store();
+    const a = replica(s, 'host-a/1/a', 5_000);
+    const b = replica(s, 'host-b/2/b', 5_000);
+    // A's action never ends (A "dies" here: nothing renews its row any more)
+    void a.recorder.act(intent('freeze.started'), () => new Promise<never>(() => undefined));
+    await vi.waitFor(async () => expect(await openRows(s)).toHaveLength(1));
+    const [row] = await openRows(s);
+    const t = Date.now();
+    expect(await b.recorder.recordInterrupted(t)).toBe(0); // still renewed as far as anyone knows
+    expect(await b.recorder.recordInterrupted(t + 6_000)).toBe(1);
+    expect(await b.recorder.recordInterrupted(t + 12_000)).toBe(0); // once
+    expect(await openRows(s)).toEqual([]);
+    const events = await s.list({ limit: 50 });
+    expect(outcomesOf(events, Number(row?.seq))).toEqual([
+      expect.objectContaining({
+        type: 'action.interrupted',
+        actor: 'console',
+        data: expect.objectContaining({ action: 'freeze.started', replica: 'host-a/1/a' }),
+      }),
+    ]);
+  });
+
+  it('a running action renews its row: it is never taken for a stopped one', async () => {
+    const s = await store();
+    const a = replica(s, 'host-a/1/a', 5_000);
+    const b = replica(s, 'host-b/2/b', 5_000);
+    void a.recorder.act(intent('freeze.started'), () => new Promise<never>(() => undefined));
+    await vi.waitFor(async () => expect(await openRows(s)).toHaveLength(1));
+    const t = Date.now();
+    await a.open.beat(t + 4_000);
+    expect(await b.recorder.recordInterrupted(t + 6_000)).toBe(0);
+  });
+
+  it('a restarted process on the same host records its predecessor’s open intents at once', async () => {
+    const s = await store();
+    const old = replica(s, 'host-a/1/old');
+    void old.recorder.act(intent('prune.approved'), () => new Promise<never>(() => undefined));
+    await vi.waitFor(async () => expect(await openRows(s)).toHaveLength(1));
+    // at its start, without waiting for the row to go stale
+    const restarted = replica(s, 'host-a/7/new');
+    await vi.waitFor(async () => expect(await s.list({ type: 'action.interrupted', limit: 5 })).toHaveLength(1));
+    expect(await openRows(s)).toEqual([]);
+    // and its own running actions are never its own victims
+    void restarted.recorder.act(intent('prune.approved'), () => new Promise<never>(() => undefined));
+    await vi.waitFor(async () => expect(await openRows(s)).toHaveLength(1));
+    expect(await restarted.recorder.recordInterrupted(Date.now() + 10 * 60_000)).toBe(0);
+  });
+
+  it('two replicas sweeping at once claim each stopped intent once between them', async () => {
+    const s = await store();
+    const a = replica(s, 'host-a/1/a', 1_000);
+    for (let i = 0; i < 5; i++)
+      void a.recorder.act(intent('freeze.started'), () => new Promise<never>(() => undefined));
+    await vi.waitFor(async () => expect(await openRows(s)).toHaveLength(5));
+    const b = replica(s, 'host-b/2/b', 1_000);
+    const c = replica(s, 'host-c/3/c', 1_000);
+    const later = Date.now() + 5_000;
+    const counts = await Promise.all([b.recorder.recordInterrupted(later), c.recorder.recordInterrupted(later)]);
+    expect(counts[0] + counts[1]).toBe(5);
+    const events = await s.list({ type: 'action.interrupted', limit: 50 });
+    expect(new Set(events.map((e) => e.data.intentSeq)).size).toBe(5);
+    expect(events).toHaveLength(5);
+  });
+});
+
+describe('fault points', () => {
+  it('arms only well-formed points; unset arms none', () => {
+    expect(armedFaults(undefined).size).toBe(0);
+    expect([...armedFaults(' freeze.started:after-intent, prune.approved:after-act,bogus, x:during ')]).toEqual([
+      'freeze.started:after-intent',
+      'prune.approved:after-act',
+    ]);
+  });
+});

@@ -1,0 +1,117 @@
+// Intents with no outcome yet, in the store's database (table `open_intents`, migration 14): the invariant "every
+// recorded intent gets exactly one outcome, eventually" holds when the process acting dies half-way too.
+//
+// `recorder.act()` opens a row right after its intent is recorded and deletes it once the outcome is; while the
+// action runs its process renews `alive_at` every few seconds. A row nobody renewed for `staleMs` belongs to a
+// process that stopped (a crash, a SIGKILL, a lost node): any replica claims it (deleted in one transaction, so
+// one claim wins) and records `action.interrupted` — whether the action took effect is unknown, and the record
+// says so; what a recovery then does (a prune's journal, a freeze's takeover) is recorded as its own action.
+// A restarted process on the same host claims its predecessor's rows at once instead of waiting.
+//
+// The row is a recovery aid, not the evidence: when it cannot be written the action still goes on (its intent is
+// recorded), and the failure is logged.
+import { hostname } from 'node:os';
+import { all, run, type Dialect } from '../store/dialect.ts';
+
+export interface OpenIntentRow {
+  seq: number;
+  type: string;
+  replica: string;
+  aliveAt: number;
+}
+
+export interface OpenIntentsOptions {
+  /** how often a process renews the rows of its running actions (default 10 s) */
+  heartbeatMs?: number;
+  /** a row not renewed for this long belongs to a process that stopped (default 120 s) */
+  staleMs?: number;
+  /** this process: `<host>/<pid>/<random>` (a restarted process on the same host has the same first part) */
+  replica?: string;
+  log?: { warn(o: object, m: string): void };
+}
+
+type Row = { seq: number | string; type: string; replica: string; alive_at: number | string };
+const rowOf = (r: Row): OpenIntentRow => ({
+  seq: Number(r.seq),
+  type: r.type,
+  replica: r.replica,
+  aliveAt: Number(r.alive_at),
+});
+
+export class OpenIntents {
+  readonly replica: string;
+  readonly heartbeatMs: number;
+  readonly staleMs: number;
+  private readonly running = new Set<number>();
+
+  constructor(
+    private readonly db: Dialect,
+    private readonly opts: OpenIntentsOptions = {},
+  ) {
+    this.replica = opts.replica ?? `${hostname()}/${process.pid}/${Math.random().toString(36).slice(2, 10)}`;
+    this.heartbeatMs = opts.heartbeatMs ?? 10_000;
+    this.staleMs = opts.staleMs ?? 120_000;
+  }
+
+  /** The intent `seq` was recorded and its action starts. */
+  async opened(seq: number, type: string, now = Date.now()): Promise<void> {
+    this.running.add(seq);
+    await this.db
+      .exec(
+        run('INSERT INTO open_intents (seq, type, replica, alive_at) VALUES (?, ?, ?, ?)', [
+          seq,
+          type,
+          this.replica,
+          now,
+        ]),
+      )
+      .catch((e: unknown) => this.warn(e, 'cannot note an open intent: a crash now would leave it without outcome'));
+  }
+
+  /** The intent's outcome was recorded. */
+  async closed(seq: number): Promise<void> {
+    this.running.delete(seq);
+    await this.db
+      .exec(run('DELETE FROM open_intents WHERE seq = ?', [seq]))
+      .catch((e: unknown) => this.warn(e, 'cannot clear an open intent'));
+  }
+
+  /** Renews the rows of this process's running actions. */
+  async beat(now = Date.now()): Promise<void> {
+    const seqs = [...this.running];
+    if (!seqs.length) return;
+    await this.db
+      .exec(
+        run(`UPDATE open_intents SET alive_at = ? WHERE seq IN (${seqs.map(() => '?').join(', ')})`, [now, ...seqs]),
+      )
+      .catch((e: unknown) => this.warn(e, 'cannot renew open intents'));
+  }
+
+  /**
+   * Claims the rows of processes that stopped: not renewed for `staleMs`, or left by an earlier process of this
+   * host. Each row is claimed by one caller only (read and deleted in one transaction).
+   */
+  async claimStopped(now = Date.now()): Promise<OpenIntentRow[]> {
+    const host = `${this.replica.split('/')[0] ?? ''}/`;
+    const mine = this.replica;
+    const before = now - this.staleMs;
+    const forUpdate = this.db.forUpdate;
+    return this.db.tx(function* () {
+      const rows = (yield all(
+        `SELECT seq, type, replica, alive_at FROM open_intents
+         WHERE replica <> ? AND (alive_at < ? OR substr(replica, 1, ?) = ?) ORDER BY seq${forUpdate}`,
+        [mine, before, host.length, host],
+      )) as Row[];
+      if (!rows.length) return [];
+      yield run(
+        `DELETE FROM open_intents WHERE seq IN (${rows.map(() => '?').join(', ')})`,
+        rows.map((r) => r.seq),
+      );
+      return rows.map(rowOf);
+    });
+  }
+
+  private warn(e: unknown, msg: string): void {
+    this.opts.log?.warn({ err: e instanceof Error ? e.message : String(e) }, msg);
+  }
+}
