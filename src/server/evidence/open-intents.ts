@@ -6,7 +6,9 @@
 // process that stopped (a crash, a SIGKILL, a lost node): any replica claims it (deleted in one transaction, so
 // one claim wins) and records `action.interrupted` — whether the action took effect is unknown, and the record
 // says so; what a recovery then does (a prune's journal, a freeze's takeover) is recorded as its own action.
-// A restarted process on the same host claims its predecessor's rows at once instead of waiting.
+// Staleness is the only sign of a stopped process (several live replicas may share a host name: tests do). A process
+// cut off from the database for longer than `staleMs` while its action still runs gets its intent marked
+// interrupted too; its real outcome, recorded when the database is back, follows and says what happened.
 //
 // The row is a recovery aid, not the evidence: when it cannot be written the action still goes on (its intent is
 // recorded), and the failure is logged.
@@ -25,7 +27,7 @@ export interface OpenIntentsOptions {
   heartbeatMs?: number;
   /** a row not renewed for this long belongs to a process that stopped (default 120 s) */
   staleMs?: number;
-  /** this process: `<host>/<pid>/<random>` (a restarted process on the same host has the same first part) */
+  /** this process: `<host>/<pid>/<random>` */
   replica?: string;
   log?: { warn(o: object, m: string): void };
 }
@@ -88,19 +90,17 @@ export class OpenIntents {
   }
 
   /**
-   * Claims the rows of processes that stopped: not renewed for `staleMs`, or left by an earlier process of this
-   * host. Each row is claimed by one caller only (read and deleted in one transaction).
+   * Claims the rows of processes that stopped (not renewed for `staleMs`; never this process's own). Each row is
+   * claimed by one caller only (read and deleted in one transaction).
    */
   async claimStopped(now = Date.now()): Promise<OpenIntentRow[]> {
-    const host = `${this.replica.split('/')[0] ?? ''}/`;
     const mine = this.replica;
     const before = now - this.staleMs;
     const forUpdate = this.db.forUpdate;
     return this.db.tx(function* () {
       const rows = (yield all(
-        `SELECT seq, type, replica, alive_at FROM open_intents
-         WHERE replica <> ? AND (alive_at < ? OR substr(replica, 1, ?) = ?) ORDER BY seq${forUpdate}`,
-        [mine, before, host.length, host],
+        `SELECT seq, type, replica, alive_at FROM open_intents WHERE replica <> ? AND alive_at < ? ORDER BY seq${forUpdate}`,
+        [mine, before],
       )) as Row[];
       if (!rows.length) return [];
       yield run(
