@@ -5,9 +5,9 @@
 //
 //   npx tsx scripts/gen-api-docs.ts           write the page
 //   npx tsx scripts/gen-api-docs.ts --check   exit 1 when the checked-in page differs (test/unit/api-docs.test.ts)
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { writeOrCheckPage } from './generated-page.ts';
 import * as prettier from 'prettier';
 import { AREAS, CONTRACT, type RouteContract } from '../src/server/openapi/contract.ts';
 import { accessInWords } from '../src/server/openapi/document.ts';
@@ -59,24 +59,7 @@ export async function apiDocs(root = ROOT): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  const text = await apiDocs();
-  const file = join(ROOT, OUT);
-  if (process.argv.includes('--check')) {
-    let current = '';
-    try {
-      current = readFileSync(file, 'utf8');
-    } catch {
-      // missing: differs
-    }
-    if (current !== text) {
-      console.error(`${OUT} is out of date: run npx tsx scripts/gen-api-docs.ts`);
-      process.exit(1);
-    }
-    return;
-  }
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text);
-  console.log(`wrote ${OUT} (${text.split('\n').length - 1} lines)`);
+  writeOrCheckPage(ROOT, OUT, await apiDocs(), 'npx tsx scripts/gen-api-docs.ts');
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

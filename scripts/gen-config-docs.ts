@@ -4,9 +4,10 @@
 //
 //   npx tsx scripts/gen-config-docs.ts           write the page
 //   npx tsx scripts/gen-config-docs.ts --check   exit 1 when the checked-in page differs (test/unit/config-docs.test.ts)
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { writeOrCheckPage } from './generated-page.ts';
 import * as prettier from 'prettier';
 import { CONFIG_GROUPS, CONFIG_VARS, type ConfigGroup, type ConfigVar } from '../src/server/config-vars.ts';
 
@@ -153,24 +154,7 @@ export async function configDocs(root = ROOT): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  const text = await configDocs();
-  const file = join(ROOT, OUT);
-  if (process.argv.includes('--check')) {
-    let current = '';
-    try {
-      current = readFileSync(file, 'utf8');
-    } catch {
-      // missing: differs
-    }
-    if (current !== text) {
-      console.error(`${OUT} is out of date: run npx tsx scripts/gen-config-docs.ts`);
-      process.exit(1);
-    }
-    return;
-  }
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text);
-  console.log(`wrote ${OUT} (${text.split('\n').length - 1} lines)`);
+  writeOrCheckPage(ROOT, OUT, await configDocs(), 'npx tsx scripts/gen-config-docs.ts');
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -51,6 +51,13 @@ async function outcomesOf(seq: number): Promise<EvidenceEvent[]> {
   return all.flat().filter((e) => e.data.intentSeq === seq);
 }
 
+/** Until the survivor has recorded an outcome for intent `seq` (its sweep runs every second here). */
+const untilOutcome = (seq: number) =>
+  waitFor('the survivor records the intent interrupted', async () => (await outcomesOf(seq)).length > 0, {
+    timeoutMs: 20_000,
+    intervalMs: 500,
+  });
+
 /** Starts a freeze through `victim`, armed to die at a point of it; returns the freeze's intent once it is recorded. */
 async function freezeUntilKilled(victim: Bff): Promise<EvidenceEvent> {
   const exited = new Promise<void>((r) =>
@@ -90,11 +97,7 @@ describe('a replica killed half-way through a freeze start', () => {
     const victim = await replica('chaos-after-intent', 'freeze.started:after-intent');
     const intent = await freezeUntilKilled(victim);
     expect(suspended(), 'the freeze never acted').toBe(false);
-    await waitFor(
-      'the survivor records the intent interrupted',
-      async () => (await outcomesOf(intent.seq)).length > 0,
-      { timeoutMs: 20_000, intervalMs: 500 },
-    );
+    await untilOutcome(intent.seq);
     const outcomes = await outcomesOf(intent.seq);
     expect(outcomes).toMatchObject([
       { type: 'action.interrupted', data: { action: 'freeze.started', intentSeq: intent.seq } },
@@ -111,11 +114,7 @@ describe('a replica killed half-way through a freeze start', () => {
     const victim = await replica('chaos-after-act', 'freeze.started:after-act');
     const intent = await freezeUntilKilled(victim);
     expect(suspended(), 'the freeze acted').toBe(true);
-    await waitFor(
-      'the survivor records the intent interrupted',
-      async () => (await outcomesOf(intent.seq)).length > 0,
-      { timeoutMs: 20_000, intervalMs: 500 },
-    );
+    await untilOutcome(intent.seq);
     // a few sweeps later, still exactly one
     await new Promise((r) => setTimeout(r, 2000));
     expect((await outcomesOf(intent.seq)).map((e) => e.type)).toEqual(['action.interrupted']);
