@@ -10,6 +10,7 @@ import { defineConfig } from 'vitest/config';
 export const GLOBAL_FILES: Record<string, string> = {
   'argocd-appset': 'stops the forge; shrinks the seed ApplicationSet',
   bff: 'stops the prod apiserver; exact seed app lists',
+  'chaos-matrix': "stops the nonprod apiserver, the forge, its replicas' PostgreSQL (test/chaos/)",
   forge: 'stops the forge; merges into the seed repo',
   informer: 'compacts etcd, stops the nonprod apiserver',
   'prune-approval-scope':

@@ -71,6 +71,8 @@ export const RollbackResponse = z.object({
     outside: z.array(z.string()),
   }),
   intentSeq: z.number(),
+  /** the rollback pull request to this release was already open: it is the one named, nothing new was opened */
+  existing: z.literal(true).optional(),
 });
 export type RollbackResponse = z.infer<typeof RollbackResponse>;
 export type ReleaseDto = z.infer<typeof ReleaseSchema>;

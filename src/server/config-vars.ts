@@ -651,7 +651,16 @@ export const CONFIG_VARS: readonly ConfigVar[] = [
     type: 'string',
     default: 'unset',
     description:
-      'chaos tests only: comma-separated points (`<intent type>:after-intent` or `:after-act`, e.g. `freeze.started:after-intent`) at which the process kills itself with SIGKILL (`src/server/evidence/fault-points.ts`); never set it in production',
+      'chaos tests only: comma-separated points (`<intent type>:after-intent`, `:mid-act` or `:after-act`, e.g. `freeze.started:after-intent`) at which the process kills itself with SIGKILL (`src/server/evidence/fault-points.ts`); never set it in production',
+    audience: 'test',
+    group: 'tests',
+  },
+  {
+    name: 'CONSOLE_TEST_FAULT_DIR',
+    type: 'string',
+    default: 'unset',
+    description:
+      'chaos tests only: a directory through which the chaos runner (`npm run chaos`, test/chaos/) holds an action at a fault point (`after-intent`, `mid-act`, `after-act`) while it injects a fault from outside (`src/server/evidence/fault-points.ts`); never set it in production',
     audience: 'test',
     group: 'tests',
   },

@@ -58,6 +58,8 @@ export async function spawnBff(
     accounts?: Parameters<typeof writeTestAccounts>[1];
     /** CONSOLE_PUBLIC_URL set to the BFF's own address (links in what it sends out) */
     publicUrl?: boolean;
+    /** node's own flags before the console's (e.g. `--import` of a test preload: test/chaos/clock-skew.mjs) */
+    nodeArgs?: string[];
   } = {},
 ): Promise<{
   base: string;
@@ -80,7 +82,7 @@ export async function spawnBff(
     opts.env?.CONSOLE_SANDBOX === '1'
       ? ['--import', 'tsx', join(REPO_ROOT, 'src/server/main.ts')]
       : (await serverBundle()).consoleArgs();
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...args], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

@@ -4,6 +4,7 @@ export { EvidenceCheckpoints, checkpointIntervalMs } from './checkpoints.ts';
 export { openEvidenceStore } from './open-store.ts';
 export { EvidenceRecorder } from './recorder.ts';
 export { OpenIntents } from './open-intents.ts';
+export { faultPoint } from './fault-points.ts';
 export { loadSigningKey, signingKeyPath, type Checkpoint } from './signing.ts';
 export { type EvidenceQuery, type EvidenceStore } from './store.ts';
 export {

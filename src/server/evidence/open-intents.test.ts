@@ -1,12 +1,12 @@
 // Every recorded intent gets exactly one outcome, also when the process acting stops half-way (issue 42): the open
 // intent's row (open-intents.ts) outlives the process, and another replica records `action.interrupted` for it once.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EvidenceEvent } from '../../domain/evidence.ts';
 import { all, dialectOf } from '../store/dialect.ts';
-import { armedFaults } from './fault-points.ts';
+import { armedFaults, holdAt } from './fault-points.ts';
 import { OpenIntents } from './open-intents.ts';
 import { EvidenceRecorder } from './recorder.ts';
 import { SqliteEvidenceStore } from './sqlite-store.ts';
@@ -107,6 +107,33 @@ describe('open intents', () => {
     expect(await openRows(s)).toHaveLength(1);
   });
 
+  it("staleness is judged by the database's clock: a replica whose own clock runs 3 minutes ahead claims nothing running", async () => {
+    const s = await store();
+    const a = replica(s, 'host-a/1/a', 120_000);
+    const b = replica(s, 'host-b/2/b', 120_000);
+    void a.recorder.act(intent('freeze.started'), () => new Promise<never>(() => undefined));
+    await vi.waitFor(async () => expect(await openRows(s)).toHaveLength(1));
+    // B's process clock is 3 minutes ahead (issue 42's clock-skew cells: ±2 min between replicas)
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 180_000 });
+    try {
+      expect(await b.recorder.recordInterrupted()).toBe(0);
+      expect(await openRows(s)).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a row not renewed for staleMs by the database's clock is claimed by another replica's sweep", async () => {
+    const s = await store();
+    const a = replica(s, 'host-a/1/a', 50);
+    void a.recorder.act(intent('freeze.started'), () => new Promise<never>(() => undefined));
+    await vi.waitFor(async () => expect(await openRows(s)).toHaveLength(1));
+    replica(s, 'host-b/2/b', 50);
+    // B's own sweep (every second, no time given) claims it once it is 50 ms old by the database's clock
+    await vi.waitFor(async () => expect(await openRows(s)).toEqual([]), { timeout: 5_000 });
+    expect(await s.list({ type: 'action.interrupted', limit: 10 })).toHaveLength(1);
+  });
+
   it('two replicas sweeping at once claim each stopped intent once between them', async () => {
     const s = await store();
     const a = replica(s, 'host-a/1/a', 1_000);
@@ -131,5 +158,26 @@ describe('fault points', () => {
       'freeze.started:after-intent',
       'prune.approved:after-act',
     ]);
+    expect([...armedFaults('prune.batch:mid-act')]).toEqual(['prune.batch:mid-act']);
+  });
+
+  it('a held point waits for the runner: paused names it, go releases it, the files are cleared; others pass', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fault-dir-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    // not armed: goes on at once
+    await holdAt(dir, 'freeze.started:after-intent');
+    writeFileSync(join(dir, 'arm'), 'freeze.started:after-act\n');
+    await holdAt(dir, 'freeze.started:after-intent'); // another point: goes on
+    let released = false;
+    const held = holdAt(dir, 'freeze.started:after-act').then(() => (released = true));
+    await vi.waitFor(() => expect(existsSync(join(dir, 'paused'))).toBe(true));
+    expect(readFileSync(join(dir, 'paused'), 'utf8')).toBe('freeze.started:after-act');
+    // a second request reaching the point while the first is held goes on (the arm was taken)
+    await holdAt(dir, 'freeze.started:after-act');
+    await new Promise((r) => setTimeout(r, 60));
+    expect(released).toBe(false);
+    writeFileSync(join(dir, 'go'), '');
+    await held;
+    expect(['arm', 'paused', 'go'].filter((f) => existsSync(join(dir, f)))).toEqual([]);
   });
 });

@@ -6,7 +6,9 @@
 // process that stopped (a crash, a SIGKILL, a lost node): any replica claims it (deleted in one transaction, so
 // one claim wins) and records `action.interrupted` — whether the action took effect is unknown, and the record
 // says so; what a recovery then does (a prune's journal, a freeze's takeover) is recorded as its own action.
-// Staleness is the only sign of a stopped process (several live replicas may share a host name: tests do). A process
+// Staleness is the only sign of a stopped process (several live replicas may share a host name: tests do), and it is
+// judged by the database's clock, never a process's: replicas whose clocks are minutes apart (issue 42's clock-skew
+// cells: ±2 min against a 2-minute staleness) would otherwise take each other's running actions for stopped ones. A process
 // cut off from the database for longer than `staleMs` while its action still runs gets its intent marked
 // interrupted too; its real outcome, recorded when the database is back, follows and says what happened.
 //
@@ -55,16 +57,22 @@ export class OpenIntents {
     this.staleMs = opts.staleMs ?? 120_000;
   }
 
-  /** The intent `seq` was recorded and its action starts. */
-  async opened(seq: number, type: string, now = Date.now()): Promise<void> {
+  /** `?` bound to `now` where a test gives a time, else the database's clock */
+  private at(now: number | undefined): { sql: string; args: number[] } {
+    return now === undefined ? { sql: this.db.nowMs, args: [] } : { sql: '?', args: [now] };
+  }
+
+  /** The intent `seq` was recorded and its action starts (`now`: tests only; else the database's clock). */
+  async opened(seq: number, type: string, now?: number): Promise<void> {
     this.running.add(seq);
+    const t = this.at(now);
     await this.db
       .exec(
-        run('INSERT INTO open_intents (seq, type, replica, alive_at) VALUES (?, ?, ?, ?)', [
+        run(`INSERT INTO open_intents (seq, type, replica, alive_at) VALUES (?, ?, ?, ${t.sql})`, [
           seq,
           type,
           this.replica,
-          now,
+          ...t.args,
         ]),
       )
       .catch((e: unknown) => this.warn(e, 'cannot note an open intent: a crash now would leave it without outcome'));
@@ -78,29 +86,38 @@ export class OpenIntents {
       .catch((e: unknown) => this.warn(e, 'cannot clear an open intent'));
   }
 
-  /** Renews the rows of this process's running actions. */
-  async beat(now = Date.now()): Promise<void> {
+  /** Renews the rows of this process's running actions (`now`: tests only; else the database's clock). */
+  async beat(now?: number): Promise<void> {
     const seqs = [...this.running];
     if (!seqs.length) return;
+    const t = this.at(now);
     await this.db
       .exec(
-        run(`UPDATE open_intents SET alive_at = ? WHERE seq IN (${seqs.map(() => '?').join(', ')})`, [now, ...seqs]),
+        run(`UPDATE open_intents SET alive_at = ${t.sql} WHERE seq IN (${seqs.map(() => '?').join(', ')})`, [
+          ...t.args,
+          ...seqs,
+        ]),
       )
       .catch((e: unknown) => this.warn(e, 'cannot renew open intents'));
   }
 
   /**
-   * Claims the rows of processes that stopped (not renewed for `staleMs`; never this process's own). Each row is
-   * claimed by one caller only (read and deleted in one transaction).
+   * Claims the rows of processes that stopped (not renewed for `staleMs` by the database's clock, or by `now` where
+   * a test gives it; never this process's own). Each row is claimed by one caller only (read and deleted in one
+   * transaction).
    */
-  async claimStopped(now = Date.now()): Promise<OpenIntentRow[]> {
+  async claimStopped(now?: number): Promise<OpenIntentRow[]> {
     const mine = this.replica;
-    const before = now - this.staleMs;
+    // a bound time is computed here (PostgreSQL cannot type `$1 - $2`); the database's is computed there
+    const before =
+      now === undefined
+        ? { sql: `${this.db.nowMs} - ?`, args: [this.staleMs] }
+        : { sql: '?', args: [now - this.staleMs] };
     const forUpdate = this.db.forUpdate;
     return this.db.tx(function* () {
       const rows = (yield all(
-        `SELECT seq, type, replica, alive_at FROM open_intents WHERE replica <> ? AND alive_at < ? ORDER BY seq${forUpdate}`,
-        [mine, before],
+        `SELECT seq, type, replica, alive_at FROM open_intents WHERE replica <> ? AND alive_at < ${before.sql} ORDER BY seq${forUpdate}`,
+        [mine, ...before.args],
       )) as Row[];
       if (!rows.length) return [];
       yield run(

@@ -141,7 +141,7 @@ export class EvidenceRecorder extends EventEmitter {
   ): Promise<T> {
     const rec = await this.intent(intent);
     await this.open?.opened(rec.seq, intent.type);
-    faultPoint(`${intent.type}:after-intent`);
+    await faultPoint(`${intent.type}:after-intent`);
     const base = {
       actor: intent.actor,
       app: intent.app ?? null,
@@ -166,7 +166,7 @@ export class EvidenceRecorder extends EventEmitter {
       await this.open?.closed(rec.seq);
       throw error;
     }
-    faultPoint(`${intent.type}:after-act`);
+    await faultPoint(`${intent.type}:after-act`);
     await this.outcome({
       ...base,
       time: new Date().toISOString(),
@@ -197,7 +197,7 @@ export class EvidenceRecorder extends EventEmitter {
   }
 
   /** Claims the intents of processes that stopped and records `action.interrupted` for each; returns how many. */
-  async recordInterrupted(now = Date.now()): Promise<number> {
+  async recordInterrupted(now?: number): Promise<number> {
     const open = this.open;
     if (!open) return 0;
     let rows: Awaited<ReturnType<OpenIntents['claimStopped']>>;
@@ -209,7 +209,7 @@ export class EvidenceRecorder extends EventEmitter {
     }
     for (const r of rows)
       await this.record({
-        time: new Date(now).toISOString(),
+        time: new Date(now ?? Date.now()).toISOString(),
         type: 'action.interrupted',
         actor: 'console',
         data: {

@@ -57,6 +57,11 @@ export interface OpenedPullRequest {
   headCommit: string;
 }
 
+/** An open pull request as a retry finds it: its number, link, head branch and commit, and its body. */
+export interface OpenPullRequest extends OpenedPullRequest {
+  body: string;
+}
+
 export type CommitState = 'pending' | 'success' | 'failure' | 'error';
 
 export interface CommitStatus {
@@ -105,6 +110,11 @@ export interface Forge {
   mergedPullRequest(repo: RepoRef, sha: string): Promise<ForgeResult<MergedPullRequest | null>>;
   /** Creates `change.branch` from `change.baseBranch` with one commit of `change.files`, and a pull request. */
   openPullRequest(repo: RepoRef, change: ProposedChange): Promise<ForgeResult<OpenedPullRequest>>;
+  /**
+   * The open pull requests into `baseBranch` whose head branch starts with `headPrefix` (newest first, at most 50):
+   * what a retried request finds instead of opening a second one.
+   */
+  openPullRequests?(repo: RepoRef, baseBranch: string, headPrefix: string): Promise<ForgeResult<OpenPullRequest[]>>;
   setCommitStatus(repo: RepoRef, sha: string, status: CommitStatus): Promise<ForgeResult<void>>;
   /** The latest status per context. */
   commitStatuses(repo: RepoRef, sha: string): Promise<ForgeResult<CommitStatus[]>>;

@@ -190,3 +190,49 @@ describe('a busy forge', () => {
     expect(busy.asked).toEqual(['POST']);
   });
 });
+
+describe('open pull requests', () => {
+  it('lists the open ones into the base branch whose head starts with the prefix, newest first', async () => {
+    const asked: string[] = [];
+    const pr = (number: number, head: string, base = 'main') => ({
+      number,
+      html_url: `http://forge/p/app/pulls/${number}`,
+      head: { ref: head, sha: `sha${number}` },
+      base: { ref: base },
+      body: `pr ${number}`,
+    });
+    const f = (async (input: string | URL | Request) => {
+      asked.push(String(input));
+      return new Response(
+        JSON.stringify([
+          pr(9, 'rollback/web-abc1234-2'),
+          pr(8, 'rollback/web-abc1234-1', 'release'),
+          pr(7, 'freeze/x'),
+        ]),
+        { status: 200 },
+      );
+    }) as typeof fetch;
+    const forge = giteaForge({
+      apiUrl: 'http://127.0.0.1:3000/api/v1',
+      token: 't',
+      fetch: f,
+      policy: makeUrlPolicy({ allowHosts: ['127.0.0.1:3000'] }),
+    });
+    const r = await forge.openPullRequests?.(repo, 'main', 'rollback/web-abc1234-');
+    expect(r).toEqual({
+      ok: true,
+      value: [
+        {
+          number: 9,
+          url: 'http://forge/p/app/pulls/9',
+          branch: 'rollback/web-abc1234-2',
+          headCommit: 'sha9',
+          body: 'pr 9',
+        },
+      ],
+    });
+    expect(asked).toEqual([
+      `http://127.0.0.1:3000/api/v1/repos/${repo.owner}/${repo.name}/pulls?state=open&sort=newest&limit=50`,
+    ]);
+  });
+});

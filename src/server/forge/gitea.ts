@@ -13,6 +13,7 @@ import {
   type ForgeResult,
   type MergedPullRequest,
   type OpenedPullRequest,
+  type OpenPullRequest,
   type ProposedChange,
   type RepoRef,
 } from './forge.ts';
@@ -227,6 +228,21 @@ export function giteaForge(opts: GiteaForgeOptions): Forge {
         branch: change.branch,
         headCommit: headCommit || s(obj(p.head).sha),
       };
+      return { ok: true, value };
+    },
+
+    async openPullRequests(repo, baseBranch, headPrefix) {
+      const r = await call('GET', `${repoPath(repo)}/pulls?state=open&sort=newest&limit=50`);
+      if (!r.ok) return r.result;
+      const value: OpenPullRequest[] = (Array.isArray(r.body) ? r.body.map(obj) : [])
+        .filter((p) => s(obj(p.base).ref) === baseBranch && s(obj(p.head).ref).startsWith(headPrefix))
+        .map((p) => ({
+          number: Number(p.number),
+          url: s(p.html_url),
+          branch: s(obj(p.head).ref),
+          headCommit: s(obj(p.head).sha),
+          body: s(p.body),
+        }));
       return { ok: true, value };
     },
 

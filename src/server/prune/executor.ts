@@ -6,6 +6,7 @@
 import type { HealthStatus } from '../../domain/app.ts';
 import { APPSET_REFRESH_ANNOTATION } from '../../domain/appset.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
+import { faultPoint } from '../evidence/index.ts';
 import { HttpError } from '../http/errors.ts';
 import { mustPreview, type PruneContext } from './context.ts';
 import type { PreviewCandidate, StoredPreview } from './model.ts';
@@ -128,7 +129,7 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
           type: 'prune.batch',
           data: { previewId: p.id, batch: b, of: batches.length, objects: items.map((j) => j.object) },
         },
-        async () => {
+        async (intent) => {
           for (const j of items) {
             const c = byId.get(j.object);
             if (!c) throw new Error(`journal names ${j.object}, which the preview does not`);
@@ -144,6 +145,8 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
               listed++;
             } else await deleteOne(ctx, p, j, c, byController ? notHeld(c.ref, installed) : undefined);
             deleted++;
+            // a chaos run's point (issue 42): the batch's first object deleted and journalled, the rest not yet
+            if (j === items[0] && items.length > 1) await faultPoint(`${intent.type}:mid-act`);
           }
         },
         () => ({ previewId: p.id, batch: b }),

@@ -236,3 +236,102 @@ describe('rollback refused before its intent: a real repository over HTTP, a rea
     }
   });
 });
+
+describe('a retried rollback finds the one already open', () => {
+  let server: GitHttpServer;
+  beforeAll(async () => {
+    server = await startGitHttpServer();
+    configureUrlPolicy({ allowHosts: ['127.0.0.1'], allowSsh: false });
+  });
+  afterAll(async () => {
+    configureUrlPolicy(undefined);
+    await server.close();
+  });
+
+  /** a repository with two commits: the older release, and main now */
+  function twoReleases(name: string): { older: string; head: string } {
+    const bare = server.createRepo(name, { 'overlays/dev/k.yaml': 'value: old\n' });
+    const older = execFileSync('git', ['--git-dir', bare, 'rev-parse', 'main'], { encoding: 'utf8' }).trim();
+    const work = mkdtempSync(join(tmpdir(), 'rollback-retry-'));
+    const g = (...args: string[]) => execFileSync('git', ['-C', work, ...args], { encoding: 'utf8' }).trim();
+    execFileSync('git', ['clone', '-q', bare, work]);
+    writeFileSync(join(work, 'overlays/dev/k.yaml'), 'value: new\n');
+    g('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qam', 'new');
+    g('push', '-q', 'origin', 'main');
+    const head = g('rev-parse', 'HEAD');
+    rmSync(work, { recursive: true, force: true });
+    return { older, head };
+  }
+
+  it('a rollback PR to the same release already open: that one is answered, no intent, nothing opened', async () => {
+    const { older, head } = twoReleases('retry');
+    const ev = SqliteEvidenceStore.open(dataDir, 'retry.sqlite');
+    try {
+      const a = {
+        ...app,
+        source: {
+          url: server.url('retry'),
+          path: './overlays/dev',
+          ref: 'main',
+          revisionObserved: `main@sha1:${head}`,
+        },
+      } as App;
+      for (const sha of [older, head])
+        await ev.append({
+          time: new Date().toISOString(),
+          type: 'release.change',
+          actor: 'console',
+          app: a.id,
+          cluster: a.cluster,
+          env: a.env,
+          data: { sha },
+        });
+      const opened: string[] = [];
+      const open: Array<{ number: number; url: string; branch: string; headCommit: string; body: string }> = [];
+      const forge = {
+        openPullRequests: async (_r: unknown, base: string, prefix: string) => ({
+          ok: true,
+          value: open.filter((p) => base === 'main' && p.branch.startsWith(prefix)),
+        }),
+        openPullRequest: async (_r: unknown, change: { branch: string; body?: string }) => {
+          opened.push(change.branch);
+          const pr = {
+            number: 7,
+            url: 'http://forge/pr/7',
+            branch: change.branch,
+            headCommit: 'abc',
+            body: change.body ?? '',
+          };
+          open.push(pr);
+          return { ok: true, value: pr };
+        },
+      };
+      const s = new RollbackService({
+        recorder: new EvidenceRecorder(ev, { warn() {}, error() {} }),
+        store: ev,
+        forges: {
+          forRepoUrl: () => ({ ok: true, value: { forge, repo: { host: '127.0.0.1', owner: 'p', name: 'retry' } } }),
+        } as never,
+        dataDir,
+      });
+      const first = await s.open(a, older, 'sessions break', user);
+      expect(first.existing).toBeUndefined();
+      expect(opened).toHaveLength(1);
+      expect(opened[0]).toMatch(new RegExp(`^rollback/${a.name}-${older.slice(0, 7)}-`));
+      // the answer was lost (the replica died after the forge call): the user asks again
+      const again = await s.open(a, older, 'sessions break', user);
+      expect(again).toMatchObject({ existing: true, pullRequest: { number: 7 }, intentSeq: first.intentSeq });
+      expect(opened).toHaveLength(1);
+      const intents = await ev.list({ type: 'release.rollback-requested', limit: 10 });
+      expect(intents).toHaveLength(1);
+      // a forge that cannot say whether one is open: a 502 before any intent, not a second pull request
+      forge.openPullRequests = async () =>
+        ({ ok: false, state: 'forge-unreachable', message: 'forge unreachable' }) as never;
+      await expect(s.open(a, older, 'sessions break', user)).rejects.toMatchObject({ status: 502 });
+      expect(opened).toHaveLength(1);
+      expect(await ev.list({ type: 'release.rollback-requested', limit: 10 })).toHaveLength(1);
+    } finally {
+      await ev.close();
+    }
+  });
+});

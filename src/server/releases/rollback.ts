@@ -22,6 +22,9 @@ import type { EvidenceStore } from '../evidence/index.ts';
 /** more differing files than this is not one reviewable pull request */
 const MAX_FILES = 200;
 
+/** Every rollback pull request's branch of `app` to the release `short` begins so (then a time, base 36). */
+export const rollbackBranchPrefix = (app: string, short: string): string => `rollback/${app}-${short}-`;
+
 export interface RollbackPlan {
   branch: string;
   /** the branch head the pull request is based on */
@@ -37,6 +40,8 @@ export interface RollbackResult {
   pullRequest: OpenedPullRequest;
   plan: Omit<RollbackPlan, 'files'> & { files: Array<{ path: string; change: 'restore' | 'delete' }> };
   intentSeq: number;
+  /** the rollback pull request to this release was already open (an earlier request's): nothing new was opened */
+  existing?: true;
 }
 
 /**
@@ -172,6 +177,30 @@ export class RollbackService {
     return { forge, repo, plan };
   }
 
+  /**
+   * The open rollback pull request to the same release of the same app, when there is one; a forge that cannot say
+   * (unreachable) is a 502: whether one is open is unknown, and opening another could make two.
+   */
+  private async openRollback(
+    forge: Forge,
+    repo: RepoRef,
+    base: string,
+    prefix: string,
+  ): Promise<{ pr: OpenedPullRequest; intentSeq: number } | undefined> {
+    if (!forge.openPullRequests) return undefined;
+    const open = await forge.openPullRequests(repo, base, prefix);
+    if (!open.ok)
+      throw new HttpError(
+        open.state === 'forge-unreachable' ? 502 : 409,
+        open.state === 'forge-unreachable' ? 'ForgeUnreachable' : 'ForgeRefused',
+        `cannot tell whether a rollback pull request is already open: ${open.message}`,
+      );
+    const [first] = open.value;
+    if (!first) return undefined;
+    const { body, ...pr } = first;
+    return { pr, intentSeq: Number(/\(evidence #(\d+)\)/.exec(body)?.[1] ?? 0) };
+  }
+
   async open(app: App, targetSha: string, reason: string, user: Principal): Promise<RollbackResult> {
     if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(targetSha)) throw new HttpError(400, 'BadRequest', 'not a commit id');
     const r = reason.trim();
@@ -197,6 +226,9 @@ export class RollbackService {
       ...plan,
       files: plan.files.map((f) => ({ path: f.path, change: f.delete ? ('delete' as const) : ('restore' as const) })),
     };
+    // a rollback to this release already open (a retry after a lost answer, a second person): that one, not a second
+    const already = await this.openRollback(forge, repo, plan.branch, rollbackBranchPrefix(app.name, short));
+    if (already) return { pullRequest: already.pr, plan: summary, intentSeq: already.intentSeq, existing: true };
     let intentSeq = 0;
     const pr = await this.deps.recorder.act(
       {
@@ -221,7 +253,7 @@ export class RollbackService {
         intentSeq = intent.seq;
         const res = await forge.openPullRequest(repo, {
           baseBranch: plan.branch,
-          branch: `rollback/${app.name}-${short}-${Date.now().toString(36)}`,
+          branch: `${rollbackBranchPrefix(app.name, short)}${Date.now().toString(36)}`,
           title: `Roll back ${app.name} (${app.env}) to ${short}`,
           commitMessage: `Roll back ${plan.path} to ${short}\n\n${r}\n\nRequested-by: ${user.name}\nEvidence: #${intent.seq}`,
           body: [

@@ -23,6 +23,11 @@ export interface Dialect {
   tx<T>(work: () => Work<T>): Promise<T>;
   /** appended to a SELECT that must hold its rows until the transaction ends (its other writers wait) */
   forUpdate: string;
+  /**
+   * An SQL expression for the database server's clock in epoch milliseconds: one clock for every replica, where
+   * each process's own may be minutes off (open-intents.ts judges staleness by it)
+   */
+  nowMs: string;
 }
 
 function sqliteDialect(db: Database.Database): Dialect {
@@ -33,6 +38,8 @@ function sqliteDialect(db: Database.Database): Dialect {
       return exec(s);
     },
     forUpdate: '',
+    // SQLite runs in this process: its clock is the host's
+    nowMs: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
     async tx<T>(work: () => Work<T>): Promise<T> {
       // BEGIN IMMEDIATE takes the write lock first: another process on the same file waits for the whole unit
       return db
@@ -60,6 +67,8 @@ function postgresDialect(pool: pg.Pool): Dialect {
   return {
     exec: (s) => exec(pool, s),
     forUpdate: ' FOR UPDATE',
+    // the server's wall clock at the statement (not the transaction's start)
+    nowMs: 'CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)',
     async tx<T>(work: () => Work<T>): Promise<T> {
       const c = await pool.connect();
       // a checked-out client whose server goes away emits 'error': the query in flight fails anyway

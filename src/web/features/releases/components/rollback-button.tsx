@@ -65,10 +65,19 @@ export function RollbackButton({
         >
           {m.data ? (
             <div className="text-sm" role="status" data-testid="rollback-result">
-              <p>
-                Pull request <SafeLink href={m.data.pullRequest.url}>#{m.data.pullRequest.number}</SafeLink> opened on{' '}
-                <code>{m.data.plan.branch}</code> (evidence #{m.data.intentSeq}).
-              </p>
+              {m.data.existing ? (
+                <p>
+                  A rollback to {short} is already open: pull request{' '}
+                  <SafeLink href={m.data.pullRequest.url}>#{m.data.pullRequest.number}</SafeLink> on{' '}
+                  <code>{m.data.plan.branch}</code>
+                  {m.data.intentSeq ? ` (evidence #${m.data.intentSeq})` : ''}. No second one was opened.
+                </p>
+              ) : (
+                <p>
+                  Pull request <SafeLink href={m.data.pullRequest.url}>#{m.data.pullRequest.number}</SafeLink> opened on{' '}
+                  <code>{m.data.plan.branch}</code> (evidence #{m.data.intentSeq}).
+                </p>
+              )}
               <ul className="mt-2 list-disc pl-5">
                 {m.data.plan.files.map((f) => (
                   <li key={f.path}>
