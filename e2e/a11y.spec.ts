@@ -17,9 +17,9 @@ test.describe.configure({ mode: 'parallel' });
  */
 const COLOUR_RULES = ['color-contrast', 'link-in-text-block'];
 
-async function audit(page: Page, name: string, rules?: string[]): Promise<string[]> {
+async function audit(page: Page, name: string, only?: string[]): Promise<string[]> {
   const builder = new AxeBuilder({ page });
-  const r = await (rules ? builder.withRules(rules) : builder).analyze();
+  const r = await (only ? builder.withRules(only) : builder).analyze();
   const bad = r.violations.filter((v) => BLOCKING.has(v.impact ?? ''));
   const count = bad.reduce((n, v) => n + v.nodes.length, 0);
   const rules = bad.map((v) => `${v.id}×${v.nodes.length}`).join(', ');

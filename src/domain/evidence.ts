@@ -70,6 +70,9 @@ export const EVIDENCE_TYPES = [
   // the process acting stopped (a crash, a kill) after the intent and before its outcome: whether the action took
   // effect is unknown (data.intentSeq, data.action, data.replica); recorded by the replica that found it
   'action.interrupted',
+  // what an interrupted action really did, recorded by the process that acted once it reached the store again (data:
+  // intentSeq, outcome: action.completed or action.failed): a note after the one outcome, never a second outcome
+  'action.resolved',
   // an attempt at a governed action refused by a check before its intent (data.action, data.reason): one record,
   // never the action's own type
   'action.refused',

@@ -414,7 +414,7 @@ export const CONFIG_VARS: readonly ConfigVar[] = [
     type: 'integer',
     default: '`120`',
     description:
-      "an action's open intent not renewed this long belongs to a process that stopped: any replica records `action.interrupted` for it (whether it took effect is unknown; a process cut off from the database this long while still acting gets it too, and its real outcome follows); 2–3600",
+      "an action's open intent not renewed this long belongs to a process that stopped: any replica records `action.interrupted` for it (whether it took effect is unknown; a process cut off from the database this long while still acting may get it too, and what it did follows as `action.resolved`); 2–3600",
     audience: 'operator',
     group: 'storage',
     chart: '`config.extra`',

@@ -109,6 +109,7 @@ export async function runCell<S>(
     // a hang heals after HANG_MS whether or not the action answered; other faults once it answered (or died)
     let a = await answerOf(answer, killed ? 1_000 : HANG_MS);
     // the store's faults show once the console tried to write: read after the action's answer
+    if (a !== 'pending') ctx.answer = a;
     if (point === 'before-intent' || point === 'during') await report();
     await heal();
     if (a === 'pending') a = await answerOf(answer, Math.max(1_000, CELL_MS - (Date.now() - acting) - 30_000));

@@ -53,6 +53,8 @@ async function replica(
       ...(opts.skewMs ? { CHAOS_CLOCK_SKEW_MS: String(opts.skewMs) } : {}),
     },
     ...(opts.skewMs ? { nodeArgs: ['--import', SKEW_PRELOAD] } : {}),
+    // the disk-full fault refuses the SQLite replica's file writes: its log goes through a pipe
+    ...(store === 'sqlite' ? { pipeLog: true } : {}),
   });
   return {
     name,

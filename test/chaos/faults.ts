@@ -52,8 +52,14 @@ async function saysUnreachable(ctx: FaultContext): Promise<{ ok: boolean; said: 
   return { ok, said: `cluster ${said}` };
 }
 
-/** Until the actor's /readyz says its evidence store is failing (≤ 20 s). */
+/** Until the actor's /readyz says its evidence store is failing (≤ 20 s), or its answer said the store is away. */
 async function saysStoreFailing(ctx: FaultContext): Promise<{ ok: boolean; said: string }> {
+  const a = ctx.answer;
+  if (a && !('error' in a) && a.status === 503 && /EvidenceUnavailable|StoreUnavailable/.test(a.text))
+    return {
+      ok: true,
+      said: `answered 503 ${/StoreUnavailable/.test(a.text) ? 'StoreUnavailable' : 'EvidenceUnavailable'}`,
+    };
   const r = ctx.console.actor;
   let said = '';
   const ok = await waitFor(

@@ -101,6 +101,7 @@ export function describeMatrix(results: CellResult[]): string[] {
       `${mark} ${`${r.row} × ${r.fault} @ ${r.point}`.padEnd(58)} ${String(Math.round(r.ms / 1000)).padStart(4)} s  ${r.seqs}${r.said ? `  [${r.said}]` : ''}`,
     );
     for (const b of r.broken) out.push(`        ✗ ${b}`);
+    if (!r.ok) for (const n of r.notes) out.push(`          (${n})`);
   }
   const held = results.filter((r) => r.ok).length;
   out.push(`${held} of ${results.length} cells held; ${results.length - held} broke`);

@@ -105,6 +105,8 @@ export interface FaultContext {
   /** the PostgreSQL server's control (pg-pair, skewed-pair) */
   pg?: { stop(): void; start(): void };
   note(s: string): void;
+  /** the action's answer, once it came (a fault in place before the request is reported by the answer itself) */
+  answer?: Answer;
 }
 
 export interface CellResult {

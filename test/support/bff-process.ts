@@ -1,6 +1,6 @@
 // The BFF as its own process against the sandbox (e2e, benchmarks), and the Chromium flags this machine needs.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { signIn, TEST_PASSWORD_ENV, writeTestAccounts, type Signed } from './auth.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,6 +60,11 @@ export async function spawnBff(
     publicUrl?: boolean;
     /** node's own flags before the console's (e.g. `--import` of a test preload: test/chaos/clock-skew.mjs) */
     nodeArgs?: string[];
+    /**
+     * its output through a pipe, written to the log by this process: a console whose own file writes are refused
+     * (test/chaos's disk-full: RLIMIT_FSIZE 0) would die writing its log to a file
+     */
+    pipeLog?: boolean;
   } = {},
 ): Promise<{
   base: string;
@@ -99,8 +104,9 @@ export async function spawnBff(
       ...sandboxForgeEnv(),
       ...opts.env,
     },
-    stdio: ['ignore', fd, fd],
+    stdio: opts.pipeLog ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
   });
+  if (opts.pipeLog) for (const out of [child.stdout, child.stderr]) out?.on('data', (d: Buffer) => writeSync(fd, d));
   const base = `http://127.0.0.1:${port}`;
   // a BFF starting beside other test files' BFFs on two cores may take minutes to list both clusters; a child
   // that never became ready is killed, not left to hold its port and informers for the rest of the run

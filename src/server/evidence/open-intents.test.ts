@@ -43,8 +43,9 @@ function replica(s: Awaited<ReturnType<typeof store>>, name: string, staleMs = 6
 
 const openRows = async (s: Awaited<ReturnType<typeof store>>) =>
   (await dialectOf(s).exec(all('SELECT seq, replica FROM open_intents'))) as Array<{ seq: number; replica: string }>;
+const OUTCOMES = new Set(['action.completed', 'action.failed', 'action.interrupted', 'action.voided']);
 const outcomesOf = (events: EvidenceEvent[], seq: number) =>
-  events.filter((e) => e.type.startsWith('action.') && e.data.intentSeq === seq);
+  events.filter((e) => OUTCOMES.has(e.type) && e.data.intentSeq === seq);
 
 describe('open intents', () => {
   it('an action that ends, well or not, leaves no open intent and one outcome', async () => {
@@ -148,6 +149,60 @@ describe('open intents', () => {
     const events = await s.list({ type: 'action.interrupted', limit: 50 });
     expect(new Set(events.map((e) => e.data.intentSeq)).size).toBe(5);
     expect(events).toHaveLength(5);
+  });
+});
+
+describe('an outcome and a sweep racing for one intent (the store away longer than the staleness)', () => {
+  /** the store as the acting replica sees it: every write fails while `down` */
+  function flaky(s: Awaited<ReturnType<typeof store>>) {
+    const state = { down: false };
+    const fail = () => Promise.reject(new Error('connection refused'));
+    const view = new Proxy(s, {
+      get(target, key, receiver) {
+        if (state.down && (key === 'append' || key === 'appendIf')) return fail;
+        const v = Reflect.get(target, key, receiver) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    return { view, state };
+  }
+
+  async function race(peerFirst: boolean) {
+    const s = await store();
+    const { view, state } = flaky(s);
+    const recorder = new EvidenceRecorder(view, log, { retryBaseMs: 10, retryMaxMs: 20 });
+    const open = new OpenIntents(dialectOf(s), { replica: 'host-a/1/a', staleMs: 5_000, heartbeatMs: 60_000 });
+    cleanup.push(recorder.trackOpenIntents(open));
+    const peer = replica(s, 'host-b/2/b', 5_000);
+    await recorder.act(intent('freeze.started'), async () => {
+      state.down = true; // the store goes away while the action runs: its outcome waits in the queue
+      return 'ok';
+    });
+    const [row] = await openRows(s);
+    const seq = Number(row?.seq);
+    expect(recorder.status().pending).toBe(1);
+    if (peerFirst) expect(await peer.recorder.recordInterrupted(Date.now() + 6_000)).toBe(1);
+    state.down = false;
+    recorder.retryNow();
+    await vi.waitFor(() => expect(recorder.status().pending).toBe(0));
+    if (!peerFirst) expect(await peer.recorder.recordInterrupted(Date.now() + 6_000)).toBe(0);
+    expect(await openRows(s)).toEqual([]);
+    const events = await s.list({ limit: 50 });
+    return { seq, outcomes: outcomesOf(events, seq), resolved: events.filter((e) => e.type === 'action.resolved') };
+  }
+
+  it('the sweep first: one outcome (interrupted), then what happened as action.resolved', async () => {
+    const { seq, outcomes, resolved } = await race(true);
+    expect(outcomes.map((e) => e.type)).toEqual(['action.interrupted']);
+    expect(resolved).toEqual([
+      expect.objectContaining({ data: expect.objectContaining({ intentSeq: seq, outcome: 'action.completed' }) }),
+    ]);
+  });
+
+  it('the outcome first: it is the one outcome, and the sweep finds nothing to claim', async () => {
+    const { outcomes, resolved } = await race(false);
+    expect(outcomes.map((e) => e.type)).toEqual(['action.completed']);
+    expect(resolved).toEqual([]);
   });
 });
 

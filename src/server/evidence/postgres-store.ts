@@ -1,6 +1,15 @@
 import pg from 'pg';
 import type { EvidenceEvent, EvidenceInput, VerifyResult } from '../../domain/evidence.ts';
-import { link, rowToEvent, type Checkpoint, type EvidenceQuery, type EvidenceStore, type Row } from './store.ts';
+import {
+  link,
+  rowToEvent,
+  type AppendGuard,
+  type Checkpoint,
+  type EvidenceQuery,
+  type EvidenceStore,
+  type Row,
+} from './store.ts';
+import { numbered } from '../store/dialect.ts';
 import { MIGRATIONS } from '../store/migrations.ts';
 import { buildEvidenceQuery, rowToCheckpoint, type CheckpointRow } from './store-query.ts';
 import { verifyStorePages } from './store-verify.ts';
@@ -74,9 +83,22 @@ export class PostgresEvidenceStore implements EvidenceStore {
   }
 
   async append(e: EvidenceInput): Promise<EvidenceEvent> {
+    return (await this.appendTx(e)) as EvidenceEvent;
+  }
+
+  async appendIf(e: EvidenceInput, guard: AppendGuard): Promise<EvidenceEvent | null> {
+    return this.appendTx(e, guard);
+  }
+
+  private async appendTx(e: EvidenceInput, guard?: AppendGuard): Promise<EvidenceEvent | null> {
     const c = await checkOut(this.pool);
     try {
       await c.query('BEGIN');
+      if (guard && ((await c.query(numbered(guard.sql), guard.args)).rowCount ?? 0) === 0) {
+        await c.query('ROLLBACK');
+        c.done();
+        return null;
+      }
       await c.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
       const prev = (
         await c.query<{ seq: string; hash: string }>('SELECT seq, hash FROM evidence ORDER BY seq DESC LIMIT 1')

@@ -13,8 +13,8 @@ import { EventEmitter } from 'node:events';
 import type { EvidenceEvent, EvidenceInput, EvidenceType } from '../../domain/evidence.ts';
 import { HttpError } from '../http/errors.ts';
 import { faultPoint } from './fault-points.ts';
-import type { OpenIntents } from './open-intents.ts';
-import type { EvidenceStore } from './store.ts';
+import type { OpenIntentRow, OpenIntents } from './open-intents.ts';
+import type { AppendGuard, EvidenceStore } from './store.ts';
 
 export interface RecorderLog {
   warn(obj: object, msg: string): void;
@@ -61,6 +61,13 @@ export interface RecorderOptions {
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** An outcome's guard, what it becomes when the guard fails, and what to do once it is written. */
+interface Guarded {
+  guard: AppendGuard;
+  instead: (e: EvidenceInput) => EvidenceInput;
+  done: () => void;
+}
+
 export class EvidenceRecorder extends EventEmitter {
   private readonly queue: EvidenceInput[] = [];
   private draining: Promise<void> | undefined;
@@ -71,6 +78,8 @@ export class EvidenceRecorder extends EventEmitter {
   private readonly st: RecorderStatus = { pending: 0, failedAttempts: 0, refused: 0, failing: false };
   private readonly refusals = new Map<string, { until: number; repeated: number }>();
   private open: OpenIntents | undefined;
+  /** outcomes that delete their intent's open row in their own transaction (settle()) */
+  private readonly guarded = new WeakMap<EvidenceInput, Guarded>();
 
   constructor(
     readonly store: EvidenceStore,
@@ -152,7 +161,7 @@ export class EvidenceRecorder extends EventEmitter {
     try {
       value = await action(rec);
     } catch (error) {
-      await this.outcome({
+      await this.settle(rec.seq, {
         ...base,
         time: new Date().toISOString(),
         type: 'action.failed',
@@ -163,18 +172,46 @@ export class EvidenceRecorder extends EventEmitter {
           ...describe({ ok: false, error }),
         },
       });
-      await this.open?.closed(rec.seq);
       throw error;
     }
     await faultPoint(`${intent.type}:after-act`);
-    await this.outcome({
+    await this.settle(rec.seq, {
       ...base,
       time: new Date().toISOString(),
       type: 'action.completed',
       data: { action: intent.type, intentSeq: rec.seq, ...describe({ ok: true, value }) },
     });
-    await this.open?.closed(rec.seq);
     return value;
+  }
+
+  /**
+   * Records intent `seq`'s outcome (now, or queued and retried like an observation). Where its open row was written,
+   * the outcome deletes the row in its own transaction (AppendGuard): a sweep that took the action for stopped (a
+   * store away longer than the staleness) and recorded `action.interrupted` first has the outcome; what really
+   * happened then follows as `action.resolved`, never a second outcome.
+   */
+  private async settle(seq: number, e: EvidenceInput): Promise<void> {
+    const open = this.open;
+    const guard = open?.outcomeGuard(seq);
+    if (!open || !guard || !this.store.appendIf) {
+      await this.outcome(e);
+      await open?.closed(seq);
+      return;
+    }
+    this.guarded.set(e, {
+      guard,
+      instead: (x) => ({
+        ...x,
+        type: 'action.resolved',
+        data: {
+          ...x.data,
+          outcome: x.type,
+          note: 'recorded interrupted while this console could not reach the evidence store; this is what happened',
+        },
+      }),
+      done: () => open.settled(seq),
+    });
+    await this.outcome(e);
   }
 
   /**
@@ -200,27 +237,32 @@ export class EvidenceRecorder extends EventEmitter {
   async recordInterrupted(now?: number): Promise<number> {
     const open = this.open;
     if (!open) return 0;
-    let rows: Awaited<ReturnType<OpenIntents['claimStopped']>>;
+    const interrupted = (r: OpenIntentRow): EvidenceInput => ({
+      time: new Date(now ?? Date.now()).toISOString(),
+      type: 'action.interrupted',
+      actor: 'console',
+      data: {
+        action: r.type,
+        intentSeq: r.seq,
+        replica: r.replica,
+        lastAliveAt: new Date(r.aliveAt).toISOString(),
+        note: 'the console process acting stopped before recording the outcome: whether it took effect is unknown',
+      },
+    });
     try {
-      rows = await open.claimStopped(now);
+      if (this.store.appendIf) {
+        // each claim deletes the row in the record's own transaction: one of the sweeps and the late outcome wins
+        let n = 0;
+        for (const r of await open.stale(now)) if (await this.store.appendIf(interrupted(r), open.claimGuard(r))) n++;
+        return n;
+      }
+      const rows = await open.claimStopped(now);
+      for (const r of rows) await this.record(interrupted(r));
+      return rows.length;
     } catch (err) {
       this.log.warn({ err: message(err) }, 'cannot look for interrupted actions now (retried)');
       return 0;
     }
-    for (const r of rows)
-      await this.record({
-        time: new Date(now ?? Date.now()).toISOString(),
-        type: 'action.interrupted',
-        actor: 'console',
-        data: {
-          action: r.type,
-          intentSeq: r.seq,
-          replica: r.replica,
-          lastAliveAt: new Date(r.aliveAt).toISOString(),
-          note: 'the console process acting stopped before recording the outcome: whether it took effect is unknown',
-        },
-      });
-    return rows.length;
   }
 
   /**
@@ -325,10 +367,19 @@ export class EvidenceRecorder extends EventEmitter {
   /** One append, timed: `append` events (seconds, ok) feed the metrics. The store's own promise is returned. */
   private append(e: EvidenceInput): Promise<EvidenceEvent> {
     const t0 = performance.now();
-    const p = this.store.append(e);
+    const p = this.guarded.has(e) ? this.appendGuarded(e) : this.store.append(e);
     const done = (ok: boolean) => () => this.emit('append', (performance.now() - t0) / 1000, ok);
     p.then(done(true), done(false));
     return p;
+  }
+
+  /** An outcome whose guard failed (its intent was claimed meanwhile) is written as what `instead` makes of it. */
+  private async appendGuarded(e: EvidenceInput): Promise<EvidenceEvent> {
+    const g = this.guarded.get(e) as Guarded;
+    const ev = (await this.store.appendIf?.(e, g.guard)) ?? (await this.store.append(g.instead(e)));
+    this.guarded.delete(e);
+    g.done();
+    return ev;
   }
 
   private cancelTimer(): void {

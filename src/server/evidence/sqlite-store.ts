@@ -2,7 +2,15 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EvidenceEvent, EvidenceInput, VerifyResult } from '../../domain/evidence.ts';
-import { link, rowToEvent, type Checkpoint, type EvidenceQuery, type EvidenceStore, type Row } from './store.ts';
+import {
+  link,
+  rowToEvent,
+  type AppendGuard,
+  type Checkpoint,
+  type EvidenceQuery,
+  type EvidenceStore,
+  type Row,
+} from './store.ts';
 import { MIGRATIONS } from '../store/migrations.ts';
 import { buildEvidenceQuery, rowToCheckpoint, type CheckpointRow } from './store-query.ts';
 import { verifyStore } from './store-verify.ts';
@@ -11,6 +19,7 @@ export class SqliteEvidenceStore implements EvidenceStore {
   readonly kind = 'sqlite' as const;
   private readonly insert: Database.Statement;
   private readonly appendTx: Database.Transaction<(e: EvidenceInput) => EvidenceEvent>;
+  private readonly appendIfTx: Database.Transaction<(e: EvidenceInput, g: AppendGuard) => EvidenceEvent | null>;
 
   private constructor(readonly db: Database.Database) {
     this.insert = db.prepare(
@@ -27,6 +36,9 @@ export class SqliteEvidenceStore implements EvidenceStore {
       setHead.run({ seq: ev.seq, hash: ev.hash });
       return ev;
     });
+    this.appendIfTx = db.transaction((e: EvidenceInput, g: AppendGuard) =>
+      db.prepare(g.sql).run(...g.args).changes === 0 ? null : this.appendTx(e),
+    );
   }
 
   static open(dataDir: string, file = 'evidence.sqlite'): SqliteEvidenceStore {
@@ -63,6 +75,10 @@ export class SqliteEvidenceStore implements EvidenceStore {
   async append(e: EvidenceInput): Promise<EvidenceEvent> {
     // IMMEDIATE: take the write lock before reading the head, so two processes never fork the chain
     return this.appendTx.immediate(e);
+  }
+
+  async appendIf(e: EvidenceInput, guard: AppendGuard): Promise<EvidenceEvent | null> {
+    return this.appendIfTx.immediate(e, guard);
   }
 
   // one prepared statement per query shape (filters present, not their values): pages and export batches reuse it

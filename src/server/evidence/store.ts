@@ -40,9 +40,20 @@ export type { Checkpoint };
 /** A unit of work inside the store's append transaction (fail closed: if it throws, nothing is written). */
 export type InTransaction<T> = (append: (e: EvidenceInput) => EvidenceEvent) => T | Promise<T>;
 
+/**
+ * A statement (`?` placeholders) run first inside an append's transaction: the record is appended only when it
+ * changes a row (an open intent's row deleted by the one who records its outcome: exactly one of them does).
+ */
+export interface AppendGuard {
+  sql: string;
+  args: unknown[];
+}
+
 export interface EvidenceStore {
   readonly kind: 'sqlite' | 'postgres';
   append(e: EvidenceInput): Promise<EvidenceEvent>;
+  /** `append`, only when `guard` changes a row in the same transaction; null (nothing written) when it does not */
+  appendIf?(e: EvidenceInput, guard: AppendGuard): Promise<EvidenceEvent | null>;
   list(q?: EvidenceQuery): Promise<EvidenceEvent[]>;
   /** the latest `data.revision` recorded per app for one event type */
   latestDataByApp(type: string, field: string): Promise<Map<string, string>>;

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { KubeError } from '../kube/connection.ts';
-import { clusterHttpError, HttpError, installErrorHandler } from './errors.ts';
+import { clusterHttpError, HttpError, installErrorHandler, storeUnreachable } from './errors.ts';
 
 describe('clusterHttpError: the one mapping from a cluster answer to the console answer', () => {
   const cases: Array<[number, number, string]> = [
@@ -71,5 +71,32 @@ describe('the error handler', () => {
     const r = await a.inject('/slow-down');
     expect(r.statusCode).toBe(429);
     expect(r.headers['retry-after']).toBe('4');
+  });
+});
+
+describe('the console database unreachable', () => {
+  it.each([
+    [{ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:5432' }, true],
+    [{ code: '57P01', message: 'terminating connection due to administrator command' }, true],
+    [{ message: 'Connection terminated unexpectedly' }, true],
+    [{ code: 'SQLITE_IOERR_WRITE', message: 'disk I/O error' }, true],
+    [{ code: 'SQLITE_FULL', message: 'database or disk is full' }, true],
+    [{ code: 'SQLITE_CONSTRAINT_UNIQUE', message: 'UNIQUE constraint failed' }, false],
+    [{ message: 'x is not a function' }, false],
+  ])('%j → %s', (err, expected) => {
+    expect(storeUnreachable(err)).toBe(expected);
+  });
+
+  it('a request that meets it is a 503 naming the database, with Retry-After, not an internal error', async () => {
+    const app = Fastify({ logger: false });
+    installErrorHandler(app);
+    app.get('/x', async () => {
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    });
+    const r = await app.inject({ method: 'GET', url: '/x' });
+    expect(r.statusCode).toBe(503);
+    expect(r.headers['retry-after']).toBe('5');
+    expect(r.json()).toMatchObject({ error: { code: 'StoreUnavailable' } });
+    expect(r.body).not.toContain('5432');
   });
 });

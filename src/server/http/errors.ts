@@ -76,6 +76,28 @@ export function clusterHttpError(e: unknown, what: string, cluster: string): unk
   }
 }
 
+/** node-postgres's connection failures and PostgreSQL's shutdown/connection classes; SQLite's I/O, full and busy */
+const STORE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
+
+/** Whether `err` says the console's own database is unreachable or cannot write (not a bug in the request). */
+export function storeUnreachable(err: { code?: unknown; message?: unknown }): boolean {
+  const code = typeof err.code === 'string' ? err.code : '';
+  if (STORE_CODES.has(code) || /^SQLITE_(IOERR|FULL|READONLY|BUSY|CANTOPEN)/.test(code)) return true;
+  const msg = typeof err.message === 'string' ? err.message : '';
+  return /Connection terminated|connection timeout|Client has encountered a connection error/.test(msg);
+}
+
 /**
  * The one error handler: expected errors (HttpError) keep their status and message; a cluster's or tool's own
  * text goes to the log only (Secret values masked); 5xx bodies are generic and name the request id that
@@ -101,6 +123,17 @@ export function installErrorHandler(app: FastifyInstance): void {
     const status = err.statusCode ?? 500;
     if (status < 500) return sendError(rep, status, err.code ?? 'BadRequest', err.message);
     req.log.error({ err: { message: maskSecretsInText(err.message), stack: err.stack } }, 'request failed');
+    if (storeUnreachable(err)) {
+      // the console's own database (PostgreSQL stopped, a full disk): say so, and when to try again
+      rep.header('Retry-After', '5');
+      return sendError(
+        rep,
+        503,
+        'StoreUnavailable',
+        `the console's database cannot be reached or written right now: try again shortly (request ${req.id})`,
+        { requestId: req.id },
+      );
+    }
     return sendError(rep, 500, 'Internal', `internal error (request ${req.id}; see the console log)`, {
       requestId: req.id,
     });

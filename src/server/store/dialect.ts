@@ -54,7 +54,8 @@ function sqliteDialect(db: Database.Database): Dialect {
   };
 }
 
-const numbered = (sql: string) => {
+/** `?` placeholders as PostgreSQL's `$1, $2, …` */
+export const numbered = (sql: string): string => {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
 };

@@ -3,6 +3,7 @@
 // `completed` is active and suspended, one whose outcome is `failed` changed nothing, and a request refused before
 // its intent (the store down) changed nothing.
 import { getJson } from '../../../sandbox/scenario.ts';
+import { kubectl } from '../../../sandbox/sandbox.ts';
 import { waitFor } from '../../../sandbox/procs.ts';
 import { as } from '../../support/auth.ts';
 import { digitalHumanTemplate, ownEstate, type Estate } from '../../support/own-estate.ts';
@@ -31,6 +32,20 @@ export async function activeFreezes(r: Replica, estate: Estate, app?: string): P
   return (res.body.freezes as Freeze[]).filter(
     (f) => (f.active || f.status === 'ending') && f.targets.some((t) => t.appId === estate.appId(app)),
   );
+}
+
+/** The Kustomization resumed by an admin (a reset of the row's own estate, not a product path). */
+export function resumeByHand(estate: Estate, app?: string): void {
+  kubectl(estate.cluster, [
+    '-n',
+    'flux-system',
+    'patch',
+    'kustomization',
+    estate.kustomization(app),
+    '--type=merge',
+    '-p',
+    '{"spec":{"suspend":false}}',
+  ]);
 }
 
 /** Ends every active freeze on the app through `r` and waits until Flux reconciles it again. */
@@ -69,6 +84,8 @@ export const freezeStart: ActionRow<Estate> = {
   setup: () => ownEstate({ name: 'chaos-frz', env: 'dev', files: digitalHumanTemplate('dev') }),
   teardown: (e) => e.teardown(),
   async prepare(e, c: Console) {
+    // a freeze another console kind made (its own store) is not this one's to end: the estate is reset by hand
+    if (suspendedIn(e) && (await activeFreezes(c.reader(), e)).length === 0) resumeByHand(e);
     await endFreezes(c.reader(), e);
   },
   perform: (e, c) =>
@@ -98,6 +115,8 @@ export const freezeStart: ActionRow<Estate> = {
       if (outcome === 'action.failed' && (suspended || listed.length))
         broken.push(`intent ${seq} failed, yet suspended=${suspended} and ${listed.length} freezes listed`);
     }
+    // the freeze this cell made is ended by the console that holds it (the next cell may run on another kind)
+    await endFreezes(reader, e).catch((err: unknown) => broken.push(`the freeze could not be ended: ${String(err)}`));
     return broken;
   },
 };

@@ -209,7 +209,7 @@ export const releaseRecord: ActionRow<RowState> = {
     if (left.length)
       broken.push(`${reader.name} lacks states of release ${sha.slice(0, 8)} 90 s after the fault: ${left.join(', ')}`);
     // a later duplicate (a recorder that took the Lease over and forgot) shows after a few seconds more
-    await new Promise((res) => setTimeout(res, 5000));
+    await new Promise((res) => setTimeout(res, 2000));
     const k = getJson(e.cluster, ['-n', 'flux-system', 'get', 'kustomization', e.kustomization()]) as Kustomization;
     const reconcile = states?.find((x) => x.name === 'reconcile');
     if (applied(k, e, sha) && reconcile && reconcile.status !== 'ok')

@@ -210,7 +210,7 @@ export const rolloutControl: ActionRow<RolloutRowState> = {
         `the console answered 200, but no intent completed (${outcomes.map((o) => `${o.seq} ${o.type}`).join(', ')})`,
       );
     // a late effect (a PATCH the apiserver took after the console gave up on it) shows by now
-    await sleep(3000);
+    await sleep(2000);
     let ro: Obj = {};
     await waitFor('the Rollout settles', async () => settled((ro = rolloutOf(s))), {
       timeoutMs: 60_000,

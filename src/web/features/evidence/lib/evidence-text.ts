@@ -91,6 +91,8 @@ export function evidenceText(e: { type: string; data: Record<string, unknown> },
       return `resumed after a restart${d.reason ? `: ${str(d.reason)}` : ''}`;
     case 'action.interrupted':
       return `${str(d.action)} #${String(d.intentSeq ?? '?')}: interrupted — the console stopped before its outcome; whether it took effect is unknown`;
+    case 'action.resolved':
+      return `${str(d.action)} #${String(d.intentSeq ?? '?')}: after its interruption it ${d.outcome === 'action.completed' ? 'completed' : 'failed'}${d.error ? `: ${str(d.error)}` : ''}`;
     case 'action.completed':
     case 'action.failed':
       return `${str(d.action)} #${String(d.intentSeq ?? '?')}${d.error ? `: ${str(d.error)}` : ''}${d.commit ? ` commit ${str(d.commit).slice(0, 7)}` : ''}`;
