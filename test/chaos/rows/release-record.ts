@@ -42,15 +42,9 @@ const CONFIG = 'base/render-worker-config.yaml';
 const STATES = ['change', 'review', 'artifact', 'render', 'validation', 'reconcile', 'health', 'verification'];
 const TYPES = new Set(RELEASE_EVIDENCE_TYPES);
 
-const configMap = (value: string) => `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: render-worker-config
-data:
-  max-sessions: "8"
-  codec: h264
-  chaos-release: "${value}"
-`;
+/** the seed's render-worker ConfigMap with one more key whose value each cell changes */
+const configMap = (value: string) =>
+  `${(digitalHumanTemplate('dev')[CONFIG] ?? '').trimEnd()}\n  chaos-release: "${value}"\n`;
 
 const run = promisify(execFile);
 
