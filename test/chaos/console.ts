@@ -97,8 +97,7 @@ export function consoles(): Consoles {
         },
         reader: () => actor,
         async respawnActor() {
-          // SQLite has one replica: a killed one starts again on its own data directory's database is not
-          // possible here (a new data dir); the cells that kill run on PostgreSQL
+          // one replica on SQLite: a new one starts on a new data directory (the cells that kill run on PostgreSQL)
           actor = await replica(`sqlite-${++n}`, 'sqlite');
           replicas.push(actor);
         },

@@ -1,7 +1,6 @@
 // The chaos matrix's columns (issue 42): each fault is injected from outside the console (the sandbox's processes,
 // the private PostgreSQL, the replica's own process limits) and healed the same way. "Reported" is what the console
 // says while the fault lasts, read through its API as a user or a probe would.
-import { execFileSync } from 'node:child_process';
 import { startApiserver } from '../../sandbox/sandbox.ts';
 import {
   forgeBranchHead,
@@ -202,10 +201,3 @@ export const FAULTS: Fault[] = [
     async heal() {},
   },
 ];
-
-/** The host's view of a process's limits, for a cell's notes. */
-export function fileSizeLimit(pid: number): string {
-  return execFileSync('prlimit', ['--pid', String(pid), '--fsize', '-o', 'SOFT', '--noheadings'], {
-    encoding: 'utf8',
-  }).trim();
-}
