@@ -36,6 +36,11 @@ if [[ "$only" == all || " $only " == *" gitea "* ]] && ! command -v cc >/dev/nul
 fi
 
 KUBE_VERSION="v1.36.3"
+# One Go toolchain for every component, whatever the caller exported: `go version` is part of each cache key, so a
+# build made with GOTOOLCHAIN=go1.27.3 in one shell and one without it in another (CI) would each miss the other's
+# cache and rebuild everything (65 minutes on a 2-core machine, seen on 2026-12-07). go1.27.3 is the toolchain Argo
+# CD, Rollouts and Flagger declare; `go` fetches it from the module proxy once. SANDBOX_GOTOOLCHAIN overrides.
+export GOTOOLCHAIN="${SANDBOX_GOTOOLCHAIN:-go1.27.3}"
 export CGO_ENABLED=0
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 mkdir -p "$out_bin" "$out_assets" "$cache_root/bin"
