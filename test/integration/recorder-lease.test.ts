@@ -55,6 +55,15 @@ describe('one release recorder among replicas (Lease)', () => {
 
     const b = await startTestConsole({ ...RECORDER_ON, ...env });
     started.push(b);
+    // B's watch has listed the app (until then it answers 404 NotFound for it)
+    await waitFor(
+      'replica B knows the app',
+      async () => (await as(b.admin, b.url, `/api/apps/${APP}/releases`)).status === 200,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      },
+    );
     // several renew periods: B follows, records nothing, and the holder stays A
     await holdsFor(
       'A keeps the Lease and B records nothing',

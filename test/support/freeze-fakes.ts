@@ -11,6 +11,7 @@ import { KubeError, type ClusterConnection } from '../../src/server/kube/connect
 import { FreezeService, type FreezeActor, type FreezeServiceDeps } from '../../src/server/freeze/service.ts';
 import { FreezeStore } from '../../src/server/freeze/store.ts';
 import type { ClaimTiming } from '../../src/server/freeze/types.ts';
+import type { SettleOpts } from '../../src/server/freeze/uncertain.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -33,6 +34,16 @@ export class FakeFlux {
   patches: Patch[] = [];
   /** objects whose PATCH the apiserver refuses, with the status it answers */
   refuse = new Map<string, number>();
+  /**
+   * objects whose next PATCH goes unanswered (the client times out: KubeError status 0) while the apiserver keeps
+   * it and applies it when `applyLate()` is called, as a stopped apiserver does once it continues
+   */
+  hang = new Set<string>();
+  /** GETs that fail as network errors before the apiserver answers again (a count, for every object) */
+  unreachableReads = 0;
+  /** what `unreachableReads` becomes when a held PATCH times out (the apiserver still stopped) */
+  readsFailingAfterHang = 0;
+  private late: Array<() => void> = [];
   private rv = 1;
 
   add(name: string, spec: Obj = {}): void {
@@ -62,6 +73,44 @@ export class FakeFlux {
 
   /** the connection of replica `by` (its patches are recorded under that name) */
   conn(by = 'console'): ClusterConnection {
+    return {
+      json: async (method: string, path: string, opts: { body?: string } = {}) => {
+        const name = decodeURIComponent(/kustomizations\/([^/?]+)/.exec(path)?.[1] ?? '');
+        const o = this.objects.get(name);
+        if (!o) throw new KubeError('not found', 'c', 404);
+        if (method === 'GET') {
+          if (this.unreachableReads > 0) {
+            this.unreachableReads--;
+            throw new KubeError('unreachable: ECONNREFUSED', 'c', 0, 'ECONNREFUSED');
+          }
+          return structuredClone(o);
+        }
+        const status = this.refuse.get(name);
+        if (status) throw new KubeError(`refused ${status}`, 'c', status);
+        const body = JSON.parse(opts.body ?? '{}') as Obj;
+        if (this.hang.delete(name)) {
+          // applied later, with its precondition checked then (a stale resourceVersion: refused, as the apiserver does)
+          this.late.push(() => {
+            try {
+              this.apply(name, body, by);
+            } catch {
+              /* a 409 nobody hears */
+            }
+          });
+          this.unreachableReads = this.readsFailingAfterHang;
+          throw new KubeError('request timed out after 10000 ms', 'c', 0, 'ETIMEDOUT');
+        }
+        return this.apply(name, body, by);
+      },
+    } as unknown as ClusterConnection;
+  }
+
+  /** the PATCHes the apiserver held, applied now */
+  applyLate(): void {
+    for (const f of this.late.splice(0)) f();
+  }
+
+  private apply(name: string, body: Obj, by: string): Obj {
     const merge = (a: Obj, b: Obj): Obj => {
       const out: Obj = { ...a };
       for (const [k, v] of Object.entries(b)) {
@@ -72,26 +121,16 @@ export class FakeFlux {
       }
       return out;
     };
-    return {
-      json: async (method: string, path: string, opts: { body?: string } = {}) => {
-        const name = decodeURIComponent(/kustomizations\/([^/?]+)/.exec(path)?.[1] ?? '');
-        const o = this.objects.get(name);
-        if (!o) throw new KubeError('not found', 'c', 404);
-        if (method === 'GET') return structuredClone(o);
-        const status = this.refuse.get(name);
-        if (status) throw new KubeError(`refused ${status}`, 'c', status);
-        const body = JSON.parse(opts.body ?? '{}') as Obj;
-        const want = (body.metadata as Obj | undefined)?.resourceVersion;
-        if (want !== undefined && want !== (o.metadata as Obj).resourceVersion)
-          throw new KubeError('conflict', 'c', 409);
-        if (want !== undefined) delete (body.metadata as Obj).resourceVersion;
-        const next = merge(o, body);
-        (next.metadata as Obj).resourceVersion = String(++this.rv);
-        this.objects.set(name, next);
-        this.patches.push({ at: Date.now(), name, by, suspendedAfter: (next.spec as Obj).suspend === true });
-        return structuredClone(next);
-      },
-    } as unknown as ClusterConnection;
+    const o = this.objects.get(name) as Obj;
+    const want = (body.metadata as Obj | undefined)?.resourceVersion;
+    if (want !== undefined && want !== (o.metadata as Obj).resourceVersion) throw new KubeError('conflict', 'c', 409);
+    const meta = { ...(body.metadata as Obj | undefined) };
+    delete meta.resourceVersion;
+    const next = merge(o, { ...body, metadata: meta });
+    (next.metadata as Obj).resourceVersion = String(++this.rv);
+    this.objects.set(name, next);
+    this.patches.push({ at: Date.now(), name, by, suspendedAfter: (next.spec as Obj).suspend === true });
+    return structuredClone(next);
   }
 }
 
@@ -158,6 +197,8 @@ export function replicaOf(opts: {
   minSeconds?: number;
   /** the informers' copy of the app objects, when it is not the fake apiserver's (a cache that lags) */
   cache?: Map<string, Obj>;
+  /** how a patch without an answer is settled (uncertain.ts): its pauses and deadline */
+  settle?: SettleOpts;
 }) {
   const recorder = new EvidenceRecorder(opts.ev, quietLog);
   const store = new FreezeStore(opts.ev);
@@ -187,6 +228,7 @@ export function replicaOf(opts: {
     replica: opts.name,
     log: quietLog,
     minSeconds: opts.minSeconds,
+    ...(opts.settle ? { settle: opts.settle } : {}),
   });
   return { service, store, recorder, counter };
 }

@@ -39,6 +39,7 @@ import {
 } from './app-objects.ts';
 import { mustMay, viewFreeze } from './read.ts';
 import { refuseFreeze } from './refusal.ts';
+import { outcomeUnknown, settleUncertainPatch } from './uncertain.ts';
 import type { FreezeDoc, FreezeTarget } from './store.ts';
 import type { FreezeActor, FreezeContext, FreezeStart, FreezeView } from './types.ts';
 
@@ -161,6 +162,8 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
     expiresAt,
     doc: { targets, extensions: [], startedAt: createdAt } satisfies FreezeDoc,
   };
+  /** the apps whose patch the cluster never answered, and whose result stayed unknown (uncertain.ts) */
+  const unconfirmed: string[] = [];
   await deps.recorder.act(
     {
       time: createdAt,
@@ -193,6 +196,7 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
           `already frozen: ${claimed.taken.map((t) => `${t.app} by ${t.freezeId}`).join(', ')} — extend that freeze instead`,
         );
       const meta = { id, by: user.name, reason, until: expiresAt, incident: input.incident || undefined };
+      unconfirmed.length = 0;
       try {
         await mapLimit(targets, CONCURRENCY, async (t, i) => {
           // first the ApplicationSet: its controller leaves this Application's sync policy and the freeze
@@ -208,7 +212,32 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
             );
             t.appSetPaused = true;
           }
-          const after = await patchUnchanged(conn, t, read[i]?.obj as Obj, (rv) => freezePatch(t.prior, meta, rv));
+          // the version the last attempt named: a patch the cluster never answered is settled against it
+          let sentRv = '';
+          const settled = await patchUnchanged(conn, t, read[i]?.obj as Obj, (rv) =>
+            freezePatch(t.prior, meta, (sentRv = rv)),
+          ).then(
+            (live) => ({ outcome: 'applied' as const, live }),
+            async (e: unknown) => {
+              if (!outcomeUnknown(e)) throw e;
+              const r = await settleUncertainPatch(conn, t, id, sentRv, deps.settle);
+              deps.log?.warn({ app: t.appId, freeze: id, outcome: r.outcome }, 'freeze: a patch without an answer');
+              if (r.outcome === 'not-applied') throw e;
+              return r;
+            },
+          );
+          if (settled.outcome === 'unknown') {
+            // kept as applied: the freeze stays listed (on-call can end it; the end restores whatever it finds)
+            t.applied = true;
+            t.interference = {
+              state: 'unconfirmed',
+              at: new Date(ctx.now()).toISOString(),
+              message: `the cluster did not answer whether the freeze took effect (${settled.why}); check the app, or end the freeze`,
+            };
+            unconfirmed.push(t.appId);
+            return;
+          }
+          const after = settled.live;
           if (t.prior.controller === 'argocd' && frozenState('argocd', after, id) === 'resumed-directly') {
             // an Argo CD CRD without `automated.enabled` pruned the flag: pause by removing `automated`
             t.prior = { ...t.prior, shape: 'removed' };
@@ -253,6 +282,8 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
         await deps.store.modify(id, 'active', (r) => ({
           doc: { ...r.doc, targets: withPatched(r.doc.targets, targets) },
         }));
+        // a patch whose result is still unknown may yet apply: that freeze stays, so it can be ended
+        if (targets.some((t) => t.interference?.state === 'unconfirmed')) throw e;
         await deps.store.transition(id, 'active', 'failed', { by: user.name, reason: String(e) });
         throw e;
       }
@@ -262,7 +293,7 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
         doc: { ...r.doc, targets: withPatched(r.doc.targets, targets), startedAt },
       }));
     },
-    (o) => (o.ok ? { apps: targets.length } : {}),
+    (o) => (o.ok ? { apps: targets.length, ...(unconfirmed.length ? { unconfirmed } : {}) } : {}),
   );
   ctx.arm({ id, expiresAt });
   return viewFreeze(ctx, id);
@@ -272,7 +303,9 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
 function withPatched(stored: FreezeTarget[], patched: FreezeTarget[]): FreezeTarget[] {
   return stored.map((s) => {
     const p = patched.find((x) => x.appId === s.appId);
-    return p ? { ...s, prior: p.prior, applied: p.applied } : s;
+    return p
+      ? { ...s, prior: p.prior, applied: p.applied, ...(p.interference ? { interference: p.interference } : {}) }
+      : s;
   });
 }
 

@@ -8,6 +8,7 @@ import type { ObjectRef } from '../../domain/refs.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import type { FreezeRow, FreezeStore } from './store.ts';
+import type { SettleOpts } from './uncertain.ts';
 
 export interface FreezeActor {
   name: string;
@@ -33,6 +34,8 @@ export interface FreezeServiceDeps {
     list(): App[];
     raw(id: string): Obj | undefined;
   };
+  /** how long a freeze patch the cluster never answered is settled for (uncertain.ts; tests inject time) */
+  settle?: SettleOpts;
   /** the connection an action goes out on: the user's (impersonated) or, for expiry, the console's own */
   conn(cluster: string, user?: FreezeActor): ClusterConnection;
   /** the app's field diff (Git vs live, with field managers); throws when it cannot be computed */

@@ -1,0 +1,100 @@
+// A freeze patch the cluster never answered (a stopped apiserver holding it) is settled before the start records
+// anything: applied ⇒ the freeze stands; fenced before it could apply ⇒ failed, nothing changed, even when the
+// held patch comes afterwards; still unknown at the deadline ⇒ the freeze is kept, named unconfirmed, and can be
+// ended. (In-memory apiserver that holds a PATCH and applies it later; real SQLite evidence store.)
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { EvidenceEvent } from '../../domain/evidence.ts';
+import { appOf, FakeFlux, noLiveChanges, oncall, replicaOf } from '../../../test/support/freeze-fakes.ts';
+import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
+import type { EvidenceStore } from '../evidence/store.ts';
+import type { FreezeService } from './service.ts';
+import { FENCE_ANNOTATION, type SettleOpts } from './uncertain.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'freeze-uncertain-'));
+const services: FreezeService[] = [];
+const opened: EvidenceStore[] = [];
+afterAll(async () => {
+  for (const s of services) await s.settled();
+  for (const e of opened) await e.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function setup(settle: (flux: FakeFlux) => SettleOpts) {
+  const flux = new FakeFlux();
+  flux.add('a');
+  const ev = SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
+  opened.push(ev);
+  const { service, store } = replicaOf({
+    name: 'console',
+    ev,
+    flux,
+    apps: [appOf('a')],
+    diff: noLiveChanges,
+    settle: settle(flux),
+  });
+  services.push(service);
+  const events = async (type: string): Promise<EvidenceEvent[]> =>
+    (await ev.list({ limit: 1000 })).filter((e) => e.type === type).sort((x, y) => x.seq - y.seq);
+  return { flux, service, store, events };
+}
+const freezeA = { cluster: 'c', app: appOf('a').id, reason: 'incident', minutes: 10 };
+
+describe('a freeze patch without an answer is settled before the start records its outcome', () => {
+  it('applied while the console waited: the freeze stands, completed, and ends as usual', async () => {
+    // the apiserver is unreachable for one read, then continues and applies the held patch
+    const { flux, service, events } = setup((f) => ({ pause: async () => f.applyLate(), deadlineMs: 5000 }));
+    flux.hang.add('a');
+    flux.readsFailingAfterHang = 1;
+    const f = await service.create(oncall, freezeA);
+    expect(flux.suspended('a')).toBe(true);
+    expect(f.status).toBe('active');
+    expect(f.doc.targets[0]?.applied).toBe(true);
+    expect(f.doc.targets[0]?.interference).toBeUndefined();
+    const completed = await events('action.completed');
+    expect(completed).toHaveLength(1);
+    expect(completed[0]?.data.unconfirmed).toBeUndefined();
+    expect(await events('action.failed')).toEqual([]);
+    await service.end(f.id, oncall, []);
+    expect(flux.suspended('a')).toBe(false);
+  });
+
+  it('not applied yet: fenced at the version it named, recorded failed; the held patch, when it comes, is refused', async () => {
+    const { flux, service, events } = setup(() => ({ deadlineMs: 5000 }));
+    flux.hang.add('a');
+    const err = (await service.create(oncall, freezeA).catch((e: unknown) => e)) as { status?: number };
+    expect(err.status).toBe(502);
+    // the fence came and went: a newer version, no fence annotation left
+    expect(flux.annotations('a')[FENCE_ANNOTATION]).toBeUndefined();
+    flux.applyLate();
+    expect(flux.suspended('a')).toBe(false);
+    expect(await events('action.failed')).toHaveLength(1);
+    expect(await service.list(true)).toEqual([]);
+    // the claim went with the failed freeze: a new one starts
+    const again = await service.create(oncall, { ...freezeA, reason: 'again' });
+    expect(again.status).toBe('active');
+    expect(flux.suspended('a')).toBe(true);
+  });
+
+  it('still unknown at the deadline: the freeze is kept, unconfirmed, and ending it restores what the late patch did', async () => {
+    let t = 0;
+    const { flux, service, events } = setup(() => ({ deadlineMs: 3000, now: () => t, pause: async (ms) => (t += ms) }));
+    flux.hang.add('a');
+    flux.readsFailingAfterHang = 1000;
+    const f = await service.create(oncall, freezeA);
+    expect(f.status).toBe('active');
+    expect(f.doc.targets[0]?.interference?.state).toBe('unconfirmed');
+    expect(f.doc.targets[0]?.interference?.message).toMatch(/did not answer whether the freeze took effect/);
+    const completed = await events('action.completed');
+    expect(completed[0]?.data.unconfirmed).toEqual([appOf('a').id]);
+    // the apiserver continues: the held patch applies; on-call ends the freeze and Flux reconciles again
+    flux.unreachableReads = 0;
+    flux.applyLate();
+    expect(flux.suspended('a')).toBe(true);
+    await service.end(f.id, oncall, []);
+    expect(flux.suspended('a')).toBe(false);
+    expect(await service.list(true)).toEqual([]);
+  });
+});
