@@ -85,8 +85,45 @@ export const AppSchema = z.object({
 });
 export type AppDto = z.infer<typeof AppSchema>;
 
+/** One entry of an Argo CD AppProject's `spec.syncWindows` (issue 43; domain/sync-windows.ts). */
+export const SyncWindowSpecSchema = z.object({
+  kind: z.enum(['allow', 'deny']),
+  schedule: z.string(),
+  duration: z.string(),
+  applications: z.array(z.string()).optional(),
+  namespaces: z.array(z.string()).optional(),
+  clusters: z.array(z.string()).optional(),
+  manualSync: z.boolean().optional(),
+  timeZone: z.string().optional(),
+  andOperator: z.boolean().optional(),
+  description: z.string().optional(),
+});
+const SYNC_VERDICTS = ['allowed', 'blocked', 'unknown'] as const;
+/** An Argo CD app's sync windows now, evaluated as Argo CD does (server/apps/sync-windows.ts). */
+export const AppSyncWindowsSchema = z.object({
+  project: z.string(),
+  status: z.enum(['ok', 'unknown']),
+  why: z.string().optional(),
+  at: z.string(),
+  windows: z.array(SyncWindowSpecSchema),
+  automated: z.enum(SYNC_VERDICTS),
+  manual: z.enum(SYNC_VERDICTS),
+  active: z.array(z.object({ window: SyncWindowSpecSchema, until: z.string().optional() })),
+  blockedBy: z.object({ window: SyncWindowSpecSchema, until: z.string().optional() }).optional(),
+  nextChange: z.string().optional(),
+  invalid: z.array(z.object({ window: SyncWindowSpecSchema, reason: z.string() })),
+  warnings: z.array(z.object({ window: SyncWindowSpecSchema, reason: z.string() })),
+});
+export type AppSyncWindows = z.infer<typeof AppSyncWindowsSchema>;
+
 /** The list view carries no inventory (it can be thousands of refs); the detail view does. */
-export const AppSummarySchema = AppSchema.omit({ inventory: true }).extend({ inventoryCount: z.number() });
+export const AppSummarySchema = AppSchema.omit({ inventory: true }).extend({
+  inventoryCount: z.number(),
+  /** Argo CD: its sync windows hold automated syncs now (absent: they do not, or not an Argo CD app) */
+  syncWindow: z
+    .object({ automated: z.enum(['blocked', 'unknown']), reason: z.string(), until: z.string().optional() })
+    .optional(),
+});
 export type AppSummary = z.infer<typeof AppSummarySchema>;
 
 export const ClusterStateSchema = z.object({
@@ -208,6 +245,8 @@ export const AppResponse = z.object({
   dependents: z.array(z.object({ id: z.string(), name: z.string(), waitingOn: z.string().optional() })).optional(),
   /** Flux: the image automation writing its image tags to Git (absent: not a Flux Kustomization) */
   imageAutomation: ImageAutomationSchema.optional(),
+  /** Argo CD: its AppProject's sync windows that apply to it, now (absent: not an Argo CD app) */
+  syncWindows: AppSyncWindowsSchema.optional(),
 });
 export type AppResponse = z.infer<typeof AppResponse>;
 

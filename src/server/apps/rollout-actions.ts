@@ -6,7 +6,8 @@ import type { App } from '../../domain/app.ts';
 import { rolloutView } from '../../domain/rollout.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
 import { HttpError } from '../http/errors.ts';
-import type { ClusterConnection } from '../kube/connection.ts';
+import type { ClusterConnection, KubeResponse } from '../kube/connection.ts';
+import { settleUnansweredWrite, unanswered, type SettleOpts } from '../kube/unanswered-write.ts';
 import { readCanaryObject } from './canary-object.ts';
 
 export const ROLLOUT_VERBS = ['promote', 'promote-full', 'abort', 'retry', 'pause', 'resume'] as const;
@@ -14,6 +15,34 @@ export type RolloutVerb = (typeof ROLLOUT_VERBS)[number];
 
 type Obj = Record<string, unknown>;
 const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+const rvOf = (o: Obj) => String(asObj(o.metadata).resourceVersion ?? '');
+const ROLLOUT_KIND = {
+  group: 'argoproj.io',
+  version: 'v1alpha1',
+  kind: 'Rollout',
+  plural: 'rollouts',
+  what: 'Rollout',
+};
+/** conflicting writes (the controller's status updates) a control outlasts while the Rollout stands still */
+const CONFLICT_ATTEMPTS = 5;
+
+/**
+ * Whether the console wrote the Rollout's spec or status since `t0` (its managedFields entry's time, whole
+ * seconds): how an unanswered write is known to have been applied once the Rollout has moved on.
+ */
+export function wroteSince(live: Obj, target: 'spec' | 'status', t0: number): boolean {
+  const entries = Array.isArray(asObj(live.metadata).managedFields)
+    ? (asObj(live.metadata).managedFields as Obj[])
+    : [];
+  return entries.some(
+    (m) =>
+      m.manager === 'gitops-console' &&
+      m.operation === 'Update' &&
+      (m.subresource ?? '') === (target === 'status' ? 'status' : '') &&
+      typeof m.time === 'string' &&
+      Date.parse(m.time) >= Math.floor(t0 / 1000) * 1000,
+  );
+}
 
 export interface RolloutPatch {
   /** the spec (the main resource) or the status subresource */
@@ -63,14 +92,9 @@ export async function controlRollout(
   verb: RolloutVerb,
   reason: string,
   actor: string,
-  deps: { recorder: EvidenceRecorder; conn: ClusterConnection },
+  deps: { recorder: EvidenceRecorder; conn: ClusterConnection; settle?: SettleOpts },
 ): Promise<{ verb: RolloutVerb; patches: number; phase: string }> {
-  const { obj: ro, path } = await readCanaryObject(
-    a,
-    ref,
-    { group: 'argoproj.io', version: 'v1alpha1', kind: 'Rollout', plural: 'rollouts', what: 'Rollout' },
-    deps.conn,
-  );
+  const { obj: ro, path } = await readCanaryObject(a, ref, ROLLOUT_KIND, deps.conn);
   const before = rolloutView(ro);
   const patches = rolloutPatches(verb, ro);
   if (!patches.length)
@@ -103,19 +127,59 @@ export async function controlRollout(
       },
     },
     async () => {
+      // each write names the version it was made from (the plugin's do not): a write the cluster never answered
+      // is settled before the outcome (kube/unanswered-write.ts), and a conflict is retried only while the
+      // Rollout still stands where the intent saw it
+      const startedAt = Date.now();
+      let rv = rvOf(ro);
       for (const p of patches) {
-        const body = JSON.stringify(p.body);
-        const r = await deps.conn.request(
-          'PATCH',
-          `${path}${p.target === 'status' ? '/status' : ''}?fieldManager=gitops-console`,
-          {
-            timeoutMs: 10_000,
-            contentType: 'application/merge-patch+json',
-            headers: { 'Content-Length': String(Buffer.byteLength(body)) },
-            body,
-          },
-        );
-        if (r.status !== 200) throw deps.conn.httpError(r, `${verb} Rollout ${ref.name}`);
+        const url = `${path}${p.target === 'status' ? '/status' : ''}?fieldManager=gitops-console`;
+        for (let attempt = 1; ; attempt++) {
+          const body = JSON.stringify({ ...p.body, metadata: { resourceVersion: rv } });
+          const r = await deps.conn
+            .request('PATCH', url, {
+              timeoutMs: 10_000,
+              contentType: 'application/merge-patch+json',
+              headers: { 'Content-Length': String(Buffer.byteLength(body)) },
+              body,
+            })
+            .catch(async (e: unknown) => {
+              if (!unanswered(e)) throw e;
+              const settled = await settleUnansweredWrite(
+                deps.conn,
+                path,
+                rv,
+                (live) => wroteSince(live, p.target, startedAt),
+                `rollout.control ${verb}`,
+                deps.settle,
+              );
+              if (settled.outcome === 'applied') return { status: 200, body: JSON.stringify(settled.live) };
+              if (settled.outcome === 'unknown')
+                throw new HttpError(
+                  502,
+                  'ClusterUnreachable',
+                  `${verb} Rollout ${ref.name}: the cluster did not answer whether it took the change (${settled.why}); look at the Rollout before you try again`,
+                  a.cluster,
+                );
+              throw e;
+            });
+          if (r.status === 409 && attempt < CONFLICT_ATTEMPTS) {
+            const { obj: now } = await readCanaryObject(a, ref, ROLLOUT_KIND, deps.conn);
+            const v = rolloutView(now);
+            if (v.currentStep !== before.currentStep || v.canaryHash !== before.canaryHash || v.phase !== before.phase)
+              throw new HttpError(
+                409,
+                'Conflict',
+                `${verb} Rollout ${ref.name}: it moved on meanwhile (${v.phase}, step ${String(v.currentStep)}); look again`,
+                a.cluster,
+              );
+            rv = rvOf(now);
+            continue;
+          }
+          if (r.status !== 200) throw deps.conn.httpError(r as KubeResponse, `${verb} Rollout ${ref.name}`);
+          rv = rvOf(JSON.parse(r.body) as Obj);
+          break;
+        }
       }
       return { verb, patches: patches.length, phase: before.phase };
     },

@@ -12,6 +12,7 @@ import {
 } from '../../api/schemas.ts';
 import { dependenciesOf, environmentGraph } from './dependency-view.ts';
 import { imageAutomationFor } from './image-automation.ts';
+import { syncWindowsReader, type SyncWindowsReader } from './sync-windows.ts';
 import { argoSyncOperationOf, argoSyncSteps, argoSyncWhy, syncWaveOf } from '../../domain/argo-sync.ts';
 import { assessHealth } from '../../domain/health.ts';
 import { appId, type App } from '../../domain/app.ts';
@@ -100,9 +101,10 @@ function rolloutsOf(a: App, deps: AppDeps): RolloutView[] {
 }
 
 /** An app as the list and the stream send it: its inventory counted, its repository URL without credentials. */
-export function summarize(a: App): AppSummary {
+export function summarize(a: App, windows?: SyncWindowsReader): AppSummary {
   const { inventory, ...rest } = withoutSourceCredentials(a);
-  return { ...rest, inventoryCount: inventory.length };
+  const syncWindow = windows?.brief(a);
+  return { ...rest, inventoryCount: inventory.length, ...(syncWindow ? { syncWindow } : {}) };
 }
 
 export function filterApps(apps: App[], q: AppsQuery): App[] {
@@ -129,6 +131,8 @@ export function sortEnvs(envs: Iterable<string>, order: string[]): string[] {
 }
 
 export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  const windows = syncWindowsReader(deps);
+  const summary = (a: App) => summarize(a, windows);
   /** the apps this person may read (their own Kubernetes identity's view too, when the console reviews access) */
   const readableApps = async (req: Parameters<typeof allowed>[0], among: App[] = deps.catalog.list()) => {
     const visible = deps.reviewer ? await deps.reviewer.visibleApps(req, among) : among;
@@ -151,7 +155,7 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       // the overview's first paint (issue 27): a few cards per group and the groups' sizes, whatever the total
       const head = overviewHead(apps, q.first);
       return validated(AppsResponse, {
-        apps: head.apps.map(summarize),
+        apps: head.apps.map(summary),
         total: all.length,
         envs,
         partial: true,
@@ -159,7 +163,7 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         version,
       });
     }
-    return validated(AppsResponse, { apps: apps.map(summarize), total: all.length, envs, version });
+    return validated(AppsResponse, { apps: apps.map(summary), total: all.length, envs, version });
   });
 
   app.get(
@@ -184,6 +188,7 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         .filter((d) => byId.has(d.id))
         .map((d) => ({ id: d.id, name: d.name, ...(d.waitingOn ? { waitingOn: d.waitingOn } : {}) }));
       const imageAutomation = imageAutomationFor(deps.clusters, a);
+      const syncWindows = windows.forApp(a);
       return validated(AppResponse, {
         app: withoutSourceCredentials(a),
         ...(cluster ? { cluster } : {}),
@@ -193,6 +198,7 @@ export const appRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         ...(dependencies.length ? { dependencies } : {}),
         ...(dependents.length ? { dependents } : {}),
         ...(imageAutomation ? { imageAutomation } : {}),
+        ...(syncWindows ? { syncWindows } : {}),
       });
     },
   );

@@ -7,6 +7,7 @@ import { allowed } from '../auth/index.ts';
 import type { Session } from '../auth/index.ts';
 import type { CatalogEvents } from './catalog.ts';
 import { summarize } from './routes.ts';
+import { syncWindowsReader } from './sync-windows.ts';
 
 export const streamRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const open = new Set<() => void>();
@@ -48,7 +49,7 @@ export const streamRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       if (!allowed(req, 'app.read', { cluster: a.cluster, env: a.env })) return;
       const deliver = () => {
         seen.add(a.id);
-        send({ type: 'app-upsert', app: summarize(a) });
+        send({ type: 'app-upsert', app: summarize(a, syncWindowsReader(deps)) });
       };
       if (!deps.reviewer) return deliver();
       void deps.reviewer.visibleApps(req, [a]).then(

@@ -7,16 +7,19 @@ export class FlakyMemoryStore implements EvidenceStore {
   readonly kind = 'sqlite' as const;
   readonly events: EvidenceEvent[] = [];
   down = false;
+  /** reads fail too (a database that is not there), not only appends */
+  unreachable = false;
   attempts = 0;
 
   async append(e: EvidenceInput): Promise<EvidenceEvent> {
     this.attempts++;
-    if (this.down) throw new Error('SQLITE_IOERR_WRITE: disk I/O error');
+    if (this.down || this.unreachable) throw new Error('SQLITE_IOERR_WRITE: disk I/O error');
     const ev = link(this.events.at(-1), e);
     this.events.push(ev);
     return ev;
   }
   async list(): Promise<EvidenceEvent[]> {
+    if (this.unreachable) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     return [...this.events].reverse();
   }
   async latestDataByApp(): Promise<Map<string, string>> {

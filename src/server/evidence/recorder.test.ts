@@ -46,6 +46,21 @@ describe('EvidenceRecorder: actions fail closed', () => {
     expect(store.events).toEqual([]);
   });
 
+  it('a refused intent leaves nothing to retry: once the store answers again, it is no longer failing', async () => {
+    const store = new FlakyStore();
+    const rec = new EvidenceRecorder(store, log(), { retryBaseMs: 5, retryMaxMs: 20 });
+    store.unreachable = true;
+    await rec.act(ev('app.reconcile-requested'), async () => 'done').catch(() => undefined);
+    expect(rec.status()).toMatchObject({ pending: 0, failing: true });
+    // still down: the probe fails and tries again
+    await new Promise((r) => setTimeout(r, 60));
+    expect(rec.status().failing).toBe(true);
+    store.unreachable = false;
+    await vi.waitFor(() => expect(rec.status().failing).toBe(false), { timeout: 2000, interval: 10 });
+    expect(store.events).toEqual([]);
+    rec.close();
+  });
+
   it('records intent → action → action.completed linked by intentSeq, the value passed through', async () => {
     const store = new FlakyStore();
     const rec = new EvidenceRecorder(store, log());

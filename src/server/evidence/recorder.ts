@@ -28,7 +28,10 @@ export interface RecorderStatus {
   failedAttempts: number;
   /** actions refused because their intent could not be recorded */
   refused: number;
-  /** the store is failing now (the last attempt failed and nothing succeeded since) */
+  /**
+   * the store is failing now: the last attempt failed and nothing succeeded since (with nothing queued, a read of
+   * the store that answers again counts: a refused intent leaves no write to retry)
+   */
   failing: boolean;
   lastError?: string;
   lastFailureAt?: string;
@@ -102,6 +105,7 @@ export class EvidenceRecorder extends EventEmitter {
     } catch (err) {
       this.failed(err);
       this.st.refused++;
+      this.probeLater();
       this.log.error({ err: message(err), type: e.type }, 'evidence store cannot write: action refused');
       throw new HttpError(
         503,
@@ -380,6 +384,31 @@ export class EvidenceRecorder extends EventEmitter {
     this.guarded.delete(e);
     g.done();
     return ev;
+  }
+
+  /**
+   * A refused intent leaves nothing queued to retry, so `failing` would stay set until the next action: with an
+   * empty queue, the store is read (one event) on the retry back-off until it answers, and that clears it.
+   */
+  private probeLater(): void {
+    if (this.timer || this.closed || this.queue.length) return;
+    const base = this.opts.retryBaseMs ?? 250;
+    const delay = Math.min(this.opts.retryMaxMs ?? 30_000, base * 2 ** Math.min(this.attempt - 1, 16));
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.st.failing || this.closed) return;
+      if (this.queue.length) return this.kick();
+      this.store.list({ limit: 1 }).then(
+        () => {
+          if (!this.queue.length && !this.draining) this.succeeded();
+        },
+        (err: unknown) => {
+          this.failed(err);
+          this.probeLater();
+        },
+      );
+    }, delay);
+    this.timer.unref();
   }
 
   private cancelTimer(): void {

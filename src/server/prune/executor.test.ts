@@ -34,6 +34,35 @@ describe('PruneService executions', () => {
     expect(t.cluster.deletes.map((d) => d.name)).toEqual(['a', 'b']);
   });
 
+  it('a DELETE the cluster never answered: fenced, journal `failed` (not `deleting`); the held DELETE, when it comes, deletes nothing', async () => {
+    const t = setup(dir, { inGit: [], live: ['a', 'b', 'c', 'd'], batchSize: 2 });
+    t.cluster.hangDelete.add('b');
+    const v = await requestApproveRun(t);
+    expect(v.preview.status).toBe('failed');
+    expect(v.journal.map((j) => [j.object.split('/').pop(), j.state])).toEqual([
+      ['a', 'deleted'],
+      ['b', 'failed'],
+      ['c', 'not-deleted'],
+      ['d', 'not-deleted'],
+    ]);
+    expect(v.journal[1]?.detail).toMatch(/did not answer.*not deleted/);
+    t.cluster.applyLate();
+    expect([...t.cluster.objects.keys()].sort()).toEqual(['b', 'c', 'd']);
+    expect(
+      (t.cluster.objects.get('b') as { metadata: { annotations: Record<string, string> } }).metadata.annotations,
+    ).toEqual({});
+  });
+
+  it('a DELETE the cluster took without answering: the read-back finds it gone, journal `deleted`, the prune goes on', async () => {
+    const t = setup(dir, { inGit: [], live: ['a', 'b', 'c', 'd'], batchSize: 2 });
+    t.cluster.hangDelete.add('b');
+    t.cluster.continueOnRead = true;
+    const v = await requestApproveRun(t);
+    expect(v.preview.status).toBe('done');
+    expect(v.journal.map((j) => j.state)).toEqual(['deleted', 'deleted', 'deleted', 'deleted']);
+    expect(t.cluster.objects.size).toBe(0);
+  });
+
   it('an app Progressing between batches (a routine reconcile) is given time to settle: Healthy again, it goes on; still Progressing, it stops', async () => {
     for (const settles of [true, false]) {
       const t = setup(dir, { inGit: [], live: ['a', 'b', 'c', 'd'], batchSize: 2, settleMs: 300 });

@@ -8,6 +8,8 @@ import { APPSET_REFRESH_ANNOTATION } from '../../domain/appset.ts';
 import type { ObjectRef } from '../../domain/refs.ts';
 import { faultPoint } from '../evidence/index.ts';
 import { HttpError } from '../http/errors.ts';
+import { neverSent, settleUnansweredWrite, unanswered } from '../kube/unanswered-write.ts';
+import { metaOf } from '../../domain/object-meta.ts';
 import { mustPreview, type PruneContext } from './context.ts';
 import type { PreviewCandidate, StoredPreview } from './model.ts';
 import { ApprovalsNotInstalled, ensureApprovals, sweepApprovals, withdrawApprovals } from './approval-params.ts';
@@ -264,12 +266,42 @@ async function deleteOne(
       });
       // an explicit length: a chunked DELETE body leaves the apiserver's keep-alive connection unusable
       // (the next request on it gets a bare "400 Bad Request")
-      const res = await conn.request('DELETE', path, {
-        timeoutMs: 15_000,
-        contentType: 'application/json',
-        headers: { 'Content-Length': String(Buffer.byteLength(body)) },
-        body,
-      });
+      const res = await conn
+        .request('DELETE', path, {
+          timeoutMs: 15_000,
+          contentType: 'application/json',
+          headers: { 'Content-Length': String(Buffer.byteLength(body)) },
+          body,
+        })
+        .catch(async (e: unknown) => {
+          // no answer: the journal says what the cluster has, not `deleting` (kube/unanswered-write.ts)
+          const what = `DELETE ${c.id}: the cluster did not answer`;
+          const settled = unanswered(e)
+            ? await settleUnansweredWrite(
+                conn,
+                path,
+                j.resourceVersion,
+                (live) => metaOf(live).uid !== j.uid || !!metaOf(live).deletionTimestamp,
+                `prune ${p.id}`,
+                { ...ctx.deps.settle, goneIsApplied: true },
+              )
+            : neverSent(e)
+              ? ({ outcome: 'not-applied', how: 'moved-on', live: {} } as const)
+              : undefined;
+          if (!settled) throw e;
+          if (settled.outcome === 'applied') return { status: 200, headers: {}, body: '' };
+          if (settled.outcome === 'not-applied')
+            await ctx.deps.store.mark(
+              p.id,
+              j.position,
+              ['deleting'],
+              'failed',
+              `${what} (${e instanceof Error ? e.message : String(e)}); not deleted`.slice(0, 500),
+              new Date().toISOString(),
+            );
+          // unknown: it stays `deleting`, as after a crash (recovery.ts reads it again)
+          throw new HttpError(502, 'ClusterUnreachable', `${what}: stopped`, p.cluster);
+        });
       const now = new Date().toISOString();
       if (res.status === 200 || res.status === 202) {
         await ctx.deps.store.mark(p.id, j.position, ['deleting'], 'deleted', because ?? String(res.status), now);

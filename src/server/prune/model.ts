@@ -9,6 +9,7 @@ import type { EvidenceRecorder } from '../evidence/index.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import type { ObjectIndex } from '../kube/object-index.ts';
 import type { JournalEntry, PreviewRow, PruneStore } from './store.ts';
+import type { SettleOpts } from '../kube/unanswered-write.ts';
 
 export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';
 
@@ -82,6 +83,8 @@ export interface PruneServiceOptions {
 }
 
 export interface PruneServiceDeps {
+  /** how a DELETE the cluster never answered is settled (kube/unanswered-write.ts; tests inject time) */
+  settle?: SettleOpts;
   recorder: EvidenceRecorder;
   store: PruneStore<PreviewDoc>;
   index: ObjectIndex;

@@ -15,6 +15,7 @@ import type { PreviewDoc, PruneServiceDeps } from './model.ts';
 import { PruneService } from './service.ts';
 import { PruneStore } from './store.ts';
 
+
 const user = (name: string, ...grants: string[]): Principal => ({
   name,
   source: 'local',
@@ -31,7 +32,15 @@ class FakeCluster {
   objects = new Map<string, Obj>();
   deletes: Array<{ name: string; body: Obj }> = [];
   failDelete = new Set<string>();
+  /** DELETEs that get no answer (a timeout) while the apiserver holds them, applied by applyLate() */
+  hangDelete = new Set<string>();
+  /** the apiserver continues before the next read: held DELETEs are applied first */
+  continueOnRead = false;
+  private late: Array<() => void> = [];
   private rv = 100;
+  applyLate(): void {
+    for (const f of this.late.splice(0)) f();
+  }
   add(name: string, annotations: Record<string, string> = {}): void {
     this.objects.set(name, {
       apiVersion: 'v1',
@@ -55,11 +64,37 @@ class FakeCluster {
         if (!m) return answer(404, {});
         const name = decodeURIComponent(m[1] ?? '');
         const o = this.objects.get(name) as { metadata: { uid: string; resourceVersion: string } } | undefined;
-        if (method === 'GET') return o ? answer(200, o) : answer(404, {});
+        if (method === 'GET') {
+          if (this.continueOnRead) this.applyLate();
+          const now = this.objects.get(name);
+          return now ? answer(200, now) : answer(404, {});
+        }
+        if (method === 'PATCH') {
+          // a merge patch of metadata.annotations, with its resourceVersion as precondition (a fence)
+          const body = JSON.parse(opts.body ?? '{}') as { metadata?: { resourceVersion?: string; annotations?: Obj } };
+          if (!o) return answer(404, {});
+          const want = body.metadata?.resourceVersion;
+          if (want !== undefined && want !== o.metadata.resourceVersion) return answer(409, {});
+          const ann = { ...(((o.metadata as Obj).annotations as Obj | undefined) ?? {}) };
+          for (const [k, v] of Object.entries(body.metadata?.annotations ?? {}))
+            if (v === null) delete ann[k];
+            else ann[k] = v;
+          Object.assign(o.metadata, { annotations: ann, resourceVersion: String(++this.rv) });
+          return answer(200, o);
+        }
         if (method === 'DELETE') {
           const body = JSON.parse(opts.body ?? '{}') as { preconditions?: { uid?: string; resourceVersion?: string } };
           this.deletes.push({ name, body });
           if (this.failDelete.has(name)) return answer(500, { message: 'boom' });
+          if (this.hangDelete.delete(name)) {
+            this.late.push(() => {
+              const now = this.objects.get(name) as { metadata: { uid: string; resourceVersion: string } } | undefined;
+              const p = body.preconditions ?? {};
+              if (now && p.uid === now.metadata.uid && p.resourceVersion === now.metadata.resourceVersion)
+                this.objects.delete(name);
+            });
+            throw new KubeError('request timed out after 15000 ms', 'prod', 0, 'ETIMEDOUT');
+          }
           if (!o) return answer(404, {});
           const p = body.preconditions ?? {};
           if (p.uid !== o.metadata.uid || p.resourceVersion !== o.metadata.resourceVersion)
@@ -69,9 +104,11 @@ class FakeCluster {
         }
         return answer(405, {});
       },
-      json: async (_m: string, path: string) => {
+      json: async (method: string, path: string, opts: { body?: string } = {}) => {
         if (path === '/api/v1') return { resources: [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true }] };
-        throw new KubeError('not found', 'prod', 404);
+        const r = await c.request(method, path.split('?')[0] ?? path, opts);
+        if (r.status !== 200) throw new KubeError(`${method} ${path}: ${r.status}`, 'prod', r.status);
+        return JSON.parse(r.body) as Obj;
       },
       httpError: (res: KubeResponse, what: string) => new KubeError(`${what}: ${res.status}`, 'prod', res.status),
     };
@@ -126,6 +163,8 @@ export function setup(
     childrenOf: () => [],
   } as unknown as ObjectIndex;
   const deps: PruneServiceDeps = {
+    // an unanswered DELETE is settled at once (no back-off between read-backs)
+    settle: { deadlineMs: 2000, pause: async () => undefined },
     recorder,
     store: new PruneStore<PreviewDoc>(ev),
     index,
