@@ -9,6 +9,7 @@ import { Time } from '../../components/time.tsx';
 import { TimeAgo } from '../../components/time-ago.tsx';
 import { appQueryOptions, clustersQueryOptions } from '../../features/apps/api/apps-queries.ts';
 import { ArgoSyncProgress } from '../../features/apps/components/argo-sync-progress.tsx';
+import { SyncWindowsPanel } from '../../features/apps/components/sync-windows.tsx';
 import { RolloutProgress } from '../../features/apps/components/rollout-progress.tsx';
 import { FlaggerCanary } from '../../features/apps/components/flagger-canary.tsx';
 import { ImageAutomation } from '../../features/apps/components/image-automation.tsx';
@@ -110,6 +111,7 @@ export function AppPage() {
         <PruneHoldLine app={app} />
         <NotLiveLead appId={app.id} cluster={app.cluster} env={app.env} />
         {q.data.sync && <ArgoSyncProgress sync={q.data.sync} />}
+        <SyncWindowsPanel windows={q.data.syncWindows} />
         {q.data.rollouts?.map((r) => (
           <RolloutProgress key={`${r.namespace}/${r.name}`} app={app} rollout={r} />
         ))}

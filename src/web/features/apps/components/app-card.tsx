@@ -5,6 +5,7 @@ import { DriftBadge, HealthBadge, SyncBadge, Tag } from '../../../components/bad
 import { FrozenBadge } from '../../../components/frozen-badge.tsx';
 import { driftCardText } from '../../../lib/drift-text.ts';
 import { PruneHoldBadge } from '../../../components/prune-hold-badge.tsx';
+import { SyncWindowLine } from './sync-windows.tsx';
 
 export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
   return (
@@ -54,6 +55,7 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
           {app.envConflict}
         </p>
       )}
+      <SyncWindowLine app={app} />
       {app.waitingOn && (
         // Flux holds it for a dependency: "why isn't it reconciling?" answered on the card
         <p
