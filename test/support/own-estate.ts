@@ -48,6 +48,8 @@ export interface EstateArgoApp {
   path: string;
   /** spec.syncPolicy (default: automated with prune and selfHeal); null for none (manual sync) */
   syncPolicy?: Record<string, unknown> | null;
+  /** its AppProject (default `default`; a test that changes a project's sync windows makes its own) */
+  project?: string;
 }
 
 export interface EstateOptions {
@@ -195,7 +197,7 @@ export async function ownEstate(opts: EstateOptions): Promise<Estate> {
         labels: { env: opts.env, 'gitops-console.dev/test-estate': id },
       },
       spec: {
-        project: 'default',
+        project: app.project ?? 'default',
         source: { repoURL: repo.cloneUrl, targetRevision: 'main', path: app.path },
         destination: { server, namespace },
         ...(app.syncPolicy === null

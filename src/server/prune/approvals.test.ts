@@ -13,6 +13,35 @@ const dir = mkdtempSync(join(tmpdir(), 'prune-approvals-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('PruneService approvals', () => {
+  it('the store gone right after a recorded approval: the answer is the decision, and the execution starts once it is back', async () => {
+    const t = setup(dir, { inGit: ['keep', 'b', 'c', 'd'], live: ['keep', 'a', 'b', 'c', 'd'] });
+    const { preview } = await t.service.create(t.app, dev);
+    const store = t.deps.store;
+    const decide = store.decide.bind(store);
+    const get = store.get.bind(store);
+    let down = false;
+    // the database stops just after the decision is written (the act), before the execution's first read
+    store.decide = async (...args: Parameters<typeof store.decide>) => {
+      const r = await decide(...args);
+      down = true;
+      return r;
+    };
+    store.get = async (id: string) => {
+      if (down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      return get(id);
+    };
+    const v = await t.service.decide(preview.id, rev1, { decision: 'approve', comment: 'ok' }, t.onDenied);
+    expect(v.preview.status).toBe('approved');
+    expect(t.cluster.deletes).toEqual([]);
+    down = false;
+    await vi.waitFor(() => expect(t.cluster.deletes.map((d) => d.name)).toEqual(['a']), {
+      timeout: 5000,
+      interval: 50,
+    });
+    await t.service.settled();
+    expect((await t.service.view(preview.id, rev1)).preview.status).toBe('done');
+  });
+
   it('a changed object voids the approval; nothing is deleted', async () => {
     const t = setup(dir, {
       inGit: ['keep', 'b', 'c', 'd', 'e', 'f', 'g', 'h'],

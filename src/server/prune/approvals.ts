@@ -11,7 +11,7 @@
 import { can, whyNot } from '../../domain/access.ts';
 import { refId, type ObjectRef } from '../../domain/refs.ts';
 import type { Principal } from '../auth/index.ts';
-import { HttpError } from '../http/errors.ts';
+import { HttpError, storeUnreachable } from '../http/errors.ts';
 import { mustPreview, type PruneContext } from './context.ts';
 import { startExecution } from './executor.ts';
 import { identityOf, samePerson } from './identity.ts';
@@ -259,6 +259,37 @@ export async function decide(
     await ctx.deps.store.release(id, person).catch(() => undefined);
     throw e;
   }
-  if (result.preview.status === 'approved') await startExecution(ctx, id);
-  return viewPreview(ctx, id, user);
+  // the decision is recorded: what follows never turns it into an error the person would retry (the chaos
+  // matrix's `appset-shrink × postgres-restart @ after-act` answered 503 to a done approval)
+  let started = true;
+  if (result.preview.status === 'approved') started = await startOrRetry(ctx, id);
+  try {
+    return await viewPreview(ctx, id, user);
+  } catch (e) {
+    if (started || !storeUnreachable(e as { code?: unknown; message?: unknown })) throw e;
+    // approved, its execution not started yet (no journal): the decision as recorded
+    return { preview: result.preview, journal: [], viewer: { canApprove: false, reason: 'you have decided' } };
+  }
+}
+
+/**
+ * Starts the execution of an approved preview; when the store cannot be reached, tries again on a back-off (1 s
+ * doubling, for up to a minute) rather than leaving the approval to the recovery, which voids it once the live
+ * state has moved on. False when the first attempt failed.
+ */
+async function startOrRetry(ctx: PruneContext, id: string): Promise<boolean> {
+  try {
+    await startExecution(ctx, id);
+    return true;
+  } catch (e) {
+    if (!storeUnreachable(e as { code?: unknown; message?: unknown })) throw e;
+    const retry = (delay: number) => {
+      if (delay > 32_000) return;
+      setTimeout(() => {
+        startExecution(ctx, id).catch(() => retry(delay * 2));
+      }, delay).unref();
+    };
+    retry(1000);
+    return false;
+  }
 }
