@@ -29,6 +29,8 @@ class FakeRollouts {
   late: Array<() => void> = [];
   /** the apiserver continues before the next read: the held write is applied first */
   continueOnRead = false;
+  /** after each console write the controller steps on: the next step, and the console's managedFields entry gone */
+  controllerStepsOn = false;
   obj: Obj = {
     metadata: { name: 'web', namespace: 'shop', uid: 'u1', resourceVersion: '10', managedFields: [] },
     spec: { paused: true, strategy: { canary: { steps: [{ setWeight: 20 }, { pause: {} }, { setWeight: 50 }] } } },
@@ -72,6 +74,13 @@ class FakeRollouts {
       time: new Date().toISOString(),
     });
     meta.managedFields = fields;
+    if (this.controllerStepsOn && status) {
+      const st = this.obj.status as Obj;
+      st.currentStepIndex = Number(st.currentStepIndex) + 2;
+      st.pauseConditions = [{ reason: 'CanaryPauseStep' }];
+      meta.managedFields = [{ manager: 'rollouts-controller', operation: 'Update', subresource: 'status' }];
+      meta.resourceVersion = String(++this.rv);
+    }
     return structuredClone(this.obj);
   }
   conn(): ClusterConnection {
@@ -143,10 +152,22 @@ describe('rollout control settles a write the cluster never answered', () => {
     expect(await outcomes()).toEqual(['action.completed']);
   });
 
+  it('applied late and the controller moved on (the console’s managedFields entry gone): completed, not fenced', async () => {
+    const { fake, promote, outcomes } = setup();
+    fake.hangNext = true;
+    fake.continueOnRead = true;
+    fake.controllerStepsOn = true;
+    (fake.obj.spec as Obj).paused = false; // a pause step of the canary: only its status write
+    const done = await promote();
+    expect(done.patches).toBe(1);
+    expect((fake.obj.status as Obj).currentStepIndex).toBe(3);
+    expect(await outcomes()).toEqual(['action.completed']);
+  });
+
   it('not applied: fenced, recorded failed; the held write, when it comes, is refused (nothing changed)', async () => {
     const { fake, promote, outcomes } = setup();
     fake.hangNext = true;
-    await expect(promote()).rejects.toThrow(/timed out/);
+    await expect(promote()).rejects.toMatchObject({ status: 502, code: 'ClusterUnreachable' });
     fake.late.splice(0).forEach((f) => f());
     expect(step(fake)).toEqual({ paused: true, pauseConditions: [{ reason: 'CanaryPauseStep' }] });
     expect(((fake.obj.metadata as Obj).annotations as Obj)['gitops-console.dev/fence']).toBeUndefined();

@@ -5,7 +5,7 @@
 import type { App } from '../../domain/app.ts';
 import { rolloutView } from '../../domain/rollout.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
-import { HttpError } from '../http/errors.ts';
+import { clusterHttpError, HttpError } from '../http/errors.ts';
 import type { ClusterConnection, KubeResponse } from '../kube/connection.ts';
 import { settleUnansweredWrite, unanswered, type SettleOpts } from '../kube/unanswered-write.ts';
 import { readCanaryObject } from './canary-object.ts';
@@ -25,6 +25,37 @@ const ROLLOUT_KIND = {
 };
 /** conflicting writes (the controller's status updates) a control outlasts while the Rollout stands still */
 const CONFLICT_ATTEMPTS = 5;
+
+const num = (v: unknown) => (typeof v === 'number' ? v : 0);
+const count = (v: unknown) => (Array.isArray(v) ? v.length : 0);
+
+/**
+ * Whether the Rollout shows what `p` does, compared with `before`: how an unanswered write is known to have been
+ * applied when the console's managedFields entry cannot tell (a write that only removes a field leaves the console
+ * owning nothing there, so its entry goes), or the controller has moved on since.
+ */
+export function patchSeen(p: RolloutPatch, verb: RolloutVerb, before: Obj, live: Obj): boolean {
+  const sp = asObj(live.spec);
+  const st = asObj(live.status);
+  const b = asObj(before.status);
+  if (p.target === 'spec') return sp.paused === asObj(p.body.spec).paused;
+  switch (verb) {
+    case 'promote':
+      // on to a later step; or its pause lifted (the controller sets the next pause's conditions only at that step)
+      return (
+        num(st.currentStepIndex) > num(b.currentStepIndex) ||
+        (count(b.pauseConditions) > 0 && count(st.pauseConditions) === 0)
+      );
+    case 'promote-full':
+      return st.promoteFull === true || (typeof st.stableRS === 'string' && st.stableRS === st.currentPodHash);
+    case 'abort':
+      return st.abort === true;
+    case 'retry':
+      return st.abort !== true;
+    default:
+      return false;
+  }
+}
 
 /**
  * Whether the console wrote the Rollout's spec or status since `t0` (its managedFields entry's time, whole
@@ -144,12 +175,12 @@ export async function controlRollout(
               body,
             })
             .catch(async (e: unknown) => {
-              if (!unanswered(e)) throw e;
+              if (!unanswered(e)) throw clusterHttpError(e, `${verb} Rollout ${ref.name}`, a.cluster);
               const settled = await settleUnansweredWrite(
                 deps.conn,
                 path,
                 rv,
-                (live) => wroteSince(live, p.target, startedAt),
+                (live) => wroteSince(live, p.target, startedAt) || patchSeen(p, verb, ro, live),
                 `rollout.control ${verb}`,
                 deps.settle,
               );
@@ -161,7 +192,7 @@ export async function controlRollout(
                   `${verb} Rollout ${ref.name}: the cluster did not answer whether it took the change (${settled.why}); look at the Rollout before you try again`,
                   a.cluster,
                 );
-              throw e;
+              throw clusterHttpError(e, `${verb} Rollout ${ref.name}`, a.cluster);
             });
           if (r.status === 409 && attempt < CONFLICT_ATTEMPTS) {
             const { obj: now } = await readCanaryObject(a, ref, ROLLOUT_KIND, deps.conn);
@@ -176,7 +207,12 @@ export async function controlRollout(
             rv = rvOf(now);
             continue;
           }
-          if (r.status !== 200) throw deps.conn.httpError(r as KubeResponse, `${verb} Rollout ${ref.name}`);
+          if (r.status !== 200)
+            throw clusterHttpError(
+              deps.conn.httpError(r as KubeResponse, `${verb} Rollout ${ref.name}`),
+              `${verb} Rollout ${ref.name}`,
+              a.cluster,
+            );
           rv = rvOf(JSON.parse(r.body) as Obj);
           break;
         }
