@@ -41,6 +41,10 @@ export class FakeFlux {
   hang = new Set<string>();
   /** GETs that fail as network errors before the apiserver answers again (a count, for every object) */
   unreachableReads = 0;
+  /** objects whose PATCH meets a refused connection (nothing sent) */
+  refuseConnection = new Set<string>();
+  /** GETs answered (or failed) so far */
+  reads = 0;
   /** what `unreachableReads` becomes when a held PATCH times out (the apiserver still stopped) */
   readsFailingAfterHang = 0;
   private late: Array<() => void> = [];
@@ -79,6 +83,7 @@ export class FakeFlux {
         const o = this.objects.get(name);
         if (!o) throw new KubeError('not found', 'c', 404);
         if (method === 'GET') {
+          this.reads++;
           if (this.unreachableReads > 0) {
             this.unreachableReads--;
             throw new KubeError('unreachable: ECONNREFUSED', 'c', 0, 'ECONNREFUSED');
@@ -88,6 +93,13 @@ export class FakeFlux {
         const status = this.refuse.get(name);
         if (status) throw new KubeError(`refused ${status}`, 'c', status);
         const body = JSON.parse(opts.body ?? '{}') as Obj;
+        if (this.refuseConnection.has(name))
+          throw new KubeError(
+            'https://127.0.0.1:1 unreachable: ECONNREFUSED connect ECONNREFUSED',
+            'c',
+            0,
+            'ECONNREFUSED',
+          );
         if (this.hang.delete(name)) {
           // applied later, with its precondition checked then (a stale resourceVersion: refused, as the apiserver does)
           this.late.push(() => {

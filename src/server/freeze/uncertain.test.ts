@@ -78,6 +78,17 @@ describe('a freeze patch without an answer is settled before the start records i
     expect(flux.suspended('a')).toBe(true);
   });
 
+  it('a refused connection sent nothing: failed at once, no read-back, nothing kept', async () => {
+    const { flux, service, events } = setup(() => ({ deadlineMs: 5000 }));
+    flux.refuseConnection.add('a');
+    const reads = flux.reads;
+    const err = (await service.create(oncall, freezeA).catch((e: unknown) => e)) as { status?: number };
+    expect(err.status).toBe(502);
+    expect(flux.reads - reads).toBe(1); // the start's own read of the object, none after the patch
+    expect(await events('action.failed')).toHaveLength(1);
+    expect(await service.list(true)).toEqual([]);
+  });
+
   it('still unknown at the deadline: the freeze is kept, unconfirmed, and ending it restores what the late patch did', async () => {
     let t = 0;
     const { flux, service, events } = setup(() => ({ deadlineMs: 3000, now: () => t, pause: async (ms) => (t += ms) }));

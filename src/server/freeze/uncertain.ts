@@ -14,7 +14,13 @@ export type { SettleOpts } from '../kube/unanswered-write.ts';
 
 /** Whether a freeze write's error leaves its result unknown: the cluster did not answer (not a refusal it sent). */
 export function outcomeUnknown(e: unknown): boolean {
-  return e instanceof HttpError && e.status === 502 && e.code === 'ClusterUnreachable';
+  // a refused connection sent nothing: the patch did not happen (and the apiserver may not be back for a while)
+  return (
+    e instanceof HttpError &&
+    e.status === 502 &&
+    e.code === 'ClusterUnreachable' &&
+    !/ECONNREFUSED/.test(e.detail ?? '')
+  );
 }
 
 export function settleUncertainPatch(
