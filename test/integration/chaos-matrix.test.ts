@@ -7,7 +7,7 @@ import type { CellResult } from '../chaos/types.ts';
 
 /** One cell per column: the apiserver, the forge, PostgreSQL, a replica, the disk, the clock. */
 const SUITE_CELLS = [
-  'freeze-start/apiserver-crash/after-intent',
+  'freeze-start/apiserver-hang/after-intent',
   'freeze-start/postgres-restart/after-act',
   'freeze-start/replica-kill/after-intent',
   'freeze-start/replica-kill/after-act',

@@ -160,14 +160,19 @@ export const sinkDelivery: ActionRow<SinkState> = {
     s.rx.bad.length = 0;
     await endFreezes(reader, s.estate);
     s.mark = await headSeq(reader);
-    // each delivering replica has caught up to the mark: the cell's records are not stuck behind an old backlog
-    for (const r of [c.actor, c.peer].filter((x): x is Replica => !!x && alive(x))) {
+    // the delivering replica has caught up to the mark: the cell's records are not stuck behind an old backlog.
+    // Only the recorder Lease's holder delivers (its status shows the cursor; the other's shows where it stopped)
+    const replicas = [c.actor, c.peer].filter((x): x is Replica => !!x && alive(x));
+    for (const r of replicas)
       if (!(await sinkOf(r))) throw new Error(`${r.name} has no sink "${SINK}": console.ts must pass chaosSinkEnv()`);
-      await waitFor(`${r.name}'s sink reached seq ${s.mark}`, async () => ((await sinkOf(r))?.cursor ?? 0) >= s.mark, {
-        timeoutMs: 60_000,
-        intervalMs: 500,
-      });
-    }
+    await waitFor(
+      `the delivering replica's sink reached seq ${s.mark}`,
+      async () => {
+        for (const r of replicas) if (((await sinkOf(r))?.cursor ?? 0) >= s.mark) return true;
+        return false;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
   },
   async perform(s, c): Promise<Answer> {
     const start = await answered(c.actor, '/api/freezes', {
