@@ -4,6 +4,7 @@
 // anything else happens), then the prior automation restored (restore.ts). An end that stalled (a takeover could
 // not complete its write-back) is ended again the same way.
 import type { LiveChange } from '../../domain/freeze.ts';
+import { canonicalJson } from '../../domain/evidence.ts';
 import { withoutUserInfo } from '../../domain/url-credentials.ts';
 import { HttpError } from '../http/errors.ts';
 import { ClaimLostError, EndClaim, isStalled, RESTORE_RETRY_MS } from './claim.ts';
@@ -214,6 +215,15 @@ export async function runWriteBacks(
     if (doc.writeBack?.some((w) => w.appId === p.appId && w.branch === p.branch)) continue;
     const a = deps.apps.get(p.appId);
     if (!a) throw new HttpError(409, 'Conflict', `${p.appId} is gone: nothing can be written back for it`);
+    // an earlier attempt of this end (its restore failed, say) wrote back exactly these changes: its pull request
+    // stands, and a retry does not open a second one (the chaos matrix's `freeze-end × apiserver-crash`)
+    const earlier = doc.writeBack?.find((w) => w.appId === p.appId && w.commit && sameChanges(w.written, p.changes));
+    if (earlier) {
+      progress.written.push(
+        `${a.name} (already written back: ${earlier.pullRequest ? `pull request ${earlier.pullRequest.url}` : `branch ${earlier.branch}`})`,
+      );
+      continue;
+    }
     const writeBack = deps.writeBack;
     if (!writeBack) throw new HttpError(501, 'NotImplemented', 'write-back to Git is not configured');
     await claim.confirm();
@@ -267,10 +277,18 @@ export async function runWriteBacks(
     progress.written.push(
       `${a.name} (${out.pullRequest ? `pull request ${out.pullRequest.url}` : out.commit ? `branch ${out.branch} at ${out.commit.slice(0, 12)}` : 'nothing could be placed'})`,
     );
-    const entry = { appId: p.appId, ...out };
+    const entry = { appId: p.appId, ...out, written: p.changes.map((c) => ({ id: c.id, live: c.live })) };
     doc = (await claim.modify((r) => ({ doc: { ...r.doc, writeBack: [...(r.doc.writeBack ?? []), entry] } }))).doc;
   }
   return doc;
+}
+
+/** Whether an earlier write-back carried exactly these changes, each with the same live value. */
+function sameChanges(written: Array<{ id: string; live: unknown }> | undefined, changes: LiveChange[]): boolean {
+  if (!written || written.length !== changes.length) return false;
+  const key = (id: string, live: unknown) => `${id}=${canonicalJson(live)}`;
+  const had = new Set(written.map((w) => key(w.id, w.live)));
+  return changes.every((c) => had.has(key(c.id, c.live)));
 }
 
 /** What an end that lost its claim tells its user: who took it over, and exactly what this request did. */

@@ -60,6 +60,8 @@ export interface FreezeDoc {
     pullRequest?: { number: number; url: string } | undefined;
     placements: unknown[];
     error?: string | undefined;
+    /** the changes it carried, with their live values (a later attempt of the end with the same ones reuses it) */
+    written?: Array<{ id: string; live: unknown }> | undefined;
   }>;
   /** the start of the freeze as the live changes count it (set when the patches were accepted) */
   startedAt: string;
