@@ -8,6 +8,8 @@ import { CONCURRENCY, mapLimit, patchAppSet, patchObject, readObject, setRollout
 import type { EndClaim } from './claim.ts';
 import type { FreezeDoc, FreezeRow } from './store.ts';
 import type { EndDecision, EndProgress, FreezeActor, FreezeContext } from './types.ts';
+import { outcomeUnknown } from './uncertain.ts';
+import { SETTLE_DEADLINE_MS } from '../kube/unanswered-write.ts';
 
 /**
  * Restores every target's prior automation and ends the freeze (status `ending` → `ended`), under `claim`. Call it
@@ -82,8 +84,17 @@ export async function finishFreeze(
             await patchObject(conn, t, restorePatch(t.prior, cached), `cannot restore ${t.name}`);
             return 'restored';
           } catch (e) {
-            if (!(e instanceof HttpError) || ![404, 409, 422].includes(e.status)) throw e;
+            if (!(e instanceof HttpError) || ![404, 409, 422].includes(e.status)) {
+              if (!outcomeUnknown(e)) throw e;
+              return restoreOnceAnswered(e);
+            }
           }
+        return readAndRestore().catch((e: unknown) => {
+          if (!outcomeUnknown(e)) throw e;
+          return restoreOnceAnswered(e);
+        });
+      }
+      async function readAndRestore(): Promise<'restored' | 'gone'> {
         let live: Obj;
         try {
           live = await readObject(conn, t);
@@ -93,6 +104,30 @@ export async function finishFreeze(
         }
         await patchObject(conn, t, restorePatch(t.prior, live), `cannot restore ${t.name}`);
         return 'restored';
+      }
+      /**
+       * A restore patch the cluster never answered may still land (decision 0022). The restore is the same
+       * whenever it is applied, so it is made again, from the object as it is, once the apiserver answers (for
+       * SETTLE_DEADLINE_MS at most): a late copy of it then changes nothing. Still no answer: the restore failed
+       * (the freeze holds and says so; the late patch may yet resume the app, which the out-of-band watch shows).
+       */
+      async function restoreOnceAnswered(first: unknown): Promise<'restored' | 'gone'> {
+        const now = deps.settle?.now ?? Date.now;
+        const pause = deps.settle?.pause ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
+        const until = now() + (deps.settle?.deadlineMs ?? SETTLE_DEADLINE_MS);
+        let last = first;
+        for (let attempt = 1; now() < until; attempt++) {
+          await pause(Math.min(1000, 100 * 2 ** attempt));
+          await claim.confirm();
+          try {
+            return await readAndRestore();
+          } catch (e) {
+            // not there yet (a refused connection included): try again
+            if (!(e instanceof HttpError && e.code === 'ClusterUnreachable')) throw e;
+            last = e;
+          }
+        }
+        throw last;
       }
     },
   );

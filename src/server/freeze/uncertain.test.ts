@@ -89,6 +89,19 @@ describe('a freeze patch without an answer is settled before the start records i
     expect(await service.list(true)).toEqual([]);
   });
 
+  it('a restore the cluster never answered is made again once it answers: the freeze ends, restored once for good', async () => {
+    const { flux, service, events } = setup(() => ({ deadlineMs: 5000, pause: async () => undefined }));
+    const f = await service.create(oncall, freezeA);
+    flux.hang.add('a');
+    flux.readsFailingAfterHang = 2;
+    const ended = await service.end(f.id, oncall, []);
+    expect(ended.status).toBe('ended');
+    expect(flux.suspended('a')).toBe(false);
+    flux.applyLate(); // the held restore lands afterwards: the same values
+    expect(flux.suspended('a')).toBe(false);
+    expect(await events('action.failed')).toEqual([]);
+  });
+
   it('still unknown at the deadline: the freeze is kept, unconfirmed, and ending it restores what the late patch did', async () => {
     let t = 0;
     const { flux, service, events } = setup(() => ({ deadlineMs: 3000, now: () => t, pause: async (ms) => (t += ms) }));
