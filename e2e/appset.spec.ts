@@ -70,6 +70,9 @@ test('a reviewer approves an ApplicationSet shrink; the controller deletes the A
     intervalMs: 2000,
   });
   expect(appExists('tenant-beta')).toBe(true);
+  // the preview says the controller deleted it (read live; polled while it waited)
+  await expect(reviewer.getByTestId('prune-handover')).toHaveAttribute('data-state', 'deleted', { timeout: 30_000 });
+  await expect(reviewer.getByTestId('prune-handover')).toContainText('the applicationset-controller');
   const previewId = /\/prune-previews\/([0-9a-f-]{36})$/.exec(previewUrl)?.[1] ?? '';
   await reviewer.goto(`/evidence?q=${previewId}`);
   const rows = reviewer.getByTestId('evidence-row');

@@ -97,6 +97,20 @@ export const PrunePreviewResponse = z.object({
   preview: PrunePreviewSchema,
   /** whether the signed-in user may approve it now, and why not */
   viewer: z.object({ canApprove: z.boolean(), reason: z.string().nullable() }),
+  /**
+   * a done prune its controller performs (`deletedBy: controller`): what the controller did with the stamped
+   * objects since, read live on each view. `waiting`: some still live (same uid); `deleted`: none is; `lapsed`: one
+   * outlived its approval listing (the controller may no longer delete it); `unknown`: they could not be read.
+   */
+  handover: z
+    .object({
+      state: z.enum(['waiting', 'deleted', 'lapsed', 'unknown']),
+      controller: z.string(),
+      live: z.array(z.string()),
+      stamped: z.number(),
+      text: z.string(),
+    })
+    .optional(),
 });
 export type PrunePreviewResponse = z.infer<typeof PrunePreviewResponse>;
 export const PrunePreviewsQuery = z.object({ state: PrunePreviewStatusSchema.optional() });

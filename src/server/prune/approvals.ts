@@ -15,6 +15,7 @@ import { HttpError, storeUnreachable } from '../http/errors.ts';
 import { mustPreview, type PruneContext } from './context.ts';
 import { startExecution } from './executor.ts';
 import { identityOf, samePerson } from './identity.ts';
+import { handoverOf } from './handover.ts';
 import type { PreviewView, StoredPreview } from './model.ts';
 import { snapshotMatches, type SnapshotCheck } from './snapshot.ts';
 import { voidPendingPreview } from './void-preview.ts';
@@ -59,7 +60,9 @@ export async function viewPreview(ctx: PruneContext, id: string, user: Principal
   if (!can(user.grants, 'app.read', { cluster: preview.cluster, env: preview.env }))
     throw new HttpError(404, 'NotFound', `no prune preview ${id}`);
   const reason = whyNotApprove(preview, user) ?? null;
-  return { preview, journal: await ctx.deps.store.journal(id), viewer: { canApprove: !reason, reason } };
+  const journal = await ctx.deps.store.journal(id);
+  const handover = await handoverOf(ctx, preview, journal);
+  return { preview, journal, viewer: { canApprove: !reason, reason }, ...(handover ? { handover } : {}) };
 }
 
 /** The previews this user may see (the reviewer queue: status pending). */
@@ -135,6 +138,8 @@ export async function previewSeenBy(
         doc: { ...v.preview.doc, candidates: shown, reasons: [...v.preview.doc.reasons, hidden] },
       },
       journal: v.journal.filter((j) => visible.has(j.object)),
+      // the hidden objects' names stay hidden here too (the counts are in `hidden`)
+      ...(v.handover ? { handover: { ...v.handover, live: v.handover.live.filter((id) => visible.has(id)) } } : {}),
       viewer: v.viewer.canApprove
         ? { canApprove: false, reason: `You cannot approve a prune you cannot fully see: ${hidden}` }
         : v.viewer,

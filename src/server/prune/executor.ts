@@ -11,6 +11,7 @@ import { HttpError } from '../http/errors.ts';
 import { neverSent, settleUnansweredWrite, unanswered } from '../kube/unanswered-write.ts';
 import { metaOf } from '../../domain/object-meta.ts';
 import { mustPreview, type PruneContext } from './context.ts';
+import { controllerOf } from './handover.ts';
 import type { PreviewCandidate, StoredPreview } from './model.ts';
 import { ApprovalsNotInstalled, ensureApprovals, sweepApprovals, withdrawApprovals } from './approval-params.ts';
 import { approveArgoDeletions, heldByPolicy, stampOne } from './stamps.ts';
@@ -183,14 +184,7 @@ async function execute(ctx: PruneContext, p: StoredPreview): Promise<void> {
   for (const j of final)
     if (j.state === 'planned') await deps.store.mark(p.id, j.position, ['planned'], 'not-deleted', stop ?? null, now);
   const status = stop ? 'failed' : 'done';
-  const controllerName =
-    p.doc.controller === 'flux'
-      ? p.app.includes('/helmrelease/')
-        ? 'helm-controller'
-        : 'kustomize-controller'
-      : p.doc.appSet
-        ? `the applicationset-controller (ApplicationSet ${p.doc.appSet.name})`
-        : 'the Argo CD application controller';
+  const controllerName = controllerOf(p);
   // a recovery by another replica (this one looked dead: its journal idle too long) may have reported it
   // already: then that report stands, and no second outcome is recorded
   const finished = await deps.store.transition(

@@ -64,11 +64,26 @@ export interface PreviewDoc {
 
 export type StoredPreview = PreviewRow<PreviewDoc>;
 
+/** After a prune its controller performs: what the controller did with the stamped objects (handover.ts). */
+export interface Handover {
+  state: 'waiting' | 'deleted' | 'lapsed' | 'unknown';
+  /** who deletes the stamped objects */
+  controller: string;
+  /** the stamped objects still live (same uid) */
+  live: string[];
+  /** how many objects were stamped */
+  stamped: number;
+  /** what a person is told */
+  text: string;
+}
+
 export interface PreviewView {
   preview: StoredPreview;
   journal: JournalEntry[];
   /** whether the asking user may approve it now, and why not */
   viewer: { canApprove: boolean; reason: string | null };
+  /** a done prune the controller performs: what it did with the stamped objects since (handover.ts) */
+  handover?: Handover | undefined;
 }
 
 export interface PruneServiceOptions {

@@ -83,6 +83,7 @@ const response = (v: PreviewView) =>
       })),
     },
     viewer: v.viewer,
+    ...(v.handover ? { handover: v.handover } : {}),
   });
 
 export const pruneRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {

@@ -15,7 +15,6 @@ import type { PreviewDoc, PruneServiceDeps } from './model.ts';
 import { PruneService } from './service.ts';
 import { PruneStore } from './store.ts';
 
-
 const user = (name: string, ...grants: string[]): Principal => ({
   name,
   source: 'local',

@@ -12,7 +12,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppSetView } from '../../../src/api/appsets.ts';
-import type { PrunePreview } from '../../../src/api/prune.ts';
+import type { PrunePreview, PrunePreviewResponse } from '../../../src/api/prune.ts';
 import { APPSET_REFRESH_ANNOTATION } from '../../../src/domain/appset.ts';
 import { waitFor } from '../../../sandbox/procs.ts';
 import { argoRefresh, getJson, writeRepoFile } from '../../../sandbox/scenario.ts';
@@ -81,7 +81,7 @@ async function get<T>(r: Replica, path: string): Promise<T> {
 }
 const view = async (r: Replica, s: AppSetRowState) => (await get<{ appset: AppSetView }>(r, setPath(s))).appset;
 const setPath = (s: AppSetRowState) => `/api/appsets/${s.estate.cluster}/argocd/${s.set}`;
-type Viewed = { preview: PrunePreview; viewer: { canApprove: boolean; reason: string | null } };
+type Viewed = PrunePreviewResponse;
 
 /** Until the ApplicationSet has its three Applications synced, none being deleted (one stuck deleting for 30 s let go). */
 async function threeApps(s: AppSetRowState, extra: () => Promise<boolean> = async () => true): Promise<void> {
@@ -203,10 +203,17 @@ export const appsetShrink: ActionRow<AppSetRowState> = {
     // what the survivor shows matches the cluster
     const row = p.journal.find((j) => isApp(j.object, dropped));
     // failed/executing: by the Application's journal row (stamping or deleting: in flight, unknown)
-    const expectGone = ['done', 'pending', 'approved', 'rejected', 'void'].includes(p.status)
-      ? p.status === 'done'
-      : GONE_ROWS.includes(row?.state ?? '') || (KEPT_ROWS.includes(row?.state ?? 'planned') ? false : undefined);
-    const says = `the survivor shows the prune ${p.status} (${dropped}: ${row?.state ?? 'no journal row'})`;
+    // a done prune says whether the controller deleted the stamped Application yet (handover): waiting is there
+    const h = v.handover;
+    if (p.status === 'done' && !h) broken.push('the prune is done without saying what the controller did since');
+    const expectGone = h
+      ? h.state === 'unknown'
+        ? undefined
+        : h.state === 'deleted'
+      : ['done', 'pending', 'approved', 'rejected', 'void'].includes(p.status)
+        ? p.status === 'done'
+        : GONE_ROWS.includes(row?.state ?? '') || (KEPT_ROWS.includes(row?.state ?? 'planned') ? false : undefined);
+    const says = `the survivor shows the prune ${p.status}${h ? `, ${h.state}` : ''} (${dropped}: ${row?.state ?? 'no journal row'})`;
     if (expectGone !== undefined && expectGone !== gone)
       broken.push(`${says}, but it is ${gone ? 'deleted' : 'there'}`);
     if (p.status === 'pending' && !v.viewer.canApprove)

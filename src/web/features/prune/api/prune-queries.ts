@@ -18,9 +18,16 @@ export const pruneKeys = {
 export const getPrunePreview = (id: string, signal?: AbortSignal) =>
   apiGet(`/api/prune-previews/${encodeURIComponent(id)}`, lazy('PrunePreviewResponse'), { signal });
 
-/** While approved or executing, polled each second: the batches' progress. */
+/**
+ * While approved or executing, polled each second: the batches' progress; while its controller has not deleted
+ * the stamped objects yet (or that is unknown), every 5 s: the handover.
+ */
 export const prunePreviewRefetchMs = (data: PreviewResponse | undefined): number | false =>
-  data && ['approved', 'executing'].includes(data.preview.status) ? 1000 : false;
+  data && ['approved', 'executing'].includes(data.preview.status)
+    ? 1000
+    : data?.handover && ['waiting', 'unknown'].includes(data.handover.state)
+      ? 5000
+      : false;
 
 export const prunePreviewQueryOptions = (id: string) =>
   queryOptions({

@@ -196,6 +196,28 @@ describe('PrunePreviewPage', () => {
     expect(screen.queryByTestId('prune-approve')).toBeNull();
   });
 
+  it('a done prune its controller carries out says whether the controller deleted the objects yet', async () => {
+    const body = {
+      ...preview({ status: 'done', deletedBy: 'controller', statusReason: '1 object stamped with the approval' }),
+      handover: {
+        state: 'waiting' as const,
+        controller: 'kustomize-controller',
+        live: ['prod/core/ConfigMap/prod/old-config'],
+        stamped: 1,
+        text: 'waiting for kustomize-controller: 1 of 1 approved object still live; its next prune deletes them',
+      },
+    };
+    renderPage(body);
+    const h = await screen.findByTestId('prune-handover');
+    expect(h.dataset.state).toBe('waiting');
+    expect(h.textContent).toContain('waiting for kustomize-controller');
+    expect(h.textContent).toContain('prod/core/ConfigMap/prod/old-config');
+    cleanup();
+    renderPage(preview({ status: 'done' }));
+    await screen.findByTestId('prune-status');
+    expect(screen.queryByTestId('prune-handover')).toBeNull();
+  });
+
   it('needs-override: approve stays disabled until the confirmation is typed', async () => {
     renderPage(
       preview({

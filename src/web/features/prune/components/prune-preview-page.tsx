@@ -1,6 +1,6 @@
 // A prune preview: the risk summary, each object, the decision, and the batches' progress.
 import { Link, useParams } from 'react-router';
-import { appPath } from '../../../../api/schemas.ts';
+import { appPath, type PrunePreviewResponse } from '../../../../api/schemas.ts';
 import { appSetOfId, appSetPath } from '../../../../api/appsets.ts';
 import { Time } from '../../../components/time.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
@@ -19,6 +19,36 @@ const STATUS_TONE: Record<string, string> = {
   void: 'bg-slate-200 text-slate-800',
   failed: 'bg-red-100 text-red-900',
 };
+
+const HANDOVER_TONE: Record<string, string> = {
+  waiting: 'border-amber-200 bg-amber-50 text-amber-900',
+  deleted: 'border-emerald-200 bg-emerald-50 text-emerald-900',
+  lapsed: 'border-red-200 bg-red-50 text-red-900',
+  unknown: 'border-slate-300 bg-slate-50 text-slate-800',
+};
+
+/** A done prune its controller carries out: whether the controller has deleted the stamped objects yet. */
+function Handover({ handover: h }: { handover: NonNullable<PrunePreviewResponse['handover']> }) {
+  return (
+    <div
+      className={`mt-2 rounded border p-2 text-sm ${HANDOVER_TONE[h.state] ?? ''}`}
+      data-testid="prune-handover"
+      data-state={h.state}
+      role="status"
+    >
+      <p className="wrap-anywhere">{h.text}</p>
+      {h.live.length > 0 && (
+        <ul className="mt-1 list-disc pl-5 font-mono text-xs">
+          {h.live.map((o) => (
+            <li key={o} className="break-all">
+              {o}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
 
 export function PrunePreviewPage() {
   const { id = '' } = useParams();
@@ -79,6 +109,7 @@ export function PrunePreviewPage() {
         </ul>
       )}
       {preview.statusReason && <p className="mt-1 text-sm text-slate-600 wrap-anywhere">{preview.statusReason}</p>}
+      {q.data.handover && <Handover handover={q.data.handover} />}
       <dl className="mt-3 grid grid-cols-1 gap-x-4 gap-y-1 text-sm sm:grid-cols-[10rem_minmax(0,1fr)]">
         <dt className="text-slate-500">Revision</dt>
         <dd className="font-mono break-all">{preview.revision ?? '—'}</dd>
