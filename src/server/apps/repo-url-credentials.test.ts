@@ -50,7 +50,15 @@ describe('a repository URL with credentials', () => {
     const store = SqliteEvidenceStore.open(dir, 'catalog.sqlite');
     stores.push(store);
     const clusters = new ClusterManager();
-    clusters.clusters.set('prod', { get: () => undefined, list: () => [] } as never);
+    // (AppProjects not read: the sync windows are unknown, as on a cluster still starting)
+    const state = {
+      name: 'prod',
+      server: 'https://prod',
+      status: 'connecting',
+      since: new Date().toISOString(),
+      kinds: {},
+    };
+    clusters.clusters.set('prod', { get: () => undefined, list: () => [], state } as never);
     const catalog = new AppCatalog(clusters, new EvidenceRecorder(store, silent), { label: 'env' }, silent);
     await catalog.start();
     clusters.emit('object', 'prod', { type: 'update', kind: KINDS.Application, obj: application() });
@@ -70,7 +78,7 @@ describe('a repository URL with credentials', () => {
     await server.register(appRoutes, { catalog, clusters, envOrder: ['prod'] } as unknown as AppDeps);
     try {
       const list = await server.inject('/api/apps');
-      expect(list.statusCode).toBe(200);
+      expect(list.statusCode, list.body).toBe(200);
       expect(list.json<{ apps: Array<{ source: { url: string } }> }>().apps[0]?.source.url).toBe(SHOWN);
       const one = await server.inject(`/api/apps/${id}`);
       expect(one.statusCode, one.body).toBe(200);
