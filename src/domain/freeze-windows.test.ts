@@ -143,6 +143,11 @@ describe('occurrences and windowState', () => {
     expect(st.active).not.toBeNull();
     expect(st.atLeast).toBe(true);
     expect(occurrences(minutely, NOW, NOW + 86_400_000)).toHaveLength(WINDOW_MAX_OCCURRENCES);
+    // a long duration: the cap is not spent in the past (each occurrence listed is one in force now)
+    const long = windowState([{ ...minutely, minutes: 600 }], NOW);
+    expect(long.active && long.active.from).toBeLessThanOrEqual(NOW);
+    expect(long.active && long.active.until).toBeGreaterThan(NOW);
+    expect(long.atLeast).toBe(true);
     // a weekly one inside the horizon is known whole
     expect(windowState([friday], Date.parse('2026-12-11T18:00:00Z')).atLeast).toBe(false);
   });

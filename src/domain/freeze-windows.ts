@@ -184,8 +184,6 @@ export interface WindowState {
   atLeast: boolean;
 }
 
-const durationOf = (w: FreezeWindowSpec) => (w.start !== undefined ? 0 : (w.minutes ?? 0) * 60_000);
-
 /**
  * What the windows covering an app combine to at `now`: frozen until the end of the combined stretch that holds
  * now (a window ending while another already began keeps it frozen), and the next stretch after it.
@@ -196,7 +194,8 @@ export function windowState(windows: readonly FreezeWindowSpec[], now: number, h
   let computedTo = Infinity;
   const all: Stretch[] = [];
   for (const w of windows) {
-    const occ = occurrences(w, now - durationOf(w), end);
+    // (occurrences() itself looks back one duration for an occurrence still in force at `now`)
+    const occ = occurrences(w, now, end);
     if (w.start === undefined)
       computedTo = Math.min(
         computedTo,

@@ -193,5 +193,16 @@ describe('rollout control settles a write the cluster never answered', () => {
     expect(wroteSince(live('status', '2026-12-07T07:59:59Z'), 'status', t0)).toBe(false);
     expect(wroteSince(live(undefined, '2026-12-07T08:00:01Z'), 'status', t0)).toBe(false);
     expect(wroteSince(live(undefined, '2026-12-07T08:00:01Z'), 'spec', t0)).toBe(true);
+    // an entry the Rollout had before the write (an earlier write in the same second) is not this write's
+    const earlier = live(undefined, '2026-12-07T08:00:00Z');
+    expect(wroteSince(live(undefined, '2026-12-07T08:00:00Z'), 'spec', t0, earlier)).toBe(false);
+    expect(wroteSince(live(undefined, '2026-12-07T08:00:01Z'), 'spec', t0, earlier)).toBe(true);
+    // a fence writes as its own manager: never taken for the console's write
+    const fenced = {
+      metadata: {
+        managedFields: [{ manager: 'gitops-console-fence', operation: 'Update', time: '2026-12-07T08:00:01Z' }],
+      },
+    };
+    expect(wroteSince(fenced, 'spec', t0)).toBe(false);
   });
 });

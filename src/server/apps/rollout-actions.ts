@@ -57,22 +57,28 @@ export function patchSeen(p: RolloutPatch, verb: RolloutVerb, before: Obj, live:
   }
 }
 
-/**
- * Whether the console wrote the Rollout's spec or status since `t0` (its managedFields entry's time, whole
- * seconds): how an unanswered write is known to have been applied once the Rollout has moved on.
- */
-export function wroteSince(live: Obj, target: 'spec' | 'status', t0: number): boolean {
-  const entries = Array.isArray(asObj(live.metadata).managedFields)
-    ? (asObj(live.metadata).managedFields as Obj[])
-    : [];
-  return entries.some(
+/** The console's managedFields entry (its Update) of the spec or the status, as JSON; undefined when none. */
+function consoleEntry(o: Obj, target: 'spec' | 'status'): Obj | undefined {
+  const entries = Array.isArray(asObj(o.metadata).managedFields) ? (asObj(o.metadata).managedFields as Obj[]) : [];
+  return entries.find(
     (m) =>
       m.manager === 'gitops-console' &&
       m.operation === 'Update' &&
-      (m.subresource ?? '') === (target === 'status' ? 'status' : '') &&
-      typeof m.time === 'string' &&
-      Date.parse(m.time) >= Math.floor(t0 / 1000) * 1000,
+      (m.subresource ?? '') === (target === 'status' ? 'status' : ''),
   );
+}
+
+/**
+ * Whether the console wrote the Rollout's spec or status since `t0` (its managedFields entry's time, whole
+ * seconds): how an unanswered write is known to have been applied once the Rollout has moved on. An entry the
+ * Rollout already had before the write (`before`: same time, same fields; an earlier write in the same second) is
+ * not this write's.
+ */
+export function wroteSince(live: Obj, target: 'spec' | 'status', t0: number, before?: Obj): boolean {
+  const m = consoleEntry(live, target);
+  if (!m || typeof m.time !== 'string' || Date.parse(m.time) < Math.floor(t0 / 1000) * 1000) return false;
+  const was = before && consoleEntry(before, target);
+  return !was || was.time !== m.time || JSON.stringify(was.fieldsV1) !== JSON.stringify(m.fieldsV1);
 }
 
 export interface RolloutPatch {
@@ -180,7 +186,7 @@ export async function controlRollout(
                 deps.conn,
                 path,
                 rv,
-                (live) => wroteSince(live, p.target, startedAt) || patchSeen(p, verb, ro, live),
+                (live) => wroteSince(live, p.target, startedAt, ro) || patchSeen(p, verb, ro, live),
                 `rollout.control ${verb}`,
                 deps.settle,
               );

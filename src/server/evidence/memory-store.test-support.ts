@@ -18,6 +18,9 @@ export class FlakyMemoryStore implements EvidenceStore {
     this.events.push(ev);
     return ev;
   }
+  async probeWrite(): Promise<void> {
+    if (this.down || this.unreachable) throw new Error('SQLITE_IOERR_WRITE: disk I/O error');
+  }
   async list(): Promise<EvidenceEvent[]> {
     if (this.unreachable) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     return [...this.events].reverse();

@@ -122,6 +122,13 @@ export class PostgresEvidenceStore implements EvidenceStore {
     }
   }
 
+  async probeWrite(): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO store_probe (id, at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at = excluded.at',
+      [Date.now()],
+    );
+  }
+
   async list(q: EvidenceQuery = {}): Promise<EvidenceEvent[]> {
     const { sql, args } = buildEvidenceQuery(q, 'postgres');
     return (await this.pool.query<Row>(sql, args)).rows.map(rowToEvent);

@@ -61,6 +61,19 @@ describe('EvidenceRecorder: actions fail closed', () => {
     rec.close();
   });
 
+  it('a store that reads but takes no write (a full disk) stays failing until it takes one', async () => {
+    const store = new FlakyStore();
+    const rec = new EvidenceRecorder(store, log(), { retryBaseMs: 5, retryMaxMs: 20 });
+    store.down = true;
+    await rec.act(ev('app.reconcile-requested'), async () => 'done').catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await store.list()).toEqual([]); // reads pass
+    expect(rec.status().failing).toBe(true);
+    store.down = false;
+    await vi.waitFor(() => expect(rec.status().failing).toBe(false), { timeout: 2000, interval: 10 });
+    rec.close();
+  });
+
   it('records intent → action → action.completed linked by intentSeq, the value passed through', async () => {
     const store = new FlakyStore();
     const rec = new EvidenceRecorder(store, log());

@@ -388,7 +388,8 @@ export class EvidenceRecorder extends EventEmitter {
 
   /**
    * A refused intent leaves nothing queued to retry, so `failing` would stay set until the next action: with an
-   * empty queue, the store is read (one event) on the retry back-off until it answers, and that clears it.
+   * empty queue, the store is probed on the retry back-off until it takes a write (EvidenceStore.probeWrite, one
+   * row outside the chain), and that clears it.
    */
   private probeLater(): void {
     if (this.timer || this.closed || this.queue.length) return;
@@ -398,7 +399,8 @@ export class EvidenceRecorder extends EventEmitter {
       this.timer = undefined;
       if (!this.st.failing || this.closed) return;
       if (this.queue.length) return this.kick();
-      this.store.list({ limit: 1 }).then(
+      // a write (reads alone pass on a full disk); a store without the probe: a read
+      (this.store.probeWrite?.() ?? this.store.list({ limit: 1 })).then(
         () => {
           if (!this.queue.length && !this.draining) this.succeeded();
         },

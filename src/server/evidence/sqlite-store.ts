@@ -98,6 +98,12 @@ export class SqliteEvidenceStore implements EvidenceStore {
     return this.listRows(q).map(rowToEvent);
   }
 
+  async probeWrite(): Promise<void> {
+    this.prepared('INSERT INTO store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at').run(
+      Date.now(),
+    );
+  }
+
   /** the stored rows themselves (data as its JSON text): exports and benchmarks skip the parse */
   listRows(q: EvidenceQuery = {}): Row[] {
     const { sql, args } = buildEvidenceQuery(q, 'sqlite');

@@ -55,6 +55,8 @@ export interface EvidenceStore {
   /** `append`, only when `guard` changes a row in the same transaction; null (nothing written) when it does not */
   appendIf?(e: EvidenceInput, guard: AppendGuard): Promise<EvidenceEvent | null>;
   list(q?: EvidenceQuery): Promise<EvidenceEvent[]>;
+  /** one small committed write outside the chain (table store_probe): whether the store takes writes now */
+  probeWrite?(): Promise<void>;
   /** the latest `data.revision` recorded per app for one event type */
   latestDataByApp(type: string, field: string): Promise<Map<string, string>>;
   /** the chain, and every signed checkpoint (its signature when `publicKey` is given, and its hash) */

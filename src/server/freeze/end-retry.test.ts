@@ -26,7 +26,7 @@ afterAll(async () => {
 
 type WriteBackReq = Parameters<NonNullable<FreezeServiceDeps['writeBack']>>[1];
 
-function setup(diff: FreezeServiceDeps['diff'] = oneLiveChange) {
+function setup(diff: FreezeServiceDeps['diff'] = oneLiveChange, forgeDownFor = 0) {
   const flux = new FakeFlux();
   flux.add('a');
   const ev = SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
@@ -34,12 +34,14 @@ function setup(diff: FreezeServiceDeps['diff'] = oneLiveChange) {
   const calls: WriteBackReq[] = [];
   const writeBack = (async (_a, req) => {
     calls.push(req);
-    return {
+    const base = {
       branch: req.branch,
       commit: 'c'.repeat(40),
       placements: [{ changeId: LIVE_CHANGE_ID, placed: true }],
-      pullRequest: { number: calls.length, url: `https://forge/pulls/${calls.length}` },
     };
+    // the branch pushed, the pull request not opened (the forge's API did not answer)
+    if (calls.length <= forgeDownFor) return { ...base, forgeError: 'the forge did not answer' };
+    return { ...base, pullRequest: { number: calls.length, url: `https://forge/pulls/${calls.length}` } };
   }) as NonNullable<FreezeServiceDeps['writeBack']>;
   const app = appOf('a', { kind: 'GitRepository', url: 'https://git.example.com/team/app.git', path: 'overlay' });
   const { service } = replicaOf({ name: 'console', ev, flux, apps: [app], writeBack, diff });
@@ -63,5 +65,18 @@ describe('ending a freeze again after its restore failed', () => {
     expect(calls).toHaveLength(1);
     expect(flux.suspended('a')).toBe(false);
     expect(ended.doc.writeBack?.map((w) => w.pullRequest?.url)).toEqual(['https://forge/pulls/1']);
+  });
+
+  it('an earlier write-back whose pull request the forge did not open is made again: the retry opens it', async () => {
+    const { flux, service, calls } = setup(oneLiveChange, 1);
+    const f = await service.create(oncall, { cluster: 'c', app: appOf('a').id, reason: 'incident', minutes: 10 });
+    flux.refuseConnection.add('a');
+    await service.end(f.id, oncall, [{ change: LIVE_CHANGE_ID, action: 'write-back' }]).catch(() => undefined);
+    expect(calls).toHaveLength(1);
+    flux.refuseConnection.delete('a');
+    const ended = await service.end(f.id, oncall, [{ change: LIVE_CHANGE_ID, action: 'write-back' }]);
+    expect(ended.status).toBe('ended');
+    expect(calls).toHaveLength(2);
+    expect(ended.doc.writeBack?.map((w) => w.pullRequest?.url)).toContain('https://forge/pulls/2');
   });
 });

@@ -217,7 +217,10 @@ export async function runWriteBacks(
     if (!a) throw new HttpError(409, 'Conflict', `${p.appId} is gone: nothing can be written back for it`);
     // an earlier attempt of this end (its restore failed, say) wrote back exactly these changes: its pull request
     // stands, and a retry does not open a second one (the chaos matrix's `freeze-end × apiserver-crash`)
-    const earlier = doc.writeBack?.find((w) => w.appId === p.appId && w.commit && sameChanges(w.written, p.changes));
+    // (one whose pull request the forge did not open is written back again: the retry opens it)
+    const earlier = doc.writeBack?.find(
+      (w) => w.appId === p.appId && w.commit && (w.pullRequest || !w.forgeError) && sameChanges(w.written, p.changes),
+    );
     if (earlier) {
       progress.written.push(
         `${a.name} (already written back: ${earlier.pullRequest ? `pull request ${earlier.pullRequest.url}` : `branch ${earlier.branch}`})`,

@@ -256,10 +256,18 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
         // changes nothing: put back what was frozen, release the claims
         for (const t of targets.filter((x) => x.applied)) {
           const live = await readObject(conn, t).catch(() => undefined);
-          if (live)
-            await patchObject(conn, t, restorePatch(t.prior, live), `cannot undo the freeze of ${t.name}`).catch(
-              (err: unknown) => deps.log?.error({ err: String(err), app: t.appId }, 'freeze: undo failed'),
-            );
+          if (!live) continue;
+          const undone = await patchObject(conn, t, restorePatch(t.prior, live), `cannot undo the freeze of ${t.name}`)
+            .then(() => true)
+            .catch((err: unknown) => {
+              deps.log?.error({ err: String(err), app: t.appId }, 'freeze: undo failed');
+              return false;
+            });
+          // undone: a late copy of an unanswered patch names an older version and can no longer apply
+          if (undone) {
+            t.applied = false;
+            if (t.interference?.state === 'unconfirmed') delete t.interference;
+          }
         }
         for (const t of targets.filter((x) => x.rolloutsPaused))
           for (const r of t.prior.rollouts ?? [])
@@ -282,8 +290,16 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
         await deps.store.modify(id, 'active', (r) => ({
           doc: { ...r.doc, targets: withPatched(r.doc.targets, targets) },
         }));
-        // a patch whose result is still unknown may yet apply: that freeze stays, so it can be ended
-        if (targets.some((t) => t.interference?.state === 'unconfirmed')) throw e;
+        // a patch whose result is still unknown may yet apply: that freeze stays, so it can be ended, and it
+        // expires as any other; the answer names it
+        const still = targets.filter((t) => t.interference?.state === 'unconfirmed').map((t) => t.name);
+        if (still.length) {
+          ctx.arm({ id, expiresAt });
+          const kept = `; freeze ${id} is kept: the cluster did not answer whether it froze ${still.join(', ')} (end it to restore them)`;
+          throw e instanceof HttpError
+            ? new HttpError(e.status, e.code, `${e.message}${kept}`, e.cluster)
+            : new HttpError(502, 'ClusterUnreachable', `${String(e)}${kept}`);
+        }
         await deps.store.transition(id, 'active', 'failed', { by: user.name, reason: String(e) });
         throw e;
       }

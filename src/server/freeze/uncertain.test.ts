@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { EvidenceEvent } from '../../domain/evidence.ts';
-import { appOf, FakeFlux, noLiveChanges, oncall, replicaOf } from '../../../test/support/freeze-fakes.ts';
+import { appOf, FakeFlux, noLiveChanges, oncall, replicaOf, waitUntil } from '../../../test/support/freeze-fakes.ts';
 import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
 import type { EvidenceStore } from '../evidence/store.ts';
 import type { FreezeService } from './service.ts';
@@ -22,18 +22,19 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function setup(settle: (flux: FakeFlux) => SettleOpts) {
+function setup(settle: (flux: FakeFlux) => SettleOpts, names = ['a']) {
   const flux = new FakeFlux();
-  flux.add('a');
+  for (const n of names) flux.add(n);
   const ev = SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
   opened.push(ev);
   const { service, store } = replicaOf({
     name: 'console',
     ev,
     flux,
-    apps: [appOf('a')],
+    apps: names.map((n) => appOf(n)),
     diff: noLiveChanges,
     settle: settle(flux),
+    minSeconds: 1,
   });
   services.push(service);
   const events = async (type: string): Promise<EvidenceEvent[]> =>
@@ -120,5 +121,34 @@ describe('a freeze patch without an answer is settled before the start records i
     await service.end(f.id, oncall, []);
     expect(flux.suspended('a')).toBe(false);
     expect(await service.list(true)).toEqual([]);
+  });
+
+  it('one patch unanswered, another refused: kept for the unanswered one, named in the error, and it still expires', async () => {
+    let t = 0;
+    const { flux, service } = setup(
+      () => ({ deadlineMs: 3000, now: () => t, pause: async (ms) => (t += ms) }),
+      ['a', 'b'],
+    );
+    flux.hang.add('a');
+    flux.readsFailingAfterHang = 1000;
+    flux.refuseConnection.add('b');
+    const input = { cluster: 'c', env: 'prod', reason: 'incident', seconds: 1 };
+    const err = (await service.create(oncall, input).catch((e: unknown) => e)) as { status?: number; message?: string };
+    expect(err.status).toBe(502);
+    expect(err.message).toMatch(/freeze \S+ is kept: the cluster did not answer whether it froze a \(end it/);
+    const [kept] = await service.list(true);
+    expect(kept?.doc.targets.map((x) => [x.name, x.interference?.state ?? null])).toEqual([
+      ['a', 'unconfirmed'],
+      ['b', null],
+    ]);
+    // the apiserver answers again and takes the held patch; the freeze's own expiry restores it
+    flux.refuseConnection.delete('b');
+    flux.readsFailingAfterHang = 0;
+    flux.unreachableReads = 0;
+    flux.applyLate();
+    expect(flux.suspended('a')).toBe(true);
+    await waitUntil('the kept freeze expired', async () => (await service.list(true)).length === 0, 5000);
+    expect(flux.suspended('a')).toBe(false);
+    expect(flux.suspended('b')).toBe(false);
   });
 });

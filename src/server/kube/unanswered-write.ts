@@ -18,6 +18,8 @@ type Obj = Record<string, unknown>;
 
 /** The annotation a fence writes (and removes at once): names the action whose late write it turns away. */
 export const FENCE_ANNOTATION = 'gitops-console.dev/fence';
+/** The field manager a fence writes as (managedFields), apart from the console's own writes. */
+export const FENCE_MANAGER = 'gitops-console-fence';
 export const SETTLE_DEADLINE_MS = 30_000;
 
 export type Settled =
@@ -60,7 +62,8 @@ export async function settleUnansweredWrite(
   const until = now() + (opts.deadlineMs ?? SETTLE_DEADLINE_MS);
   const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
   const patch = (body: Obj) =>
-    conn.json<Obj>('PATCH', `${path}?fieldManager=gitops-console`, {
+    // its own field manager: a fence is never taken for the console's write (rollout-actions.ts wroteSince)
+    conn.json<Obj>('PATCH', `${path}?fieldManager=${FENCE_MANAGER}`, {
       body: JSON.stringify(body),
       contentType: 'application/merge-patch+json',
       timeoutMs: 10_000,

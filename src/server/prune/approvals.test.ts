@@ -42,6 +42,37 @@ describe('PruneService approvals', () => {
     expect((await t.service.view(preview.id, rev1)).preview.status).toBe('done');
   });
 
+  it('the claim committed but its answer lost: the retry finds it is its own and runs it; the answer is the decision', async () => {
+    const t = setup(dir, { inGit: ['keep', 'b', 'c', 'd'], live: ['keep', 'a', 'b', 'c', 'd'] });
+    const { preview } = await t.service.create(t.app, dev);
+    const store = t.deps.store;
+    const claim = store.claim.bind(store);
+    const get = store.get.bind(store);
+    let lost = false;
+    let claims = 0;
+    const gone = () => Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+    // the first claim's transaction commits; the connection drops before its answer, and the reads fail a while
+    store.claim = async (...args: Parameters<typeof store.claim>) => {
+      const r = await claim(...args);
+      if (++claims > 1) return r;
+      lost = true;
+      throw gone();
+    };
+    store.get = async (id: string) => {
+      if (lost) throw gone();
+      return get(id);
+    };
+    const v = await t.service.decide(preview.id, rev1, { decision: 'approve', comment: 'ok' }, t.onDenied);
+    expect(v.preview.status).toBe('approved');
+    lost = false;
+    await vi.waitFor(() => expect(t.cluster.deletes.map((d) => d.name)).toEqual(['a']), {
+      timeout: 5000,
+      interval: 50,
+    });
+    await t.service.settled();
+    expect((await t.service.view(preview.id, rev1)).preview.status).toBe('done');
+  });
+
   it('a changed object voids the approval; nothing is deleted', async () => {
     const t = setup(dir, {
       inGit: ['keep', 'b', 'c', 'd', 'e', 'f', 'g', 'h'],

@@ -266,13 +266,12 @@ export async function decide(
   }
   // the decision is recorded: what follows never turns it into an error the person would retry (the chaos
   // matrix's `appset-shrink × postgres-restart @ after-act` answered 503 to a done approval)
-  let started = true;
-  if (result.preview.status === 'approved') started = await startOrRetry(ctx, id);
+  if (result.preview.status === 'approved') await startOrRetry(ctx, id);
   try {
     return await viewPreview(ctx, id, user);
   } catch (e) {
-    if (started || !storeUnreachable(e as { code?: unknown; message?: unknown })) throw e;
-    // approved, its execution not started yet (no journal): the decision as recorded
+    if (!storeUnreachable(e as { code?: unknown; message?: unknown })) throw e;
+    // the decision as recorded (the journal, if the execution started, shows at the next read)
     return { preview: result.preview, journal: [], viewer: { canApprove: false, reason: 'you have decided' } };
   }
 }
@@ -280,12 +279,11 @@ export async function decide(
 /**
  * Starts the execution of an approved preview; when the store cannot be reached, tries again on a back-off (1 s
  * doubling, for up to a minute) rather than leaving the approval to the recovery, which voids it once the live
- * state has moved on. False when the first attempt failed.
+ * state has moved on.
  */
-async function startOrRetry(ctx: PruneContext, id: string): Promise<boolean> {
+async function startOrRetry(ctx: PruneContext, id: string): Promise<void> {
   try {
     await startExecution(ctx, id);
-    return true;
   } catch (e) {
     if (!storeUnreachable(e as { code?: unknown; message?: unknown })) throw e;
     const retry = (delay: number) => {
@@ -295,6 +293,5 @@ async function startOrRetry(ctx: PruneContext, id: string): Promise<boolean> {
       }, delay).unref();
     };
     retry(1000);
-    return false;
   }
 }

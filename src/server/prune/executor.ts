@@ -36,7 +36,12 @@ export async function startExecution(ctx: PruneContext, id: string): Promise<voi
     uid: c.uid ?? '',
     resourceVersion: c.resourceVersion ?? '',
   }));
-  if (!(await ctx.deps.store.claim(id, ctx.executor, entries, new Date().toISOString()))) return;
+  if (!(await ctx.deps.store.claim(id, ctx.executor, entries, new Date().toISOString()))) {
+    // a claim whose COMMIT went through but whose answer was lost (a retry after the store came back) is this
+    // process's own: it runs it, nobody else would (until the recovery's staleness)
+    const now = await ctx.deps.store.get(id);
+    if (now?.status !== 'executing' || now.executor !== ctx.executor || ctx.running.has(id)) return;
+  }
   const run = execute(ctx, p).catch(async (e: unknown) => {
     await ctx.deps.store
       .transition(

@@ -67,6 +67,19 @@ describe('the handover of a prune to its controller', () => {
     expect(v.handover?.text).toMatch(/^whether kustomize-controller deleted the stamped objects is unknown: /);
   });
 
+  it('unknown while the informer cache of a watched kind has not listed yet (absent is not "deleted")', async () => {
+    const t = setup(store(), { controller: 'flux', inGit: KEEP, live: [...KEEP, 'a'] });
+    const id = await approved(t);
+    t.cluster.remove('a');
+    let listed = false;
+    Object.assign(t.deps.index, { watches: () => true, listed: () => listed, get: () => undefined });
+    const v = await t.service.view(id, rev1);
+    expect(v.handover?.state).toBe('unknown');
+    expect(v.handover?.text).toMatch(/ConfigMap objects on nonprod are not read yet/);
+    listed = true;
+    expect((await t.service.view(id, rev1)).handover?.state).toBe('deleted');
+  });
+
   it('none for a prune the console carried out, or one not done', async () => {
     const t = setup(store(), {
       controller: 'flux',

@@ -51,6 +51,10 @@ export async function handoverOf(
       stamped.map(async (j) => {
         const c = p.doc.candidates.find((x) => x.id === j.object);
         if (!c) throw new Error(`${j.object} is not in the preview`);
+        // from the informer cache for watched kinds: before its first list, absent is not known
+        const { index } = ctx.deps;
+        if (index.watches(c.ref.group, c.ref.kind) && !index.listed(c.ref.cluster, c.ref.group, c.ref.kind))
+          throw new Error(`${c.ref.kind} objects on ${c.ref.cluster} are not read yet`);
         return { j, o: await ctx.live.get(c.ref) };
       }),
     );

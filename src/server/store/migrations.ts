@@ -279,4 +279,10 @@ export const MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  {
+    // one row the evidence recorder writes to learn that the store takes writes again (a full disk read fine all
+    // along): EvidenceStore.probeWrite
+    id: 15,
+    sql: ['CREATE TABLE IF NOT EXISTS store_probe (id INTEGER PRIMARY KEY, at BIGINT NOT NULL)'],
+  },
 ];
