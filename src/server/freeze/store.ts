@@ -60,6 +60,8 @@ export interface FreezeDoc {
     pullRequest?: { number: number; url: string } | undefined;
     placements: unknown[];
     error?: string | undefined;
+    /** the branch was pushed but the forge did not open the pull request (why) */
+    forgeError?: string | undefined;
     /** the changes it carried, with their live values (a later attempt of the end with the same ones reuses it) */
     written?: Array<{ id: string; live: unknown }> | undefined;
   }>;
