@@ -36,11 +36,15 @@ if [[ "$only" == all || " $only " == *" gitea "* ]] && ! command -v cc >/dev/nul
 fi
 
 KUBE_VERSION="v1.36.3"
-# One Go toolchain for every component, whatever the caller exported: `go version` is part of each cache key, so a
-# build made with GOTOOLCHAIN=go1.27.3 in one shell and one without it in another (CI) would each miss the other's
-# cache and rebuild everything (65 minutes on a 2-core machine, seen on 2026-12-07). go1.27.3 is the toolchain Argo
-# CD, Rollouts and Flagger declare; `go` fetches it from the module proxy once. SANDBOX_GOTOOLCHAIN overrides.
-export GOTOOLCHAIN="${SANDBOX_GOTOOLCHAIN:-go1.27.3}"
+# The same Go toolchains whatever the caller exported: `go version` is part of each cache key, so a build made with
+# GOTOOLCHAIN=go1.27.3 in one shell and one without it in another (CI) would each miss the other's cache and rebuild
+# everything (65 minutes on a 2-core machine, seen on 2026-12-07). Go's default, `auto`: each component with the
+# installed Go unless its go.mod asks for a newer one; Argo CD, Rollouts and Flagger are built with the go1.27.3
+# they declare (ARGOCD_GO below; `go` fetches it from the module proxy once). Forcing go1.27.3 on every component
+# (session 40) changed the Flux controllers' behaviour in the suite (image automation never pushed; a
+# Kustomization's finalizer went without its prune): the controllers are built as their own releases are.
+# SANDBOX_GOTOOLCHAIN overrides.
+export GOTOOLCHAIN="${SANDBOX_GOTOOLCHAIN:-auto}"
 export CGO_ENABLED=0
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 mkdir -p "$out_bin" "$out_assets" "$cache_root/bin"
