@@ -298,7 +298,8 @@ async function deleteOne(
               `${what} (${e instanceof Error ? e.message : String(e)}); not deleted`.slice(0, 500),
               new Date().toISOString(),
             );
-          // unknown: it stays `deleting`, as after a crash (recovery.ts reads it again)
+          // unknown (no answer within the settle deadline): it stays `deleting` in the failed prune, which is what
+          // the journal can truthfully say; nothing re-reads it later (a known gap, docs/develop/chaos.md)
           throw new HttpError(502, 'ClusterUnreachable', `${what}: stopped`, p.cluster);
         });
       const now = new Date().toISOString();
