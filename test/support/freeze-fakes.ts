@@ -6,7 +6,9 @@
 import type { App } from '../../src/domain/app.ts';
 import type { FieldChange } from '../../src/domain/field-diff.ts';
 import { EvidenceRecorder } from '../../src/server/evidence/recorder.ts';
+import { SqliteEvidenceStore } from '../../src/server/evidence/sqlite-store.ts';
 import type { EvidenceStore } from '../../src/server/evidence/store.ts';
+import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { KubeError, type ClusterConnection } from '../../src/server/kube/connection.ts';
 import { FreezeService, type FreezeActor, type FreezeServiceDeps } from '../../src/server/freeze/service.ts';
 import { FreezeStore } from '../../src/server/freeze/store.ts';
@@ -251,4 +253,33 @@ export async function waitUntil(what: string, pred: () => boolean | Promise<bool
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * One replica over a FakeFlux holding `names`, on its own SQLite store in `dir`, with no live changes; the store and
+ * the service go into `track` for the test file's afterAll. `events(type)`: that type's records, in chain order.
+ */
+export function soloReplica(
+  dir: string,
+  names: string[],
+  track: { opened: EvidenceStore[]; services: FreezeService[] },
+  extra: { settle?: (flux: FakeFlux) => SettleOpts; minSeconds?: number } = {},
+) {
+  const flux = new FakeFlux();
+  for (const n of names) flux.add(n);
+  const ev = SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
+  track.opened.push(ev);
+  const { service, store } = replicaOf({
+    name: 'console',
+    ev,
+    flux,
+    apps: names.map((n) => appOf(n)),
+    diff: noLiveChanges,
+    ...(extra.settle ? { settle: extra.settle(flux) } : {}),
+    ...(extra.minSeconds !== undefined ? { minSeconds: extra.minSeconds } : {}),
+  });
+  track.services.push(service);
+  const events = async (type: string): Promise<EvidenceEvent[]> =>
+    (await ev.list({ limit: 1000 })).filter((e) => e.type === type).sort((x, y) => x.seq - y.seq);
+  return { flux, service, store, events };
 }

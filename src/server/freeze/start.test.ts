@@ -8,8 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import type { EvidenceEvent } from '../../domain/evidence.ts';
-import { appOf, FakeFlux, noLiveChanges, oncall, replicaOf } from '../../../test/support/freeze-fakes.ts';
+import { appOf, FakeFlux, noLiveChanges, oncall, replicaOf, soloReplica } from '../../../test/support/freeze-fakes.ts';
 import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
 import type { EvidenceStore } from '../evidence/store.ts';
 import { HttpError } from '../http/errors.ts';
@@ -28,20 +27,7 @@ afterAll(async () => {
 type Obj = Record<string, unknown>;
 
 function setup(names: string[]) {
-  const flux = new FakeFlux();
-  for (const n of names) flux.add(n);
-  const ev = SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
-  opened.push(ev);
-  const { service, store } = replicaOf({
-    name: 'console',
-    ev,
-    flux,
-    apps: names.map((n) => appOf(n)),
-    diff: noLiveChanges,
-  });
-  services.push(service);
-  const events = async (type: string): Promise<EvidenceEvent[]> =>
-    (await ev.list({ limit: 1000 })).filter((e) => e.type === type).sort((x, y) => x.seq - y.seq);
+  const { flux, service, store, events } = soloReplica(dir, names, { opened, services });
   /** the app object resumed by hand and its freeze annotations dropped (the claim in the store stays) */
   const resumeByHand = (name: string) => {
     const o = flux.objects.get(name) as { metadata: Obj; spec: Obj };

@@ -291,7 +291,7 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
           doc: { ...r.doc, targets: withPatched(r.doc.targets, targets) },
         }));
         // a patch whose result is still unknown may yet apply: that freeze stays, so it can be ended, and it
-        // expires as any other; the answer names it
+        // expires like every freeze; the answer names it
         const still = targets.filter((t) => t.interference?.state === 'unconfirmed').map((t) => t.name);
         if (still.length) {
           ctx.arm({ id, expiresAt });

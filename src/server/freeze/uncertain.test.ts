@@ -6,9 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { EvidenceEvent } from '../../domain/evidence.ts';
-import { appOf, FakeFlux, noLiveChanges, oncall, replicaOf, waitUntil } from '../../../test/support/freeze-fakes.ts';
-import { SqliteEvidenceStore } from '../evidence/sqlite-store.ts';
+import { appOf, type FakeFlux, oncall, soloReplica, waitUntil } from '../../../test/support/freeze-fakes.ts';
 import type { EvidenceStore } from '../evidence/store.ts';
 import type { FreezeService } from './service.ts';
 import { FENCE_ANNOTATION, type SettleOpts } from './uncertain.ts';
@@ -22,25 +20,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function setup(settle: (flux: FakeFlux) => SettleOpts, names = ['a']) {
-  const flux = new FakeFlux();
-  for (const n of names) flux.add(n);
-  const ev = SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
-  opened.push(ev);
-  const { service, store } = replicaOf({
-    name: 'console',
-    ev,
-    flux,
-    apps: names.map((n) => appOf(n)),
-    diff: noLiveChanges,
-    settle: settle(flux),
-    minSeconds: 1,
-  });
-  services.push(service);
-  const events = async (type: string): Promise<EvidenceEvent[]> =>
-    (await ev.list({ limit: 1000 })).filter((e) => e.type === type).sort((x, y) => x.seq - y.seq);
-  return { flux, service, store, events };
-}
+const setup = (settle: (flux: FakeFlux) => SettleOpts, names = ['a']) =>
+  soloReplica(dir, names, { opened, services }, { settle, minSeconds: 1 });
 const freezeA = { cluster: 'c', app: appOf('a').id, reason: 'incident', minutes: 10 };
 
 describe('a freeze patch without an answer is settled before the start records its outcome', () => {
