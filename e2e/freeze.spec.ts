@@ -148,6 +148,14 @@ test('freeze → a hand edit survives → unfreeze with write-back → merged �
     /^❄Frozen until \d\d:\d\d:\d\d/,
   );
   await overview.close();
+  // the freeze page says when kustomize-controller handled the suspend: from then on no reconcile it began before
+  // the freeze can revert the edit
+  const detail = await page.context().newPage();
+  await detail.goto(`/freezes/${id}`);
+  await expect(detail.getByTestId('freeze-pause-confirmed')).toContainText('the controller handled the suspend', {
+    timeout: 30_000,
+  });
+  await detail.close();
 
   // the incident: kubectl edit render-worker to 12; Flux does not revert it (two reconciles kustomize-controller
   // handled while frozen: a suspended Kustomization records the request and applies nothing)

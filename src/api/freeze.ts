@@ -40,6 +40,8 @@ const FreezeTargetSchema = z.object({
   env: z.string(),
   applied: z.boolean(),
   prior: z.unknown().optional(),
+  /** Flux: the reconcile request the freeze carried, and when its controller was seen handling the suspend */
+  controllerPause: z.object({ requested: z.string(), confirmed: z.string().optional() }).optional(),
   interference: z.object({ state: z.string(), at: z.string(), message: z.string() }).optional(),
   restored: z.object({ at: z.string(), ok: z.boolean(), detail: z.string().optional() }).optional(),
 });

@@ -9,10 +9,13 @@ import {
   frozenState,
   liveChangesSince,
   priorOf,
+  pauseHandled,
   restorePatch,
+  FLUX_RECONCILE_REQUEST,
   FREEZE_ANNOTATIONS,
 } from './freeze.ts';
 import type { FieldChange } from './field-diff.ts';
+import type { Obj } from './object-meta.ts';
 
 const meta = { id: 'frz-0000abcd', by: 'alice', reason: 'incident', until: '2026-12-01T12:00:00.000Z' };
 
@@ -61,6 +64,29 @@ describe('Flux', () => {
     });
   });
 
+  it('carries a reconcile request with the suspend; only its exact echo says the controller handled it', () => {
+    const at = '2026-12-07T12:00:00.123Z';
+    const p = freezePatch(priorOf('flux', ks()), meta, '7', at);
+    const ann = (p.body as { metadata: { annotations: Record<string, string> } }).metadata.annotations;
+    expect(ann[FLUX_RECONCILE_REQUEST]).toBe(at);
+    expect(ann[FREEZE_ANNOTATIONS.id]).toBe(meta.id);
+    const handled = (v: unknown) =>
+      pauseHandled({ ...ks({ suspend: true }), status: { lastHandledReconcileAt: v } }, at);
+    expect(handled(at)).toBe(true);
+    // not yet, or another request's echo (a reconcile that may have read the object before the suspend)
+    expect(handled(undefined)).toBe(false);
+    expect(handled('2026-12-07T11:59:59.000Z')).toBe(false);
+    expect(handled('2026-12-07T12:00:05.000Z')).toBe(false);
+    // Argo CD's patch carries no Flux annotation
+    const argo = freezePatch(
+      priorOf('argocd', { metadata: {}, spec: { syncPolicy: { automated: {} } } }),
+      meta,
+      '1',
+      at,
+    );
+    expect(JSON.stringify(argo.body)).not.toContain(FLUX_RECONCILE_REQUEST);
+  });
+
   it('restores suspend as it was (absent → removed, false → false) and removes only what the freeze added', () => {
     const live = ks({ suspend: true }, { [FREEZE_ANNOTATIONS.id]: meta.id, [FREEZE_ANNOTATIONS.by]: 'alice' });
     expect(restorePatch(priorOf('flux', ks()), live).body).toEqual({
@@ -71,10 +97,22 @@ describe('Flux', () => {
           [FREEZE_ANNOTATIONS.until]: null,
           [FREEZE_ANNOTATIONS.incident]: null,
           [FREEZE_ANNOTATIONS.by]: null,
+          [FLUX_RECONCILE_REQUEST]: null,
         },
       },
       spec: { suspend: null },
     });
+    // a reconcile request from before the freeze comes back as it was
+    const requested = ks({}, { [FLUX_RECONCILE_REQUEST]: '2026-12-01T00:00:00Z' });
+    expect(
+      (restorePatch(priorOf('flux', requested), live).body as { metadata: { annotations: Obj } }).metadata.annotations[
+        FLUX_RECONCILE_REQUEST
+      ],
+    ).toBe('2026-12-01T00:00:00Z');
+    // a freeze recorded before the console sent the request leaves it alone
+    const { [FLUX_RECONCILE_REQUEST]: _r, ...olderAnn } = (priorOf('flux', ks()) as { annotations: Obj }).annotations;
+    const older = { controller: 'flux' as const, suspend: null, annotations: olderAnn as Record<string, null> };
+    expect(JSON.stringify(restorePatch(older, live).body)).not.toContain(FLUX_RECONCILE_REQUEST);
     // someone's own suspendedBy from before the freeze comes back
     const before = ks({ suspend: false }, { [FREEZE_ANNOTATIONS.by]: 'flux-operator' });
     const body = restorePatch(priorOf('flux', before), live).body as {

@@ -249,7 +249,9 @@ export function priorOf(controller: 'flux' | 'argocd', obj: Obj): PriorAutomatio
   if (controller === 'flux') {
     const ann = asObj(asObj(obj.metadata).annotations);
     const annotations: Record<string, string | null> = {};
-    for (const k of Object.values(FREEZE_ANNOTATIONS)) annotations[k] = typeof ann[k] === 'string' ? ann[k] : null;
+    // the reconcile request too: the freeze patch replaces it (freezePatch), the end puts it back
+    for (const k of [...Object.values(FREEZE_ANNOTATIONS), FLUX_RECONCILE_REQUEST])
+      annotations[k] = typeof ann[k] === 'string' ? ann[k] : null;
     return { controller, suspend: typeof spec.suspend === 'boolean' ? spec.suspend : null, annotations };
   }
   const sp = spec.syncPolicy;
@@ -268,18 +270,44 @@ export interface Patch {
 /** RFC 6901 escaping of one key. */
 const ptr = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
 
+/** Flux's reconcile request; its controllers echo the value in `status.lastHandledReconcileAt` once handled. */
+export const FLUX_RECONCILE_REQUEST = 'reconcile.fluxcd.io/requestedAt';
+
 /**
- * The patch that pauses the app. Flux: `spec.suspend: true` and the annotations. Argo CD: the annotations
+ * Whether Flux's controller has handled the suspended object: `status.lastHandledReconcileAt` echoes the request
+ * the freeze patch carried. A reconcile that began before the suspend still applies until it ends,
+ * and would revert a live edit made meanwhile; the controller writes the echo only from a reconcile that read the
+ * suspended object, one object at a time, so once it is there no earlier reconcile of this object is in flight.
+ */
+export function pauseHandled(obj: Obj, requestedAt: string): boolean {
+  // the exact value only: another request's echo may come from a reconcile that read the object before the patch
+  return asObj(obj.status).lastHandledReconcileAt === requestedAt;
+}
+
+/**
+ * The patch that pauses the app. Flux: `spec.suspend: true` and the annotations, and (`requestedAt`) a reconcile
+ * request whose echo says the controller handled the suspend (pauseHandled). Argo CD: the annotations
  * and `automated.enabled: false` (shape `enabled-flag`) or `automated` removed (shape `removed`). Both carry
  * the object's resourceVersion, so a concurrent change makes it fail (409) rather than freeze a state
  * nobody saw.
  */
-export function freezePatch(prior: PriorAutomation, meta: FreezeMeta, resourceVersion: string): Patch {
+export function freezePatch(
+  prior: PriorAutomation,
+  meta: FreezeMeta,
+  resourceVersion: string,
+  requestedAt?: string,
+): Patch {
   const annotations = freezeAnnotations(meta);
   if (prior.controller === 'flux')
     return {
       contentType: 'application/merge-patch+json',
-      body: { metadata: { resourceVersion, annotations }, spec: { suspend: true } },
+      body: {
+        metadata: {
+          resourceVersion,
+          annotations: requestedAt ? { ...annotations, [FLUX_RECONCILE_REQUEST]: requestedAt } : annotations,
+        },
+        spec: { suspend: true },
+      },
     };
   const sp = asObj(prior.syncPolicy);
   const automated = prior.shape === 'enabled-flag' ? { ...asObj(sp.automated), enabled: false } : null;
@@ -300,6 +328,9 @@ export function restorePatch(prior: PriorAutomation, live: Obj): Patch {
     const annotations: Record<string, string | null> = {};
     for (const k of Object.values(FREEZE_ANNOTATIONS))
       if (prior.annotations[k] !== undefined || k in liveAnn) annotations[k] = prior.annotations[k] ?? null;
+    // a freeze recorded before it carried the request left the request alone
+    if (FLUX_RECONCILE_REQUEST in prior.annotations)
+      annotations[FLUX_RECONCILE_REQUEST] = prior.annotations[FLUX_RECONCILE_REQUEST] ?? null;
     return {
       contentType: 'application/merge-patch+json',
       body: { metadata: { annotations }, spec: { suspend: prior.suspend } },

@@ -85,17 +85,28 @@ describe('an end on replicas of one database: a Git push that stalls, then a SIG
     expect(r.status, r.text).toBe(200);
     const id = (r.body as { freeze: Freeze }).freeze.id;
     expect(suspended()).toBe(true);
+    // as on-call is told: edit once the controller confirmed the pause (a reconcile it began before the freeze,
+    // e.g. of an earlier test's restore, would revert the edit)
+    await waitFor(
+      'the controller’s pause confirmed',
+      async () => (await view(via, id)).targets[0]?.controllerPause?.confirmed !== undefined,
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
     probe.editMode(mode);
     let change: Change | undefined;
+    let last = '';
     await waitFor(
       'the live change listed',
       async () => {
         const c = await as(oncallOn(via), via.base, `/api/freezes/${id}/changes`);
+        last = `${c.status} ${c.text.slice(0, 1500)} (live: ${probe.liveMode()})`;
         change = (c.body as { changes?: Change[] }).changes?.find((x) => x.path === 'data.mode' && x.live === mode);
         return change !== undefined;
       },
       { timeoutMs: 90_000, intervalMs: 1000 },
-    );
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; the last answer: ${last}`);
+    });
     return { id, change: change as Change };
   }
 

@@ -225,7 +225,21 @@ describe('cluster-scoped prunes are held (issue 40, 2)', () => {
     };
     try {
       await listApproval(conn, uid, entry);
-      kubectlAs(CLUSTER, 'kustomize-controller', ['delete', 'clusterrole', name]);
+      // the apiserver reads the list through its own watch of the ConfigMap, so the listing takes effect a moment
+      // after the patch returns (as for a controller, which retries its prune): a denial until then, nothing else
+      await waitFor(
+        'the controller’s DELETE allowed once the apiserver sees the listing',
+        async () => {
+          try {
+            kubectlAs(CLUSTER, 'kustomize-controller', ['delete', 'clusterrole', name]);
+            return true;
+          } catch (e) {
+            if (!DENIED.test((e as Error).message)) throw e;
+            return false;
+          }
+        },
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
       expect(live('clusterrole', name, 'default')).toBe(false);
       expect(() => kubectlAs(CLUSTER, 'kustomize-controller', ['delete', 'clusterrolebinding', name])).toThrow(DENIED);
     } finally {

@@ -64,6 +64,14 @@ export class FakeFlux {
     ((this.objects.get(name) as Obj).metadata as Obj).resourceVersion = String(++this.rv);
   }
 
+  /** kustomize-controller's reconcile of the object as it is now: `status.lastHandledReconcileAt` echoes the request */
+  handleReconcile(name: string): void {
+    const o = this.objects.get(name) as Obj;
+    const req = ((o.metadata as Obj).annotations as Obj | undefined)?.['reconcile.fluxcd.io/requestedAt'];
+    if (typeof req === 'string') o.status = { ...(o.status as Obj | undefined), lastHandledReconcileAt: req };
+    this.statusWrite(name);
+  }
+
   suspended(name: string): boolean {
     return ((this.objects.get(name) as Obj).spec as Obj).suspend === true;
   }

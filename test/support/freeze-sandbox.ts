@@ -12,7 +12,12 @@ export type Freeze = {
   active: boolean;
   expiresAt: string;
   endReason?: string | null;
-  targets: Array<{ appId: string; applied: boolean; interference?: { state: string } }>;
+  targets: Array<{
+    appId: string;
+    applied: boolean;
+    interference?: { state: string };
+    controllerPause?: { requested: string; confirmed?: string };
+  }>;
   writeBack?: Array<{
     branch: string;
     commit: string | null;

@@ -1,8 +1,8 @@
 // Out-of-band changes of a frozen app object (resumed by hand, annotations dropped, deleted), observed from
 // the informers and recorded once per state; the claims they are checked against, cached for a few seconds.
-import { FROZEN_STATE_TEXT, frozenState } from '../../domain/freeze.ts';
+import { FROZEN_STATE_TEXT, frozenState, pauseHandled } from '../../domain/freeze.ts';
 import { lastWriter, type Obj } from '../../domain/object-meta.ts';
-import type { FreezeStore } from './store.ts';
+import type { FreezeStore, FreezeTarget } from './store.ts';
 import type { FreezeContext } from './types.ts';
 
 /** how long observe() trusts its copy of the freeze claims */
@@ -53,7 +53,7 @@ export async function observeApp(
   const obj = deleted ? undefined : deps.apps.raw(appId);
   if (!deleted && !obj) return;
   const state = deleted ? 'app-deleted' : frozenState(t.controller, obj as Obj, f.id);
-  if (state === 'frozen') return;
+  if (state === 'frozen') return confirmPause(ctx, f.id, t, obj as Obj);
   if (t.interference?.state === state) return;
   const at = new Date(ctx.now()).toISOString();
   const interference = { state, at, message: FROZEN_STATE_TEXT[state] };
@@ -75,5 +75,19 @@ export async function observeApp(
     cluster: f.cluster,
     env: t.env,
     data: { freezeId: f.id, state, message: FROZEN_STATE_TEXT[state] },
+  });
+}
+
+/** A frozen Flux app whose controller now echoes the freeze's reconcile request: the pause confirmed (once). */
+export async function confirmPause(ctx: FreezeContext, id: string, t: FreezeTarget, obj: Obj): Promise<void> {
+  const p = t.controllerPause;
+  if (!p || p.confirmed || !pauseHandled(obj, p.requested)) return;
+  const confirmed = new Date(ctx.now()).toISOString();
+  await ctx.deps.store.modify(id, 'active', (row) => {
+    const target = row.doc.targets.find((x) => x.appId === t.appId);
+    if (!target?.controllerPause || target.controllerPause.confirmed) return undefined;
+    if (target.controllerPause.requested !== p.requested) return undefined;
+    target.controllerPause = { ...target.controllerPause, confirmed };
+    return { doc: row.doc };
   });
 }

@@ -214,3 +214,37 @@ describe('freeze end: a freeze that is not active', () => {
     });
   });
 });
+
+describe('freeze start: whether the Flux controller handled the suspend', () => {
+  it('the suspend carries a reconcile request; the pause is confirmed once the controller echoes it, not before', async () => {
+    const { flux, service } = setup(['p']);
+    const f = await service.create(oncall, freezeOf('p'));
+    const requested = flux.annotations('p')['reconcile.fluxcd.io/requestedAt'];
+    expect(typeof requested).toBe('string');
+    const pauseOf = async () => (await service.view(f.id)).doc.targets[0]?.controllerPause;
+    expect(await pauseOf()).toEqual({ requested });
+    // a status write that does not echo it (a reconcile that read the object before the suspend): still pending
+    flux.statusWrite('p');
+    await service.observe(appOf('p').id, false);
+    expect((await pauseOf())?.confirmed).toBeUndefined();
+    flux.handleReconcile('p');
+    await service.observe(appOf('p').id, false);
+    expect(await pauseOf()).toEqual({ requested, confirmed: expect.any(String) });
+  });
+
+  it('an echo that came before the freeze was stored is seen on the informers’ copy when the start finishes', async () => {
+    const { flux, service } = setup(['q']);
+    // the controller handles the object at once, before the start writes the row (no observe() afterwards)
+    const patch = flux.conn().json.bind(flux.conn());
+    flux.conn = () =>
+      ({
+        json: async (method: string, path: string, opts?: { body?: string }) => {
+          const out = (await patch(method, path, opts)) as unknown;
+          if (method === 'PATCH') flux.handleReconcile('q');
+          return out;
+        },
+      }) as unknown as ReturnType<FakeFlux['conn']>;
+    const f = await service.create(oncall, freezeOf('q'));
+    expect(f.doc.targets[0]?.controllerPause?.confirmed).toEqual(expect.any(String));
+  });
+});

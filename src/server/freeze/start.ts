@@ -15,6 +15,7 @@ import {
   freezePatch,
   freezeRequestErrors,
   frozenState,
+  pauseHandled,
   priorOf,
   restorePatch,
   FREEZE_DEFAULT_MINUTES,
@@ -37,6 +38,7 @@ import {
   readRolloutPriors,
   setRolloutPaused,
 } from './app-objects.ts';
+import { confirmPause } from './out-of-band.ts';
 import { mustMay, viewFreeze } from './read.ts';
 import { refuseFreeze } from './refusal.ts';
 import { outcomeUnknown, settleUncertainPatch } from './uncertain.ts';
@@ -214,8 +216,10 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
           }
           // the version the last attempt named: a patch the cluster never answered is settled against it
           let sentRv = '';
+          // Flux: a reconcile request rides with the suspend; its echo says no earlier reconcile still applies
+          const requested = t.controller === 'flux' ? new Date(ctx.now()).toISOString() : undefined;
           const settled = await patchUnchanged(conn, t, read[i]?.obj as Obj, (rv) =>
-            freezePatch(t.prior, meta, (sentRv = rv)),
+            freezePatch(t.prior, meta, (sentRv = rv), requested),
           ).then(
             (live) => ({ outcome: 'applied' as const, live }),
             async (e: unknown) => {
@@ -238,6 +242,10 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
             return;
           }
           const after = settled.live;
+          if (requested)
+            t.controllerPause = pauseHandled(after, requested)
+              ? { requested, confirmed: new Date(ctx.now()).toISOString() }
+              : { requested };
           if (t.prior.controller === 'argocd' && frozenState('argocd', after, id) === 'resumed-directly') {
             // an Argo CD CRD without `automated.enabled` pruned the flag: pause by removing `automated`
             t.prior = { ...t.prior, shape: 'removed' };
@@ -308,6 +316,12 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
       await deps.store.modify(id, 'active', (r) => ({
         doc: { ...r.doc, targets: withPatched(r.doc.targets, targets), startedAt },
       }));
+      // an echo the informers delivered before the row named the request: seen on their copy now (later ones
+      // come through observe(), out-of-band.ts)
+      for (const t of targets) {
+        const raw = t.controllerPause && !t.controllerPause.confirmed ? deps.apps.raw(t.appId) : undefined;
+        if (raw) await confirmPause(ctx, id, t, raw);
+      }
     },
     (o) => (o.ok ? { apps: targets.length, ...(unconfirmed.length ? { unconfirmed } : {}) } : {}),
   );
@@ -320,7 +334,13 @@ function withPatched(stored: FreezeTarget[], patched: FreezeTarget[]): FreezeTar
   return stored.map((s) => {
     const p = patched.find((x) => x.appId === s.appId);
     return p
-      ? { ...s, prior: p.prior, applied: p.applied, ...(p.interference ? { interference: p.interference } : {}) }
+      ? {
+          ...s,
+          prior: p.prior,
+          applied: p.applied,
+          ...(p.interference ? { interference: p.interference } : {}),
+          ...(p.controllerPause && p.applied ? { controllerPause: p.controllerPause } : {}),
+        }
       : s;
   });
 }

@@ -34,6 +34,12 @@ export interface FreezeTarget {
   appSetPaused?: boolean;
   /** the freeze paused some of the app's Rollouts (undone if the freeze fails) */
   rolloutsPaused?: boolean;
+  /**
+   * Flux only: the reconcile request the freeze patch carried, and when the controller was seen echoing it (it
+   * handled the suspended object: no reconcile it began before is still applying). Unconfirmed, a live edit may
+   * still be reverted (domain/freeze.ts pauseHandled).
+   */
+  controllerPause?: { requested: string; confirmed?: string | undefined } | undefined;
   /** set when the app object was found changed out of band (resumed directly, annotation dropped, deleted) */
   interference?: { state: string; at: string; message: string } | undefined;
   restored?: { at: string; ok: boolean; detail?: string } | undefined;

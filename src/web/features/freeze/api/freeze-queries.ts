@@ -20,8 +20,13 @@ export const freezeQueryOptions = (id: string) =>
   queryOptions({
     queryKey: freezeKeys.detail(id),
     queryFn: ({ signal }) => getFreeze(id, signal),
-    // an active freeze can expire, be extended or be undone out of band
-    refetchInterval: (q) => (q.state.data?.freeze.active ? 15_000 : false),
+    // an active freeze can expire, be extended or be undone out of band; while a Flux controller has not yet
+    // confirmed the pause (usually a second or two), sooner
+    refetchInterval: (q) => {
+      const f = q.state.data?.freeze;
+      if (!f?.active) return false;
+      return f.targets.some((t) => t.applied && t.controllerPause && !t.controllerPause.confirmed) ? 2_000 : 15_000;
+    },
   });
 
 export function useFreeze(id: string) {

@@ -245,6 +245,24 @@ describe('FreezePage', () => {
     expect(screen.getByRole('alert').textContent).toContain('NOT restored');
   });
 
+  it('says per app whether the Flux controller confirmed the pause, and until then that an edit may be reverted', async () => {
+    renderPage(
+      freeze({
+        targets: [
+          { ...target(DEV, 'dev'), controllerPause: { requested: '2026-12-01T10:00:00Z' } },
+          {
+            ...target(STAGING, 'staging'),
+            controllerPause: { requested: '2026-12-01T10:00:00Z', confirmed: '2026-12-01T10:00:01Z' },
+          },
+        ],
+      }),
+    );
+    const pending = await screen.findAllByTestId('freeze-pause-pending');
+    expect(pending).toHaveLength(1);
+    expect(pending[0]?.textContent).toMatch(/may still apply and revert a live edit/);
+    expect(screen.getAllByTestId('freeze-pause-confirmed')).toHaveLength(1);
+  });
+
   it('an ending freeze without a reason shows no alert', async () => {
     renderPage(freeze({ status: 'ending', active: false }));
     await screen.findByTestId('freeze-page');

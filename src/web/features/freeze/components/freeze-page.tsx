@@ -142,6 +142,7 @@ export function FreezePage() {
                 ({t.controller === 'flux' ? `Flux ${t.kind}` : 'Argo CD Application'}, {t.env})
               </span>
               {!t.applied && <span className="ml-1 text-amber-800">not paused</span>}
+              {t.applied && t.controllerPause && f.active && <PauseLine pause={t.controllerPause} />}
               {t.interference && (
                 <p
                   role="alert"
@@ -174,5 +175,25 @@ export function FreezePage() {
       {f.active && <ExtendForm id={f.id} disabledReason={disabledReason} />}
       {!f.active && <WriteBackResult freeze={f} />}
     </div>
+  );
+}
+
+/**
+ * Whether Flux's controller has handled the suspended object: until then a reconcile it began before the freeze
+ * may still apply and revert a live edit (server freeze/out-of-band.ts confirmPause).
+ */
+function PauseLine({ pause }: { pause: { requested: string; confirmed?: string | undefined } }) {
+  if (pause.confirmed)
+    return (
+      <p className="mt-0.5 text-slate-600" data-testid="freeze-pause-confirmed">
+        ✓ paused: the controller handled the suspend (<Time iso={pause.confirmed} />
+        ); live edits now stay
+      </p>
+    );
+  return (
+    <p role="status" className="mt-0.5 text-amber-900" data-testid="freeze-pause-pending">
+      Waiting for the controller to confirm the pause: a reconcile it began before the freeze may still apply and revert
+      a live edit made now.
+    </p>
   );
 }
