@@ -22,6 +22,8 @@ export const PARALLEL_SPECS = [
   'flagger.spec.ts',
   'flux-secrets.spec.ts',
   'freeze.spec.ts',
+  // its own estate's app only: a planned window scoped to it
+  'freeze-windows.spec.ts',
   'helmrelease.spec.ts',
   // reads the seed's dev app with the keyboard only; changes nothing
   'keyboard.spec.ts',

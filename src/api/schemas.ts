@@ -11,6 +11,7 @@ export * from './tree.ts';
 export * from './diff.ts';
 export * from './prune.ts';
 export * from './freeze.ts';
+export * from './freeze-windows.ts';
 export * from './releases.ts';
 export * from './evidence.ts';
 export * from './auth.ts';

@@ -24,6 +24,11 @@ export const EVIDENCE_TYPES = [
   'freeze.interfered',
   // a freeze ends within 15 minutes (notifications.ts): once per freeze and expiry, where notifications are sent
   'freeze.ending-soon',
+  // planned freeze windows (issue 43): made and deleted (intent first, data.window), and each occurrence started
+  // once by the replica holding the Lease (its freezes are ordinary freeze.started records naming the window)
+  'window.created',
+  'window.deleted',
+  'window.started',
   'prune.requested',
   'prune.approved',
   'prune.executed',

@@ -47,6 +47,11 @@ export interface AppDeps {
   forges?: ForgeDirectory | undefined;
   /** CONSOLE_METRICS_TOKEN: /metrics needs `Authorization: Bearer <it>`; unset, only loopback may scrape */
   metricsToken?: string | undefined;
+  /**
+   * whether this replica does the work only one may do (it holds the recorder's Lease, or runs alone): planned
+   * freeze windows start here (freeze/window-scheduler.ts); unset: this process acts
+   */
+  leads?: (() => boolean) | undefined;
   /** state changes of prune previews, freezes and sessions to every replica (PostgreSQL LISTEN/NOTIFY) */
   bus?: StateBus | undefined;
   /** a prune journal idle this long belongs to a dead replica (CONSOLE_PRUNE_STALE_SECONDS) */

@@ -261,7 +261,9 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
   index.on('updated', (cluster, prev, next) => drift.onObject(cluster, prev, next));
   catalog.attachDrift(drift);
   catalog.on('app', (e) => drift.appsChanged(e));
-  const app = await buildApp({ ...deps, catalog, index, drift });
+  // the Lease below decides which replica does the one-replica work (planned windows); none configured: this one
+  const leadership = { leads: () => true };
+  const app = await buildApp({ ...deps, catalog, index, drift, leads: () => leadership.leads() });
   built = app;
   await catalog.start();
   // an operator reads in the log when a cluster's data went stale, and why (the UI's banner says it too)
@@ -332,6 +334,8 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
         stopping = stopping.then(() => Promise.all([r?.stop(), sinksStopped]).then(() => undefined));
       },
     });
+    const elector = lease;
+    leadership.leads = () => elector.isLeader;
     lease.start();
   } else {
     if (sinks && store.kind === 'postgres')

@@ -289,5 +289,5 @@ export function soloReplica(
   track.services.push(service);
   const events = async (type: string): Promise<EvidenceEvent[]> =>
     (await ev.list({ limit: 1000 })).filter((e) => e.type === type).sort((x, y) => x.seq - y.seq);
-  return { flux, service, store, events };
+  return { flux, service, store, events, ev };
 }

@@ -30,6 +30,9 @@ import { changesSeenBy, hiddenWriteBack, type ReaderAccess } from './read.ts';
 import { FreezeService, type FreezeActor, type FreezeView } from './service.ts';
 import { writeBackToGit } from './writeback.ts';
 import { FreezeStore } from './store.ts';
+import { registerWindowRoutes } from './window-routes.ts';
+import { WindowScheduler } from './window-scheduler.ts';
+import { WindowStore } from './window-store.ts';
 
 function actorOf(req: FastifyRequest, deps: AppDeps): FreezeActor & { principal: Principal } {
   const user = req.principal as Principal;
@@ -162,6 +165,27 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     log: app.log,
     minSeconds: freezeMinSeconds(),
   });
+  // planned windows (issue 43): their routes, and the scheduler that starts their occurrences as freezes here
+  const windowApps = () => {
+    deps.catalog.settleNow();
+    return deps.catalog.list();
+  };
+  const labels = (id: string) =>
+    (deps.catalog.rawObject(id) as { metadata?: { labels?: Record<string, string> } } | undefined)?.metadata?.labels;
+  const windowStore = new WindowStore(deps.store);
+  registerWindowRoutes(app, deps, { store: windowStore, apps: windowApps, labels });
+  const scheduler = new WindowScheduler({
+    store: windowStore,
+    freezes: service,
+    apps: windowApps,
+    labels,
+    recorder: deps.recorder,
+    leads: () => deps.leads?.() ?? true,
+    replica: deps.bus?.replica ?? 'console',
+    log: app.log,
+  });
+  app.addHook('onReady', async () => scheduler.start());
+  app.addHook('onClose', async () => scheduler.stop());
   let resuming: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
     service.recover().catch((e: unknown) => app.log.error({ err: String(e) }, 'freeze recovery failed'));

@@ -20,7 +20,7 @@ import { endFreeze } from './end.ts';
 import { expireFreeze, rearmAllFreezes, rearmFreeze, recoverFreezes } from './expiry.ts';
 import { FreezeClaims, observeApp } from './out-of-band.ts';
 import { freezeChanges, listFreezes, viewFreeze } from './read.ts';
-import { createFreeze, extendFreeze } from './start.ts';
+import { createFreeze, extendFreeze, type PlannedBy } from './start.ts';
 import type { FreezeRow } from './store.ts';
 import { takeOverDeadEnds } from './takeover.ts';
 import type {
@@ -151,8 +151,14 @@ export class FreezeService {
 
   // ---- freeze, read, extend, end ----------------------------------------------------------------------
 
-  create(user: FreezeActor, input: FreezeStart): Promise<FreezeView> {
-    return createFreeze(this.ctx, user, input);
+  /** `planned`: a planned window's occurrence starts it (window-scheduler.ts), until the occurrence's end. */
+  create(user: FreezeActor, input: FreezeStart, planned?: PlannedBy): Promise<FreezeView> {
+    return createFreeze(this.ctx, user, input, planned);
+  }
+
+  /** The freeze holding each app (its claim in the store). */
+  holders(): Promise<Map<string, string>> {
+    return this.deps.store.claims();
   }
 
   view(id: string): Promise<FreezeView> {
@@ -168,8 +174,13 @@ export class FreezeService {
     return freezeChanges(this.ctx, id);
   }
 
-  extend(id: string, user: FreezeActor, body: { minutes: number; reason: string }): Promise<FreezeView> {
-    return extendFreeze(this.ctx, id, user, body);
+  extend(
+    id: string,
+    user: FreezeActor,
+    body: { minutes: number; reason: string },
+    planned?: PlannedBy,
+  ): Promise<FreezeView> {
+    return extendFreeze(this.ctx, id, user, body, planned);
   }
 
   /** Ends a freeze: each listed change written back to Git or left to Git, then the prior automation restored. */

@@ -65,9 +65,25 @@ export function freezeLength(
   return { ms: seconds * 1000, errors: [] };
 }
 
-export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input: FreezeStart): Promise<FreezeView> {
+/** A planned window's occurrence (window-scheduler.ts): the freeze lasts until its end, and names it. */
+export interface PlannedBy {
+  window: string;
+  until: number;
+}
+
+export async function createFreeze(
+  ctx: FreezeContext,
+  user: FreezeActor,
+  input: FreezeStart,
+  planned?: PlannedBy,
+): Promise<FreezeView> {
   const { deps } = ctx;
-  const length = freezeLength(input, deps.minSeconds);
+  // a window's occurrence ends when the window says (up to WINDOW_MAX_DAYS, checked when the window was made)
+  const length = planned
+    ? planned.until > ctx.now()
+      ? { ms: planned.until - ctx.now(), errors: [] }
+      : { ms: 0, errors: [{ field: 'until', message: `window ${planned.window}'s occurrence has ended` }] }
+    : freezeLength(input, deps.minSeconds);
   const errors = [...freezeRequestErrors(input), ...length.errors];
   if (!input.app && !input.env) errors.push({ field: 'app', message: 'name an app or an environment' });
   if (errors.length) throw new HttpError(400, 'BadRequest', errors.map((e) => `${e.field}: ${e.message}`).join('; '));
@@ -139,7 +155,7 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
   const id = `frz-${randomUUID().slice(0, 8)}`;
   const now = ctx.now();
   const createdAt = new Date(now).toISOString();
-  const expiresAt = new Date(now + length.ms).toISOString();
+  const expiresAt = new Date(planned ? planned.until : now + length.ms).toISOString();
   const reason = input.reason.trim();
   const targets: FreezeTarget[] = read.map(({ a, obj }) => ({
     appId: a.id,
@@ -178,9 +194,11 @@ export async function createFreeze(ctx: FreezeContext, user: FreezeActor, input:
         freezeId: id,
         reason,
         incident: input.incident || null,
-        ...(input.seconds !== undefined
-          ? { seconds: input.seconds }
-          : { minutes: input.minutes ?? FREEZE_DEFAULT_MINUTES }),
+        ...(planned
+          ? { window: planned.window }
+          : input.seconds !== undefined
+            ? { seconds: input.seconds }
+            : { minutes: input.minutes ?? FREEZE_DEFAULT_MINUTES }),
         until: expiresAt,
         apps: targets.map((t) => t.appId),
         prior: Object.fromEntries(targets.map((t) => [t.appId, t.prior])),
@@ -372,8 +390,9 @@ export async function extendFreeze(
   id: string,
   user: FreezeActor,
   body: { minutes: number; reason: string },
+  planned?: PlannedBy,
 ): Promise<FreezeView> {
-  const errors = freezeRequestErrors({ reason: body.reason, minutes: body.minutes });
+  const errors = freezeRequestErrors({ reason: body.reason, minutes: planned ? undefined : body.minutes });
   if (errors.length) throw new HttpError(400, 'BadRequest', errors.map((e) => `${e.field}: ${e.message}`).join('; '));
   const f = await viewFreeze(ctx, id);
   mustMay(user, f);
@@ -387,8 +406,9 @@ export async function extendFreeze(
       data: { freezeId: id },
     });
   const from = f.expiresAt;
-  const to = new Date(ctx.now() + body.minutes * 60_000).toISOString();
-  if (Date.parse(to) - Date.parse(f.createdAt) > FREEZE_MAX_MINUTES * 60_000 * 7)
+  // a window's occurrence: to its end (the week's cap is on-call's; the window's length was checked when it was made)
+  const to = new Date(planned ? planned.until : ctx.now() + body.minutes * 60_000).toISOString();
+  if (!planned && Date.parse(to) - Date.parse(f.createdAt) > FREEZE_MAX_MINUTES * 60_000 * 7)
     throw new HttpError(400, 'BadRequest', 'minutes: a freeze cannot be extended past a week in total');
   const at = new Date(ctx.now()).toISOString();
   await ctx.deps.recorder.act(
@@ -399,7 +419,13 @@ export async function extendFreeze(
       app: f.app,
       cluster: f.cluster,
       env: f.env ?? f.doc.targets[0]?.env ?? null,
-      data: { freezeId: id, reason: body.reason.trim(), from, until: to },
+      data: {
+        freezeId: id,
+        reason: body.reason.trim(),
+        from,
+        until: to,
+        ...(planned ? { window: planned.window } : {}),
+      },
     },
     async () => {
       // on the row as stored now: what was recorded since the read above (an out-of-band change, another

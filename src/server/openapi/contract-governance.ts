@@ -31,6 +31,13 @@ import {
   RollbackResponse,
   VerifyResponse,
 } from '../../api/schemas.ts';
+import {
+  FreezeWindowCreateBody,
+  FreezeWindowDeleteBody,
+  FreezeWindowParams,
+  FreezeWindowResponse,
+  FreezeWindowsResponse,
+} from '../../api/freeze-windows.ts';
 import { NotificationPrefsResponse, SetNotificationPref } from '../../api/notifications.ts';
 import { RetryDeadLetterParams, RetryDeadLetterResponse, SinksResponse } from '../../api/sinks.ts';
 import { TryItJobParams, TryItJobResponse, TryItScenarioParams, TryItScenariosResponse } from '../../api/tryit.ts';
@@ -225,6 +232,36 @@ export const GOVERNANCE_ROUTES: RouteContract[] = [
     params: FreezeParams,
     body: FreezeEndBody,
     response: FreezeResponse,
+  },
+  // --- planned freeze windows (issue 43) ---
+  {
+    method: 'GET',
+    path: '/api/freeze-windows',
+    area: 'Freezes',
+    summary: 'The planned freeze windows: each one in force now or next, and the apps it covers',
+    access: anywhere('app.read'),
+    response: FreezeWindowsResponse,
+  },
+  {
+    method: 'POST',
+    path: '/api/freeze-windows',
+    area: 'Freezes',
+    summary: 'Plan a freeze window (a start and an end, or a cron in a time zone with a duration)',
+    access: anywhere('freeze.toggle'),
+    accessNote: 'on every environment the window covers now (every environment when it covers no app yet)',
+    body: FreezeWindowCreateBody,
+    response: FreezeWindowResponse,
+  },
+  {
+    method: 'POST',
+    path: '/api/freeze-windows/{name}/delete',
+    area: 'Freezes',
+    summary: 'Delete a freeze window, with a reason (the freezes of an occurrence in force stay until they expire)',
+    access: anywhere('freeze.toggle'),
+    accessNote: 'on every environment the window covers now',
+    params: FreezeWindowParams,
+    body: FreezeWindowDeleteBody,
+    response: FreezeWindowResponse,
   },
   // --- evidence ---
   {

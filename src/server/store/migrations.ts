@@ -285,4 +285,29 @@ export const MIGRATIONS: Migration[] = [
     id: 15,
     sql: ['CREATE TABLE IF NOT EXISTS store_probe (id INTEGER PRIMARY KEY, at BIGINT NOT NULL)'],
   },
+  {
+    // planned freeze windows (issue 43, decision 0024; src/server/freeze): the windows, and each occurrence the
+    // scheduler started (primary key: once per window and start, whichever replica holds the Lease) with the apps
+    // it has frozen or extended so far (a new holder carries on with the others)
+    id: 16,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS freeze_windows (
+        name TEXT PRIMARY KEY,
+        spec TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        deleted_at TEXT,
+        deleted_by TEXT,
+        delete_reason TEXT
+      )`,
+      `CREATE TABLE IF NOT EXISTS window_occurrences (
+        window_name TEXT NOT NULL,
+        starts_at BIGINT NOT NULL,
+        ends_at BIGINT NOT NULL,
+        started_by TEXT NOT NULL,
+        apps TEXT NOT NULL,
+        PRIMARY KEY (window_name, starts_at)
+      )`,
+    ],
+  },
 ];

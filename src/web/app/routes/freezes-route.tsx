@@ -8,11 +8,12 @@ import { FreezesPage, type FreezableEnvironment } from '../../features/freeze/co
 export function FreezesRoute() {
   const apps = useQuery(appsQueryOptions());
   const environments = useMemo(() => {
-    const m = new Map<string, FreezableEnvironment>();
+    const m = new Map<string, FreezableEnvironment & { appIds: string[] }>();
     for (const a of apps.data?.apps ?? []) {
       const k = `${a.cluster}/${a.env}`;
-      const e = m.get(k) ?? { cluster: a.cluster, env: a.env, apps: 0 };
+      const e = m.get(k) ?? { cluster: a.cluster, env: a.env, apps: 0, appIds: [] };
       e.apps += 1;
+      e.appIds.push(a.id);
       m.set(k, e);
     }
     return [...m.values()];

@@ -60,6 +60,12 @@ export function evidenceText(e: { type: string; data: Record<string, unknown> },
     }
     case 'freeze.started':
       return `froze ${Array.isArray(d.apps) ? `${d.apps.length} app${d.apps.length === 1 ? '' : 's'}` : ''} until ${d.until ? clock(str(d.until)) : '?'}: ${str(d.reason)}`;
+    case 'window.created':
+      return `planned freeze window ${str(d.window)}: ${str(d.reason)}`;
+    case 'window.deleted':
+      return `deleted freeze window ${str(d.window)}: ${str(d.reason)}`;
+    case 'window.started':
+      return `freeze window ${str(d.window)} started, until ${d.until ? clock(str(d.until)) : '?'}: ${str(d.reason)}`;
     case 'freeze.extended':
       return `extended to ${d.until ? clock(str(d.until)) : '?'}: ${str(d.reason)}`;
     case 'freeze.ended': {

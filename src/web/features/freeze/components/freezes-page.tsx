@@ -11,12 +11,15 @@ import { useFreezes } from '../api/freeze-queries.ts';
 import { timeLeft } from '../lib/freeze-text.ts';
 import { FreezeForm } from './freeze-form.tsx';
 import { FreezeStatus, scopeText } from './freeze-page.tsx';
+import { FreezeWindows } from './freeze-windows.tsx';
 
 /** An environment of a cluster and how many GitOps apps it has. */
 export interface FreezableEnvironment {
   cluster: string;
   env: string;
   apps: number;
+  /** its apps' ids (a planned window may cover one of them only) */
+  appIds?: string[] | undefined;
 }
 
 export function FreezesPage({ environments }: { environments: FreezableEnvironment[] }) {
@@ -50,6 +53,7 @@ export function FreezesPage({ environments }: { environments: FreezableEnvironme
         <FreezeList freezes={recent.slice(0, 50)} testId="freezes-recent" />
       </section>
       <FreezeEnvironment environments={environments} />
+      <FreezeWindows environments={environments} />
     </div>
   );
 }

@@ -1,0 +1,72 @@
+// Issue 43 (planned freeze windows) in Chromium against the real sandbox, as on-call, on the spec's own estate:
+// plan a window on the freezes page covering the estate's app only, starting in 15 s for 30 s → the page says when
+// it comes, then that it is in force; at its start the Kustomization is suspended (by the window, the app page
+// shows the freeze); at its end the freeze expires and the automation is back exactly as before; the evidence names
+// the window at each step.
+import { expect, test } from '@playwright/test';
+import { waitFor } from '../sandbox/procs.ts';
+import { getJson } from '../sandbox/scenario.ts';
+import { as, signIn } from '../test/support/auth.ts';
+import type { EvidenceEvent } from '../src/domain/evidence.ts';
+import { E2E_BASE, specEstate } from './support/estate.ts';
+
+test.use({ baseURL: process.env.E2E_BASE_URL, storageState: process.env.E2E_STORAGE_ONCALL });
+
+const estate = specEstate('e2e-windows', 'dev');
+const NAME = `e2e-stop-${Date.now().toString(36)}`;
+
+/** a time as the datetime-local input takes it: the browser's (and this process's) local time, to the second */
+const local = (ms: number) => {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+};
+
+test('on-call plans a window: the app is frozen at its start and restored exactly at its end', async ({ page }) => {
+  test.setTimeout(180_000);
+  const e = estate();
+  const ks = () => getJson(e.cluster, ['-n', 'flux-system', 'get', 'kustomization', e.kustomization()]);
+  const before = ks().spec;
+  await page.goto('/freezes');
+  const form = page.getByRole('form', { name: 'Plan a freeze window' });
+  await form.getByTestId('window-env').selectOption(`${e.cluster}/dev`);
+  await form.getByTestId('window-app').selectOption(e.appId());
+  await form.getByTestId('window-name').fill(NAME);
+  await form.getByTestId('window-reason').fill('e2e release stop');
+  // whole seconds: the input keeps no milliseconds
+  const start = Math.ceil((Date.now() + 15_000) / 1000) * 1000;
+  const end = start + 30_000;
+  await form.getByTestId('window-start').fill(local(start));
+  await form.getByTestId('window-end').fill(local(end));
+  await form.getByTestId('window-plan').click();
+  await expect(form.getByRole('status')).toHaveText(`Planned: ${NAME}`);
+  const item = page.locator(`[data-testid="window-item"][data-name="${NAME}"]`);
+  await expect(item.getByTestId('window-state')).toHaveAttribute('data-state', 'next');
+  // at its start: frozen by the window (the Kustomization suspended, and the page says it is in force)
+  await waitFor('the app frozen by the window', async () => (ks().spec as { suspend?: boolean }).suspend === true, {
+    timeoutMs: 45_000,
+    intervalMs: 500,
+  });
+  expect(Date.now()).toBeGreaterThanOrEqual(start);
+  await page.reload();
+  await expect(item.getByTestId('window-state')).toHaveAttribute('data-state', 'active');
+  await expect(page.getByTestId('freezes-active')).toContainText(`${NAME}: e2e release stop`);
+  // at its end: the freeze expires, the automation exactly as before
+  await waitFor('the app restored', async () => (ks().spec as { suspend?: boolean }).suspend !== true, {
+    timeoutMs: 60_000,
+    intervalMs: 500,
+  });
+  expect(Date.now()).toBeGreaterThanOrEqual(end);
+  expect(ks().spec).toEqual(before);
+  // the evidence names the window at each step
+  const oncall = await signIn(E2E_BASE(), 'oncall');
+  const events = async (type: string) =>
+    ((await as(oncall, E2E_BASE(), `/api/evidence?type=${type}&limit=1000`)).body as { events: EvidenceEvent[] })
+      .events;
+  expect((await events('window.created')).filter((x) => x.data.window === NAME)).toHaveLength(1);
+  expect((await events('window.started')).filter((x) => x.data.window === NAME)).toHaveLength(1);
+  const started = (await events('freeze.started')).filter((x) => x.data.window === NAME);
+  expect(started.map((x) => [x.actor, x.app])).toEqual([[`console (window ${NAME})`, e.appId()]]);
+  const expired = (await events('freeze.expired')).filter((x) => x.data.freezeId === started[0]?.data.freezeId);
+  expect(expired).toHaveLength(1);
+});

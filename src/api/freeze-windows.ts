@@ -1,0 +1,54 @@
+// Planned freeze windows (issue 43): make, list and delete them; the scheduler starts each occurrence as freezes.
+import { z } from 'zod';
+
+const names = z.array(z.string().min(1).max(253)).max(100);
+
+export const FreezeWindowScopeSchema = z.object({
+  clusters: names.optional(),
+  envs: names.optional(),
+  /** app ids (`cluster/namespace/kind/name`) */
+  apps: names.optional(),
+  labels: z.record(z.string().max(317), z.string().max(63)).optional(),
+});
+
+// the domain names each wrong field (domain/freeze-windows.ts windowErrors): the schema only keeps shapes
+export const FreezeWindowCreateBody = z.object({
+  name: z.string().max(63).default(''),
+  reason: z.string().max(2000).default(''),
+  scope: FreezeWindowScopeSchema.default({}),
+  start: z.string().max(64).optional(),
+  end: z.string().max(64).optional(),
+  cron: z.string().max(200).optional(),
+  timeZone: z.string().max(64).optional(),
+  minutes: z.number().optional(),
+});
+export const FreezeWindowParams = z.object({
+  name: z.string().regex(/^[a-z0-9][-a-z0-9]{0,62}$/, 'not a window name'),
+});
+export const FreezeWindowDeleteBody = z.object({ reason: z.string().max(2000).default('') });
+
+const StretchSchema = z.object({ from: z.string(), until: z.string() });
+
+export const FreezeWindowSchema = z.object({
+  name: z.string(),
+  reason: z.string(),
+  scope: FreezeWindowScopeSchema,
+  start: z.string().optional(),
+  end: z.string().optional(),
+  cron: z.string().optional(),
+  timeZone: z.string().optional(),
+  minutes: z.number().optional(),
+  createdBy: z.string(),
+  createdAt: z.string(),
+  /** in force now (until: the end of this window's occurrence; `atLeast`: it runs on past what was computed) */
+  active: StretchSchema.extend({ atLeast: z.boolean() }).nullable(),
+  /** the next occurrence after now (within 31 days), or null */
+  next: StretchSchema.nullable(),
+  /** the apps it covers now that the reader may see */
+  apps: z.array(z.string()),
+});
+export type FreezeWindowDto = z.infer<typeof FreezeWindowSchema>;
+export const FreezeWindowsResponse = z.object({ windows: z.array(FreezeWindowSchema) });
+export const FreezeWindowResponse = z.object({ window: FreezeWindowSchema });
+export type FreezeWindowsResponse = z.infer<typeof FreezeWindowsResponse>;
+export type FreezeWindowResponse = z.infer<typeof FreezeWindowResponse>;

@@ -1,0 +1,124 @@
+// Starts planned freeze windows on time (issue 43, decision 0024): on the replica that holds the Lease (or the only
+// one), every tick looks for occurrences in force now. For each one it records the start once (the occurrence's
+// row: whichever replica inserts it; `window.started`), then freezes each app the window covers until the
+// occurrence ends: a new freeze, or the app's freeze extended to that end when it is frozen already and would thaw
+// sooner (overlapping windows combine). Each freeze is an ordinary one: the same intent, patches, expiry and exact
+// restore. The apps done are written on the occurrence, so a replica that takes the Lease over carries on with the
+// rest, and an app on-call unfroze during the window is not frozen again. An app that cannot be frozen (refused:
+// 4xx) counts as done and is named in the log; an unreachable cluster or store (5xx) is tried again next tick.
+import { occurrences, windowCovers, WINDOW_MAX_DAYS, type FreezeWindowSpec } from '../../domain/freeze-windows.ts';
+import type { App } from '../../domain/app.ts';
+import type { EvidenceRecorder } from '../evidence/index.ts';
+import type { FreezeActor, FreezeService } from './service.ts';
+import { HttpError } from '../http/errors.ts';
+import type { WindowStore } from './window-store.ts';
+
+export interface WindowSchedulerDeps {
+  store: WindowStore;
+  freezes: Pick<FreezeService, 'create' | 'extend' | 'view' | 'holders'>;
+  apps: () => App[];
+  /** the labels of an app's object (a window's `labels` scope) */
+  labels: (appId: string) => Record<string, string> | undefined;
+  recorder: Pick<EvidenceRecorder, 'observe'>;
+  /** whether this replica acts (holds the Lease, or runs alone) */
+  leads: () => boolean;
+  /** this replica's name, on the occurrences it starts */
+  replica: string;
+  now?: () => number;
+  tickMs?: number;
+  log?: { warn(o: object, m: string): void; info(o: object, m: string): void };
+}
+
+const DAY = 86_400_000;
+
+/** The actor of a window's freezes: the console, on behalf of the window (its creator checked then). */
+export function windowActor(name: string): FreezeActor {
+  return { name: `console (window ${name})`, may: () => true };
+}
+
+export class WindowScheduler {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly d: WindowSchedulerDeps) {}
+
+  private now(): number {
+    return this.d.now?.() ?? Date.now();
+  }
+
+  start(): void {
+    const loop = () => {
+      if (this.stopped) return;
+      this.running = this.tick()
+        .catch((e: unknown) => this.d.log?.warn({ err: String(e) }, 'freeze windows: tick failed'))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(loop, this.d.tickMs ?? 5_000);
+        });
+    };
+    loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One look: every occurrence in force now started, and its apps frozen until its end. */
+  async tick(): Promise<void> {
+    if (!this.d.leads()) return;
+    const now = this.now();
+    for (const w of await this.d.store.list()) {
+      // an occurrence in force now began at most WINDOW_MAX_DAYS ago
+      for (const o of occurrences(w.spec, now - WINDOW_MAX_DAYS * DAY, now + 1))
+        if (o.from <= now && now < o.until) await this.run(w.spec, o.from, o.until);
+    }
+  }
+
+  private async run(w: FreezeWindowSpec, from: number, until: number): Promise<void> {
+    const { started, occurrence } = await this.d.store.startOccurrence(w.name, from, until, this.d.replica);
+    if (started)
+      this.d.recorder.observe({
+        time: new Date(this.now()).toISOString(),
+        type: 'window.started',
+        actor: windowActor(w.name).name,
+        app: null,
+        cluster: null,
+        env: null,
+        data: {
+          window: w.name,
+          reason: w.reason,
+          from: new Date(from).toISOString(),
+          until: new Date(until).toISOString(),
+        },
+      });
+    const done = new Set(occurrence.apps);
+    const covered = this.d
+      .apps()
+      .filter((a) => !done.has(a.id) && windowCovers(w, { ...a, labels: this.d.labels(a.id) }));
+    if (!covered.length) return;
+    const holders = await this.d.freezes.holders();
+    const actor = windowActor(w.name);
+    const reason = `${w.name}: ${w.reason}`;
+    const planned = { window: w.name, until };
+    const finished: string[] = [];
+    for (const a of covered) {
+      try {
+        const holder = holders.get(a.id);
+        if (!holder) await this.d.freezes.create(actor, { cluster: a.cluster, app: a.id, reason }, planned);
+        else if (Date.parse((await this.d.freezes.view(holder)).expiresAt) < until)
+          await this.d.freezes.extend(holder, actor, { minutes: 1, reason }, planned);
+        finished.push(a.id);
+      } catch (e) {
+        const refused = e instanceof HttpError && e.status >= 400 && e.status < 500;
+        this.d.log?.warn(
+          { window: w.name, app: a.id, err: String(e), retried: !refused },
+          refused ? 'freeze windows: app not frozen (refused)' : 'freeze windows: app not frozen yet (tried again)',
+        );
+        if (refused) finished.push(a.id);
+      }
+    }
+    await this.d.store.addApps(w.name, from, finished);
+  }
+}

@@ -1,0 +1,126 @@
+// Planned freeze windows (issue 43) through the BFF against the real sandbox, on this file's own estate: bad input
+// is a 400 naming the field, a developer is refused (403, recorded), a name is never reused (409); a window starting
+// in a few seconds freezes the app at its start (Flux suspended, by the window) and its end restores it exactly
+// (the freeze's expiry: Git wins); deleting a window needs a reason and is recorded.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EvidenceEvent } from '../../src/domain/evidence.ts';
+import { waitFor } from '../../sandbox/procs.ts';
+import { getJson } from '../../sandbox/scenario.ts';
+import { as, signIn, type Signed } from '../support/auth.ts';
+import { startTestConsole } from '../support/console.ts';
+import { ownEstate, type Estate } from '../support/own-estate.ts';
+
+let estate: Estate;
+let con: Awaited<ReturnType<typeof startTestConsole>>;
+let oncall: Signed;
+let developer: Signed;
+let APP: string;
+
+const FILES = {
+  'apps/web/kustomization.yaml':
+    'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cm.yaml\n',
+  'apps/web/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-settings\ndata:\n  mode: normal\n',
+};
+
+beforeAll(async () => {
+  estate = await ownEstate({ name: 'windows', env: 'dev', files: FILES, apps: [{ name: 'web', path: 'apps/web' }] });
+  APP = estate.appId('web');
+  con = await startTestConsole({ CONSOLE_CONTEXTS: estate.cluster });
+  [oncall, developer] = await Promise.all([signIn(con.url, 'oncall'), signIn(con.url, 'developer')]);
+}, 300_000);
+
+afterAll(async () => {
+  try {
+    await con?.close();
+  } finally {
+    await estate?.teardown();
+  }
+});
+
+const spec = () => getJson(estate.cluster, ['-n', 'flux-system', 'get', 'kustomization', estate.kustomization('web')]);
+const iso = (ms: number) => new Date(ms).toISOString();
+const post = (who: Signed, path: string, body: unknown) => as(who, con.url, path, { method: 'POST', body });
+const evidence = async (type: string) =>
+  ((await as(oncall, con.url, `/api/evidence?type=${type}&limit=1000`)).body as { events: EvidenceEvent[] }).events;
+
+describe('planned freeze windows', () => {
+  it('bad input is a 400 naming the field; a developer is refused; a name is never reused', async () => {
+    const base = { reason: 'holiday', scope: { apps: [APP] } };
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ ...base, name: 'w1', start: iso(Date.now() + 3_600_000), end: iso(Date.now() + 60_000) }, /^end: .*before/],
+      [{ ...base, name: 'w2', cron: '0 16 * * 5', timeZone: 'Mars/Olympus', minutes: 60 }, /^timeZone: unknown/],
+      [{ ...base, name: 'w3', cron: '0 0 30 2 *', timeZone: 'Europe/Berlin', minutes: 60 }, /^cron: .*never fires/],
+      [{ ...base, name: 'w4', start: '2026-12-20T00:00:00', end: '2027-01-03T00:00:00' }, /^start: .*zone/],
+      [{ ...base, name: 'w5', start: iso(Date.now() - 7_200_000), end: iso(Date.now() - 3_600_000) }, /in the past/],
+      [
+        { name: 'w6', reason: 'x', scope: {}, start: iso(Date.now() + 60_000), end: iso(Date.now() + 120_000) },
+        /scope/,
+      ],
+    ];
+    for (const [body, why] of cases) {
+      const r = await post(oncall, '/api/freeze-windows', body);
+      expect(r.status, r.text).toBe(400);
+      expect((r.body as { error: { message: string } }).error.message).toMatch(why);
+    }
+    const ok = { ...base, name: 'taken', start: iso(Date.now() + 86_400_000), end: iso(Date.now() + 90_000_000) };
+    const denied = await post(developer, '/api/freeze-windows', ok);
+    expect(denied.status, denied.text).toBe(403);
+    expect((await post(oncall, '/api/freeze-windows', ok)).status).toBe(200);
+    const again = await post(oncall, '/api/freeze-windows', ok);
+    expect(again.status, again.text).toBe(409);
+    // deleting needs a reason, and is recorded; the name stays taken
+    expect((await post(oncall, '/api/freeze-windows/taken/delete', {})).status).toBe(400);
+    const del = await post(oncall, '/api/freeze-windows/taken/delete', { reason: 'plans changed' });
+    expect(del.status, del.text).toBe(200);
+    expect((await evidence('window.deleted')).map((e) => [e.actor, e.data.window, e.data.reason])).toEqual([
+      ['oncall', 'taken', 'plans changed'],
+    ]);
+    expect((await post(oncall, '/api/freeze-windows', ok)).status).toBe(409);
+    const list = (await as(oncall, con.url, '/api/freeze-windows')).body as { windows: Array<{ name: string }> };
+    expect(list.windows.map((w) => w.name)).not.toContain('taken');
+  });
+
+  it('a window starting in seconds freezes the app at its start, and its end restores it exactly', async () => {
+    const before = spec();
+    const start = Date.now() + 4_000;
+    const end = start + 25_000;
+    const r = await post(oncall, '/api/freeze-windows', {
+      name: 'short-stop',
+      reason: 'release stop for the test',
+      scope: { apps: [APP] },
+      start: iso(start),
+      end: iso(end),
+    });
+    expect(r.status, r.text).toBe(200);
+    const w = (r.body as { window: { next: { from: string } | null; active: unknown; apps: string[] } }).window;
+    expect(w).toMatchObject({ active: null, next: { from: iso(start) }, apps: [APP] });
+    // not before its start
+    expect((spec().spec as { suspend?: boolean }).suspend).not.toBe(true);
+    await waitFor('the app frozen by the window', async () => (spec().spec as { suspend?: boolean }).suspend === true, {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+    });
+    expect(Date.now()).toBeGreaterThanOrEqual(start);
+    const started = (await evidence('freeze.started')).filter((e) => e.data.window === 'short-stop');
+    expect(started).toHaveLength(1);
+    expect(started[0]).toMatchObject({ actor: 'console (window short-stop)', data: { until: iso(end), apps: [APP] } });
+    expect((await evidence('window.started')).map((e) => e.data.window)).toEqual(['short-stop']);
+    const listed = (await as(oncall, con.url, '/api/freeze-windows')).body as {
+      windows: Array<{ name: string; active: { until: string } | null }>;
+    };
+    expect(listed.windows.find((x) => x.name === 'short-stop')?.active?.until).toBe(iso(end));
+    // at its end the freeze expires: the automation exactly as before
+    await waitFor(
+      'the app restored after the window',
+      async () => (spec().spec as { suspend?: boolean }).suspend !== true,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      },
+    );
+    expect(Date.now()).toBeGreaterThanOrEqual(end);
+    expect(spec().spec).toEqual(before.spec);
+    const expired = (await evidence('freeze.expired')).filter((e) => e.data.freezeId === started[0]?.data.freezeId);
+    expect(expired).toHaveLength(1);
+  }, 120_000);
+});
