@@ -1,11 +1,12 @@
 // Issue 43 (planned freeze windows) in Chromium against the real sandbox, as on-call, on the spec's own estate:
-// plan a window on the freezes page covering the estate's app only, starting in 15 s for 30 s → the page says when
-// it comes, then that it is in force; at its start the Kustomization is suspended (by the window, the app page
-// shows the freeze); at its end the freeze expires and the automation is back exactly as before; the evidence names
-// the window at each step.
+// plan a window on the freezes page covering the estate's app only, starting in 25 s for 90 s → the page and the
+// app's card say when it comes, then that it is in force; at its start the Kustomization is suspended (by the
+// window: the card's badge names it); a commit pushed during the window is "held by window …" in the app's release
+// chain, not pending; at its end the freeze expires and the automation is back exactly as before; the evidence
+// names the window at each step.
 import { expect, test } from '@playwright/test';
 import { waitFor } from '../sandbox/procs.ts';
-import { getJson } from '../sandbox/scenario.ts';
+import { getJson, requestReconcile, writeRepoFile } from '../sandbox/scenario.ts';
 import { as, signIn } from '../test/support/auth.ts';
 import type { EvidenceEvent } from '../src/domain/evidence.ts';
 import { E2E_BASE, specEstate } from './support/estate.ts';
@@ -23,7 +24,7 @@ const local = (ms: number) => {
 };
 
 test('on-call plans a window: the app is frozen at its start and restored exactly at its end', async ({ page }) => {
-  test.setTimeout(180_000);
+  test.setTimeout(240_000);
   const e = estate();
   const ks = () => getJson(e.cluster, ['-n', 'flux-system', 'get', 'kustomization', e.kustomization()]);
   const before = ks().spec;
@@ -34,21 +35,41 @@ test('on-call plans a window: the app is frozen at its start and restored exactl
   await form.getByTestId('window-name').fill(NAME);
   await form.getByTestId('window-reason').fill('e2e release stop');
   // whole seconds: the input keeps no milliseconds
-  const start = Math.ceil((Date.now() + 15_000) / 1000) * 1000;
-  const end = start + 30_000;
+  const start = Math.ceil((Date.now() + 25_000) / 1000) * 1000;
+  const end = start + 90_000;
   await form.getByTestId('window-start').fill(local(start));
   await form.getByTestId('window-end').fill(local(end));
   await form.getByTestId('window-plan').click();
   await expect(form.getByRole('status')).toHaveText(`Planned: ${NAME}`);
   const item = page.locator(`[data-testid="window-item"][data-name="${NAME}"]`);
   await expect(item.getByTestId('window-state')).toHaveAttribute('data-state', 'next');
+  // the app's card on the overview says when the window comes
+  await page.goto(`/?q=${encodeURIComponent(e.kustomization())}`);
+  const card = page.locator(`[data-testid="app-card"][data-app-id="${e.appId()}"]`);
+  await expect(card.getByTestId('card-window')).toHaveAttribute('data-state', 'next');
+  await expect(card.getByTestId('card-window')).toContainText(`(${NAME})`);
   // at its start: frozen by the window (the Kustomization suspended, and the page says it is in force)
   await waitFor('the app frozen by the window', async () => (ks().spec as { suspend?: boolean }).suspend === true, {
     timeoutMs: 45_000,
     intervalMs: 500,
   });
   expect(Date.now()).toBeGreaterThanOrEqual(start);
+  // a commit pushed during the window: the release chain says it is held by the window, not pending
+  const sha = e.push('A change during the release stop (freeze-windows e2e)', (w) =>
+    writeRepoFile(w, 'unrelated/window.txt', `${NAME}\n`),
+  );
+  requestReconcile(e.cluster, 'gitrepository', e.source);
   await page.reload();
+  await expect(card.getByTestId('frozen')).toContainText(`(window ${NAME})`);
+  await expect(card.getByTestId('card-window')).toHaveCount(0);
+  await page.goto(`/apps/${e.appId()}`);
+  const reconcile = page.locator(
+    `[data-testid="release"][data-sha="${sha}"] [data-testid="release-state"][data-state="reconcile"]`,
+  );
+  await expect(reconcile).toHaveAttribute('data-status', 'held', { timeout: Math.max(5_000, end - Date.now()) });
+  await expect(reconcile).toContainText(`held by window ${NAME} until`);
+  expect(Date.now()).toBeLessThan(end);
+  await page.goto('/freezes');
   await expect(item.getByTestId('window-state')).toHaveAttribute('data-state', 'active');
   await expect(page.getByTestId('freezes-active')).toContainText(`${NAME}: e2e release stop`);
   // at its end: the freeze expires, the automation exactly as before

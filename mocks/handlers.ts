@@ -5,6 +5,7 @@ import type {
   AppResponse,
   AppsResponse,
   ClusterStateDto,
+  FreezeWindowsResponse,
   HealthzResponse,
   ReconcileStatusResponse,
   SessionResponse,
@@ -42,6 +43,8 @@ export const handlers = [
     } satisfies ReconcileStatusResponse),
   ),
   http.get('/api/evidence', () => HttpResponse.json({ events: [] })),
+  // no planned freeze window
+  http.get('/api/freeze-windows', () => HttpResponse.json({ windows: [] } satisfies FreezeWindowsResponse)),
   // the evidence store keeps up
   http.get('/healthz', () =>
     HttpResponse.json({ ok: true, evidence: { pending: 0, failing: false, refused: 0 } } satisfies HealthzResponse),

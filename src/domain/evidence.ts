@@ -42,6 +42,8 @@ export const EVIDENCE_TYPES = [
   'prune.deletion-approved',
   // an approved prune whose execution never started (the request that completed it stopped first), resumed
   'prune.resumed',
+  // a delete whose answer never came (the prune failed with it unknown), read again later: deleted or not
+  'prune.settled',
   'drift.detected',
   'drift.reverted',
   'drift.adopted',

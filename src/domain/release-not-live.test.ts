@@ -1,6 +1,7 @@
 // "Merged, but not live — why?" on the timeline of release.ts, refined with the app's live conditions.
 import { describe, expect, it } from 'vitest';
-import { releaseLiveness, whyNotLive } from './release-not-live.ts';
+import { freezeHoldLine, heldByFreeze, releaseLiveness, whyNotLive } from './release-not-live.ts';
+import { windowActorName, windowOfActor } from './window-actor.ts';
 import { buildReleases } from './release.ts';
 
 import { D2, SHA2, releaseEventMaker, twoReleases } from './fixtures/release-events.ts';
@@ -135,5 +136,68 @@ describe('held by the prune policy (issue 39, item 6)', () => {
       headline: 'Merged, but held by the prune policy — why?',
       tone: 'warn',
     });
+  });
+});
+
+describe('held by a freeze or a planned window (issue 43)', () => {
+  const ev = releaseEventMaker();
+  // the newest release: its commit, artifact and render recorded, its reconcile not (the controller is paused)
+  const events = [
+    ...twoReleases(ev).filter((e) => !(e.data.sha === SHA2 && e.type !== 'release.change')),
+    ev('release.artifact', SHA2, { artifactDigest: D2 }),
+    ev('release.render', SHA2, { renderHash: 'e'.repeat(64), objects: 8 }),
+    ev('release.validation', SHA2, { accepted: 8, rejected: 0 }),
+  ];
+  const until = '2027-01-03T00:00:00.000Z';
+  const byWindow = { by: windowActorName('holiday-freeze'), reason: 'holiday-freeze: year end', until };
+  const byPerson = { by: 'oncall', reason: 'INC-7 db failover', until };
+  const app = {
+    sync: 'OutOfSync',
+    health: 'Healthy',
+    healthMessage: '',
+    conditions: [],
+    source: { sourceReady: 'True (Succeeded)' },
+    automation: { suspended: true },
+    clusterReachable: true,
+  };
+
+  it("a window's freeze is read back from its actor; a person's is not a window", () => {
+    expect(windowOfActor(byWindow.by)).toBe('holiday-freeze');
+    expect(windowOfActor('oncall')).toBeUndefined();
+    expect(windowOfActor('console (window Bad Name)')).toBeUndefined();
+    expect(freezeHoldLine(byWindow)).toBe('held by window holiday-freeze until 2027-01-03T00:00:00Z');
+    expect(freezeHoldLine(byPerson)).toBe('held by a freeze until 2027-01-03T00:00:00Z (oncall: INC-7 db failover)');
+  });
+
+  it("the newest release's reconcile is held by the window, not pending, and every screen says so", () => {
+    const plain = buildReleases(events);
+    expect(plain[0]?.states.find((s) => s.name === 'reconcile')?.status).toBe('pending');
+    const [newest, older] = heldByFreeze(plain, byWindow);
+    const why = 'held by window holiday-freeze until 2027-01-03T00:00:00Z';
+    expect(newest?.states.find((s) => s.name === 'reconcile')).toMatchObject({ status: 'held', why });
+    expect(newest?.blocked).toEqual({ state: 'reconcile', why });
+    // the older release is as it was
+    expect(older).toEqual(plain[1]);
+    const notLive = whyNotLive(newest, { ...app, freeze: byWindow });
+    expect(notLive).toEqual({ state: 'reconcile', why });
+    expect(releaseLiveness(newest as NonNullable<typeof newest>, notLive).headline).toBe(
+      'Merged, but held by a planned freeze window — why?',
+    );
+    // a person's freeze: its own words
+    const [held] = heldByFreeze(plain, byPerson);
+    const personal = whyNotLive(held, { ...app, freeze: byPerson });
+    expect(personal?.why).toBe('held by a freeze until 2027-01-03T00:00:00Z (oncall: INC-7 db failover)');
+    expect(releaseLiveness(held as NonNullable<typeof held>, personal).headline).toBe(
+      'Merged, but held by a freeze — why?',
+    );
+  });
+
+  it('not frozen, or already applied: nothing is held', () => {
+    const plain = buildReleases(events);
+    expect(heldByFreeze(plain, undefined)).toBe(plain);
+    const applied = buildReleases([...events, ev('release.reconcile', SHA2, { status: 'ok' })]);
+    expect(heldByFreeze(applied, byWindow)).toBe(applied);
+    // unfrozen: the suspension's own line, never a freeze's
+    expect(whyNotLive(plain[0], app)?.why).toMatch(/suspended/);
   });
 });

@@ -7,6 +7,7 @@
 // rest, and an app on-call unfroze during the window is not frozen again. An app that cannot be frozen (refused:
 // 4xx) counts as done and is named in the log; an unreachable cluster or store (5xx) is tried again next tick.
 import { occurrences, windowCovers, WINDOW_MAX_DAYS, type FreezeWindowSpec } from '../../domain/freeze-windows.ts';
+import { windowActorName } from '../../domain/window-actor.ts';
 import type { App } from '../../domain/app.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
 import type { FreezeActor, FreezeService } from './service.ts';
@@ -33,7 +34,7 @@ const DAY = 86_400_000;
 
 /** The actor of a window's freezes: the console, on behalf of the window (its creator checked then). */
 export function windowActor(name: string): FreezeActor {
-  return { name: `console (window ${name})`, may: () => true };
+  return { name: windowActorName(name), may: () => true };
 }
 
 export class WindowScheduler {

@@ -299,7 +299,7 @@ async function deleteOne(
               new Date().toISOString(),
             );
           // unknown (no answer within the settle deadline): it stays `deleting` in the failed prune, which is what
-          // the journal can truthfully say; nothing re-reads it later (a known gap, docs/develop/chaos.md)
+          // the journal can truthfully say now; recovery reads it again later (recovery.ts settleUnknownDeletes)
           throw new HttpError(502, 'ClusterUnreachable', `${what}: stopped`, p.cluster);
         });
       const now = new Date().toISOString();

@@ -57,6 +57,57 @@ describe('PruneService recovery', () => {
   });
 });
 
+describe('PruneService: deletes left unknown in a failed prune are read again (chaos: unknown past the settle deadline)', () => {
+  it('gone → deleted, still live → not deleted, unreadable → left; each finding recorded once', async () => {
+    const t = setup(dir, { inGit: [], live: ['a', 'b', 'c'] });
+    const { preview } = await t.service.create(t.app, dev);
+    const store = t.deps.store;
+    for (const who of [rev1, rev2])
+      await store.decide(preview.id, {
+        ...identityOf(who),
+        decision: 'approve',
+        comment: 'ok',
+        time: new Date().toISOString(),
+      });
+    const entries = preview.doc.candidates.map((c) => ({
+      batch: 0,
+      object: c.id,
+      uid: c.uid ?? '',
+      resourceVersion: c.resourceVersion ?? '',
+    }));
+    const now = new Date().toISOString();
+    expect(await store.claim(preview.id, `${hostname()}/${process.pid}/x`, entries, now)).toBe(true);
+    // what the executor leaves when three DELETEs got no answer within the settle deadline: a failed prune
+    for (const i of [0, 1, 2]) await store.mark(preview.id, i, ['planned'], 'deleting', null, now);
+    expect(await store.transition(preview.id, ['executing'], 'failed', 'DELETE: the cluster did not answer', now)).toBe(
+      true,
+    );
+    t.cluster.objects.delete('a');
+    // c's reads fail (the apiserver still away for it)
+    const conn = t.cluster.conn();
+    t.deps.conn = () =>
+      ({
+        ...conn,
+        request: (method: string, path: string, o?: object) =>
+          path.endsWith('/c') ? Promise.reject(new Error('ECONNREFUSED')) : conn.request(method, path, o),
+      }) as typeof conn;
+    const later = new PruneService(t.deps, { staleExecutionMs: 60_000 });
+    await later.recover();
+    const states = async () => (await later.view(preview.id, rev3)).journal.map((j) => j.state);
+    expect(await states()).toEqual(['deleted', 'not-deleted', 'deleting']);
+    expect(t.cluster.deletes).toEqual([]);
+    await later.recover();
+    await t.deps.recorder.flush();
+    const settled = (await t.ev.list({ type: ['prune.settled'] })).map((e) => [e.data.object, e.data.state]);
+    expect(settled.sort()).toEqual([
+      [preview.doc.candidates[0]?.id, 'deleted'],
+      [preview.doc.candidates[1]?.id, 'not-deleted'],
+    ]);
+    // the prune itself stays failed: its outcome was recorded once
+    expect((await later.view(preview.id, rev3)).preview.status).toBe('failed');
+  });
+});
+
 /** A pid no process of this host has any more. */
 const deadPid = (): number => spawnSync(process.execPath, ['-e', '0']).pid ?? 0;
 

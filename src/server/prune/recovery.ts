@@ -168,3 +168,50 @@ export async function recoverExecutions(ctx: PruneContext): Promise<string[]> {
   }
   return recovered;
 }
+
+/** failed prunes whose unknown deletes are read again: those that failed within this long */
+const SETTLE_WITHIN_MS = 7 * 86_400_000;
+
+/**
+ * Periodically: a delete the cluster never answered within the settle deadline left its journal row `deleting` in
+ * a failed prune (executor.ts: what the journal could truthfully say then). Each such object is read again: gone,
+ * another uid or being deleted → `deleted`; the same uid → `not-deleted`; still unreadable → left for the next
+ * round. Each finding is recorded (`prune.settled`), once: the journal's transition is the guard. Returns how many
+ * rows were settled.
+ */
+export async function settleUnknownDeletes(ctx: PruneContext, now = Date.now()): Promise<number> {
+  const { deps } = ctx;
+  let settled = 0;
+  for (const p of await deps.store.list('failed', 1000)) {
+    if (ctx.running.has(p.id) || now - Date.parse(p.updatedAt) > SETTLE_WITHIN_MS) continue;
+    for (const j of await deps.store.journal(p.id)) {
+      if (j.state !== 'deleting') continue;
+      const c = p.doc.candidates.find((x) => x.id === j.object);
+      if (!c) continue;
+      let o: Obj | undefined;
+      try {
+        o = await ctx.live.read(c.ref);
+      } catch {
+        continue; // still unknown: the next round
+      }
+      const deleted = !o || metaOf(o).uid !== j.uid || !!metaOf(o).deletionTimestamp;
+      const at = new Date(now).toISOString();
+      const state = deleted ? 'deleted' : 'not-deleted';
+      const why = deleted
+        ? 'the cluster did not answer its delete; found deleted later'
+        : 'the cluster did not answer its delete; found still live later';
+      if (!(await deps.store.mark(p.id, j.position, ['deleting'], state, why, at))) continue;
+      settled++;
+      deps.recorder.observe({
+        time: at,
+        type: 'prune.settled',
+        actor: 'console',
+        app: p.app,
+        cluster: p.cluster,
+        env: p.env,
+        data: { previewId: p.id, object: j.object, uid: j.uid, state, reason: why },
+      });
+    }
+  }
+  return settled;
+}

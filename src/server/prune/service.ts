@@ -33,7 +33,7 @@ import { pruneContext, type PruneContext } from './context.ts';
 import { executionsSettled } from './executor.ts';
 import type { PreviewDoc, PreviewView, PruneServiceDeps, PruneServiceOptions, StoredPreview } from './model.ts';
 import { planPreview, requestPreview } from './plan-service.ts';
-import { recoverApprovals, recoverExecutions } from './recovery.ts';
+import { recoverApprovals, recoverExecutions, settleUnknownDeletes } from './recovery.ts';
 import { sweepApprovals } from './approval-params.ts';
 import type { PreviewStatus } from './store.ts';
 
@@ -115,6 +115,8 @@ export class PruneService {
   async recover(): Promise<string[]> {
     const executions = await recoverExecutions(this.ctx);
     const approvals = await recoverApprovals(this.ctx);
+    // deletes the cluster never answered, in prunes that failed with them unknown: read again
+    await settleUnknownDeletes(this.ctx);
     // then the approval lists (approval-params.ts): tenant identities refreshed, lapsed or orphaned entries withdrawn
     const clusters = this.ctx.deps.clusters?.() ?? [];
     if (clusters.length) await sweepApprovals(this.ctx, clusters);

@@ -4,7 +4,7 @@
 // through the repo host's forge (release.rollback: developer, oncall, admin on the app's cluster and env).
 import type { FastifyPluginAsync } from 'fastify';
 import { ReleasesResponse, RollbackBody, RollbackResponse } from '../../api/schemas.ts';
-import { whyNotLive, withPromotionTarget } from '../../domain/release-not-live.ts';
+import { heldByFreeze, whyNotLive, withPromotionTarget } from '../../domain/release-not-live.ts';
 import { buildReleases, RELEASE_CANARY, RELEASE_EVIDENCE_TYPES, RELEASE_GAP } from '../../domain/release.ts';
 import type { AppDeps } from '../deps.ts';
 import { appOf } from '../apps/index.ts';
@@ -36,7 +36,8 @@ export const releaseRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         deps.store.list({ app: a.id, type: [RELEASE_CANARY], limit: MAX_RECORDS }),
       ]);
       const events = [...states, ...verifications, ...canary];
-      const releases = withPromotionTarget(buildReleases(events), a.env, deps.envOrder);
+      // a frozen app's newest revision is held by its freeze (or window), not pending (issue 43)
+      const releases = heldByFreeze(withPromotionTarget(buildReleases(events), a.env, deps.envOrder), a.freeze);
       const gaps = (await deps.store.list({ app: a.id, type: [RELEASE_GAP], limit: 20 })).map((e) => ({
         seq: e.seq,
         from: String(e.data.from ?? ''),

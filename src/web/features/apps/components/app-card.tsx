@@ -1,13 +1,16 @@
 import { Link } from 'react-router';
 import { appPath, type AppSummary } from '../../../../api/schemas.ts';
 import { shortRevision } from '../../../../domain/app.ts';
+import { windowActorName } from '../../../../domain/window-actor.ts';
 import { DriftBadge, HealthBadge, SyncBadge, Tag } from '../../../components/badges.tsx';
 import { FrozenBadge } from '../../../components/frozen-badge.tsx';
 import { driftCardText } from '../../../lib/drift-text.ts';
 import { PruneHoldBadge } from '../../../components/prune-hold-badge.tsx';
 import { SyncWindowLine } from './sync-windows.tsx';
+import type { CardWindow } from '../../../lib/freeze-windows-query.ts';
+import { Time } from '../../../components/time.tsx';
 
-export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
+export function AppCard({ app, stale, window }: { app: AppSummary; stale: boolean; window?: CardWindow | undefined }) {
   return (
     <Link
       to={`/apps/${appPath(app.id)}`}
@@ -56,6 +59,7 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
         </p>
       )}
       <SyncWindowLine app={app} />
+      <PlannedWindowLine app={app} window={window} />
       {app.waitingOn && (
         // Flux holds it for a dependency: "why isn't it reconciling?" answered on the card
         <p
@@ -108,5 +112,32 @@ export function AppCard({ app, stale }: { app: AppSummary; stale: boolean }) {
         <div className="mt-1 text-[11px] text-violet-700">status simulated (no Argo CD controller)</div>
       )}
     </Link>
+  );
+}
+
+/**
+ * A planned freeze window on the card (issue 43): "next window Tue 10:00 (release-stop)" before it starts; in force,
+ * the frozen badge says it ("Frozen until … (window …)"), and this line only while the app is not frozen yet (the
+ * scheduler's next look) or is frozen by something else.
+ */
+function PlannedWindowLine({ app, window: w }: { app: AppSummary; window: CardWindow | undefined }) {
+  if (!w) return null;
+  if (w.active && app.freeze?.by === windowActorName(w.name)) return null;
+  return (
+    <p
+      className="mt-1 line-clamp-2 text-xs text-sky-900 wrap-anywhere"
+      data-testid="card-window"
+      data-state={w.active ? 'active' : 'next'}
+    >
+      {w.active ? (
+        <>
+          window {w.name} in force until <Time iso={w.until} />
+        </>
+      ) : (
+        <>
+          next window <Time iso={w.from} /> ({w.name})
+        </>
+      )}
+    </p>
   );
 }

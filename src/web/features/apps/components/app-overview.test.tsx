@@ -200,3 +200,49 @@ describe('AppOverview', () => {
     expect((await screen.findByTestId('no-apps')).textContent).toBe('No apps match these filters.');
   });
 });
+
+describe('AppOverview: planned freeze windows on the cards (issue 43)', () => {
+  it('a covered app says when its next window starts; one frozen by a window names it; others say nothing', async () => {
+    const soon = new Date(Date.now() + 3_600_000).toISOString();
+    const later = new Date(Date.now() + 7_200_000).toISOString();
+    const inAWeek = new Date(Date.now() + 7 * 86_400_000).toISOString();
+    const apps = manyApps(3, (i) =>
+      i === 1
+        ? { freeze: { id: 'f1', by: 'console (window year-end)', reason: 'year-end: holidays', until: inAWeek } }
+        : {},
+    );
+    const window = (name: string, covers: string[], over: object) => ({
+      name,
+      reason: 'r',
+      scope: { apps: covers },
+      createdBy: 'oncall',
+      createdAt: new Date().toISOString(),
+      active: null,
+      next: null,
+      apps: covers,
+      ...over,
+    });
+    server.use(
+      http.get('/api/apps', () => HttpResponse.json({ ...appsFixture, apps, total: apps.length })),
+      http.get('/api/freeze-windows', () =>
+        HttpResponse.json({
+          windows: [
+            window('release-stop', [apps[0]?.id ?? ''], { next: { from: later, until: inAWeek } }),
+            // the earlier of two windows is the one the card names
+            window('db-upgrade', [apps[0]?.id ?? ''], { next: { from: soon, until: later } }),
+            window('year-end', [apps[1]?.id ?? ''], { active: { from: soon, until: inAWeek, atLeast: false } }),
+          ],
+        }),
+      ),
+    );
+    renderAt('/');
+    const card = (i: number) =>
+      screen.getAllByTestId('app-card').find((c) => c.getAttribute('data-app-id') === apps[i]?.id) as HTMLElement;
+    await waitFor(() => expect(within(card(0)).getByTestId('card-window').textContent).toMatch(/db-upgrade/));
+    expect(within(card(0)).getByTestId('card-window').textContent).toMatch(/^next window .+ \(db-upgrade\)$/);
+    // frozen by the window in force: the badge names it, and no second line
+    expect(within(card(1)).getByTestId('frozen').textContent).toMatch(/Frozen until \d{4}-.+ \(window year-end\)$/);
+    expect(within(card(1)).queryByTestId('card-window')).toBeNull();
+    expect(within(card(2)).queryByTestId('card-window')).toBeNull();
+  });
+});

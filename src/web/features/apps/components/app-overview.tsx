@@ -14,6 +14,7 @@ import { AppCard } from './app-card.tsx';
 import { FILTER_KEYS, filterGroups, groupByEnvAndCluster, readFilters, type AppFilters } from './app-filters.ts';
 import { StaleBanner } from './stale-banner.tsx';
 import { staleness } from '../../../../domain/staleness.ts';
+import { windowsByApp, windowsQueryOptions } from '../../../lib/freeze-windows-query.ts';
 
 const ENV_ORDER = ['dev', 'staging', 'prod'];
 /** cards painted per environment × cluster group at first, and per "Show more" */
@@ -38,6 +39,9 @@ export function AppOverview() {
   const data = full.data ?? head.data;
   const partial = !full.data && !!data?.partial;
   const clusters = useQuery(clustersQueryOptions());
+  // planned freeze windows: each card says the one in force or the next (issue 43)
+  const windows = useQuery(windowsQueryOptions());
+  const windowOf = useMemo(() => windowsByApp(windows.data?.windows ?? []), [windows.data]);
   const set = (k: keyof AppFilters, v: string) => {
     const next = new URLSearchParams(sp);
     if (v) next.set(k, v);
@@ -163,7 +167,7 @@ export function AppOverview() {
                 </h3>
                 <div className="grid grid-cols-[minmax(0,1fr)] gap-2">
                   {firstOf(c.apps, shown(`${g.env}/${c.cluster}`)).map((a) => (
-                    <AppCard key={a.id} app={a} stale={down.has(a.cluster)} />
+                    <AppCard key={a.id} app={a} stale={down.has(a.cluster)} window={windowOf.get(a.id)} />
                   ))}
                 </div>
                 <ShowMore

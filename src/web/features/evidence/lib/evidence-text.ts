@@ -93,6 +93,8 @@ export function evidenceText(e: { type: string; data: Record<string, unknown> },
     }
     case 'app.env-conflict':
       return `env conflict: ${str(d.conflict) || "the app's env label disagrees with the console's mapping"}`;
+    case 'prune.settled':
+      return `${str(d.object)}: ${d.state === 'deleted' ? 'found deleted' : 'found not deleted'} after its delete went unanswered`;
     case 'prune.resumed':
       return `resumed after a restart${d.reason ? `: ${str(d.reason)}` : ''}`;
     case 'action.interrupted':

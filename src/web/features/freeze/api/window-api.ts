@@ -1,21 +1,12 @@
 // Planned freeze windows: the list (polled: a window starts and ends on its own), plan one, delete one with a reason.
-import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { z } from 'zod';
 import { FreezeWindowCreateBody, FreezeWindowDeleteBody, FreezeWindowResponse } from '../../../../api/schemas.ts';
-import { apiGet, apiSend } from '../../../lib/api-client.ts';
-import { lazy } from '../../../lib/lazy-parsers.ts';
+import { apiSend } from '../../../lib/api-client.ts';
+import { windowKeys, windowsQueryOptions } from '../../../lib/freeze-windows-query.ts';
 import { freezeKeys } from './freeze-queries.ts';
 
-export const windowKeys = { all: ['freeze-windows'] as const };
-
 export type FreezeWindowInput = z.input<typeof FreezeWindowCreateBody>;
-
-export const windowsQueryOptions = () =>
-  queryOptions({
-    queryKey: windowKeys.all,
-    queryFn: ({ signal }) => apiGet('/api/freeze-windows', lazy('FreezeWindowsResponse'), { signal }),
-    refetchInterval: 15_000,
-  });
 
 export function useFreezeWindows() {
   return useQuery(windowsQueryOptions());

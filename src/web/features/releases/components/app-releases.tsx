@@ -53,10 +53,20 @@ function StateCell({ appId, sha, s, links }: { appId: string; sha: string; s: Re
       </div>
       {s.value && <div className="mt-1 font-mono wrap-anywhere">{s.value}</div>}
       {s.why && <div className="mt-1 wrap-anywhere">{s.why}</div>}
-      {s.status === 'held' && (
-        <Link to="/prune-previews" className="mt-1 block underline" data-testid="release-held-previews">
-          prune previews
+      {s.status === 'held' && s.why?.startsWith('held by window ') ? (
+        <Link to="/freezes" className="mt-1 block underline" data-testid="release-held-window">
+          freeze windows
         </Link>
+      ) : s.status === 'held' && s.why?.startsWith('held by a freeze ') ? (
+        <Link to="/freezes" className="mt-1 block underline" data-testid="release-held-freeze">
+          freezes
+        </Link>
+      ) : (
+        s.status === 'held' && (
+          <Link to="/prune-previews" className="mt-1 block underline" data-testid="release-held-previews">
+            prune previews
+          </Link>
+        )
       )}
       <div className="mt-1 flex flex-wrap gap-x-2 text-[10px] text-slate-600">
         {s.time && <Time iso={s.time} />}
