@@ -8,6 +8,7 @@ import { CHROMIUM_ARGS, E2E_CHROMIUM } from './test/support/bff-process.ts';
  */
 export const PARALLEL_SPECS = [
   'a11y.spec.ts',
+  'break-glass.spec.ts',
   // its own Argo CD Application (the seed's ledger files in its own repository) on its own estate
   'argocd.spec.ts',
   // journeys on their own estates (test/support/own-estate.ts); the seed only read. On their own estates but serial:

@@ -4,6 +4,7 @@ import { http, HttpResponse } from 'msw';
 import type {
   AppResponse,
   AppsResponse,
+  BreakGlassListResponse,
   ClusterStateDto,
   FreezeWindowsResponse,
   HealthzResponse,
@@ -45,6 +46,7 @@ export const handlers = [
   http.get('/api/evidence', () => HttpResponse.json({ events: [] })),
   // no planned freeze window
   http.get('/api/freeze-windows', () => HttpResponse.json({ windows: [] } satisfies FreezeWindowsResponse)),
+  http.get('/api/break-glass', () => HttpResponse.json({ requests: [] } satisfies BreakGlassListResponse)),
   // the evidence store keeps up
   http.get('/healthz', () =>
     HttpResponse.json({ ok: true, evidence: { pending: 0, failing: false, refused: 0 } } satisfies HealthzResponse),

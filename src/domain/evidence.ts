@@ -29,6 +29,11 @@ export const EVIDENCE_TYPES = [
   'window.created',
   'window.deleted',
   'window.started',
+  // break-glass through a window in force (decision 0026): asked and approved by two people (intents first), and
+  // its end (frozen again after its minutes, or lapsed unapproved)
+  'breakglass.requested',
+  'breakglass.approved',
+  'breakglass.ended',
   'prune.requested',
   'prune.approved',
   'prune.executed',

@@ -1,7 +1,9 @@
 // Planned freeze windows (issue 43) through the BFF against the real sandbox, on this file's own estate: bad input
 // is a 400 naming the field, a developer is refused (403, recorded), a name is never reused (409); a window starting
 // in a few seconds freezes the app at its start (Flux suspended, by the window) and its end restores it exactly
-// (the freeze's expiry: Git wins); deleting a window needs a reason and is recorded.
+// (the freeze's expiry: Git wins); deleting a window needs a reason and is recorded. Break-glass (decision 0026):
+// the person who asked cannot approve it, nor can a developer; a second person's approval ends the window's freeze
+// (Flux resumed exactly as before); at the occurrence's end the break-glass ends, recorded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { waitFor } from '../../sandbox/procs.ts';
@@ -14,6 +16,7 @@ let estate: Estate;
 let con: Awaited<ReturnType<typeof startTestConsole>>;
 let oncall: Signed;
 let developer: Signed;
+let admin: Signed;
 let APP: string;
 
 const FILES = {
@@ -26,7 +29,11 @@ beforeAll(async () => {
   estate = await ownEstate({ name: 'windows', env: 'dev', files: FILES, apps: [{ name: 'web', path: 'apps/web' }] });
   APP = estate.appId('web');
   con = await startTestConsole({ CONSOLE_CONTEXTS: estate.cluster });
-  [oncall, developer] = await Promise.all([signIn(con.url, 'oncall'), signIn(con.url, 'developer')]);
+  [oncall, developer, admin] = await Promise.all([
+    signIn(con.url, 'oncall'),
+    signIn(con.url, 'developer'),
+    signIn(con.url, 'admin'),
+  ]);
 }, 300_000);
 
 afterAll(async () => {
@@ -123,4 +130,70 @@ describe('planned freeze windows', () => {
     const expired = (await evidence('freeze.expired')).filter((e) => e.data.freezeId === started[0]?.data.freezeId);
     expect(expired).toHaveLength(1);
   }, 120_000);
+
+  it('break-glass: refused without a second person, done with one; it ends with the occurrence', async () => {
+    const before = spec();
+    const start = Date.now() + 3_000;
+    const end = start + 40_000;
+    const made = await post(oncall, '/api/freeze-windows', {
+      name: 'bg-stop',
+      reason: 'release stop with a hotfix',
+      scope: { apps: [APP] },
+      start: iso(start),
+      end: iso(end),
+    });
+    expect(made.status, made.text).toBe(200);
+    // not in force yet: nothing to break
+    const early = await post(oncall, '/api/freeze-windows/bg-stop/break-glass', { app: APP, reason: 'x', minutes: 5 });
+    expect(early.status, early.text).toBe(409);
+    await waitFor('the app frozen by the window', async () => (spec().spec as { suspend?: boolean }).suspend === true, {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+    });
+    const bad = await post(oncall, '/api/freeze-windows/bg-stop/break-glass', { app: APP, reason: '', minutes: 0 });
+    expect(bad.status, bad.text).toBe(400);
+    expect((bad.body as { error: { message: string } }).error.message).toMatch(/^reason: .*; minutes: /);
+    const asked = await post(oncall, '/api/freeze-windows/bg-stop/break-glass', {
+      app: APP,
+      reason: 'CVE hotfix',
+      minutes: 5,
+    });
+    expect(asked.status, asked.text).toBe(200);
+    const id = (asked.body as { breakGlass: { id: string } }).breakGlass.id;
+    // the person who asked, and a developer, cannot approve it: still frozen
+    const self = await post(oncall, `/api/break-glass/${id}/approve`, {});
+    expect(self.status, self.text).toBe(403);
+    expect((self.body as { error: { message: string } }).error.message).toMatch(/second person/);
+    expect((await post(developer, `/api/break-glass/${id}/approve`, {})).status).toBe(403);
+    expect((spec().spec as { suspend?: boolean }).suspend).toBe(true);
+    // a second person: the window's freeze of the app ends, the automation exactly as before
+    const ok = await post(admin, `/api/break-glass/${id}/approve`, {});
+    expect(ok.status, ok.text).toBe(200);
+    expect((ok.body as { breakGlass: { state: string; until: string } }).breakGlass).toMatchObject({
+      state: 'approved',
+      until: iso(end),
+    });
+    await waitFor('the app resumed', async () => (spec().spec as { suspend?: boolean }).suspend !== true, {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+    });
+    expect(spec().spec).toEqual(before.spec);
+    expect((await evidence('breakglass.requested')).map((e) => [e.actor, e.data.breakGlass])).toEqual([['oncall', id]]);
+    expect((await evidence('breakglass.approved')).map((e) => [e.actor, e.data.requestedBy])).toEqual([
+      ['admin', 'oncall'],
+    ]);
+    const refusals = (await evidence('action.refused')).filter((e) => e.data.action === 'breakglass.approved');
+    expect(refusals.map((e) => e.actor)).toEqual(['oncall']);
+    // the occurrence's end ends it (its time was up with the window: not frozen again)
+    await waitFor(
+      'the break-glass ended',
+      async () => (await evidence('breakglass.ended')).some((e) => e.data.breakGlass === id),
+      { timeoutMs: 60_000, intervalMs: 1_000 },
+    );
+    expect((await evidence('breakglass.ended')).find((e) => e.data.breakGlass === id)?.data).toMatchObject({
+      state: 'ended',
+      refrozen: false,
+    });
+    expect((spec().spec as { suspend?: boolean }).suspend).not.toBe(true);
+  }, 150_000);
 });

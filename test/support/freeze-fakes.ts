@@ -277,7 +277,7 @@ export function soloReplica(
   for (const n of names) flux.add(n);
   const ev = SqliteEvidenceStore.open(dir, `e-${Math.random().toString(36).slice(2)}.sqlite`);
   track.opened.push(ev);
-  const { service, store } = replicaOf({
+  const { service, store, recorder } = replicaOf({
     name: 'console',
     ev,
     flux,
@@ -289,5 +289,5 @@ export function soloReplica(
   track.services.push(service);
   const events = async (type: string): Promise<EvidenceEvent[]> =>
     (await ev.list({ limit: 1000 })).filter((e) => e.type === type).sort((x, y) => x.seq - y.seq);
-  return { flux, service, store, events, ev };
+  return { flux, service, store, events, ev, recorder };
 }

@@ -5,6 +5,7 @@ export { Accounts, INITIAL_PASSWORD_FILE, LOCAL_ISSUER } from './accounts.ts';
 export { allowed, installGuard, recordDenial, type AccessRule } from './guard.ts';
 export { appObjectOf, appVisibility, envFilter, withVisibleApps, type EnvFilter } from './env-filter.ts';
 export { OidcLogin } from './oidc.ts';
+export { identityOf, samePerson, type Identity } from './identity.ts';
 export { generatePassword, passwordCostOf } from './passwords.ts';
 export { dbCounters, type AttemptCounters } from './attempt-store.ts';
 export { DbSessionBackend } from './session-backend.ts';

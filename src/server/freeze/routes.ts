@@ -30,6 +30,9 @@ import { changesSeenBy, hiddenWriteBack, type ReaderAccess } from './read.ts';
 import { FreezeService, type FreezeActor, type FreezeView } from './service.ts';
 import { writeBackToGit } from './writeback.ts';
 import { FreezeStore } from './store.ts';
+import { BreakGlassService } from './break-glass.ts';
+import { registerBreakGlassRoutes } from './break-glass-routes.ts';
+import { BreakGlassStore } from './break-glass-store.ts';
 import { registerWindowRoutes } from './window-routes.ts';
 import { WindowScheduler } from './window-scheduler.ts';
 import { WindowStore } from './window-store.ts';
@@ -174,8 +177,19 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     (deps.catalog.rawObject(id) as { metadata?: { labels?: Record<string, string> } } | undefined)?.metadata?.labels;
   const windowStore = new WindowStore(deps.store);
   registerWindowRoutes(app, deps, { store: windowStore, apps: windowApps, labels });
+  const breakGlassStore = new BreakGlassStore(deps.store);
+  const breakGlass = new BreakGlassService({
+    store: breakGlassStore,
+    windows: windowStore,
+    freezes: service,
+    recorder: deps.recorder,
+    apps: windowApps,
+    labels,
+  });
+  registerBreakGlassRoutes(app, deps, { service: breakGlass, store: breakGlassStore });
   const scheduler = new WindowScheduler({
     store: windowStore,
+    breakGlass: breakGlassStore,
     freezes: service,
     apps: windowApps,
     labels,

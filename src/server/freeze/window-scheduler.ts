@@ -6,16 +6,22 @@
 // restore. The apps done are written on the occurrence, so a replica that takes the Lease over carries on with the
 // rest, and an app on-call unfroze during the window is not frozen again. An app that cannot be frozen (refused:
 // 4xx) counts as done and is named in the log; an unreachable cluster or store (5xx) is tried again next tick.
+// Break-glass (break-glass.ts): an approved one whose minutes are up has its app frozen again until the
+// occurrence's end, then is ended (`breakglass.ended`); a request nobody approved before the occurrence ended
+// lapses; an app under an approved break-glass is never frozen by its window meanwhile.
 import { occurrences, windowCovers, WINDOW_MAX_DAYS, type FreezeWindowSpec } from '../../domain/freeze-windows.ts';
 import { windowActorName } from '../../domain/window-actor.ts';
 import type { App } from '../../domain/app.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
 import type { FreezeActor, FreezeService } from './service.ts';
 import { HttpError } from '../http/errors.ts';
+import type { BreakGlass, BreakGlassStore } from './break-glass-store.ts';
 import type { WindowStore } from './window-store.ts';
 
 export interface WindowSchedulerDeps {
   store: WindowStore;
+  /** break-glass requests through the windows (absent: none are ended here) */
+  breakGlass?: BreakGlassStore;
   freezes: Pick<FreezeService, 'create' | 'extend' | 'view' | 'holders'>;
   apps: () => App[];
   /** the labels of an app's object (a window's `labels` scope) */
@@ -70,14 +76,86 @@ export class WindowScheduler {
   async tick(): Promise<void> {
     if (!this.d.leads()) return;
     const now = this.now();
+    const open = (await this.d.breakGlass?.list({ open: true, limit: 1000 })) ?? [];
+    // apps a second person let through: not the window's to freeze until their minutes are up
+    const through = new Set(
+      open.filter((b) => b.state === 'approved').map((b) => `${b.window}@${b.startsAt}@${b.app}`),
+    );
     for (const w of await this.d.store.list()) {
       // an occurrence in force now began at most WINDOW_MAX_DAYS ago
       for (const o of occurrences(w.spec, now - WINDOW_MAX_DAYS * DAY, now + 1))
-        if (o.from <= now && now < o.until) await this.run(w.spec, o.from, o.until);
+        if (o.from <= now && now < o.until) await this.run(w.spec, o.from, o.until, through);
     }
+    for (const b of open) await this.endBreakGlass(b, now);
   }
 
-  private async run(w: FreezeWindowSpec, from: number, until: number): Promise<void> {
+  /** An app frozen by window `name` until `until`: a new freeze, or its freeze extended when it would thaw sooner. */
+  private async freezeUntil(
+    name: string,
+    reason: string,
+    a: Pick<App, 'id' | 'cluster'>,
+    until: number,
+  ): Promise<void> {
+    const holder = (await this.d.freezes.holders()).get(a.id);
+    const actor = windowActor(name);
+    const planned = { window: name, until };
+    if (!holder) await this.d.freezes.create(actor, { cluster: a.cluster, app: a.id, reason }, planned);
+    else if (Date.parse((await this.d.freezes.view(holder)).expiresAt) < until)
+      await this.d.freezes.extend(holder, actor, { minutes: 1, reason }, planned);
+  }
+
+  /** A break-glass whose minutes are up (refrozen until the occurrence's end), or whose occurrence ended. */
+  private async endBreakGlass(b: BreakGlass, now: number): Promise<void> {
+    const store = this.d.breakGlass;
+    if (!store) return;
+    const at = new Date(now).toISOString();
+    const ended = (from: BreakGlass['state'], to: BreakGlass['state'], note: string, data: object) =>
+      store.finish(b.id, from, to, note, at).then((moved) => {
+        if (moved)
+          this.d.recorder.observe({
+            time: at,
+            type: 'breakglass.ended',
+            actor: windowActor(b.window).name,
+            app: b.app,
+            cluster: b.cluster,
+            env: b.env,
+            data: { breakGlass: b.id, window: b.window, state: to, note, ...data },
+          });
+      });
+    if (b.state === 'requested' && now >= b.endsAt)
+      return ended('requested', 'lapsed', 'the occurrence ended before a second person approved it', {});
+    if (b.state !== 'approved' || b.until === null || now < b.until) return;
+    if (now >= b.endsAt)
+      return ended('approved', 'ended', 'its time was up after the occurrence ended', { refrozen: false });
+    const w = await this.d.store.get(b.window);
+    try {
+      await this.freezeUntil(
+        b.window,
+        `${b.window}: ${w?.spec.reason ?? 'planned window'} (after break-glass)`,
+        {
+          id: b.app,
+          cluster: b.cluster,
+        },
+        b.endsAt,
+      );
+    } catch (e) {
+      const refused = e instanceof HttpError && e.status >= 400 && e.status < 500;
+      this.d.log?.warn(
+        { breakGlass: b.id, app: b.app, err: String(e), retried: !refused },
+        'break-glass: app not frozen again',
+      );
+      if (!refused) return;
+      return ended('approved', 'ended', `its time was up; the app could not be frozen again: ${String(e)}`, {
+        refrozen: false,
+      });
+    }
+    return ended('approved', 'ended', 'its time was up: frozen again until the occurrence ends', {
+      refrozen: true,
+      until: new Date(b.endsAt).toISOString(),
+    });
+  }
+
+  private async run(w: FreezeWindowSpec, from: number, until: number, through: Set<string>): Promise<void> {
     const { started, occurrence } = await this.d.store.startOccurrence(w.name, from, until, this.d.replica);
     if (started)
       this.d.recorder.observe({
@@ -97,19 +175,18 @@ export class WindowScheduler {
     const done = new Set(occurrence.apps);
     const covered = this.d
       .apps()
-      .filter((a) => !done.has(a.id) && windowCovers(w, { ...a, labels: this.d.labels(a.id) }));
+      .filter(
+        (a) =>
+          !done.has(a.id) &&
+          !through.has(`${w.name}@${from}@${a.id}`) &&
+          windowCovers(w, { ...a, labels: this.d.labels(a.id) }),
+      );
     if (!covered.length) return;
-    const holders = await this.d.freezes.holders();
-    const actor = windowActor(w.name);
     const reason = `${w.name}: ${w.reason}`;
-    const planned = { window: w.name, until };
     const finished: string[] = [];
     for (const a of covered) {
       try {
-        const holder = holders.get(a.id);
-        if (!holder) await this.d.freezes.create(actor, { cluster: a.cluster, app: a.id, reason }, planned);
-        else if (Date.parse((await this.d.freezes.view(holder)).expiresAt) < until)
-          await this.d.freezes.extend(holder, actor, { minutes: 1, reason }, planned);
+        await this.freezeUntil(w.name, reason, a, until);
         finished.push(a.id);
       } catch (e) {
         const refused = e instanceof HttpError && e.status >= 400 && e.status < 500;

@@ -37,6 +37,10 @@ import {
   FreezeWindowParams,
   FreezeWindowResponse,
   FreezeWindowsResponse,
+  BreakGlassBody,
+  BreakGlassListResponse,
+  BreakGlassParams,
+  BreakGlassResponse,
 } from '../../api/freeze-windows.ts';
 import { NotificationPrefsResponse, SetNotificationPref } from '../../api/notifications.ts';
 import { RetryDeadLetterParams, RetryDeadLetterResponse, SinksResponse } from '../../api/sinks.ts';
@@ -262,6 +266,36 @@ export const GOVERNANCE_ROUTES: RouteContract[] = [
     params: FreezeWindowParams,
     body: FreezeWindowDeleteBody,
     response: FreezeWindowResponse,
+  },
+  {
+    method: 'GET',
+    path: '/api/break-glass',
+    area: 'Freezes',
+    summary: 'Break-glass requests through planned windows (the newest 200) whose apps the reader may see',
+    access: anywhere('app.read'),
+    response: BreakGlassListResponse,
+  },
+  {
+    method: 'POST',
+    path: '/api/freeze-windows/{name}/break-glass',
+    area: 'Freezes',
+    summary: 'Ask to deploy one app through a window in force, for at most 60 minutes, with a reason',
+    access: anywhere('app.reconcile'),
+    accessNote: "on the app's environment",
+    params: FreezeWindowParams,
+    body: BreakGlassBody,
+    response: BreakGlassResponse,
+  },
+  {
+    method: 'POST',
+    path: '/api/break-glass/{id}/approve',
+    area: 'Freezes',
+    summary:
+      "Approve a break-glass (never the requester's own): the window's freeze of the app ends, and it is frozen again when the minutes are up",
+    access: anywhere('freeze.toggle'),
+    accessNote: "on the app's environment",
+    params: BreakGlassParams,
+    response: BreakGlassResponse,
   },
   // --- evidence ---
   {

@@ -10,11 +10,10 @@
 // lets it be seen (previewSeenBy), and only a reviewer who can see all of it may approve it (mustSeeAllToApprove).
 import { can, whyNot } from '../../domain/access.ts';
 import { refId, type ObjectRef } from '../../domain/refs.ts';
-import type { Principal } from '../auth/index.ts';
 import { HttpError, storeUnreachable } from '../http/errors.ts';
 import { mustPreview, type PruneContext } from './context.ts';
 import { startExecution } from './executor.ts';
-import { identityOf, samePerson } from './identity.ts';
+import { identityOf, samePerson, type Principal } from '../auth/index.ts';
 import { handoverOf } from './handover.ts';
 import type { PreviewView, StoredPreview } from './model.ts';
 import { snapshotMatches, type SnapshotCheck } from './snapshot.ts';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { identityOf } from './identity.ts';
+import { identityOf } from '../auth/index.ts';
 import { PruneService } from './service.ts';
 import { dev, rev1, rev2, rev3, setup } from './test-fixture.ts';
 

@@ -9,7 +9,7 @@
 import type { PRUNE_PREVIEW_STATUSES } from '../../api/schemas.ts';
 import type { EvidenceStore } from '../evidence/index.ts';
 import { all, dialectOf, run, type Dialect, type Work } from '../store/dialect.ts';
-import { samePerson, type Identity } from './identity.ts';
+import { samePerson, type Identity } from '../auth/index.ts';
 
 export type { Identity };
 

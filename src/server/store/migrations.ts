@@ -310,4 +310,33 @@ export const MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  {
+    // break-glass through a planned window (issue 43, decision 0026; src/server/freeze/break-glass*.ts): one row per
+    // request, its approval by a second person and its end; at most one open (requested or approved) per app and
+    // occurrence (the partial unique index), so two requests or two approvals cannot both stand
+    id: 17,
+    sql: [
+      `CREATE TABLE IF NOT EXISTS window_break_glass (
+        id TEXT PRIMARY KEY,
+        window_name TEXT NOT NULL,
+        starts_at BIGINT NOT NULL,
+        ends_at BIGINT NOT NULL,
+        app TEXT NOT NULL,
+        cluster TEXT NOT NULL,
+        env TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        minutes INTEGER NOT NULL,
+        requested_by TEXT NOT NULL,
+        requester TEXT NOT NULL,
+        requested_at TEXT NOT NULL,
+        state TEXT NOT NULL,
+        approved_by TEXT,
+        approved_at TEXT,
+        until_at BIGINT,
+        ended_at TEXT,
+        note TEXT
+      )`,
+      `CREATE UNIQUE INDEX IF NOT EXISTS window_break_glass_open ON window_break_glass (window_name, starts_at, app) WHERE state IN ('requested', 'approved')`,
+    ],
+  },
 ];

@@ -66,6 +66,12 @@ export function evidenceText(e: { type: string; data: Record<string, unknown> },
       return `deleted freeze window ${str(d.window)}: ${str(d.reason)}`;
     case 'window.started':
       return `freeze window ${str(d.window)} started, until ${d.until ? clock(str(d.until)) : '?'}: ${str(d.reason)}`;
+    case 'breakglass.requested':
+      return `asked to deploy through window ${str(d.window)} for ${String(d.minutes ?? '?')} min: ${str(d.reason)}`;
+    case 'breakglass.approved':
+      return `approved ${str(d.requestedBy)}'s break-glass through window ${str(d.window)} until ${d.until ? clock(str(d.until)) : '?'}: ${str(d.reason)}`;
+    case 'breakglass.ended':
+      return `break-glass through window ${str(d.window)} ${d.state === 'lapsed' ? 'lapsed' : 'ended'}: ${str(d.note)}`;
     case 'freeze.extended':
       return `extended to ${d.until ? clock(str(d.until)) : '?'}: ${str(d.reason)}`;
     case 'freeze.ended': {

@@ -11,6 +11,7 @@ import { useFreezes } from '../api/freeze-queries.ts';
 import { timeLeft } from '../lib/freeze-text.ts';
 import { FreezeForm } from './freeze-form.tsx';
 import { FreezeStatus, scopeText } from './freeze-page.tsx';
+import { BreakGlass } from './break-glass.tsx';
 import { FreezeWindows } from './freeze-windows.tsx';
 
 /** An environment of a cluster and how many GitOps apps it has. */
@@ -54,6 +55,7 @@ export function FreezesPage({ environments }: { environments: FreezableEnvironme
       </section>
       <FreezeEnvironment environments={environments} />
       <FreezeWindows environments={environments} />
+      <BreakGlass />
     </div>
   );
 }

@@ -1,7 +1,9 @@
 // Who someone is for the two-person rule: the identity (issuer + subject) and the person behind it
 // (auth/accounts.ts personOf: identities linked by a verified email or by an admin are one person), and whether
-// two of them are the same person (a requester never approves their own prune, nobody decides twice).
-import { LOCAL_ISSUER as LOCAL, type Principal } from '../auth/index.ts';
+// two of them are the same person (a requester never approves their own prune or break-glass, nobody decides
+// twice).
+import { LOCAL_ISSUER as LOCAL } from './accounts.ts';
+import type { Principal } from './session-types.ts';
 
 export interface Identity {
   /** who issued the identity: `console:local` for local accounts, the OIDC issuer otherwise */

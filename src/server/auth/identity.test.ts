@@ -2,7 +2,10 @@
 // names of different issuers never make one person; rows stored before people were kept compare as then.
 import { describe, expect, it } from 'vitest';
 import { identityOf, samePerson, type Identity } from './identity.ts';
-import { dev } from './test-fixture.ts';
+import { parseGrant } from '../../domain/access.ts';
+import type { Principal } from './session-types.ts';
+
+const dev: Principal = { name: 'dev', source: 'local', groups: [], grants: [parseGrant('developer@prod/prod')] };
 
 const IDP = 'https://login.example.com';
 const local = (name: string, id: string, person = `console:local#${id}`): Identity => ({
