@@ -29,6 +29,8 @@ export const EVIDENCE_TYPES = [
   'window.created',
   'window.deleted',
   'window.started',
+  // an occurrence starts within the hour (notifications.ts): once per occurrence, cluster and environment
+  'window.starting-soon',
   // break-glass through a window in force (decision 0026): asked and approved by two people (intents first), and
   // its end (frozen again after its minutes, or lapsed unapproved)
   'breakglass.requested',

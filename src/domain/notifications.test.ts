@@ -161,3 +161,54 @@ describe('payloads', () => {
     expect(p).not.toHaveProperty('exceptPerson');
   });
 });
+
+describe('planned windows and break-glass (issue 43)', () => {
+  it('a window starting within the hour goes to the teams where it freezes apps', () => {
+    const n = notificationOf(
+      ev(
+        'window.starting-soon',
+        {
+          window: 'release-stop',
+          reason: 'year end',
+          from: '2026-12-02T11:00:00Z',
+          until: '2026-12-02T18:00:00Z',
+          apps: 3,
+        },
+        { app: null, actor: 'console (window release-stop)' },
+      ),
+      OPTS,
+    ) as Notification;
+    expect(n).toMatchObject({
+      kind: 'window.starting-soon',
+      title: 'Freeze window release-stop starts soon',
+      summary: 'From 2026-12-02T11:00:00Z to 2026-12-02T18:00:00Z, 3 apps in nonprod/dev are frozen: year end',
+      link: 'https://console.example.com/freezes',
+    });
+    // developers and on-call of nonprod/dev: not the reviewers, not prod's on-call group
+    expect(recipientsOf(n, DIR, new Set())).toEqual({ users: ['developer', 'oncall'], groups: [] });
+  });
+
+  it('a break-glass waits for on-call there, never for the person who asked', () => {
+    const n = notificationOf(
+      ev(
+        'breakglass.requested',
+        {
+          breakGlass: 'b-1',
+          window: 'release-stop',
+          reason: 'CVE hotfix',
+          minutes: 15,
+          requester: { issuer: 'console:local', subject: 'oc', person: 'console:local#oc' },
+        },
+        { actor: 'oncall' },
+      ),
+      OPTS,
+    ) as Notification;
+    expect(n).toMatchObject({
+      kind: 'breakglass.approval-needed',
+      summary: `oncall asks to deploy ${APP} in nonprod/dev through window release-stop for 15 min: CVE hotfix`,
+      exceptPerson: 'console:local#oc',
+    });
+    // the only on-call of nonprod asked: the admins hear it
+    expect(recipientsOf(n, DIR, new Set())).toEqual({ users: ['admin'], groups: [] });
+  });
+});

@@ -3,6 +3,8 @@
 //   - a prune preview waiting for approval → the reviewers who may approve it (never its requester)
 //   - a freeze ends in 15 minutes, or its app was changed around it → on-call where the freeze holds
 //   - a release failed its real request check → the app's team (developer and on-call where it runs)
+//   - a planned freeze window starts within the hour → the teams where it freezes apps (developer and on-call)
+//   - a break-glass waits for a second person → on-call where the app runs (never the person who asked)
 // Who: the accounts and groups whose grants give them the kind's roles on the record's cluster and environment;
 // when no grant names those roles there, the admins (someone must hear it). A person who opted out of a kind is
 // left out; a notification left with nobody is not sent. Only ids, names, states and links leave: never a diff,
@@ -15,6 +17,8 @@ export const NOTIFICATION_KINDS = [
   'freeze.ending-soon',
   'freeze.interfered',
   'release.verification-failed',
+  'window.starting-soon',
+  'breakglass.approval-needed',
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
@@ -27,7 +31,15 @@ export const NOTIFICATION_KIND_INFO: Record<NotificationKind, { label: string; r
     label: "A release of my team's app failed its verification",
     roles: ['developer', 'oncall'],
   },
+  'window.starting-soon': {
+    label: 'A planned freeze window starts within the hour where I work',
+    roles: ['developer', 'oncall'],
+  },
+  'breakglass.approval-needed': { label: 'A break-glass through a window waits for my approval', roles: ['oncall'] },
 };
+
+/** how long before a planned window's occurrence the teams hear about it */
+export const WINDOW_STARTING_SOON_MS = 60 * 60_000;
 
 /** how long before a freeze's end on-call hears about it */
 export const FREEZE_ENDING_SOON_MS = 15 * 60_000;
@@ -131,6 +143,27 @@ export function notificationOf(
         title: `Release of ${appName(e)} failed its verification`,
         summary: `${appName(e)}${sha ? ` at ${sha}` : ''} in ${where(e)} is live but failed its real request check`,
         link: linkOf(opts.publicUrl, e, appPage(e)),
+      };
+    }
+    case 'window.starting-soon': {
+      const n = typeof d.apps === 'number' ? d.apps : 0;
+      return {
+        ...base,
+        kind: 'window.starting-soon',
+        title: `Freeze window ${str(d.window)} starts soon`,
+        summary: `From ${str(d.from)} to ${str(d.until)}, ${n} app${n === 1 ? '' : 's'} in ${where(e)} are frozen: ${str(d.reason).slice(0, 200)}`,
+        link: linkOf(opts.publicUrl, e, '/freezes'),
+      };
+    }
+    case 'breakglass.requested': {
+      const requester = (d.requester ?? {}) as { person?: unknown };
+      return {
+        ...base,
+        kind: 'breakglass.approval-needed',
+        title: `Break-glass for ${appName(e)} waits for a second person`,
+        summary: `${e.actor} asks to deploy ${appName(e)} in ${where(e)} through window ${str(d.window)} for ${String(d.minutes ?? '?')} min: ${str(d.reason).slice(0, 200)}`,
+        link: linkOf(opts.publicUrl, e, '/freezes'),
+        exceptPerson: str(requester.person) || null,
       };
     }
     default:

@@ -92,7 +92,15 @@ export class BreakGlassService {
         app: app.id,
         cluster: app.cluster,
         env: app.env,
-        data: { breakGlass: b.id, window: name, reason: b.reason, minutes: b.minutes, occurrenceUntil: iso(b.endsAt) },
+        data: {
+          breakGlass: b.id,
+          window: name,
+          reason: b.reason,
+          minutes: b.minutes,
+          occurrenceUntil: iso(b.endsAt),
+          // who asked (issuer, subject, person): never the one who approves, nor notified to approve it
+          requester: b.requester,
+        },
       },
       async () => {
         if (!(await this.d.store.create(b)))

@@ -118,4 +118,19 @@ describe('planned freeze windows: the scheduler', () => {
     expect(flux.suspended('g')).toBe(false);
     expect((await events('window.started')).map((e) => e.data.window)).toEqual(['later']);
   });
+
+  it('announces an occurrence within the hour before it, once per cluster and environment, whichever replica looks', async () => {
+    const { store, scheduler, events, flux } = setup(['h', 'i']);
+    const at = new Date().toISOString();
+    await store.create(oneOff('soon', ['h', 'i'], Date.now() + 30 * MIN, Date.now() + 90 * MIN), 'oncall', at);
+    await store.create(oneOff('later', ['h'], Date.now() + 120 * MIN, Date.now() + 180 * MIN), 'oncall', at);
+    await scheduler('r1').tick();
+    await scheduler('r2').tick();
+    const soon = await events('window.starting-soon');
+    expect(soon.map((e) => [e.data.window, e.cluster, e.env, e.data.apps])).toEqual([['soon', 'c', 'prod', 2]]);
+    expect(flux.suspended('h')).toBe(false);
+    // an hour on (injected time): the later one is announced too, the first not again
+    await scheduler('r1', () => Date.now() + 61 * MIN).tick();
+    expect((await events('window.starting-soon')).map((e) => e.data.window)).toEqual(['soon', 'later']);
+  });
 });

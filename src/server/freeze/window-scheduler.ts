@@ -8,8 +8,10 @@
 // 4xx) counts as done and is named in the log; an unreachable cluster or store (5xx) is tried again next tick.
 // Break-glass (break-glass.ts): an approved one whose minutes are up has its app frozen again until the
 // occurrence's end, then is ended (`breakglass.ended`); a request nobody approved before the occurrence ended
-// lapses; an app under an approved break-glass is never frozen by its window meanwhile.
+// lapses; an app under an approved break-glass is never frozen by its window meanwhile. Within the hour before an
+// occurrence, the teams hear of it (`window.starting-soon`, once: the reminder's row).
 import { occurrences, windowCovers, WINDOW_MAX_DAYS, type FreezeWindowSpec } from '../../domain/freeze-windows.ts';
+import { WINDOW_STARTING_SOON_MS } from '../../domain/notifications.ts';
 import { windowActorName } from '../../domain/window-actor.ts';
 import type { App } from '../../domain/app.ts';
 import type { EvidenceRecorder } from '../evidence/index.ts';
@@ -85,8 +87,40 @@ export class WindowScheduler {
       // an occurrence in force now began at most WINDOW_MAX_DAYS ago
       for (const o of occurrences(w.spec, now - WINDOW_MAX_DAYS * DAY, now + 1))
         if (o.from <= now && now < o.until) await this.run(w.spec, o.from, o.until, through);
+      // the teams hear of an occurrence within the hour before it (notifications.ts), once
+      for (const o of occurrences(w.spec, now + 1, now + WINDOW_STARTING_SOON_MS))
+        if (o.from > now) await this.announce(w.spec, o.from, o.until, now);
     }
     for (const b of open) await this.endBreakGlass(b, now);
+  }
+
+  /** "Starts within the hour": one record per cluster and environment it covers, once per occurrence. */
+  private async announce(w: FreezeWindowSpec, from: number, until: number, now: number): Promise<void> {
+    const apps = this.d.apps().filter((a) => windowCovers(w, { ...a, labels: this.d.labels(a.id) }));
+    if (!apps.length || !(await this.d.store.announce(w.name, from, this.d.replica))) return;
+    const places = new Map<string, { cluster: string; env: string; apps: number }>();
+    for (const a of apps) {
+      const k = `${a.cluster}/${a.env}`;
+      const p = places.get(k) ?? { cluster: a.cluster, env: a.env, apps: 0 };
+      p.apps++;
+      places.set(k, p);
+    }
+    for (const p of places.values())
+      this.d.recorder.observe({
+        time: new Date(now).toISOString(),
+        type: 'window.starting-soon',
+        actor: windowActor(w.name).name,
+        app: null,
+        cluster: p.cluster,
+        env: p.env,
+        data: {
+          window: w.name,
+          reason: w.reason,
+          from: new Date(from).toISOString(),
+          until: new Date(until).toISOString(),
+          apps: p.apps,
+        },
+      });
   }
 
   /** An app frozen by window `name` until `until`: a new freeze, or its freeze extended when it would thaw sooner. */

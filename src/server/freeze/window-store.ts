@@ -141,6 +141,17 @@ export class WindowStore {
     });
   }
 
+  /** Claims the "starts within the hour" announcement of an occurrence: true for the one caller that made it. */
+  async announce(window: string, startsAt: number, by: string): Promise<boolean> {
+    const n = (await this.d.exec(
+      run(
+        'INSERT INTO window_reminders (window_name, starts_at, announced_by) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+        [window, startsAt, by],
+      ),
+    )) as number;
+    return n === 1;
+  }
+
   /** The occurrences of a window started so far, latest first. */
   async occurrences(window: string, limit = 20): Promise<Occurrence[]> {
     const rows = (await this.d.exec(

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadSinks } from './config.ts';
+import { NOTIFICATION_KINDS } from '../../domain/notifications.ts';
 
 let dir: string;
 let secretFile: string;
@@ -31,7 +32,7 @@ describe('loadSinks', () => {
     );
     expect(got.map((s) => [s.name, s.format, s.notify.length, s.secret])).toEqual([
       ['audit', 'cdevents', 0, 'a-secret-of-enough-length'],
-      ['chat', 'slack', 4, 'a-secret-of-enough-length'],
+      ['chat', 'slack', NOTIFICATION_KINDS.length, 'a-secret-of-enough-length'],
       ['pager', 'json', 1, 'a-secret-of-enough-length'],
     ]);
   });

@@ -337,6 +337,13 @@ export const MIGRATIONS: Migration[] = [
         note TEXT
       )`,
       `CREATE UNIQUE INDEX IF NOT EXISTS window_break_glass_open ON window_break_glass (window_name, starts_at, app) WHERE state IN ('requested', 'approved')`,
+      // "a window starts within the hour", announced once per occurrence whichever replica holds the Lease
+      `CREATE TABLE IF NOT EXISTS window_reminders (
+        window_name TEXT NOT NULL,
+        starts_at BIGINT NOT NULL,
+        announced_by TEXT NOT NULL,
+        PRIMARY KEY (window_name, starts_at)
+      )`,
     ],
   },
 ];

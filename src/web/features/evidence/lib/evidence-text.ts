@@ -66,6 +66,8 @@ export function evidenceText(e: { type: string; data: Record<string, unknown> },
       return `deleted freeze window ${str(d.window)}: ${str(d.reason)}`;
     case 'window.started':
       return `freeze window ${str(d.window)} started, until ${d.until ? clock(str(d.until)) : '?'}: ${str(d.reason)}`;
+    case 'window.starting-soon':
+      return `freeze window ${str(d.window)} starts at ${d.from ? clock(str(d.from)) : '?'}: the teams notified`;
     case 'breakglass.requested':
       return `asked to deploy through window ${str(d.window)} for ${String(d.minutes ?? '?')} min: ${str(d.reason)}`;
     case 'breakglass.approved':
