@@ -109,6 +109,8 @@ export const EnvDeployedReleaseSchema = z.object({
   deployedAt: z.string(),
   day: z.string(),
   leadTimeSeconds: nullableSeconds,
+  /** of commit → Healthy, the time a planned freeze window held the app (left out of the lead time) */
+  heldByWindowSeconds: z.number(),
   failed: z.boolean(),
   failures: z.array(z.string()),
   windowOpen: z.boolean(),
@@ -128,7 +130,12 @@ export const EnvReleasesResponse = z.object({
     records: z.number(),
     days: z.array(EnvReleaseDaySchema),
     /** seconds from the commit to Healthy, nearest-rank; null when n = 0 */
-    leadTime: z.object({ median: nullableSeconds, p90: nullableSeconds, n: z.number() }),
+    leadTime: z.object({
+      median: nullableSeconds,
+      p90: nullableSeconds,
+      n: z.number(),
+      heldByWindowSeconds: z.number(),
+    }),
     /** rate null when total = 0 (unknown, not 0 %); `open`: deployments whose failure window is still open */
     changeFailureRate: z.object({
       failed: z.number(),

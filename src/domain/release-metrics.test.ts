@@ -81,7 +81,7 @@ describe('envReleaseMetrics', () => {
     );
     expect(m.records).toBe(0);
     expect(m.changeFailureRate).toEqual({ failed: 0, total: 0, rate: null, open: 0 });
-    expect(m.leadTime).toEqual({ median: null, p90: null, n: 0 });
+    expect(m.leadTime).toEqual({ median: null, p90: null, n: 0, heldByWindowSeconds: 0 });
     expect(m.days.map((d) => d.day)).toEqual(['2026-12-01', '2026-12-02', '2026-12-03']);
     expect(m.days.every((d) => d.records === 0 && d.deployments === 0)).toBe(true);
     expect(m.releases).toEqual([]);
@@ -241,7 +241,7 @@ describe('envReleaseMetrics', () => {
       release(String(i).repeat(40), `2026-12-02T0${i}:00:00.000Z`, { health: 'Healthy', secondsAfterCommit: s }),
     );
     const m = envReleaseMetrics('dev', events, OPTS);
-    expect(m.leadTime).toEqual({ median: 30, p90: 50, n: 5 });
+    expect(m.leadTime).toEqual({ median: 30, p90: 50, n: 5, heldByWindowSeconds: 0 });
     expect(m.days.find((d) => d.day === '2026-12-02')?.deployments).toBe(5);
     // newest first
     expect(m.releases.map((r) => r.leadTimeSeconds)).toEqual([40, 20, 50, 10, 30]);
@@ -374,5 +374,44 @@ describe('canaries (issue 25)', () => {
     expect(m.releases[0]?.failures[0]).toMatch(/verification failed: canary staging\/checkout aborted.*503/);
     // an aborted canary was never promoted: its lead time is the first Healthy's (the one it had), not a promotion's
     expect(m.releases[0]?.leadTimeSeconds).toBe(70);
+  });
+});
+
+describe('lead time without the time a planned window held the app (issue 43)', () => {
+  it('a window freeze between the commit and Healthy is left out and said apart; a person’s freeze is not', () => {
+    // commit at 10:00:00 (Healthy 70 s after it); a window froze the app 10:00:10–10:00:40 (30 s)
+    const at = '2026-12-02T10:01:00.000Z';
+    const events = [
+      ev('freeze.started', '2026-12-02T09:59:30.000Z', { freezeId: 'p1', apps: [APP] }),
+      ev('freeze.ended', '2026-12-02T09:59:50.000Z', { freezeId: 'p1' }),
+      ev('freeze.started', '2026-12-02T10:00:10.000Z', { freezeId: 'w1', window: 'stop', apps: [APP] }),
+      ev('freeze.expired', '2026-12-02T10:00:40.000Z', { freezeId: 'w1' }),
+      // another app's window freeze in the same stretch: not this app's
+      ev(
+        'freeze.started',
+        '2026-12-02T10:00:00.000Z',
+        { freezeId: 'w2', window: 'stop', apps: [OTHER] },
+        { app: OTHER },
+      ),
+      ...release(A, at, { health: 'Healthy', secondsAfterCommit: 70 }),
+    ];
+    const m = envReleaseMetrics('dev', events, OPTS);
+    expect(m.releases.map((r) => [r.leadTimeSeconds, r.heldByWindowSeconds])).toEqual([[40, 30]]);
+    expect(m.leadTime).toEqual({ median: 40, p90: 40, n: 1, heldByWindowSeconds: 30 });
+  });
+
+  it('a window still holding the app counts until the end of the range; no window, nothing left out', () => {
+    const at = '2026-12-02T10:01:00.000Z';
+    const held = envReleaseMetrics(
+      'dev',
+      [
+        ev('freeze.started', '2026-12-02T09:00:00.000Z', { freezeId: 'w3', window: 'stop', apps: [APP] }),
+        ...release(B, at, { health: 'Healthy', secondsAfterCommit: 70 }),
+      ],
+      OPTS,
+    );
+    expect(held.releases.map((r) => [r.leadTimeSeconds, r.heldByWindowSeconds])).toEqual([[0, 70]]);
+    const plain = envReleaseMetrics('dev', release(C, at, { health: 'Healthy', secondsAfterCommit: 70 }), OPTS);
+    expect(plain.leadTime).toEqual({ median: 70, p90: 70, n: 1, heldByWindowSeconds: 0 });
   });
 });

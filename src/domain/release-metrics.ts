@@ -11,6 +11,9 @@
 //   and its day that time's UTC date;
 // - its *lead time* is the `secondsAfterCommit` of its first `release.health` record saying Healthy — for a release
 //   verified by a canary, the `canary.promotedSecondsAfterCommit` of its first ok verification (full promotion);
+//   minus the time a planned freeze window held the app in between (a `freeze.started` naming a window, until its
+//   `freeze.ended`/`freeze.expired`): the team did not wait, the calendar did (issue 43); that time is reported
+//   apart (`heldByWindowSeconds`);
 // - it is a *failure* when, within the failure window after its reconcile: its health record failed
 //   (Degraded/Missing), a verification record for its sha failed, the app's next release is a revert (its
 //   `release.change` subject starts with `Revert `) or a `release.rollback*` record names the app;
@@ -67,8 +70,10 @@ export interface DeployedRelease {
   sha: string;
   deployedAt: string;
   day: string;
-  /** commit → Healthy, seconds; null when no Healthy health record says it */
+  /** commit → Healthy, seconds, without the time a planned window held the app; null when no Healthy record says it */
   leadTimeSeconds: number | null;
+  /** of commit → Healthy, the seconds a planned freeze window held the app (not in `leadTimeSeconds`) */
+  heldByWindowSeconds: number;
   failed: boolean;
   /** why it counts as a failure, in words */
   failures: string[];
@@ -81,7 +86,8 @@ export interface EnvReleaseMetrics {
   /** records of this environment in the range: 0 means nothing is known, and every rate is null */
   records: number;
   days: DayMetrics[];
-  leadTime: { median: number | null; p90: number | null; n: number };
+  /** over the releases that became Healthy; `heldByWindowSeconds`: their time held by planned windows, left out */
+  leadTime: { median: number | null; p90: number | null; n: number; heldByWindowSeconds: number };
   changeFailureRate: { failed: number; total: number; rate: number | null; open: number };
   eventCounts: Record<string, number>;
   /** the deployed releases of the range, newest first */
@@ -144,6 +150,50 @@ const isOk = (e: MetricsEvent) => e.data.status === undefined || e.data.status =
 const isFailedHealth = (e: MetricsEvent) =>
   e.data.status === 'failed' || e.data.health === 'Degraded' || e.data.health === 'Missing';
 
+/**
+ * Per app of `env`, the stretches a planned freeze window held it: from each `freeze.started` that names a window
+ * to the `freeze.ended` or `freeze.expired` of the same freeze (still held: until `to`).
+ */
+function windowHolds(env: string, events: MetricsEvent[], to: number): Map<string, Array<[number, number]>> {
+  const open = new Map<string, { apps: string[]; from: number }>();
+  const out = new Map<string, Array<[number, number]>>();
+  const close = (apps: string[], a: number, b: number) => {
+    for (const app of apps) out.set(app, [...(out.get(app) ?? []), [a, b]]);
+  };
+  for (const e of [...events].sort((a, b) => a.seq - b.seq)) {
+    if (e.env !== env) continue;
+    const id = str(e.data.freezeId);
+    const t = Date.parse(e.time);
+    if (!id || Number.isNaN(t)) continue;
+    if (e.type === 'freeze.started' && str(e.data.window)) {
+      const apps = Array.isArray(e.data.apps) ? e.data.apps.filter((x): x is string => typeof x === 'string') : [];
+      open.set(id, { apps: apps.length ? apps : [str(e.app)].filter((x): x is string => !!x), from: t });
+    } else if (e.type === 'freeze.ended' || e.type === 'freeze.expired') {
+      const o = open.get(id);
+      if (o) close(o.apps, o.from, t);
+      open.delete(id);
+    }
+  }
+  for (const o of open.values()) close(o.apps, o.from, to);
+  return out;
+}
+
+/** How much of [a, b] the stretches cover (overlapping stretches counted once). */
+function overlapMs(stretches: Array<[number, number]>, a: number, b: number): number {
+  const cut = stretches
+    .map(([x, y]): [number, number] => [Math.max(x, a), Math.min(y, b)])
+    .filter(([x, y]) => y > x)
+    .sort((p, q) => p[0] - q[0]);
+  let total = 0;
+  let end = -Infinity;
+  for (const [x, y] of cut) {
+    if (y <= end) continue;
+    total += y - Math.max(x, end);
+    end = y;
+  }
+  return total;
+}
+
 /** The metrics of one environment from its events (other environments' events are skipped). */
 export function envReleaseMetrics(env: string, events: MetricsEvent[], opts: MetricsOptions): EnvReleaseMetrics {
   const windowMs = (opts.failureWindowHours ?? 24) * 3_600_000;
@@ -163,6 +213,7 @@ export function envReleaseMetrics(env: string, events: MetricsEvent[], opts: Met
   const releases = new Map<string, Release>();
   const rollbacks = new Map<string, MetricsEvent[]>();
   let records = 0;
+  const held = windowHolds(env, events, to);
 
   for (const e of [...events].sort((a, b) => a.seq - b.seq)) {
     if (e.env !== env || Number.isNaN(Date.parse(e.time))) continue;
@@ -267,13 +318,17 @@ export function envReleaseMetrics(env: string, events: MetricsEvent[], opts: Met
     const lead = r.promoted
       ? asRecord(r.promoted.data.canary).promotedSecondsAfterCommit
       : r.healthy?.data.secondsAfterCommit;
+    const valid = typeof lead === 'number' && Number.isFinite(lead) && lead >= 0;
+    const deliveredAt = Date.parse((r.promoted ?? r.healthy)?.time ?? '');
+    const heldMs = valid ? overlapMs(held.get(r.app) ?? [], deliveredAt - lead * 1000, deliveredAt) : 0;
     deployed.push({
       app: r.app,
       cluster: r.cluster,
       sha: r.sha,
       deployedAt: r.reconcile.time,
       day: utcDay(r.reconcile.time),
-      leadTimeSeconds: typeof lead === 'number' && Number.isFinite(lead) && lead >= 0 ? lead : null,
+      leadTimeSeconds: valid ? Math.max(0, lead - heldMs / 1000) : null,
+      heldByWindowSeconds: heldMs / 1000,
       failed: failures.length > 0,
       failures,
       windowOpen: failures.length === 0 && start + windowMs > to,
@@ -292,7 +347,12 @@ export function envReleaseMetrics(env: string, events: MetricsEvent[], opts: Met
     env,
     records,
     days: [...days.values()],
-    leadTime: { median: nearestRank(leads, 50), p90: nearestRank(leads, 90), n: leads.length },
+    leadTime: {
+      median: nearestRank(leads, 50),
+      p90: nearestRank(leads, 90),
+      n: leads.length,
+      heldByWindowSeconds: deployed.reduce((n, d) => n + (d.leadTimeSeconds === null ? 0 : d.heldByWindowSeconds), 0),
+    },
     changeFailureRate: {
       failed,
       total: deployed.length,

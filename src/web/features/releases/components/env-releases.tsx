@@ -165,7 +165,7 @@ function Charts({ data, range }: { data: EnvReleasesResponse; range: string }) {
         title="Lead time, commit → Healthy"
         summary={
           m.leadTime.n
-            ? `Median ${formatDuration(m.leadTime.median)}, p90 ${formatDuration(m.leadTime.p90)} over ${m.leadTime.n} release${m.leadTime.n === 1 ? '' : 's'} that became Healthy (nearest-rank).`
+            ? `Median ${formatDuration(m.leadTime.median)}, p90 ${formatDuration(m.leadTime.p90)} over ${m.leadTime.n} release${m.leadTime.n === 1 ? '' : 's'} that became Healthy (nearest-rank).${m.leadTime.heldByWindowSeconds > 0 ? ` Without ${formatDuration(m.leadTime.heldByWindowSeconds)} held by planned freeze windows.` : ''}`
             : 'Unknown: no release of this range became Healthy.'
         }
         chartLabel={`Line chart: median lead time per day in ${env}, ${range}, in minutes. Median ${formatDuration(m.leadTime.median)}, p90 ${formatDuration(m.leadTime.p90)}, ${m.leadTime.n} releases.`}
