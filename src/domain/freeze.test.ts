@@ -87,6 +87,21 @@ describe('Flux', () => {
     expect(JSON.stringify(argo.body)).not.toContain(FLUX_RECONCILE_REQUEST);
   });
 
+  it('Argo CD: the pause holds once no sync operation is pending or running (automated off stops none in flight)', () => {
+    const at = '2026-12-07T12:00:00.123Z';
+    const app = (over: Record<string, unknown>) => ({ metadata: {}, spec: { syncPolicy: {} }, ...over });
+    const idle = (o: Record<string, unknown>) => pauseHandled(app(o), at, 'argocd');
+    expect(idle({})).toBe(true);
+    expect(idle({ status: { operationState: { phase: 'Succeeded' } } })).toBe(true);
+    expect(idle({ status: { operationState: { phase: 'Failed' } } })).toBe(true);
+    // a sync it began before the freeze still applies Git, or one asked for and not started yet
+    expect(idle({ status: { operationState: { phase: 'Running' } } })).toBe(false);
+    expect(idle({ status: { operationState: { phase: 'Terminating' } } })).toBe(false);
+    expect(idle({ operation: { sync: { revision: 'abc' } }, status: { operationState: { phase: 'Succeeded' } } })).toBe(
+      false,
+    );
+  });
+
   it('restores suspend as it was (absent → removed, false → false) and removes only what the freeze added', () => {
     const live = ks({ suspend: true }, { [FREEZE_ANNOTATIONS.id]: meta.id, [FREEZE_ANNOTATIONS.by]: 'alice' });
     expect(restorePatch(priorOf('flux', ks()), live).body).toEqual({

@@ -279,9 +279,21 @@ export const FLUX_RECONCILE_REQUEST = 'reconcile.fluxcd.io/requestedAt';
  * and would revert a live edit made meanwhile; the controller writes the echo only from a reconcile that read the
  * suspended object, one object at a time, so once it is there no earlier reconcile of this object is in flight.
  */
-export function pauseHandled(obj: Obj, requestedAt: string): boolean {
+export function pauseHandled(obj: Obj, requestedAt: string, controller: 'flux' | 'argocd' = 'flux'): boolean {
+  if (controller === 'argocd') return argoSyncIdle(obj);
   // the exact value only: another request's echo may come from a reconcile that read the object before the patch
   return asObj(obj.status).lastHandledReconcileAt === requestedAt;
+}
+
+/**
+ * Argo CD: turning automated sync off does not stop a sync operation already asked for (`operation`) or running
+ * (`status.operationState.phase` Running or Terminating): it goes on applying Git, and would revert a live edit made
+ * meanwhile. Once none is pending or running, none starts again while automated sync is off: the pause holds.
+ */
+export function argoSyncIdle(obj: Obj): boolean {
+  if (obj.operation !== undefined && obj.operation !== null) return false;
+  const phase = asObj(asObj(obj.status).operationState).phase;
+  return phase !== 'Running' && phase !== 'Terminating';
 }
 
 /**

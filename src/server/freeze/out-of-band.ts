@@ -78,10 +78,13 @@ export async function observeApp(
   });
 }
 
-/** A frozen Flux app whose controller now echoes the freeze's reconcile request: the pause confirmed (once). */
+/**
+ * A frozen app whose controller has handled the pause — Flux echoes the freeze's reconcile request, Argo CD has no
+ * sync operation pending or running — confirmed (once).
+ */
 export async function confirmPause(ctx: FreezeContext, id: string, t: FreezeTarget, obj: Obj): Promise<void> {
   const p = t.controllerPause;
-  if (!p || p.confirmed || !pauseHandled(obj, p.requested)) return;
+  if (!p || p.confirmed || !pauseHandled(obj, p.requested, t.prior.controller)) return;
   const confirmed = new Date(ctx.now()).toISOString();
   await ctx.deps.store.modify(id, 'active', (row) => {
     const target = row.doc.targets.find((x) => x.appId === t.appId);

@@ -234,8 +234,9 @@ export async function createFreeze(
           }
           // the version the last attempt named: a patch the cluster never answered is settled against it
           let sentRv = '';
-          // Flux: a reconcile request rides with the suspend; its echo says no earlier reconcile still applies
-          const requested = t.controller === 'flux' ? new Date(ctx.now()).toISOString() : undefined;
+          // Flux: a reconcile request rides with the suspend; its echo says no earlier reconcile still applies.
+          // Argo CD: the pause is confirmed once no sync operation is pending or running (domain/freeze.ts)
+          const requested = new Date(ctx.now()).toISOString();
           const settled = await patchUnchanged(conn, t, read[i]?.obj as Obj, (rv) =>
             freezePatch(t.prior, meta, (sentRv = rv), requested),
           ).then(
@@ -260,10 +261,9 @@ export async function createFreeze(
             return;
           }
           const after = settled.live;
-          if (requested)
-            t.controllerPause = pauseHandled(after, requested)
-              ? { requested, confirmed: new Date(ctx.now()).toISOString() }
-              : { requested };
+          t.controllerPause = pauseHandled(after, requested, t.prior.controller)
+            ? { requested, confirmed: new Date(ctx.now()).toISOString() }
+            : { requested };
           if (t.prior.controller === 'argocd' && frozenState('argocd', after, id) === 'resumed-directly') {
             // an Argo CD CRD without `automated.enabled` pruned the flag: pause by removing `automated`
             t.prior = { ...t.prior, shape: 'removed' };

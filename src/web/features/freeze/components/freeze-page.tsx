@@ -192,8 +192,8 @@ function PauseLine({ pause }: { pause: { requested: string; confirmed?: string |
     );
   return (
     <p role="status" className="mt-0.5 text-amber-900" data-testid="freeze-pause-pending">
-      Waiting for the controller to confirm the pause: a reconcile it began before the freeze may still apply and revert
-      a live edit made now.
+      Waiting for the controller to confirm the pause: a reconcile or sync it began before the freeze may still apply
+      and revert a live edit made now.
     </p>
   );
 }
