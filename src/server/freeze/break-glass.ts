@@ -8,7 +8,7 @@
 // window's to lift: refused, that freeze's end is on-call's.
 import { randomUUID } from 'node:crypto';
 import { breakGlassErrors, breakGlassUntil, type BreakGlassInput } from '../../domain/break-glass.ts';
-import { windowCovers, windowState, type FreezeWindowSpec } from '../../domain/freeze-windows.ts';
+import { occurrences, windowCovers, WINDOW_MAX_DAYS } from '../../domain/freeze-windows.ts';
 import { windowActorName } from '../../domain/window-actor.ts';
 import type { App } from '../../domain/app.ts';
 import { identityOf, samePerson, type Principal } from '../auth/index.ts';
@@ -60,7 +60,10 @@ export class BreakGlassService {
     const w = await this.d.windows.get(name);
     if (!w || w.deleted) throw new HttpError(404, 'NotFound', `no window ${name}`);
     const t = this.now();
-    const occurrence = windowState([w.spec], t).active;
+    // the occurrence in force, as the scheduler keys it (its own start, not a stretch of touching ones)
+    const occurrence = occurrences(w.spec, t - WINDOW_MAX_DAYS * 86_400_000, t + 1).find(
+      (o) => o.from <= t && t < o.until,
+    );
     if (!occurrence) throw new HttpError(409, 'Conflict', `window ${name} is not in force now: nothing to break`);
     if (!windowCovers(w.spec, { ...app, labels: this.d.labels(app.id) }))
       throw new HttpError(409, 'Conflict', `window ${name} does not cover ${app.id}`);
@@ -194,10 +197,4 @@ export class BreakGlassService {
     );
     return this.get(b.id);
   }
-}
-
-/** Whether a window spec's occurrence [from, until) is still the one in force at `t`. */
-export function occurrenceInForce(spec: FreezeWindowSpec, from: number, t: number): boolean {
-  const st = windowState([spec], t);
-  return !!st.active && st.active.from <= from && from < st.active.until && t < st.active.until;
 }
