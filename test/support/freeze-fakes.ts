@@ -3,6 +3,10 @@
 // every patch with the time, the replica that sent it and whether it left the app suspended, and refuses a patch
 // of a chosen object on demand; an app; a diff showing one live change (or none); and a replica wired like
 // routes.ts does, whose informer copy of each app object is the fake apiserver's.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import type { App } from '../../src/domain/app.ts';
 import type { FieldChange } from '../../src/domain/field-diff.ts';
 import { EvidenceRecorder } from '../../src/server/evidence/recorder.ts';
@@ -290,4 +294,22 @@ export function soloReplica(
   const events = async (type: string): Promise<EvidenceEvent[]> =>
     (await ev.list({ limit: 1000 })).filter((e) => e.type === type).sort((x, y) => x.seq - y.seq);
   return { flux, service, store, events, ev, recorder };
+}
+
+/**
+ * A test file's temporary directory and what its replicas open there (for soloReplica's `track`), all closed and
+ * removed after the file's tests.
+ */
+export function freezeTestDir(prefix: string): {
+  dir: string;
+  track: { opened: EvidenceStore[]; services: FreezeService[] };
+} {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const track = { opened: [] as EvidenceStore[], services: [] as FreezeService[] };
+  afterAll(async () => {
+    for (const s of track.services) await s.settled();
+    for (const e of track.opened) await e.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, track };
 }

@@ -2,29 +2,17 @@
 // store): refused without a second person, done with one (the window's freeze of the app ends, the controller
 // resumes); frozen again by the window when its minutes are up, once; a person's freeze is not the window's to
 // lift; a request nobody approved lapses with the occurrence; bad input names the field.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { appOf, oncall, soloReplica } from '../../../test/support/freeze-fakes.ts';
+import { describe, expect, it } from 'vitest';
+import { appOf, freezeTestDir, oncall, soloReplica } from '../../../test/support/freeze-fakes.ts';
 import { parseGrant } from '../../domain/access.ts';
 import type { FreezeWindowSpec } from '../../domain/freeze-windows.ts';
 import type { Principal } from '../auth/index.ts';
-import type { EvidenceStore } from '../evidence/store.ts';
 import { BreakGlassService, type BreakGlassUser } from './break-glass.ts';
 import { BreakGlassStore } from './break-glass-store.ts';
-import type { FreezeService } from './service.ts';
 import { WindowScheduler } from './window-scheduler.ts';
 import { WindowStore } from './window-store.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'break-glass-'));
-const services: FreezeService[] = [];
-const opened: EvidenceStore[] = [];
-afterAll(async () => {
-  for (const s of services) await s.settled();
-  for (const e of opened) await e.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const { dir, track } = freezeTestDir('break-glass-');
 
 const MIN = 60_000;
 
@@ -45,7 +33,7 @@ const oc1 = userOf(person('oc1', 'oncall@c/prod'));
 const oc2 = userOf(person('oc2', 'oncall@c/prod'));
 
 async function setup(names: string[], opts: { frozenByOncall?: string[] } = {}) {
-  const r = soloReplica(dir, names, { opened, services });
+  const r = soloReplica(dir, names, track);
   const windows = new WindowStore(r.ev);
   const bg = new BreakGlassStore(r.ev);
   const apps = () => names.map((n) => appOf(n));

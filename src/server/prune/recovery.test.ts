@@ -13,33 +13,32 @@ import { dev, rev1, rev2, rev3, setup } from './test-fixture.ts';
 const dir = mkdtempSync(join(tmpdir(), 'prune-recovery-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** A prune of a, b and c approved by two reviewers and claimed by `executor` at `at`, nothing deleted yet. */
+async function claimedPrune(executor: string, at: string) {
+  const t = setup(dir, { inGit: [], live: ['a', 'b', 'c'] });
+  const { preview } = await t.service.create(t.app, dev);
+  const store = t.deps.store;
+  for (const who of [rev1, rev2])
+    await store.decide(preview.id, {
+      ...identityOf(who),
+      decision: 'approve',
+      comment: 'ok',
+      time: new Date().toISOString(),
+    });
+  const entries = preview.doc.candidates.map((c) => ({
+    batch: 0,
+    object: c.id,
+    uid: c.uid ?? '',
+    resourceVersion: c.resourceVersion ?? '',
+  }));
+  expect(await store.claim(preview.id, executor, entries, at)).toBe(true);
+  return { t, preview, store };
+}
+
 describe('PruneService recovery', () => {
   it('after a crash mid-batch the journal says exactly what was deleted; nothing is deleted twice', async () => {
-    const t = setup(dir, { inGit: [], live: ['a', 'b', 'c'] });
-    const { preview } = await t.service.create(t.app, dev);
-    const store = t.deps.store;
     // what a killed process leaves: claimed, a deleted, b in flight (its DELETE went through), c planned
-    await store.decide(preview.id, {
-      ...identityOf(rev1),
-      decision: 'approve',
-      comment: 'ok',
-      time: new Date().toISOString(),
-    });
-    await store.decide(preview.id, {
-      ...identityOf(rev2),
-      decision: 'approve',
-      comment: 'ok',
-      time: new Date().toISOString(),
-    });
-    const entries = preview.doc.candidates.map((c) => ({
-      batch: 0,
-      object: c.id,
-      uid: c.uid ?? '',
-      resourceVersion: c.resourceVersion ?? '',
-    }));
-    expect(await store.claim(preview.id, 'dead-host/1/x', entries, new Date(Date.now() - 600_000).toISOString())).toBe(
-      true,
-    );
+    const { t, preview, store } = await claimedPrune('dead-host/1/x', new Date(Date.now() - 600_000).toISOString());
     const now = new Date(Date.now() - 600_000).toISOString();
     await store.mark(preview.id, 0, ['planned'], 'deleting', null, now);
     await store.mark(preview.id, 0, ['deleting'], 'deleted', '200', now);
@@ -59,24 +58,8 @@ describe('PruneService recovery', () => {
 
 describe('PruneService: deletes left unknown in a failed prune are read again (chaos: unknown past the settle deadline)', () => {
   it('gone → deleted, still live → not deleted, unreadable → left; each finding recorded once', async () => {
-    const t = setup(dir, { inGit: [], live: ['a', 'b', 'c'] });
-    const { preview } = await t.service.create(t.app, dev);
-    const store = t.deps.store;
-    for (const who of [rev1, rev2])
-      await store.decide(preview.id, {
-        ...identityOf(who),
-        decision: 'approve',
-        comment: 'ok',
-        time: new Date().toISOString(),
-      });
-    const entries = preview.doc.candidates.map((c) => ({
-      batch: 0,
-      object: c.id,
-      uid: c.uid ?? '',
-      resourceVersion: c.resourceVersion ?? '',
-    }));
     const now = new Date().toISOString();
-    expect(await store.claim(preview.id, `${hostname()}/${process.pid}/x`, entries, now)).toBe(true);
+    const { t, preview, store } = await claimedPrune(`${hostname()}/${process.pid}/x`, now);
     // what the executor leaves when three DELETEs got no answer within the settle deadline: a failed prune
     for (const i of [0, 1, 2]) await store.mark(preview.id, i, ['planned'], 'deleting', null, now);
     expect(await store.transition(preview.id, ['executing'], 'failed', 'DELETE: the cluster did not answer', now)).toBe(
