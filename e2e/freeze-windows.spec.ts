@@ -4,6 +4,8 @@
 // window: the card's badge names it); a commit pushed during the window is "held by window …" in the app's release
 // chain, not pending; at its end the freeze expires and the automation is back exactly as before; the evidence
 // names the window at each step.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { waitFor } from '../sandbox/procs.ts';
 import { getJson, requestReconcile, writeRepoFile } from '../sandbox/scenario.ts';
@@ -55,8 +57,13 @@ test('on-call plans a window: the app is frozen at its start and restored exactl
   });
   expect(Date.now()).toBeGreaterThanOrEqual(start);
   // a commit pushed during the window: the release chain says it is held by the window, not pending
+  // (one that changes the render: a commit that renders as the running release is no release of the app)
   const sha = e.push('A change during the release stop (freeze-windows e2e)', (w) =>
-    writeRepoFile(w, 'unrelated/window.txt', `${NAME}\n`),
+    writeRepoFile(
+      w,
+      'overlays/dev/kustomization.yaml',
+      readFileSync(join(w, 'overlays/dev/kustomization.yaml'), 'utf8').replace('LOG_LEVEL=debug', 'LOG_LEVEL=info'),
+    ),
   );
   requestReconcile(e.cluster, 'gitrepository', e.source);
   await page.reload();
