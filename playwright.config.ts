@@ -44,7 +44,7 @@ export const PARALLEL_SPECS = [
  * start on them: listed by file name they started last, and one of them was the project's tail alone (releases
  * began 4 minutes into a 7-minute run, 2026-12-06). `npm test` runs both projects in one invocation.
  */
-export const LONG_PARALLEL_SPECS = ['releases.spec.ts', 'flagger.spec.ts', 'argocd.spec.ts'];
+export const LONG_PARALLEL_SPECS = ['releases.spec.ts', 'flagger.spec.ts', 'argocd.spec.ts', 'freeze-windows.spec.ts'];
 
 export default defineConfig({
   testDir: 'e2e',
