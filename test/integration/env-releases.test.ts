@@ -66,7 +66,7 @@ describe('GET /api/envs/:env/releases (issue 16)', () => {
     expect(m.changeFailureRate.total).toBe(m.days.reduce((n, d) => n + d.deployments, 0));
     expect(m.changeFailureRate.rate).toBe(m.changeFailureRate.failed / m.changeFailureRate.total);
     if (m.leadTime.n) expect(m.leadTime.median as number).toBeLessThanOrEqual(m.leadTime.p90 as number);
-    else expect(m.leadTime).toEqual({ median: null, p90: null, n: 0 });
+    else expect(m.leadTime).toEqual({ median: null, p90: null, n: 0, heldByWindowSeconds: 0 });
 
     // a deployment whose health failed names its health as the reason
     const dev = body.releases.find((x) => x.app === APP);
@@ -131,7 +131,7 @@ describe('GET /api/envs/:env/releases (issue 16)', () => {
     const r = await envReleases('/api/envs/no-such-env/releases?days=7');
     expect(r.metrics.records).toBe(0);
     expect(r.metrics.changeFailureRate).toEqual({ failed: 0, total: 0, rate: null, open: 0 });
-    expect(r.metrics.leadTime).toEqual({ median: null, p90: null, n: 0 });
+    expect(r.metrics.leadTime).toEqual({ median: null, p90: null, n: 0, heldByWindowSeconds: 0 });
     expect(r.apps).toEqual([]);
   });
 
