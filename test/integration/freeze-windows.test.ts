@@ -46,6 +46,10 @@ afterAll(async () => {
 
 const spec = () => getJson(estate.cluster, ['-n', 'flux-system', 'get', 'kustomization', estate.kustomization('web')]);
 const iso = (ms: number) => new Date(ms).toISOString();
+const suspended = () => (spec().spec as { suspend?: boolean }).suspend === true;
+/** until the Kustomization is (`frozen`) or is not suspended */
+const untilSuspended = (frozen: boolean, what: string, timeoutMs = 30_000) =>
+  waitFor(what, async () => suspended() === frozen, { timeoutMs, intervalMs: 500 });
 const post = (who: Signed, path: string, body: unknown) => as(who, con.url, path, { method: 'POST', body });
 const evidence = async (type: string) =>
   ((await as(oncall, con.url, `/api/evidence?type=${type}&limit=1000`)).body as { events: EvidenceEvent[] }).events;
@@ -102,11 +106,8 @@ describe('planned freeze windows', () => {
     const w = (r.body as { window: { next: { from: string } | null; active: unknown; apps: string[] } }).window;
     expect(w).toMatchObject({ active: null, next: { from: iso(start) }, apps: [APP] });
     // not before its start
-    expect((spec().spec as { suspend?: boolean }).suspend).not.toBe(true);
-    await waitFor('the app frozen by the window', async () => (spec().spec as { suspend?: boolean }).suspend === true, {
-      timeoutMs: 30_000,
-      intervalMs: 500,
-    });
+    expect(suspended()).toBe(false);
+    await untilSuspended(true, 'the app frozen by the window');
     expect(Date.now()).toBeGreaterThanOrEqual(start);
     const started = (await evidence('freeze.started')).filter((e) => e.data.window === 'short-stop');
     expect(started).toHaveLength(1);
@@ -117,14 +118,7 @@ describe('planned freeze windows', () => {
     };
     expect(listed.windows.find((x) => x.name === 'short-stop')?.active?.until).toBe(iso(end));
     // at its end the freeze expires: the automation exactly as before
-    await waitFor(
-      'the app restored after the window',
-      async () => (spec().spec as { suspend?: boolean }).suspend !== true,
-      {
-        timeoutMs: 60_000,
-        intervalMs: 500,
-      },
-    );
+    await untilSuspended(false, 'the app restored after the window', 60_000);
     expect(Date.now()).toBeGreaterThanOrEqual(end);
     expect(spec().spec).toEqual(before.spec);
     const expired = (await evidence('freeze.expired')).filter((e) => e.data.freezeId === started[0]?.data.freezeId);
@@ -146,10 +140,7 @@ describe('planned freeze windows', () => {
     // not in force yet: nothing to break
     const early = await post(oncall, '/api/freeze-windows/bg-stop/break-glass', { app: APP, reason: 'x', minutes: 5 });
     expect(early.status, early.text).toBe(409);
-    await waitFor('the app frozen by the window', async () => (spec().spec as { suspend?: boolean }).suspend === true, {
-      timeoutMs: 30_000,
-      intervalMs: 500,
-    });
+    await untilSuspended(true, 'the app frozen by the window');
     const bad = await post(oncall, '/api/freeze-windows/bg-stop/break-glass', { app: APP, reason: '', minutes: 0 });
     expect(bad.status, bad.text).toBe(400);
     expect((bad.body as { error: { message: string } }).error.message).toMatch(/^reason: .*; minutes: /);
@@ -165,7 +156,7 @@ describe('planned freeze windows', () => {
     expect(self.status, self.text).toBe(403);
     expect((self.body as { error: { message: string } }).error.message).toMatch(/second person/);
     expect((await post(developer, `/api/break-glass/${id}/approve`, {})).status).toBe(403);
-    expect((spec().spec as { suspend?: boolean }).suspend).toBe(true);
+    expect(suspended()).toBe(true);
     // a second person: the window's freeze of the app ends, the automation exactly as before
     const ok = await post(admin, `/api/break-glass/${id}/approve`, {});
     expect(ok.status, ok.text).toBe(200);
@@ -173,10 +164,7 @@ describe('planned freeze windows', () => {
       state: 'approved',
       until: iso(end),
     });
-    await waitFor('the app resumed', async () => (spec().spec as { suspend?: boolean }).suspend !== true, {
-      timeoutMs: 30_000,
-      intervalMs: 500,
-    });
+    await untilSuspended(false, 'the app resumed', 30_000);
     expect(spec().spec).toEqual(before.spec);
     expect((await evidence('breakglass.requested')).map((e) => [e.actor, e.data.breakGlass])).toEqual([['oncall', id]]);
     expect((await evidence('breakglass.approved')).map((e) => [e.actor, e.data.requestedBy])).toEqual([
@@ -194,6 +182,6 @@ describe('planned freeze windows', () => {
       state: 'ended',
       refrozen: false,
     });
-    expect((spec().spec as { suspend?: boolean }).suspend).not.toBe(true);
+    expect(suspended()).toBe(false);
   }, 150_000);
 });

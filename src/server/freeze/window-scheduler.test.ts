@@ -2,30 +2,18 @@
 // occurrence in force is started once, whichever replica looks; each covered app frozen until its end, an app
 // frozen already extended to it (windows combine), an app on-call unfroze during the window left alone; a replica
 // without the Lease does nothing; a window not in force freezes nothing.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { appOf, oncall, soloReplica } from '../../../test/support/freeze-fakes.ts';
+import { describe, expect, it } from 'vitest';
+import { appOf, freezeTestDir, oncall, soloReplica } from '../../../test/support/freeze-fakes.ts';
 import type { FreezeWindowSpec } from '../../domain/freeze-windows.ts';
-import type { EvidenceStore } from '../evidence/store.ts';
-import type { FreezeService } from './service.ts';
 import { WindowScheduler } from './window-scheduler.ts';
 import { WindowStore } from './window-store.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'windows-'));
-const services: FreezeService[] = [];
-const opened: EvidenceStore[] = [];
-afterAll(async () => {
-  for (const s of services) await s.settled();
-  for (const e of opened) await e.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const { dir, track } = freezeTestDir('windows-');
 
 const MIN = 60_000;
 
 function setup(names: string[]) {
-  const r = soloReplica(dir, names, { opened, services });
+  const r = soloReplica(dir, names, track);
   const store = new WindowStore(r.ev);
   let leads = true;
   const scheduler = (replica: string, now: () => number = Date.now) =>

@@ -129,8 +129,9 @@ export class WindowScheduler {
     reason: string,
     a: Pick<App, 'id' | 'cluster'>,
     until: number,
+    holders?: Map<string, string>,
   ): Promise<void> {
-    const holder = (await this.d.freezes.holders()).get(a.id);
+    const holder = (holders ?? (await this.d.freezes.holders())).get(a.id);
     const actor = windowActor(name);
     const planned = { window: name, until };
     if (!holder) await this.d.freezes.create(actor, { cluster: a.cluster, app: a.id, reason }, planned);
@@ -217,10 +218,12 @@ export class WindowScheduler {
       );
     if (!covered.length) return;
     const reason = `${w.name}: ${w.reason}`;
+    // the claims read once for the occurrence's apps (each app's claim is its own: no app is frozen twice here)
+    const holders = await this.d.freezes.holders();
     const finished: string[] = [];
     for (const a of covered) {
       try {
-        await this.freezeUntil(w.name, reason, a, until);
+        await this.freezeUntil(w.name, reason, a, until, holders);
         finished.push(a.id);
       } catch (e) {
         const refused = e instanceof HttpError && e.status >= 400 && e.status < 500;
