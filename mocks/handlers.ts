@@ -6,6 +6,7 @@ import type {
   AppsResponse,
   BreakGlassListResponse,
   ClusterStateDto,
+  EnvCalendarResponse,
   FreezeWindowsResponse,
   HealthzResponse,
   ReconcileStatusResponse,
@@ -47,6 +48,20 @@ export const handlers = [
   // no planned freeze window
   http.get('/api/freeze-windows', () => HttpResponse.json({ windows: [] } satisfies FreezeWindowsResponse)),
   http.get('/api/break-glass', () => HttpResponse.json({ requests: [] } satisfies BreakGlassListResponse)),
+  // an environment's calendar with nothing on it
+  http.get('/api/envs/:env/calendar', ({ params, request }) => {
+    const q = new URL(request.url).searchParams;
+    const from = q.get('from') ?? new Date().toISOString();
+    const to = new Date(Date.parse(from) + Number(q.get('days') ?? 30) * 86_400_000).toISOString();
+    return HttpResponse.json({
+      env: String(params.env),
+      from,
+      to,
+      entries: [],
+      unknown: [],
+      truncated: false,
+    } satisfies EnvCalendarResponse);
+  }),
   // the evidence store keeps up
   http.get('/healthz', () =>
     HttpResponse.json({ ok: true, evidence: { pending: 0, failing: false, refused: 0 } } satisfies HealthzResponse),

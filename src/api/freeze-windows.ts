@@ -87,3 +87,88 @@ export type BreakGlassDto = z.infer<typeof BreakGlassSchema>;
 export const BreakGlassResponse = z.object({ breakGlass: BreakGlassSchema });
 export const BreakGlassListResponse = z.object({ requests: z.array(BreakGlassSchema) });
 export type BreakGlassListResponse = z.infer<typeof BreakGlassListResponse>;
+
+// An environment's calendar (issue 43): what holds or held its deploys in a range, and what was deployed. Planned
+// windows' occurrences, the Argo CD sync windows of its apps' projects (read live), freezes (people's and windows'),
+// and the releases that became live. A source that could not be read is listed in `unknown`, never left empty.
+const CALENDAR_DAYS = 'days must be a whole number from 1 to 62';
+export const EnvCalendarQuery = z.object({
+  /** the range's start, an ISO 8601 time with its zone (default: now) */
+  from: z
+    .string()
+    .max(64)
+    .refine((s) => /(Z|[+-]\d{2}:?\d{2})$/i.test(s) && !Number.isNaN(Date.parse(s)), {
+      error: 'from is an ISO 8601 time with its zone, e.g. 2026-12-01T00:00:00+01:00',
+    })
+    .optional(),
+  days: z.coerce
+    .number({ error: CALENDAR_DAYS })
+    .int(CALENDAR_DAYS)
+    .min(1, CALENDAR_DAYS)
+    .max(62, CALENDAR_DAYS)
+    .default(30),
+});
+
+const CalendarWindowSchema = z.object({
+  type: z.literal('window'),
+  name: z.string(),
+  reason: z.string(),
+  from: z.string(),
+  until: z.string(),
+  /** the apps of this environment it covers that the reader may see */
+  apps: z.array(z.string()),
+});
+const CalendarSyncWindowSchema = z.object({
+  type: z.literal('sync-window'),
+  cluster: z.string(),
+  project: z.string(),
+  kind: z.enum(['allow', 'deny']),
+  /** the window's description, or its schedule and duration */
+  label: z.string(),
+  schedule: z.string(),
+  duration: z.string(),
+  timeZone: z.string().optional(),
+  manualSync: z.boolean(),
+  from: z.string(),
+  until: z.string(),
+  apps: z.array(z.string()),
+});
+const CalendarFreezeSchema = z.object({
+  type: z.literal('freeze'),
+  id: z.string(),
+  reason: z.string(),
+  createdBy: z.string(),
+  /** the planned window that made it (absent: a person's freeze) */
+  window: z.string().optional(),
+  from: z.string(),
+  /** its end, or its expiry while it holds */
+  until: z.string(),
+  active: z.boolean(),
+  apps: z.array(z.string()),
+});
+const CalendarReleaseSchema = z.object({
+  type: z.literal('release'),
+  app: z.string(),
+  sha: z.string(),
+  at: z.string(),
+  failed: z.boolean(),
+});
+export const EnvCalendarEntrySchema = z.discriminatedUnion('type', [
+  CalendarWindowSchema,
+  CalendarSyncWindowSchema,
+  CalendarFreezeSchema,
+  CalendarReleaseSchema,
+]);
+export type EnvCalendarEntry = z.infer<typeof EnvCalendarEntrySchema>;
+export const EnvCalendarResponse = z.object({
+  env: z.string(),
+  from: z.string(),
+  to: z.string(),
+  /** in time order (a stretch by its start) */
+  entries: z.array(EnvCalendarEntrySchema),
+  /** sources that could not be read: what they would have added is unknown */
+  unknown: z.array(z.object({ source: z.string(), why: z.string() })),
+  /** a list was cut at its cap (occurrences of a window, releases, freezes read) */
+  truncated: z.boolean(),
+});
+export type EnvCalendarResponse = z.infer<typeof EnvCalendarResponse>;

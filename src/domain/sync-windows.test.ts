@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateSyncWindows, windowsFor, type SyncWindowApp, type SyncWindowSpec } from './sync-windows.ts';
+import {
+  evaluateSyncWindows,
+  syncWindowStretches,
+  windowsFor,
+  type SyncWindowApp,
+  type SyncWindowSpec,
+} from './sync-windows.ts';
 
 const at = (iso: string) => new Date(iso);
 const win = (kind: 'allow' | 'deny', schedule: string, duration: string, more: Partial<SyncWindowSpec> = {}) =>
@@ -259,5 +265,65 @@ describe('invalid windows (CanSync returns an error: Argo CD refuses both syncs)
     expect(r.invalid[0]?.reason).toMatch(reason);
     expect(r.active).toEqual([{ window: ok, until: undefined }]); // still reported: not within 7 days
     expect(r.blockedBy).toBeUndefined();
+  });
+});
+
+describe('syncWindowStretches (a calendar of when one window is active)', () => {
+  const t = (iso: string) => Date.parse(iso);
+  const iso = (s: { from: number; until: number }) => [new Date(s.from).toISOString(), new Date(s.until).toISOString()];
+
+  it('lists each occurrence in the range, the first and last clipped to it', () => {
+    const r = syncWindowStretches(
+      win('deny', '0 22 * * *', '4h'),
+      t('2026-03-01T23:00:00Z'),
+      t('2026-03-03T23:00:00Z'),
+    );
+    expect(r.stretches.map(iso)).toEqual([
+      ['2026-03-01T23:00:00.000Z', '2026-03-02T02:00:00.000Z'],
+      ['2026-03-02T22:00:00.000Z', '2026-03-03T02:00:00.000Z'],
+      ['2026-03-03T22:00:00.000Z', '2026-03-03T23:00:00.000Z'],
+    ]);
+    expect(r.truncated).toBe(false);
+  });
+
+  it('agrees with the evaluation just inside and just outside each stretch', () => {
+    const w = win('deny', '0 16 * * 5', '8h', { timeZone: 'Europe/Berlin' });
+    const r = syncWindowStretches(w, t('2026-03-01T00:00:00Z'), t('2026-04-15T00:00:00Z'));
+    expect(r.stretches).toHaveLength(6);
+    for (const s of r.stretches) {
+      expect(evaluateSyncWindows([w], new Date(s.from + 1000)).active).toHaveLength(1);
+      expect(evaluateSyncWindows([w], new Date(s.until + 1000)).active).toHaveLength(0);
+      expect(evaluateSyncWindows([w], new Date(s.from - 1000)).active).toHaveLength(0);
+    }
+    // the spring change (29 March): the Friday windows after it start at 14:00 UTC, before it at 15:00
+    expect(new Date(r.stretches[0]!.from).toISOString()).toBe('2026-03-06T15:00:00.000Z');
+    expect(new Date(r.stretches.at(-1)!.from).toISOString()).toBe('2026-04-10T14:00:00.000Z');
+  });
+
+  it('a minutely deny is one unbroken stretch; the cap says when it cut the list', () => {
+    const one = syncWindowStretches(
+      win('deny', '* 10 * * *', '2h'),
+      t('2026-03-02T00:00:00Z'),
+      t('2026-03-03T00:00:00Z'),
+    );
+    expect(one.stretches.map(iso)).toEqual([['2026-03-02T10:00:00.000Z', '2026-03-02T12:59:00.000Z']]);
+    const capped = syncWindowStretches(
+      win('allow', '0 * * * *', '10m'),
+      t('2026-03-02T00:00:00Z'),
+      t('2026-03-03T00:00:00Z'),
+      5,
+    );
+    expect(capped.stretches).toHaveLength(5);
+    expect(capped.truncated).toBe(true);
+  });
+
+  it('a window Argo CD cannot parse is an error, not an empty calendar', () => {
+    const r = syncWindowStretches(
+      win('deny', '0 25 * * *', '1h'),
+      t('2026-03-02T00:00:00Z'),
+      t('2026-03-03T00:00:00Z'),
+    );
+    expect(r.stretches).toEqual([]);
+    expect(r.error).toMatch(/cannot parse schedule/);
   });
 });

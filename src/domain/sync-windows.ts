@@ -284,3 +284,41 @@ function nextChange(
   }
   return undefined;
 }
+
+/** One stretch a sync window is active in: (from, until), both ends open as Argo CD reads them. */
+export interface SyncWindowStretch {
+  from: number;
+  until: number;
+}
+
+/**
+ * The stretches one window is active in, within [from, to) (a stretch running on past `to` ends there), as Argo CD
+ * reads them (the zone's offset at each instant, open ends); at most `max` (`truncated` then). A window Argo CD
+ * cannot parse has `error` and no stretches: its activity is unknown, never "none".
+ */
+export function syncWindowStretches(
+  spec: SyncWindowSpec,
+  from: number,
+  to: number,
+  max = 500,
+): { stretches: SyncWindowStretch[]; truncated: boolean; error?: string } {
+  const w = compile(spec);
+  if ('reason' in w) return { stretches: [], truncated: false, error: w.reason };
+  const changes = offsetChanges([w.zone], from, to);
+  const stretches: SyncWindowStretch[] = [];
+  let t = from;
+  let active = isActive(w, t);
+  let start = from;
+  while (t < to) {
+    const flip = flipOf(w, t, active, to, changes);
+    if (active) {
+      const until = flip ? flip.getTime() : to;
+      if (until > start) stretches.push({ from: start, until });
+      if (stretches.length >= max) return { stretches, truncated: until < to };
+    } else if (flip) start = flip.getTime();
+    if (!flip) break;
+    t = flip.getTime() + 1;
+    active = !active;
+  }
+  return { stretches, truncated: false };
+}

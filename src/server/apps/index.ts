@@ -3,3 +3,4 @@
 export { appOf } from './app-of.ts';
 export { AppCatalog } from './catalog.ts';
 export { imageAutomationFor } from './image-automation.ts';
+export { syncWindowsReader } from './sync-windows.ts';

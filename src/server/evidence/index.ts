@@ -7,6 +7,7 @@ export { OpenIntents } from './open-intents.ts';
 export { faultPoint } from './fault-points.ts';
 export { loadSigningKey, signingKeyPath, type Checkpoint } from './signing.ts';
 export { type EvidenceQuery, type EvidenceStore } from './store.ts';
+export { readCapped } from './read-capped.ts';
 export {
   describeResult,
   ExportVerifier,

@@ -33,6 +33,7 @@ import { FreezeStore } from './store.ts';
 import { BreakGlassService } from './break-glass.ts';
 import { registerBreakGlassRoutes } from './break-glass-routes.ts';
 import { BreakGlassStore } from './break-glass-store.ts';
+import { registerCalendarRoutes } from './calendar-routes.ts';
 import { registerWindowRoutes } from './window-routes.ts';
 import { WindowScheduler } from './window-scheduler.ts';
 import { WindowStore } from './window-store.ts';
@@ -177,6 +178,15 @@ export const freezeRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     (deps.catalog.rawObject(id) as { metadata?: { labels?: Record<string, string> } } | undefined)?.metadata?.labels;
   const windowStore = new WindowStore(deps.store);
   registerWindowRoutes(app, deps, { store: windowStore, apps: windowApps, labels });
+  registerCalendarRoutes(app, deps, {
+    windows: windowStore,
+    freezes: store,
+    labels,
+    seen: async (req, f) => {
+      const v = await seenBy(req, deps, { ...f, active: f.status === 'active' || f.status === 'ending' });
+      return v ? v.doc.targets.map((t) => t.appId) : [];
+    },
+  });
   const breakGlassStore = new BreakGlassStore(deps.store);
   const breakGlass = new BreakGlassService({
     store: breakGlassStore,

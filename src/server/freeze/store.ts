@@ -256,6 +256,21 @@ export class FreezeStore {
     return rows.map(toRow);
   }
 
+  /**
+   * Freezes in force at some time in [from, to): begun before `to`, and ended (or, still holding, expiring) at or
+   * after `from`; newest first, at most `limit` (an environment's calendar).
+   */
+  async overlapping(from: string, to: string, limit: number): Promise<FreezeRow[]> {
+    const rows = (await this.d.exec(
+      all(
+        `SELECT * FROM freezes WHERE created_at < ? AND COALESCE(ended_at, expires_at) >= ?
+         ORDER BY created_at DESC LIMIT ?`,
+        [to, from, limit],
+      ),
+    )) as SqlFreeze[];
+    return rows.map(toRow);
+  }
+
   /** Freezes still holding their apps (active or ending), for the metrics. */
   async countActive(): Promise<number> {
     const rows = (await this.d.exec(

@@ -39,6 +39,8 @@ import {
   FreezeWindowsResponse,
   BreakGlassBody,
   BreakGlassListResponse,
+  EnvCalendarQuery,
+  EnvCalendarResponse,
   BreakGlassParams,
   BreakGlassResponse,
 } from '../../api/freeze-windows.ts';
@@ -245,6 +247,18 @@ export const GOVERNANCE_ROUTES: RouteContract[] = [
     summary: 'The planned freeze windows: each one in force now or next, and the apps it covers',
     access: anywhere('app.read'),
     response: FreezeWindowsResponse,
+  },
+  {
+    method: 'GET',
+    path: '/api/envs/{env}/calendar',
+    area: 'Freezes',
+    summary:
+      "An environment's calendar: planned windows, Argo CD sync windows, freezes and releases in a range (default: the next 30 days)",
+    access: anywhere('app.read'),
+    accessNote: 'app.read in that environment; releases need evidence.read there',
+    params: EnvReleasesParams,
+    query: EnvCalendarQuery,
+    response: EnvCalendarResponse,
   },
   {
     method: 'POST',

@@ -14,10 +14,8 @@ import { allowed, appVisibility, recordDenial, withVisibleApps } from '../auth/i
 import type { AppDeps } from '../deps.ts';
 import { HttpError } from '../http/errors.ts';
 import { parsed, validated } from '../http/respond.ts';
-import type { EvidenceQuery } from '../evidence/index.ts';
+import { readCapped, type EvidenceQuery } from '../evidence/index.ts';
 
-/** records per store query (the store's own maximum is 5,000) */
-const PAGE = 5000;
 /** release, drift and freeze records read per request; more than that: `truncated` (the oldest are left out) */
 const MAX_RECORDS = 20_000;
 /** failed verification records read per request (periodic checks are many; only failed ones matter here) */
@@ -67,27 +65,7 @@ export const envReleaseRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) =
         }
       };
 
-      /** newest first, page by page, until the cap; `completeFrom`: the oldest record read when capped */
-      const readAll = async (filter: EvidenceQuery, max: number) => {
-        const out: EvidenceEvent[] = [];
-        let read = 0;
-        let before: number | undefined;
-        for (;;) {
-          const size = Math.min(PAGE, max - read);
-          const batch = await list({ ...filter, ...(before !== undefined ? { beforeSeq: before } : {}), limit: size });
-          read += batch.length;
-          for (const e of batch) if (visible(e)) out.push(e);
-          const last = batch.at(-1);
-          if (batch.length < size || !last) return { events: out, truncated: false };
-          before = last.seq;
-          if (read >= max) {
-            const more = await list({ ...filter, beforeSeq: before, limit: 1 });
-            return more.length
-              ? { events: out, truncated: true, completeFrom: last.time }
-              : { events: out, truncated: false };
-          }
-        }
-      };
+      const readAll = (filter: EvidenceQuery, max: number) => readCapped(list, filter, max, visible);
 
       const now = Date.now();
       const to = new Date(now).toISOString();
