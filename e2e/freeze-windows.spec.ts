@@ -2,8 +2,8 @@
 // plan a window on the freezes page covering the estate's app only, starting in 25 s for 90 s → the page and the
 // app's card say when it comes, then that it is in force; at its start the Kustomization is suspended (by the
 // window: the card's badge names it); a commit pushed during the window is "held by window …" in the app's release
-// chain, not pending; at its end the freeze expires and the automation is back exactly as before; the evidence
-// names the window at each step.
+// chain, not pending, and the environment's calendar shows the occurrence and the freeze it made; at its end the
+// freeze expires and the automation is back exactly as before; the evidence names the window at each step.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
@@ -76,6 +76,20 @@ test('on-call plans a window: the app is frozen at its start and restored exactl
   await expect(reconcile).toHaveAttribute('data-status', 'held', { timeout: Math.max(5_000, end - Date.now()) });
   await expect(reconcile).toContainText(`held by window ${NAME} until`);
   expect(Date.now()).toBeLessThan(end);
+  // the environment's calendar: today has the window's occurrence and the freeze it made (a busy day: all shown)
+  await page.goto('/envs/dev');
+  const today = page.locator('[data-testid="cal-day"][aria-current="date"]');
+  const more = today.getByTestId('cal-more');
+  if (await more.isVisible()) await more.click();
+  await expect(
+    today.locator('[data-testid="cal-entry"][data-type="window"]', { hasText: `Window ${NAME}` }),
+  ).toHaveCount(1);
+  await today
+    .locator('[data-testid="cal-entry"][data-type="freeze"]', { hasText: `Frozen (window ${NAME})` })
+    .getByRole('link')
+    .click();
+  await expect(page).toHaveURL(/\/freezes\/[^/]+$/);
+  await expect(page.getByTestId('freeze-reason-text')).toHaveText(`${NAME}: e2e release stop`);
   await page.goto('/freezes');
   await expect(item.getByTestId('window-state')).toHaveAttribute('data-state', 'active');
   await expect(page.getByTestId('freezes-active')).toContainText(`${NAME}: e2e release stop`);

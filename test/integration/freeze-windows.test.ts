@@ -3,8 +3,10 @@
 // in a few seconds freezes the app at its start (Flux suspended, by the window) and its end restores it exactly
 // (the freeze's expiry: Git wins); deleting a window needs a reason and is recorded. Break-glass (decision 0026):
 // the person who asked cannot approve it, nor can a developer; a second person's approval ends the window's freeze
-// (Flux resumed exactly as before); at the occurrence's end the break-glass ends, recorded.
+// (Flux resumed exactly as before); at the occurrence's end the break-glass ends, recorded. The environment's
+// calendar shows the occurrence, the freeze it made and the window planned next.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EnvCalendarEntry, EnvCalendarResponse } from '../../src/api/schemas.ts';
 import type { EvidenceEvent } from '../../src/domain/evidence.ts';
 import { waitFor } from '../../sandbox/procs.ts';
 import { getJson } from '../../sandbox/scenario.ts';
@@ -123,6 +125,35 @@ describe('planned freeze windows', () => {
     expect(spec().spec).toEqual(before.spec);
     const expired = (await evidence('freeze.expired')).filter((e) => e.data.freezeId === started[0]?.data.freezeId);
     expect(expired).toHaveLength(1);
+
+    // the environment's calendar: the occurrence and the freeze it made, beside a window planned for later (the
+    // deleted one is not shown)
+    const later = { from: Date.now() + 20 * 3_600_000, until: Date.now() + 21 * 3_600_000 };
+    const planned = await post(oncall, '/api/freeze-windows', {
+      name: 'later-stop',
+      reason: 'planned',
+      scope: { apps: [APP] },
+      start: iso(later.from),
+      end: iso(later.until),
+    });
+    expect(planned.status, planned.text).toBe(200);
+    const from = encodeURIComponent(iso(start - 3_600_000));
+    const cal = await as(developer, con.url, `/api/envs/dev/calendar?from=${from}&days=2`);
+    expect(cal.status, cal.text).toBe(200);
+    const entries = (cal.body as unknown as EnvCalendarResponse).entries.filter((e) => e.type !== 'release');
+    const mine = entries.filter((e) => (e.type === 'window' || e.type === 'freeze') && e.apps.includes(APP));
+    expect(mine).toEqual([
+      expect.objectContaining({ type: 'window', name: 'short-stop', from: iso(start), until: iso(end), apps: [APP] }),
+      expect.objectContaining({ type: 'freeze', window: 'short-stop', active: false, apps: [APP] }),
+      expect.objectContaining({ type: 'window', name: 'later-stop', from: iso(later.from), until: iso(later.until) }),
+    ]);
+    expect((await post(oncall, '/api/freeze-windows/later-stop/delete', { reason: 'test done' })).status).toBe(200);
+    const frozen = mine[1] as Extract<EnvCalendarEntry, { type: 'freeze' }>;
+    expect(Date.parse(frozen.from)).toBeGreaterThanOrEqual(start);
+    expect(Date.parse(frozen.until)).toBeGreaterThanOrEqual(end);
+    const bad = await as(developer, con.url, '/api/envs/dev/calendar?days=90');
+    expect(bad.status, bad.text).toBe(400);
+    expect((bad.body as { error: { message: string } }).error.message).toMatch(/days/);
   }, 120_000);
 
   it('break-glass: refused without a second person, done with one; it ends with the occurrence', async () => {

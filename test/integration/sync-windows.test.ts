@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AppResponse } from '../../src/api/schemas.ts';
+import type { AppResponse, EnvCalendarResponse } from '../../src/api/schemas.ts';
 import { holdsFor, waitFor } from '../../sandbox/procs.ts';
 import { argoApp, argoRefresh } from '../../sandbox/scenario.ts';
 import { kubectl } from '../../sandbox/state.ts';
@@ -124,6 +124,20 @@ describe('Argo CD sync windows: the console reads them as the application contro
       window: { description: 'release freeze' },
       until: new Date(end).toISOString(),
     });
+    // the environment's calendar (computed by the console from the live AppProject) has the same stretch
+    const from = encodeURIComponent(new Date(start - 3_600_000).toISOString());
+    const cal = (await (
+      await authedFetch(`${con.url}/api/envs/staging/calendar?from=${from}&days=1`)
+    ).json()) as EnvCalendarResponse;
+    expect(cal.entries.filter((e) => e.type === 'sync-window' && e.project === project)).toEqual([
+      expect.objectContaining({
+        kind: 'deny',
+        label: 'release freeze',
+        from: new Date(start).toISOString(),
+        until: new Date(end).toISOString(),
+        apps: [estate.argoAppId(APP)],
+      }),
+    ]);
     const held = push('three');
     argoRefresh(estate.cluster, estate.application(APP));
     await waitFor(

@@ -1,10 +1,10 @@
 // @vitest-environment jsdom
 // The environment calendar (issue 43): it asks the BFF for whole local days from last week's Monday, and places
-// each entry on the days it covers (a planned window, an Argo CD deny window, a freeze naming its window, a release
+// each entry on the days it covers (six a day, a button for the rest) (a planned window, an Argo CD deny window, a freeze naming its window, a release
 // linking to its app); a source the BFF could not read is an alert, not an empty day; a reader without a role in
 // the environment is told why and nothing is asked.
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { cleanup, render, screen, waitFor, within } from '@testing-library/react';
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { MemoryRouter } from 'react-router';
@@ -120,6 +120,24 @@ describe('the environment calendar', () => {
         .getAttribute('href'),
     ).toBe('/freezes/f1');
     expect(within(day('2026-12-08')).getByRole('link').getAttribute('href')).toBe(`/apps/${APP}`);
+  });
+
+  it('a busy day shows six entries and a button for the rest', async () => {
+    const releases = Array.from({ length: 8 }, (_, i) => ({
+      type: 'release' as const,
+      app: APP,
+      sha: `${i}bcdef1234567`,
+      at: local(7, 9, i),
+      failed: false,
+    }));
+    show(['*'], { ...answer, entries: releases });
+    await screen.findByRole('table', { name: 'Calendar of prod' });
+    expect(texts('2026-12-07')).toHaveLength(6);
+    const more = within(day('2026-12-07')).getByTestId('cal-more');
+    expect(more.textContent).toBe('+2 more');
+    fireEvent.click(more);
+    expect(texts('2026-12-07')).toHaveLength(8);
+    expect(more.getAttribute('aria-expanded')).toBe('true');
   });
 
   it('says what could not be read, as an alert', async () => {

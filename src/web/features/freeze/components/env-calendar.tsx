@@ -10,7 +10,7 @@ import { usePermission } from '../../../lib/use-permission.ts';
 import { useEnvCalendar } from '../api/calendar-queries.ts';
 import { calendarRange, calendarWeeks, dayKey, entriesOn, timeOnDay, type CalendarDay } from '../lib/calendar-grid.ts';
 
-/** entries shown per day before "+N more" */
+/** entries shown per day before "+N more" (a button that shows them all) */
 const PER_DAY = 6;
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 
@@ -86,6 +86,7 @@ function Entry({ day, e }: { day: CalendarDay; e: EnvCalendarEntry }) {
 
 function Day({ day, entries, today }: { day: CalendarDay; entries: EnvCalendarEntry[]; today: boolean }) {
   const on = entriesOn(day, entries);
+  const [open, setOpen] = useState(false);
   const date = new Date(day.start);
   return (
     <td
@@ -101,18 +102,20 @@ function Day({ day, entries, today }: { day: CalendarDay; entries: EnvCalendarEn
       </div>
       {on.length > 0 && (
         <ul className="mt-1 grid gap-0.5">
-          {on.slice(0, PER_DAY).map((e, i) => (
+          {(open ? on : on.slice(0, PER_DAY)).map((e, i) => (
             <Entry key={i} day={day} e={e} />
           ))}
           {on.length > PER_DAY && (
-            <li
-              className="text-xs text-slate-600"
-              title={on
-                .slice(PER_DAY)
-                .map((e) => describe(e).title)
-                .join('\n')}
-            >
-              +{on.length - PER_DAY} more
+            <li>
+              <button
+                type="button"
+                className="text-xs text-teal-700 underline"
+                aria-expanded={open}
+                data-testid="cal-more"
+                onClick={() => setOpen(!open)}
+              >
+                {open ? 'fewer' : `+${on.length - PER_DAY} more`}
+              </button>
             </li>
           )}
         </ul>
