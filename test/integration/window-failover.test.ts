@@ -129,7 +129,6 @@ describe('a planned window when the replica starting it dies', () => {
         ...(await events('action.completed')),
         ...(await events('action.failed')),
         ...(await events('action.interrupted')),
-        ...(await events('action.voided')),
       ];
       return all.filter((e) => e.data.intentSeq === seq).map((e) => e.type);
     };
