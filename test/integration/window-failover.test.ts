@@ -90,7 +90,8 @@ describe('a planned window when the replica starting it dies', () => {
     const before = spec().spec;
     const died = new Promise<NodeJS.Signals | null>((resolve) => a.child.once('exit', (_, sig) => resolve(sig)));
     const start = Date.now() + 6_000;
-    const end = start + 50_000;
+    // long enough for a takeover on a loaded machine (a Lease is taken over 15 s after its last renewal)
+    const end = start + 80_000;
     const made = await as(b.admin, b.base, '/api/freeze-windows', {
       method: 'POST',
       body: { name: 'failover-stop', reason: 'release stop', scope: { apps: [APP] }, start: iso(start), end: iso(end) },
@@ -103,7 +104,7 @@ describe('a planned window when the replica starting it dies', () => {
     expect(suspended()).toBe(false);
 
     // the survivor takes the Lease over (15 s unrenewed) and freezes the app
-    await waitFor('the survivor froze the app', async () => suspended(), { timeoutMs: 45_000, intervalMs: 500 });
+    await waitFor('the survivor froze the app', async () => suspended(), { timeoutMs: 70_000, intervalMs: 500 });
     expect(leaseHolder()).toContain(`-${b.child.pid}-`);
     const events = async (type: string) =>
       ((await as(b.admin, b.base, `/api/evidence?type=${type}&limit=1000`)).body as { events: EvidenceEvent[] }).events;
