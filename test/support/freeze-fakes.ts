@@ -53,8 +53,63 @@ export class FakeFlux {
   reads = 0;
   /** what `unreachableReads` becomes when a held PATCH times out (the apiserver still stopped) */
   readsFailingAfterHang = 0;
+  /** Argo Rollouts (namespace `prod`) by name: GET and merge PATCH, a resourceVersion precondition honoured */
+  rollouts = new Map<string, Obj>();
+  /** Rollouts whose next PATCH goes unanswered while the apiserver keeps it (applied by `applyLate()`) */
+  hangRollout = new Set<string>();
+  /** reads of Rollouts that fail as network errors (a count) */
+  unreachableRolloutReads = 0;
+  /** what `unreachableRolloutReads` becomes when a held Rollout PATCH times out (the apiserver still stopped) */
+  rolloutReadsFailingAfterHang = 0;
   private late: Array<() => void> = [];
   private rv = 1;
+
+  addRollout(name: string, paused?: boolean): void {
+    this.rollouts.set(name, {
+      metadata: { name, namespace: 'prod', resourceVersion: String(++this.rv), annotations: {} },
+      spec: paused === undefined ? {} : { paused },
+    });
+  }
+
+  rolloutPaused(name: string): unknown {
+    return ((this.rollouts.get(name) as Obj).spec as Obj).paused;
+  }
+
+  /** A Rollout's GET or merge PATCH: the status and the object, as the apiserver answers them. */
+  private rolloutCall(method: string, path: string, body: string | undefined): { status: number; obj?: Obj } {
+    const name = decodeURIComponent(/rollouts\/([^/?]+)/.exec(path)?.[1] ?? '');
+    const o = this.rollouts.get(name);
+    if (method === 'GET' && this.unreachableRolloutReads > 0) {
+      this.unreachableRolloutReads--;
+      throw new KubeError('unreachable: ECONNREFUSED', 'c', 0, 'ECONNREFUSED');
+    }
+    if (!o) return { status: 404 };
+    if (method === 'GET') return { status: 200, obj: structuredClone(o) };
+    const patch = JSON.parse(body ?? '{}') as Obj;
+    const apply = (): { status: number; obj?: Obj } => {
+      const cur = this.rollouts.get(name) as Obj;
+      const want = (patch.metadata as Obj | undefined)?.resourceVersion;
+      if (want !== undefined && want !== (cur.metadata as Obj).resourceVersion) return { status: 409 };
+      const next = structuredClone(cur);
+      for (const [k, v] of Object.entries((patch.spec as Obj | undefined) ?? {}))
+        if (v === null) delete (next.spec as Obj)[k];
+        else (next.spec as Obj)[k] = v;
+      const anns = ((patch.metadata as Obj | undefined)?.annotations ?? {}) as Obj;
+      const mine = (next.metadata as Obj).annotations as Obj;
+      for (const [k, v] of Object.entries(anns))
+        if (v === null) delete mine[k];
+        else mine[k] = v;
+      (next.metadata as Obj).resourceVersion = String(++this.rv);
+      this.rollouts.set(name, next);
+      return { status: 200, obj: structuredClone(next) };
+    };
+    if (this.hangRollout.delete(name)) {
+      this.late.push(() => void apply());
+      this.unreachableRolloutReads = this.rolloutReadsFailingAfterHang;
+      throw new KubeError('request timed out after 10000 ms', 'c', 0, 'ETIMEDOUT');
+    }
+    return apply();
+  }
 
   add(name: string, spec: Obj = {}): void {
     this.objects.set(name, {
@@ -91,8 +146,19 @@ export class FakeFlux {
 
   /** the connection of replica `by` (its patches are recorded under that name) */
   conn(by = 'console'): ClusterConnection {
+    const httpError = (status: number, what: string) => new KubeError(`${what}: ${status}`, 'c', status);
     return {
+      request: async (method: string, path: string, opts: { body?: string } = {}) => {
+        const r = this.rolloutCall(method, path, opts.body);
+        return { status: r.status, headers: {}, body: r.obj ? JSON.stringify(r.obj) : '{}' };
+      },
+      httpError: (res: { status: number }, what: string) => httpError(res.status, what),
       json: async (method: string, path: string, opts: { body?: string } = {}) => {
+        if (path.includes('/rollouts/')) {
+          const r = this.rolloutCall(method, path, opts.body);
+          if (!r.obj) throw httpError(r.status, `${method} ${path}`);
+          return r.obj;
+        }
         const name = decodeURIComponent(/kustomizations\/([^/?]+)/.exec(path)?.[1] ?? '');
         const o = this.objects.get(name);
         if (!o) throw new KubeError('not found', 'c', 404);
@@ -275,7 +341,12 @@ export function soloReplica(
   dir: string,
   names: string[],
   track: { opened: EvidenceStore[]; services: FreezeService[] },
-  extra: { settle?: (flux: FakeFlux) => SettleOpts; minSeconds?: number } = {},
+  extra: {
+    settle?: (flux: FakeFlux) => SettleOpts;
+    minSeconds?: number;
+    /** the objects each app manages (by app name): a Rollout in it is paused by the freeze */
+    inventory?: Record<string, App['inventory']>;
+  } = {},
 ) {
   const flux = new FakeFlux();
   for (const n of names) flux.add(n);
@@ -285,7 +356,7 @@ export function soloReplica(
     name: 'console',
     ev,
     flux,
-    apps: names.map((n) => appOf(n)),
+    apps: names.map((n) => ({ ...appOf(n), inventory: extra.inventory?.[n] ?? [] })),
     diff: noLiveChanges,
     ...(extra.settle ? { settle: extra.settle(flux) } : {}),
     ...(extra.minSeconds !== undefined ? { minSeconds: extra.minSeconds } : {}),

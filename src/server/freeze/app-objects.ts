@@ -7,6 +7,7 @@ import { metaOf, type Obj } from '../../domain/object-meta.ts';
 import { clusterHttpError, HttpError } from '../http/errors.ts';
 import type { ClusterConnection } from '../kube/connection.ts';
 import { KINDS } from '../kube/kinds.ts';
+import { settleUnansweredWrite, unanswered, type SettleOpts } from '../kube/unanswered-write.ts';
 import type { FreezeTarget } from './store.ts';
 
 /** app objects read and patched at once when a whole environment is frozen */
@@ -121,9 +122,22 @@ export async function readAppSet(conn: ClusterConnection, namespace: string, nam
 }
 
 /**
+ * How a freeze start settles a write of the ApplicationSet or a Rollout the cluster never answered
+ * (kube/unanswered-write.ts): the write names the version it was made from, and `fence` turns a late copy away.
+ */
+export interface WriteSettle {
+  fence: string;
+  opts?: SettleOpts | undefined;
+}
+
+const rvOf = (o: Obj) => String(metaOf(o).resourceVersion ?? '');
+
+/**
  * The freeze's change of the ApplicationSet (domain/freeze.ts appSetFreezeOps / appSetRestoreOps), computed on it
  * as it is live and sent as a JSON Patch whose `test` ops fail on a concurrent change (422/409): read again and
- * retried. A restore of an ApplicationSet that is gone has nothing to take back.
+ * retried. A restore of an ApplicationSet that is gone has nothing to take back. With `settle` the patch also tests
+ * the version it was computed on, and one the cluster never answered is settled against the object: applied (no
+ * op left to make), not applied (made again from the object as it is), or `unknown` at the deadline.
  */
 export async function patchAppSet(
   conn: ClusterConnection,
@@ -131,7 +145,8 @@ export async function patchAppSet(
   name: string,
   ops: (live: Obj) => unknown[] | null,
   what: string,
-): Promise<'patched' | 'unchanged' | 'gone'> {
+  settle?: WriteSettle,
+): Promise<'patched' | 'unchanged' | 'gone' | 'unknown'> {
   for (let attempt = 1; ; attempt++) {
     let live: Obj;
     try {
@@ -142,14 +157,23 @@ export async function patchAppSet(
     }
     const body = ops(live);
     if (!body) return 'unchanged';
+    const rv = rvOf(live);
     try {
       await conn.json<Obj>('PATCH', `${appSetPath(namespace, name)}?fieldManager=gitops-console`, {
-        body: JSON.stringify(body),
+        body: JSON.stringify(settle ? [{ op: 'test', path: '/metadata/resourceVersion', value: rv }, ...body] : body),
         contentType: 'application/json-patch+json',
         timeoutMs: 10_000,
       });
       return 'patched';
     } catch (e) {
+      if (settle && unanswered(e)) {
+        const path = appSetPath(namespace, name);
+        const r = await settleUnansweredWrite(conn, path, rv, (l) => ops(l) === null, settle.fence, settle.opts);
+        if (r.outcome === 'applied') return 'patched';
+        if (r.outcome === 'unknown') return 'unknown';
+        if (attempt >= 5) throw clusterHttpError(e, what, '');
+        continue; // turned away: made again from the object as it is now
+      }
       const err = clusterHttpError(e, what, '');
       if (!(err instanceof HttpError && [409, 422].includes(err.status)) || attempt >= 5) throw err;
     }
@@ -199,15 +223,47 @@ export async function setRolloutPaused(
   r: { kind?: 'Canary'; namespace: string; name: string },
   paused: boolean | null,
   what: string,
-): Promise<'patched' | 'gone'> {
-  const body = JSON.stringify({ spec: r.kind === 'Canary' ? { suspend: paused } : { paused } });
-  const res = await conn.request('PATCH', `${rolloutPath(r.namespace, r.name, r.kind)}?fieldManager=gitops-console`, {
-    timeoutMs: 10_000,
-    contentType: 'application/merge-patch+json',
-    headers: { 'Content-Length': String(Buffer.byteLength(body)) },
-    body,
-  });
-  if (res.status === 404) return 'gone';
-  if (res.status !== 200) throw clusterHttpError(conn.httpError(res, what), what, '');
-  return 'patched';
+  settle?: WriteSettle,
+): Promise<'patched' | 'gone' | 'unknown'> {
+  const path = rolloutPath(r.namespace, r.name, r.kind);
+  const spec = r.kind === 'Canary' ? { suspend: paused } : { paused };
+  const pausedOf = (live: Obj) => {
+    const v = (live.spec as Obj | undefined)?.[r.kind === 'Canary' ? 'suspend' : 'paused'];
+    return typeof v === 'boolean' ? v : null;
+  };
+  for (let attempt = 1; ; attempt++) {
+    // with `settle`: made from the version read now, so that a write without an answer can be settled
+    let rv = '';
+    if (settle) {
+      const res = await conn.request('GET', path, { timeoutMs: 10_000 }).catch((e: unknown) => {
+        throw clusterHttpError(e, what, '');
+      });
+      if (res.status === 404) return 'gone';
+      if (res.status !== 200) throw clusterHttpError(conn.httpError(res, what), what, '');
+      const live = JSON.parse(res.body) as Obj;
+      if (pausedOf(live) === paused) return 'patched';
+      rv = rvOf(live);
+    }
+    const body = JSON.stringify(rv ? { metadata: { resourceVersion: rv }, spec } : { spec });
+    let res;
+    try {
+      res = await conn.request('PATCH', `${path}?fieldManager=gitops-console`, {
+        timeoutMs: 10_000,
+        contentType: 'application/merge-patch+json',
+        headers: { 'Content-Length': String(Buffer.byteLength(body)) },
+        body,
+      });
+    } catch (e) {
+      if (!settle || !unanswered(e)) throw clusterHttpError(e, what, '');
+      const s = await settleUnansweredWrite(conn, path, rv, (l) => pausedOf(l) === paused, settle.fence, settle.opts);
+      if (s.outcome === 'applied') return 'patched';
+      if (s.outcome === 'unknown') return 'unknown';
+      if (attempt >= 5) throw clusterHttpError(e, what, '');
+      continue; // turned away: made again from the object as it is now
+    }
+    if (res.status === 404) return 'gone';
+    if (res.status === 409 && settle && attempt < 5) continue;
+    if (res.status !== 200) throw clusterHttpError(conn.httpError(res, what), what, '');
+    return 'patched';
+  }
 }

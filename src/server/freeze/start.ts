@@ -223,14 +223,23 @@ export async function createFreeze(
           // annotations alone from now on
           const set = t.prior.controller === 'argocd' ? t.prior.appSet : undefined;
           if (set) {
-            await patchAppSet(
+            const paused = await patchAppSet(
               conn,
               set.namespace,
               set.name,
               (live) => appSetFreezeOps(live, t.name),
               `cannot pause ApplicationSet ${set.name} for ${t.name}`,
+              { fence: id, opts: deps.settle },
             );
+            // unanswered and unknown at the deadline: it may yet apply, so the undo below takes back whatever it
+            // finds; the Application is not frozen while its ApplicationSet may still undo it
             t.appSetPaused = true;
+            if (paused === 'unknown')
+              throw new HttpError(
+                502,
+                'ClusterUnreachable',
+                `cannot pause ApplicationSet ${set.name} for ${t.name}: the cluster did not answer whether it took effect`,
+              );
           }
           // the version the last attempt named: a patch the cluster never answered is settled against it
           let sentRv = '';
@@ -274,8 +283,19 @@ export async function createFreeze(
           // then its Rollouts: a canary does not step on while the app is frozen
           for (const r of t.prior.rollouts ?? []) {
             if (r.paused === true) continue;
-            await setRolloutPaused(conn, r, true, `cannot pause ${r.kind ?? 'Rollout'} ${r.name} of ${t.name}`);
+            const what = `cannot pause ${r.kind ?? 'Rollout'} ${r.name} of ${t.name}`;
+            const paused = await setRolloutPaused(conn, r, true, what, { fence: id, opts: deps.settle });
             t.rolloutsPaused = true;
+            if (paused === 'unknown') {
+              // kept as the app's patch is when unknown: the freeze stands, named unconfirmed; its end puts every
+              // Rollout back as it was, whatever the late write did
+              t.interference = {
+                state: 'unconfirmed',
+                at: new Date(ctx.now()).toISOString(),
+                message: `the cluster did not answer whether ${r.kind ?? 'Rollout'} ${r.name} was paused; check it, or end the freeze`,
+              };
+              if (!unconfirmed.includes(t.appId)) unconfirmed.push(t.appId);
+            }
           }
         });
       } catch (e) {
@@ -295,10 +315,22 @@ export async function createFreeze(
             if (t.interference?.state === 'unconfirmed') delete t.interference;
           }
         }
+        // a Rollout or an ApplicationSet whose undo fails may stay paused: the freeze is then kept for it (as for an
+        // unknown patch), so on-call can end it and the end puts them back as they were
+        const keep = (t: FreezeTarget, what: string, err: unknown) => {
+          deps.log?.error({ err: String(err), app: t.appId }, `freeze: ${what} undo failed`);
+          t.applied = true;
+          t.interference = {
+            state: 'unconfirmed',
+            at: new Date(ctx.now()).toISOString(),
+            message: `the freeze could not be undone on its ${what} (${err instanceof Error ? err.message : String(err)}); end the freeze to restore it`,
+          };
+        };
         for (const t of targets.filter((x) => x.rolloutsPaused))
           for (const r of t.prior.rollouts ?? [])
-            await setRolloutPaused(conn, r, r.paused, 'undo').catch((err: unknown) =>
-              deps.log?.error({ err: String(err), app: t.appId }, 'freeze: Rollout undo failed'),
+            await setRolloutPaused(conn, r, r.paused, 'undo', { fence: id, opts: deps.settle }).then(
+              (res) => res === 'unknown' && keep(t, `${r.kind ?? 'Rollout'} ${r.name}`, 'no answer'),
+              (err: unknown) => keep(t, `${r.kind ?? 'Rollout'} ${r.name}`, err),
             );
         for (const t of targets.filter((x) => x.appSetPaused)) {
           const set = t.prior.controller === 'argocd' ? t.prior.appSet : undefined;
@@ -309,8 +341,10 @@ export async function createFreeze(
               set.name,
               (live) => appSetRestoreOps(set, live, t.name),
               'undo',
-            ).catch((err: unknown) =>
-              deps.log?.error({ err: String(err), app: t.appId }, 'freeze: ApplicationSet undo failed'),
+              { fence: id, opts: deps.settle },
+            ).then(
+              (res) => res === 'unknown' && keep(t, `ApplicationSet ${set.name}`, 'no answer'),
+              (err: unknown) => keep(t, `ApplicationSet ${set.name}`, err),
             );
         }
         await deps.store.modify(id, 'active', (r) => ({

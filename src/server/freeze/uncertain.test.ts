@@ -1,12 +1,14 @@
 // A freeze patch the cluster never answered (a stopped apiserver holding it) is settled before the start records
 // anything: applied ⇒ the freeze stands; fenced before it could apply ⇒ failed, nothing changed, even when the
 // held patch comes afterwards; still unknown at the deadline ⇒ the freeze is kept, named unconfirmed, and can be
-// ended. (In-memory apiserver that holds a PATCH and applies it later; real SQLite evidence store.)
+// ended. The same for the pause of the app's Rollouts. (In-memory apiserver that holds a PATCH and applies it
+// later; real SQLite evidence store.)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appOf, type FakeFlux, oncall, soloReplica, waitUntil } from '../../../test/support/freeze-fakes.ts';
+import type { App } from '../../domain/app.ts';
 import type { EvidenceStore } from '../evidence/store.ts';
 import type { FreezeService } from './service.ts';
 import { FENCE_ANNOTATION, type SettleOpts } from './uncertain.ts';
@@ -20,8 +22,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const setup = (settle: (flux: FakeFlux) => SettleOpts, names = ['a']) =>
-  soloReplica(dir, names, { opened, services }, { settle, minSeconds: 1 });
+const setup = (settle: (flux: FakeFlux) => SettleOpts, names = ['a'], inventory?: Record<string, App['inventory']>) =>
+  soloReplica(dir, names, { opened, services }, { settle, minSeconds: 1, ...(inventory ? { inventory } : {}) });
+/** app `a` manages the Rollout prod/web (the freeze pauses it, the end puts it back) */
+const withRollout = {
+  a: [{ cluster: 'c', group: 'argoproj.io', version: 'v1alpha1', kind: 'Rollout', namespace: 'prod', name: 'web' }],
+};
 const freezeA = { cluster: 'c', app: appOf('a').id, reason: 'incident', minutes: 10 };
 
 describe('a freeze patch without an answer is settled before the start records its outcome', () => {
@@ -131,5 +137,50 @@ describe('a freeze patch without an answer is settled before the start records i
     await waitUntil('the kept freeze expired', async () => (await service.list(true)).length === 0, 5000);
     expect(flux.suspended('a')).toBe(false);
     expect(flux.suspended('b')).toBe(false);
+  });
+
+  it("a Rollout's pause without an answer, turned away by a fence: paused again, and the late copy is refused", async () => {
+    const { flux, service, events } = setup(
+      () => ({ deadlineMs: 5000, pause: async () => undefined }),
+      ['a'],
+      withRollout,
+    );
+    flux.addRollout('web', false);
+    flux.hangRollout.add('web');
+    const f = await service.create(oncall, freezeA);
+    expect(f.status).toBe('active');
+    expect(f.doc.targets[0]?.interference).toBeUndefined();
+    expect(flux.rolloutPaused('web')).toBe(true);
+    expect(flux.rollouts.get('web')?.metadata).not.toHaveProperty(['annotations', FENCE_ANNOTATION]);
+    expect(await events('action.completed')).toHaveLength(1);
+    // the held pause comes now: it names a version long gone, so nothing changes; the end puts the Rollout back
+    flux.applyLate();
+    await service.end(f.id, oncall, []);
+    expect(flux.rolloutPaused('web')).toBe(false);
+    expect(flux.suspended('a')).toBe(false);
+  });
+
+  it("a Rollout's pause still unknown at the deadline: the freeze is kept, unconfirmed; its end puts the Rollout back", async () => {
+    let t = 0;
+    const { flux, service, events } = setup(
+      () => ({ deadlineMs: 3000, now: () => t, pause: async (ms) => (t += ms) }),
+      ['a'],
+      withRollout,
+    );
+    flux.addRollout('web', false);
+    flux.hangRollout.add('web');
+    // the apiserver stays stopped for the rest of the deadline: the pause cannot be read back
+    flux.rolloutReadsFailingAfterHang = 1000;
+    const f = await service.create(oncall, freezeA);
+    expect(f.status).toBe('active');
+    expect(f.doc.targets[0]?.interference).toMatchObject({ state: 'unconfirmed' });
+    expect(f.doc.targets[0]?.interference?.message).toMatch(/did not answer whether Rollout web was paused/);
+    expect((await events('action.completed'))[0]?.data.unconfirmed).toEqual([appOf('a').id]);
+    // the held pause applies after all; on-call ends the freeze: the Rollout as it was before
+    flux.unreachableRolloutReads = 0;
+    flux.applyLate();
+    expect(flux.rolloutPaused('web')).toBe(true);
+    await service.end(f.id, oncall, []);
+    expect(flux.rolloutPaused('web')).toBe(false);
   });
 });
