@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  argoFlagPruned,
   appSetFreezeOps,
   appSetPriorOf,
   appSetRestoreOps,
@@ -326,5 +327,21 @@ describe('the ApplicationSet of a frozen Application', () => {
         ),
       ),
     ).toEqual(before);
+  });
+});
+
+describe('argoFlagPruned: a freeze patch whose automated.enabled a CRD dropped', () => {
+  const obj = (automated: unknown, id = 'frz-1'): Obj => ({
+    metadata: { annotations: { [FREEZE_ANNOTATIONS.id]: id } },
+    spec: { syncPolicy: { automated } },
+  });
+  const flag = { controller: 'argocd' as const, syncPolicy: { automated: {} }, shape: 'enabled-flag' as const };
+  it('is the freeze annotation with `automated` left and no `enabled` key, for a freeze made with the flag', () => {
+    expect(argoFlagPruned(flag, obj({ prune: true }), 'frz-1')).toBe(true);
+    expect(argoFlagPruned(flag, obj({ prune: true, enabled: false }), 'frz-1')).toBe(false);
+    expect(argoFlagPruned(flag, obj({ prune: true, enabled: true }), 'frz-1')).toBe(false);
+    expect(argoFlagPruned(flag, obj(null), 'frz-1')).toBe(false);
+    expect(argoFlagPruned(flag, obj({ prune: true }, 'frz-2'), 'frz-1')).toBe(false);
+    expect(argoFlagPruned({ ...flag, shape: 'removed' }, obj({ prune: true }), 'frz-1')).toBe(false);
   });
 });

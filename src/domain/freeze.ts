@@ -377,6 +377,20 @@ export function frozenState(controller: 'flux' | 'argocd', obj: Obj, freezeId: s
   return id === freezeId ? 'frozen' : 'other-freeze';
 }
 
+/**
+ * Whether an Argo CD Application carries this freeze's patch with its `automated.enabled: false` pruned: the freeze's
+ * annotation is there, `automated` is too, without `enabled` — a CRD that does not know the flag dropped it, so the
+ * app was never paused. Only a freeze made with the flag (shape `enabled-flag`) can be in that state; the start sees
+ * it on the patch's answer, and a patch that applied after the start gave up waiting is seen here (out-of-band.ts).
+ */
+export function argoFlagPruned(prior: PriorAutomation, obj: Obj, freezeId: string): boolean {
+  if (prior.controller !== 'argocd' || prior.shape !== 'enabled-flag') return false;
+  if (asObj(asObj(obj.metadata).annotations)[FREEZE_ANNOTATIONS.id] !== freezeId) return false;
+  const automated = asObj(obj.spec).syncPolicy;
+  const a = asObj(automated).automated;
+  return !!a && typeof a === 'object' && !Array.isArray(a) && !('enabled' in a);
+}
+
 export const FROZEN_STATE_TEXT: Record<Exclude<FrozenState, 'frozen'> | 'app-deleted', string> = {
   'resumed-directly': 'automation was resumed directly in the cluster (not through the console): Git wins again',
   'annotation-dropped': "the freeze's annotations were removed from the app object (an upgrade or a hand edit)",

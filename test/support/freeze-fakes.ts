@@ -34,7 +34,16 @@ export interface Patch {
   suspendedAfter: boolean;
 }
 
-/** Kustomizations in flux-system: GET, and merge PATCH honouring a resourceVersion precondition. */
+interface JsonOp {
+  op: string;
+  path: string;
+  value?: unknown;
+}
+
+/**
+ * Kustomizations in flux-system (and, for Argo CD cases, Applications): GET, merge PATCH honouring a resourceVersion
+ * precondition, and JSON Patch.
+ */
 export class FakeFlux {
   objects = new Map<string, Obj>();
   patches: Patch[] = [];
@@ -61,6 +70,8 @@ export class FakeFlux {
   unreachableRolloutReads = 0;
   /** what `unreachableRolloutReads` becomes when a held Rollout PATCH times out (the apiserver still stopped) */
   rolloutReadsFailingAfterHang = 0;
+  /** an Argo CD CRD that does not know `automated.enabled`: the apiserver prunes it from every write */
+  pruneArgoEnabled = false;
   private late: Array<() => void> = [];
   private rv = 1;
 
@@ -159,7 +170,7 @@ export class FakeFlux {
           if (!r.obj) throw httpError(r.status, `${method} ${path}`);
           return r.obj;
         }
-        const name = decodeURIComponent(/kustomizations\/([^/?]+)/.exec(path)?.[1] ?? '');
+        const name = decodeURIComponent(/(?:kustomizations|applications)\/([^/?]+)/.exec(path)?.[1] ?? '');
         const o = this.objects.get(name);
         if (!o) throw new KubeError('not found', 'c', 404);
         if (method === 'GET') {
@@ -202,6 +213,27 @@ export class FakeFlux {
     for (const f of this.late.splice(0)) f();
   }
 
+  /** A JSON Patch (test, add, replace, remove; keys unescaped per RFC 6901), as Argo CD's restore sends it. */
+  private applyJsonPatch(name: string, ops: JsonOp[], by: string): Obj {
+    const next = structuredClone(this.objects.get(name) as Obj);
+    for (const op of ops) {
+      const keys = op.path
+        .split('/')
+        .slice(1)
+        .map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
+      const last = keys.pop() as string;
+      const parent = keys.reduce<Obj>((x, k) => (x[k] ??= {}) as Obj, next);
+      if (op.op === 'test' && JSON.stringify(parent[last]) !== JSON.stringify(op.value))
+        throw new KubeError('test failed', 'c', 422);
+      if (op.op === 'add' || op.op === 'replace') parent[last] = structuredClone(op.value);
+      if (op.op === 'remove') delete parent[last];
+    }
+    (next.metadata as Obj).resourceVersion = String(++this.rv);
+    this.objects.set(name, next);
+    this.patches.push({ at: Date.now(), name, by, suspendedAfter: (next.spec as Obj).suspend === true });
+    return structuredClone(next);
+  }
+
   private apply(name: string, body: Obj, by: string): Obj {
     const merge = (a: Obj, b: Obj): Obj => {
       const out: Obj = { ...a };
@@ -214,11 +246,14 @@ export class FakeFlux {
       return out;
     };
     const o = this.objects.get(name) as Obj;
+    if (Array.isArray(body)) return this.applyJsonPatch(name, body as JsonOp[], by);
     const want = (body.metadata as Obj | undefined)?.resourceVersion;
     if (want !== undefined && want !== (o.metadata as Obj).resourceVersion) throw new KubeError('conflict', 'c', 409);
     const meta = { ...(body.metadata as Obj | undefined) };
     delete meta.resourceVersion;
     const next = merge(o, { ...body, metadata: meta });
+    const automated = ((next.spec as Obj).syncPolicy as Obj | undefined)?.automated as Obj | undefined;
+    if (this.pruneArgoEnabled && automated) delete automated.enabled;
     (next.metadata as Obj).resourceVersion = String(++this.rv);
     this.objects.set(name, next);
     this.patches.push({ at: Date.now(), name, by, suspendedAfter: (next.spec as Obj).suspend === true });
@@ -346,6 +381,8 @@ export function soloReplica(
     minSeconds?: number;
     /** the objects each app manages (by app name): a Rollout in it is paused by the freeze */
     inventory?: Record<string, App['inventory']>;
+    /** the app of each name (default: appOf, a Flux Kustomization) */
+    appOf?: (name: string) => App;
   } = {},
 ) {
   const flux = new FakeFlux();
@@ -356,7 +393,7 @@ export function soloReplica(
     name: 'console',
     ev,
     flux,
-    apps: names.map((n) => ({ ...appOf(n), inventory: extra.inventory?.[n] ?? [] })),
+    apps: names.map((n) => ({ ...(extra.appOf ?? appOf)(n), inventory: extra.inventory?.[n] ?? [] })),
     diff: noLiveChanges,
     ...(extra.settle ? { settle: extra.settle(flux) } : {}),
     ...(extra.minSeconds !== undefined ? { minSeconds: extra.minSeconds } : {}),

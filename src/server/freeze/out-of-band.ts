@@ -1,7 +1,8 @@
 // Out-of-band changes of a frozen app object (resumed by hand, annotations dropped, deleted), observed from
 // the informers and recorded once per state; the claims they are checked against, cached for a few seconds.
-import { FROZEN_STATE_TEXT, frozenState, pauseHandled } from '../../domain/freeze.ts';
-import { lastWriter, type Obj } from '../../domain/object-meta.ts';
+import { argoFlagPruned, FROZEN_STATE_TEXT, frozenState, pauseHandled } from '../../domain/freeze.ts';
+import { lastWriter, metaOf, type Obj } from '../../domain/object-meta.ts';
+import { patchObject } from './app-objects.ts';
 import type { FreezeStore, FreezeTarget } from './store.ts';
 import type { FreezeContext } from './types.ts';
 
@@ -54,6 +55,14 @@ export async function observeApp(
   if (!deleted && !obj) return;
   const state = deleted ? 'app-deleted' : frozenState(t.controller, obj as Obj, f.id);
   if (state === 'frozen') return confirmPause(ctx, f.id, t, obj as Obj);
+  // the start's patch came after the start gave up waiting (unconfirmed), on an Argo CD CRD that pruned its
+  // `automated.enabled: false`: not a resume, a pause that did not hold — made as the start makes it then
+  if (
+    state === 'resumed-directly' &&
+    t.interference?.state === 'unconfirmed' &&
+    argoFlagPruned(t.prior, obj as Obj, f.id)
+  )
+    return pauseByRemoval(ctx, f.id, f.cluster, t, obj as Obj);
   if (t.interference?.state === state) return;
   const at = new Date(ctx.now()).toISOString();
   const interference = { state, at, message: FROZEN_STATE_TEXT[state] };
@@ -91,6 +100,46 @@ export async function confirmPause(ctx: FreezeContext, id: string, t: FreezeTarg
     if (!target?.controllerPause || target.controllerPause.confirmed) return undefined;
     if (target.controllerPause.requested !== p.requested) return undefined;
     target.controllerPause = { ...target.controllerPause, confirmed };
+    return { doc: row.doc };
+  });
+}
+
+/**
+ * Pauses an Argo CD Application whose CRD pruned the freeze's `automated.enabled` by removing `automated` (at the
+ * version seen), and stores the prior's shape `removed` with the pause no longer unconfirmed. A patch that fails is
+ * left to the next change of the object (the target stays unconfirmed, so on-call sees it and can end the freeze).
+ */
+async function pauseByRemoval(
+  ctx: FreezeContext,
+  id: string,
+  cluster: string,
+  t: FreezeTarget,
+  obj: Obj,
+): Promise<void> {
+  const { deps } = ctx;
+  const rv = String(metaOf(obj).resourceVersion ?? '');
+  try {
+    await patchObject(
+      deps.conn(cluster),
+      t,
+      {
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { resourceVersion: rv }, spec: { syncPolicy: { automated: null } } },
+      },
+      `cannot pause ${t.name}`,
+    );
+  } catch (e) {
+    deps.log?.warn(
+      { app: t.appId, freeze: id, err: String(e) },
+      'freeze: a pause by removal failed (tried again on the next change)',
+    );
+    return;
+  }
+  await deps.store.modify(id, 'active', (row) => {
+    const target = row.doc.targets.find((x) => x.appId === t.appId);
+    if (!target || target.prior.controller !== 'argocd' || target.prior.shape === 'removed') return undefined;
+    target.prior = { ...target.prior, shape: 'removed' };
+    if (target.interference?.state === 'unconfirmed') delete target.interference;
     return { doc: row.doc };
   });
 }

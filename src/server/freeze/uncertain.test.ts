@@ -183,4 +183,44 @@ describe('a freeze patch without an answer is settled before the start records i
     await service.end(f.id, oncall, []);
     expect(flux.rolloutPaused('web')).toBe(false);
   });
+
+  it('an Argo CD freeze patch applied late on a CRD that prunes automated.enabled: paused by removing automated', async () => {
+    let t = 0;
+    const argo = (name: string): App => ({
+      ...appOf(name),
+      controller: 'argocd',
+      kind: 'Application',
+      namespace: 'argocd',
+    });
+    const { flux, service, events } = soloReplica(
+      dir,
+      ['a'],
+      { opened, services },
+      { settle: () => ({ deadlineMs: 3000, now: () => t, pause: async (ms) => (t += ms) }), appOf: argo },
+    );
+    flux.objects.set('a', {
+      metadata: { name: 'a', namespace: 'argocd', resourceVersion: '100', annotations: {} },
+      spec: { syncPolicy: { automated: { prune: true, selfHeal: true } } },
+    });
+    flux.pruneArgoEnabled = true;
+    flux.hang.add('a');
+    flux.readsFailingAfterHang = 1000;
+    const f = await service.create(oncall, { cluster: 'c', app: argo('a').id, reason: 'incident', minutes: 10 });
+    expect(f.doc.targets[0]?.interference?.state).toBe('unconfirmed');
+    // the held patch applies: the freeze's annotations, and `automated` without the pruned flag (not paused)
+    flux.unreachableReads = 0;
+    flux.applyLate();
+    const spec = () => (flux.objects.get('a')?.spec as { syncPolicy: { automated?: unknown } }).syncPolicy;
+    expect(spec().automated).toEqual({ prune: true, selfHeal: true });
+    await service.observe(argo('a').id, false);
+    // paused by removal, the pause no longer unconfirmed, and no "resumed directly" on record
+    expect(spec()).not.toHaveProperty('automated');
+    const [kept] = await service.list(true);
+    expect(kept?.doc.targets[0]?.interference).toBeUndefined();
+    expect(kept?.doc.targets[0]?.prior).toMatchObject({ controller: 'argocd', shape: 'removed' });
+    expect(await events('freeze.interfered')).toEqual([]);
+    // the end gives the sync policy back exactly
+    await service.end(f.id, oncall, []);
+    expect(spec()).toEqual({ automated: { prune: true, selfHeal: true } });
+  });
 });
