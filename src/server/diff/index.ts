@@ -3,5 +3,5 @@
 export { diffApp, type AppDiff } from './app-diff.ts';
 export { familyOf } from './env-compare.ts';
 export { Lru } from './lru.ts';
-export { RenderError, renderCanonical, type Obj, type RenderResult } from './render.ts';
+export { localIoError, RenderError, renderCanonical, type Obj, type RenderResult } from './render.ts';
 export { DiffService, renderTools } from './service.ts';

@@ -56,9 +56,23 @@ export class RenderError extends Error {
   constructor(
     message: string,
     readonly stage: 'source' | 'render' | 'parse',
+    /** the console's own disk failed (a full disk, a file-size limit, a read-only or failing volume): its code */
+    readonly localIo?: string,
   ) {
     super(message);
   }
+}
+
+/** errno codes of the console's own disk: a render that met one says nothing of the release */
+const LOCAL_IO = /\b(ENOSPC|EFBIG|EDQUOT|EROFS|EIO)\b|no space left on device|file too large|read-only file system/i;
+
+/** The local disk's error code in `e` (its `code`, or named in its message), or undefined. */
+export function localIoError(e: unknown): string | undefined {
+  if (e instanceof RenderError) return e.localIo;
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && LOCAL_IO.test(code)) return code;
+  const m = LOCAL_IO.exec(e instanceof Error ? e.message : String(e));
+  return m ? (m[1] ?? m[0]) : undefined;
 }
 
 export interface RenderTools {
@@ -260,7 +274,11 @@ export function maskedRenderError(e: unknown, known: () => Obj[]): RenderError {
   } catch {
     /* mask by shape only */
   }
-  return new RenderError(maskSecretsInText(e instanceof Error ? e.message : String(e), objects), stage);
+  return new RenderError(
+    maskSecretsInText(e instanceof Error ? e.message : String(e), objects),
+    stage,
+    localIoError(e),
+  );
 }
 
 let versions: Record<string, string> = {};

@@ -8,7 +8,7 @@ import { shaOf } from '../../domain/release-commit.ts';
 import { EFFECT_EVENT_TYPES, releaseEffect, runningRelease, type ReleaseEffect } from '../../domain/release-effect.ts';
 import { imagesOf, type ImageRef } from '../../domain/release-images.ts';
 import { withoutUserInfo } from '../../domain/url-credentials.ts';
-import { RenderError, renderCanonical, type RenderResult } from '../diff/index.ts';
+import { localIoError, RenderError, renderCanonical, type RenderResult } from '../diff/index.ts';
 import { message, type StateContext, type Tracked } from './tracking.ts';
 
 /** CONSOLE_REGISTRY_MIRRORS `host=url,…` → image host → registry base URL (no trailing `/`). */
@@ -31,6 +31,10 @@ export async function recordArtifactAndRender(ctx: StateContext, app: App, rel: 
   try {
     render = await ctx.o.desired(app);
   } catch (e) {
+    // the console's own disk failed (full, read-only): nothing is known of the release; the tick fails and is
+    // tried again, never recorded as the release's failed render (chaos: release-record × disk-full)
+    const io = localIoError(e);
+    if (io) throw new Error(`the console's disk failed while rendering (${io}): tried again`, { cause: e });
     const source = e instanceof RenderError && e.stage === 'source';
     if (!rel.recorded.has('artifact'))
       ctx.emit(app, rel, 'artifact', 'console', {

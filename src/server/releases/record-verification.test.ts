@@ -127,3 +127,15 @@ describe('verification: the version header against the release', () => {
     expect(String(d.reason)).toMatch(/X-Image-Digest is sha256:a+, but the release names no image digest or tag/);
   });
 });
+
+describe('verification when the images Git names are unknown (the render did not complete)', () => {
+  it('is recorded at once as unknown, never failed for the digests it cannot judge', async () => {
+    answer = D_NEW;
+    const { ctx, emitted } = context(true);
+    // right after health (the settle wait would hold a known release back for 90 s)
+    await recordVerification(ctx, app, { ...release(undefined), healthAt: Date.now() }, false);
+    expect(emitted).toHaveLength(1);
+    expect(emitted[0]?.status).toBe('unknown');
+    expect(String(emitted[0]?.reason)).toMatch(/images are unknown \(its render did not complete\)/);
+  });
+});

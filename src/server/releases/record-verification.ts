@@ -76,6 +76,8 @@ export async function recordVerification(ctx: StateContext, app: App, rel: Track
   const canary = canaryVerdict(canaries.outcomes);
   const expired = Date.now() - rel.seenAt > FOLLOW_MS;
   if (!periodic && !expired && (canary?.status === 'pending' || canaries.missing.length)) return;
+  // the images Git names are unknown when the render did not complete: the running digests cannot be judged
+  const imagesKnown = rel.images !== undefined;
   const images = rel.images ?? [];
   let live = checkLiveDigests(images, livePods(ctx, app));
   // right after a reconcile the old Pods may still run: wait (bounded) for the rollout before judging
@@ -83,6 +85,7 @@ export async function recordVerification(ctx: StateContext, app: App, rel: Track
   // (an aborted canary is judged at once: its stable Pods run the previous digest on purpose)
   if (
     !periodic &&
+    imagesKnown &&
     canary?.status !== 'failed' &&
     (live.unexpected.length || live.unresolved) &&
     sinceHealth < ROLLOUT_SETTLE_MS
@@ -114,7 +117,10 @@ export async function recordVerification(ctx: StateContext, app: App, rel: Track
     if (status !== 'failed') status = http.unknown ? 'unknown' : 'failed';
     reasons.push(`HTTP check: ${http.reason}`);
   }
-  if (live.unexpected.length) {
+  if (!imagesKnown) {
+    if (status === 'ok') status = 'unknown';
+    reasons.push("the release's images are unknown (its render did not complete): the running digests are not judged");
+  } else if (live.unexpected.length) {
     status = 'failed';
     const u = live.unexpected[0];
     reasons.push(

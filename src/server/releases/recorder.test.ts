@@ -186,6 +186,33 @@ describe('release recorder', () => {
     expect(a?.data).toMatchObject({ status: 'unknown', reason: expect.stringContaining('source not fetched') });
   });
 
+  it("a render that meets the console's full disk is tried again, not recorded as the release's failed render", async () => {
+    dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
+    store = await openEvidenceStore({ dataDir: dir });
+    let full = true;
+    const { catalog, recorder, rr } = await setup(async () => {
+      if (full) {
+        full = false;
+        throw Object.assign(new Error('EFBIG: file too large, write'), { code: 'EFBIG' });
+      }
+      return render;
+    });
+    rr.start();
+    await rr.idle();
+    await recorder.flush();
+    expect(await store.list({ type: 'release.render' })).toEqual([]);
+    catalog.set(catalog.app); // the next tick (the disk has room again)
+    await rr.idle();
+    await recorder.flush();
+    await rr.stop();
+    const renders = await store.list({ type: 'release.render' });
+    expect(renders).toHaveLength(1);
+    expect(renders[0]?.data.status).toBe('ok');
+    expect(renders[0]?.data.renderHash).toBeTruthy();
+    const [artifact] = await store.list({ type: 'release.artifact' });
+    expect(artifact?.data.imagesUnknown).toBeUndefined();
+  });
+
   it('review from the forge: unreachable is unknown and asked again; then the PR, its approvers and merge time', async () => {
     dir = mkdtempSync(join(tmpdir(), 'release-rec-'));
     store = await openEvidenceStore({ dataDir: dir });

@@ -57,7 +57,9 @@ export function resumeFrom(o: ReleaseRecorderOptions, app: App, events: Evidence
       t.commit = { parents: e.data.parents.map(String), message: String(e.data.message ?? '') };
     if (name === 'reconcile' && e.data.status === 'ok') t.reconciledAt = Date.parse(e.time);
     if (name === 'health') t.healthAt = Date.parse(e.time);
-    if (name === 'artifact' && Array.isArray(e.data.images)) t.images = e.data.images as Tracked['images'];
+    // a failed render's artifact lists no images: unknown, not none (the verification cannot judge digests)
+    if (name === 'artifact' && Array.isArray(e.data.images) && e.data.imagesUnknown === undefined)
+      t.images = e.data.images as Tracked['images'];
     if (name === 'render' && e.data.effect === 'unchanged' && typeof e.data.sameAs === 'string')
       t.unchangedFrom = e.data.sameAs;
   }
