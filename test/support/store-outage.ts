@@ -114,16 +114,24 @@ export async function postgresControl(url: string): Promise<{ stop(): void; star
   const port = new URL(url).port;
   return {
     stop: () => pgCtl(['-D', data, '-m', 'fast', '-w', 'stop']),
-    start: () =>
-      pgCtl([
-        '-D',
-        data,
-        '-l',
-        join(dir, 'pg.log'),
-        '-w',
-        '-o',
-        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
-        'start',
-      ]),
+    start: () => {
+      // a server still shutting down (its lock file and socket not gone yet) makes a start fail: tried again
+      for (let i = 0; ; i++)
+        try {
+          return pgCtl([
+            '-D',
+            data,
+            '-l',
+            join(dir, 'pg.log'),
+            '-w',
+            '-o',
+            `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+            'start',
+          ]);
+        } catch (e) {
+          if (i >= 10 || !/another server might be running|lock file|already in use/i.test(String(e))) throw e;
+          spawnSync('sleep', ['1']);
+        }
+    },
   };
 }

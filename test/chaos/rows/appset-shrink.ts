@@ -98,7 +98,8 @@ async function threeApps(s: AppSetRowState, extra: () => Promise<boolean> = asyn
       for (const x of apps) if (live.get(x)?.synced === false) argoRefresh(s.estate.cluster, x);
       return apps.every((x) => live.get(x)?.synced && !live.get(x)?.deleting) && (await extra());
     },
-    { timeoutMs: 60_000, intervalMs: 2000 },
+    // (the row's reset: after a forge or registry cell the controllers fetch Git again on their back-off)
+    { timeoutMs: 180_000, intervalMs: 2000 },
   );
 }
 
@@ -160,7 +161,9 @@ export const appsetShrink: ActionRow<AppSetRowState> = {
         const v = await view(r, s);
         return v.shrink.state === 'shrink' && v.shrink.removed.map((x) => x.name).join() === dropped && v.heldByConsole;
       },
-      { timeoutMs: 60_000, intervalMs: 2000 },
+      // after a forge or registry cell the controllers fetch Git again on their back-off: the reset (not the cell)
+      // may take a few minutes
+      { timeoutMs: 180_000, intervalMs: 2000 },
     );
     const d = liveApps(s).get(dropped);
     if (!d || d.deleting || d.uid !== s.uids[dropped]) throw new Error(`${dropped} was deleted before any approval`);
