@@ -32,6 +32,7 @@ import type { SecretInGit } from '../../domain/secrets-in-git.ts';
 import { maskSecrets, maskSecretsInText } from '../kube/secret-mask.ts';
 import { GitRunError, runGit } from '../git/run.ts';
 import { checkUrl, checkUrlSync, UnfetchableUrlError } from '../git/url-policy.ts';
+import { localDiskError } from '../http/errors.ts';
 import { fetchErrorText, socketClosed } from '../http/fetch-failure.ts';
 import { errorTail, renderServerPool, RenderServerError } from './render-server.ts';
 
@@ -63,16 +64,9 @@ export class RenderError extends Error {
   }
 }
 
-/** errno codes of the console's own disk: a render that met one says nothing of the release */
-const LOCAL_IO = /\b(ENOSPC|EFBIG|EDQUOT|EROFS|EIO)\b|no space left on device|file too large|read-only file system/i;
-
-/** The local disk's error code in `e` (its `code`, or named in its message), or undefined. */
+/** The local disk's error code in `e` (kept on a RenderError), or undefined. */
 export function localIoError(e: unknown): string | undefined {
-  if (e instanceof RenderError) return e.localIo;
-  const code = (e as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && LOCAL_IO.test(code)) return code;
-  const m = LOCAL_IO.exec(e instanceof Error ? e.message : String(e));
-  return m ? (m[1] ?? m[0]) : undefined;
+  return e instanceof RenderError ? e.localIo : localDiskError(e);
 }
 
 export interface RenderTools {

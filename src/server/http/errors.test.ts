@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { KubeError } from '../kube/connection.ts';
-import { clusterHttpError, HttpError, installErrorHandler, storeUnreachable } from './errors.ts';
+import { clusterHttpError, HttpError, installErrorHandler, localDiskError, storeUnreachable } from './errors.ts';
 
 describe('clusterHttpError: the one mapping from a cluster answer to the console answer', () => {
   const cases: Array<[number, number, string]> = [
@@ -81,6 +81,8 @@ describe('the console database unreachable', () => {
     [{ message: 'Connection terminated unexpectedly' }, true],
     [{ code: 'SQLITE_IOERR_WRITE', message: 'disk I/O error' }, true],
     [{ code: 'SQLITE_FULL', message: 'database or disk is full' }, true],
+    [{ code: 'EFBIG', message: 'EFBIG: file too large, write' }, true],
+    [{ code: 'ENOSPC', message: 'ENOSPC: no space left on device, write' }, true],
     [{ code: 'SQLITE_CONSTRAINT_UNIQUE', message: 'UNIQUE constraint failed' }, false],
     [{ message: 'x is not a function' }, false],
   ])('%j → %s', (err, expected) => {
@@ -98,5 +100,18 @@ describe('the console database unreachable', () => {
     expect(r.headers['retry-after']).toBe('5');
     expect(r.json()).toMatchObject({ error: { code: 'StoreUnavailable' } });
     expect(r.body).not.toContain('5432');
+  });
+});
+
+describe("the console's own disk in an error", () => {
+  it.each([
+    [Object.assign(new Error('EFBIG: file too large, write'), { code: 'EFBIG' }), 'EFBIG'],
+    [new Error('git fetch failed: error: unable to write file: No space left on device'), 'No space left on device'],
+    [new Error('git index-pack died of signal SIGXFSZ'), 'SIGXFSZ'],
+    [new Error('open /data/x: read-only file system'), 'read-only file system'],
+    [new Error('fatal: repository not found'), undefined],
+    [Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), undefined],
+  ])('%s → %s', (e, expected) => {
+    expect(localDiskError(e)).toBe(expected);
   });
 });

@@ -90,10 +90,28 @@ const STORE_CODES = new Set([
   '08006',
 ]);
 
+/** errno codes (and the texts tools print for them) of the console's own disk: full, over a size limit, read-only */
+const LOCAL_DISK =
+  /\b(ENOSPC|EFBIG|EDQUOT|EROFS|EIO|SIGXFSZ)\b|no space left on device|file too large|read-only file system|disk quota exceeded/i;
+
+/**
+ * The console's own disk failing in `e` (its `code`, or named in its message, as git and the renderers print it),
+ * as a short name; undefined when the error is something else. Such an error says nothing of the cluster, the
+ * repository or the release: the answer is a 503 naming the disk, and work is tried again once it has room.
+ */
+export function localDiskError(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && LOCAL_DISK.test(code)) return code;
+  const m = LOCAL_DISK.exec(e instanceof Error ? e.message : String(e));
+  return m ? (m[1] ?? m[0]) : undefined;
+}
+
 /** Whether `err` says the console's own database is unreachable or cannot write (not a bug in the request). */
 export function storeUnreachable(err: { code?: unknown; message?: unknown }): boolean {
   const code = typeof err.code === 'string' ? err.code : '';
   if (STORE_CODES.has(code) || /^SQLITE_(IOERR|FULL|READONLY|BUSY|CANTOPEN)/.test(code)) return true;
+  // the disk under the data directory (a mirror, a manifest, a render's files)
+  if (/^(ENOSPC|EFBIG|EDQUOT|EROFS)$/.test(code)) return true;
   const msg = typeof err.message === 'string' ? err.message : '';
   return /Connection terminated|connection timeout|Client has encountered a connection error/.test(msg);
 }
@@ -130,7 +148,7 @@ export function installErrorHandler(app: FastifyInstance): void {
         rep,
         503,
         'StoreUnavailable',
-        `the console's database cannot be reached or written right now: try again shortly (request ${req.id})`,
+        `the console's database or disk cannot be reached or written right now: try again shortly (request ${req.id})`,
         { requestId: req.id },
       );
     }

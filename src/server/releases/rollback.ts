@@ -16,7 +16,7 @@ import type { EvidenceRecorder } from '../evidence/index.ts';
 import type { ForgeDirectory } from '../forge/forge-directory.ts';
 import type { FileChange, Forge, OpenedPullRequest, RepoRef } from '../forge/forge.ts';
 import { git, GitMirrors } from '../git/mirror.ts';
-import { HttpError } from '../http/errors.ts';
+import { HttpError, localDiskError } from '../http/errors.ts';
 import type { EvidenceStore } from '../evidence/index.ts';
 
 /** more differing files than this is not one reviewable pull request */
@@ -145,6 +145,17 @@ export class RollbackService {
       return await this.mirrors.with(url, 'fetch', (dir) => readPlan(dir, { branch, targetSha, path, shown }));
     } catch (e) {
       if (e instanceof HttpError) throw e;
+      // the console's own disk, not the repository (chaos: rollback-pr × disk-full)
+      const disk = localDiskError(e);
+      if (disk)
+        throw new HttpError(
+          503,
+          'StoreUnavailable',
+          `the console's disk refuses writes (${disk}): ${shown} cannot be read into its mirror; try again once it has room`,
+          undefined,
+          e instanceof Error ? e.message : String(e),
+          5,
+        );
       throw new HttpError(502, 'GitUnavailable', `cannot read ${shown}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
