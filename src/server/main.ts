@@ -145,7 +145,8 @@ export async function startConsole(cfg: Config, opts: StartOptions = {}): Promis
     warn: (o: object, m: string) => (built ? built.log.warn(o, m) : early('warn')(o, m)),
     error: (o: object, m: string) => (built ? built.log.error(o, m) : early('error')(o, m)),
   };
-  const recorder = new EvidenceRecorder(store, log);
+  // a store that stops taking writes (a full disk) is reported within 10 s, not at the next action
+  const recorder = new EvidenceRecorder(store, log, { healthProbeMs: 10_000 });
   // every action's intent noted until its outcome is: one left by a process that stopped gets action.interrupted
   const untrackIntents = recorder.trackOpenIntents(
     new OpenIntents(dialectOf(store), { staleMs: cfg.intentStaleSeconds * 1000, log }),

@@ -74,6 +74,19 @@ describe('EvidenceRecorder: actions fail closed', () => {
     rec.close();
   });
 
+  it('with a health probe, a store that stops taking writes is failing before any action meets it, and heals', async () => {
+    const store = new FlakyStore();
+    const rec = new EvidenceRecorder(store, log(), { retryBaseMs: 5, retryMaxMs: 20, healthProbeMs: 10 });
+    await new Promise((r) => setTimeout(r, 40));
+    expect(rec.status().failing).toBe(false);
+    store.down = true; // a full disk: nothing is written meanwhile
+    await vi.waitFor(() => expect(rec.status().failing).toBe(true), { timeout: 2000, interval: 5 });
+    expect(rec.status().lastError).toMatch(/SQLITE_IOERR_WRITE/);
+    store.down = false;
+    await vi.waitFor(() => expect(rec.status().failing).toBe(false), { timeout: 2000, interval: 5 });
+    rec.close();
+  });
+
   it('records intent → action → action.completed linked by intentSeq, the value passed through', async () => {
     const store = new FlakyStore();
     const rec = new EvidenceRecorder(store, log());

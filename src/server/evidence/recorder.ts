@@ -60,6 +60,11 @@ const REFUSAL_WINDOW_MS = 60_000;
 export interface RecorderOptions {
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /**
+   * while nothing is written, probe the store with a write this often, so that a store that stopped taking writes
+   * (a full disk, a read-only volume) is reported failing before the next action finds it; unset: no probe
+   */
+  healthProbeMs?: number;
 }
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -90,6 +95,23 @@ export class EvidenceRecorder extends EventEmitter {
     private readonly opts: RecorderOptions = {},
   ) {
     super();
+    if (opts.healthProbeMs) {
+      this.healthTimer = setInterval(() => this.healthProbe(), opts.healthProbeMs);
+      this.healthTimer.unref();
+    }
+  }
+
+  private healthTimer: NodeJS.Timeout | undefined;
+
+  /** One write to the store while it is idle and thought well: a failure is reported (and probed until it heals). */
+  private healthProbe(): void {
+    if (this.closed || this.st.failing || this.queue.length || this.draining || !this.store.probeWrite) return;
+    this.store.probeWrite().catch((err: unknown) => {
+      if (this.closed || this.st.failing) return;
+      this.failed(err);
+      this.log.warn({ err: this.st.lastError }, 'evidence store refuses writes (found by the health probe)');
+      this.probeLater();
+    });
   }
 
   status(): RecorderStatus {
@@ -328,6 +350,7 @@ export class EvidenceRecorder extends EventEmitter {
   close(): void {
     this.closed = true;
     this.cancelTimer();
+    clearInterval(this.healthTimer);
     if (this.queue.length)
       this.log.error(
         { lost: this.queue.length, types: [...new Set(this.queue.map((e) => e.type))], err: this.st.lastError },
