@@ -75,7 +75,10 @@ async function refreshAppSet(ctx: PruneContext, p: StoredPreview): Promise<void>
   if (!set) return;
   const conn = ctx.deps.conn(p.cluster);
   const path = `/apis/argoproj.io/v1alpha1/namespaces/${encodeURIComponent(set.namespace)}/applicationsets/${encodeURIComponent(set.name)}`;
-  const body = JSON.stringify({ metadata: { uid: set.uid, annotations: { [APPSET_REFRESH_ANNOTATION]: 'true' } } });
+  // its value is when the console asked: the controller looks only for the annotation, and one still in place (a
+  // reconcile failing, e.g. while Git was down, and backing off for minutes) would be no change that wakes it
+  const asked = new Date().toISOString();
+  const body = JSON.stringify({ metadata: { uid: set.uid, annotations: { [APPSET_REFRESH_ANNOTATION]: asked } } });
   const res = await conn.request('PATCH', `${path}?fieldManager=gitops-console`, {
     timeoutMs: 15_000,
     contentType: 'application/merge-patch+json',

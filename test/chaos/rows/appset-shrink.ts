@@ -71,8 +71,10 @@ function liveApps(s: AppSetRowState): Map<string, LiveApp> {
   );
 }
 
+// a new value each time: the controller refreshes on the annotation's presence, and one left in place (its
+// reconcile failing while the forge was down, then backing off for minutes) is no change that wakes it
 const refreshSet = (s: AppSetRowState) =>
-  argo(s, ['annotate', '--overwrite', 'applicationset', s.set, `${APPSET_REFRESH_ANNOTATION}=true`]);
+  argo(s, ['annotate', '--overwrite', 'applicationset', s.set, `${APPSET_REFRESH_ANNOTATION}=${Date.now()}`]);
 
 async function get<T>(r: Replica, path: string): Promise<T> {
   const res = await as(r.admin, r.base, path);
