@@ -335,14 +335,10 @@ export async function createFreeze(
         for (const t of targets.filter((x) => x.appSetPaused)) {
           const set = t.prior.controller === 'argocd' ? t.prior.appSet : undefined;
           if (set)
-            await patchAppSet(
-              conn,
-              set.namespace,
-              set.name,
-              (live) => appSetRestoreOps(set, live, t.name),
-              'undo',
-              { fence: id, opts: deps.settle },
-            ).then(
+            await patchAppSet(conn, set.namespace, set.name, (live) => appSetRestoreOps(set, live, t.name), 'undo', {
+              fence: id,
+              opts: deps.settle,
+            }).then(
               (res) => res === 'unknown' && keep(t, `ApplicationSet ${set.name}`, 'no answer'),
               (err: unknown) => keep(t, `ApplicationSet ${set.name}`, err),
             );
