@@ -22,6 +22,20 @@ function pgBin(): string {
   return join(root, versions[0], 'bin');
 }
 
+/** `pg_ctl` arguments that start the private server on its data directory, port and socket directory. */
+export function pgStartArgs(data: string, dir: string, port: string | number): string[] {
+  return [
+    '-D',
+    data,
+    '-l',
+    join(dir, 'pg.log'),
+    '-w',
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+    'start',
+  ];
+}
+
 export async function startPostgres(): Promise<PgServer> {
   const bin = pgBin();
   const dir = mkdtempSync(join(tmpdir(), 'console-pg-'));
@@ -41,16 +55,7 @@ export async function startPostgres(): Promise<PgServer> {
     );
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'console', '--no-sync', '-E', 'UTF8']);
   const port = await freePort();
-  run('pg_ctl', [
-    '-D',
-    data,
-    '-l',
-    join(dir, 'pg.log'),
-    '-w',
-    '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
-    'start',
-  ]);
+  run('pg_ctl', pgStartArgs(data, dir, port));
   const url = `postgres://console@127.0.0.1:${port}/postgres`;
   return {
     url,

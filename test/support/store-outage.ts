@@ -18,6 +18,7 @@ import pg from 'pg';
 import { freePort, waitFor } from '../../sandbox/procs.ts';
 import { REPO_ROOT } from '../../sandbox/state.ts';
 import { writeTestAccounts } from './auth.ts';
+import { pgStartArgs } from './postgres.ts';
 import { bffKubeconfig } from './kubeconfig.ts';
 import { serverBundle } from './server-bundle.ts';
 
@@ -118,16 +119,7 @@ export async function postgresControl(url: string): Promise<{ stop(): void; star
       // a server still shutting down (its lock file and socket not gone yet) makes a start fail: tried again
       for (let i = 0; ; i++)
         try {
-          return pgCtl([
-            '-D',
-            data,
-            '-l',
-            join(dir, 'pg.log'),
-            '-w',
-            '-o',
-            `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
-            'start',
-          ]);
+          return pgCtl(pgStartArgs(data, dir, port));
         } catch (e) {
           if (i >= 10 || !/another server might be running|lock file|already in use/i.test(String(e))) throw e;
           spawnSync('sleep', ['1']);
