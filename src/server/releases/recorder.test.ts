@@ -208,7 +208,7 @@ describe('release recorder', () => {
     const renders = await store.list({ type: 'release.render' });
     expect(renders).toHaveLength(1);
     expect(renders[0]?.data.status).toBe('ok');
-    expect(renders[0]?.data.renderHash).toBeTruthy();
+    expect(renders[0]?.data.renderHash).toBe(render.renderHash);
     const [artifact] = await store.list({ type: 'release.artifact' });
     expect(artifact?.data.imagesUnknown).toBeUndefined();
   });
